@@ -1,0 +1,3 @@
+from kestrel_release.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""git: the commit, its time (for SOURCE_DATE_EPOCH), dirtiness, commits and tags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kestrel_release import proc
+from kestrel_release.errors import UsageError
+
+
+@dataclass(frozen=True)
+class GitState:
+    root: Path | None
+    commit: str | None
+    commit_time: int | None
+    dirty: bool
+    branch: str | None
+
+    def to_json(self) -> dict:
+        return {"root": str(self.root) if self.root else None, "commit": self.commit,
+                "commit_time": self.commit_time, "dirty": self.dirty, "branch": self.branch}
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        result = proc.run(["git", *args], cwd=cwd, check=False)
+    except Exception:  # git missing: behave as "not a repository"
+        return None
+    return result.output.strip() if result.returncode == 0 else None
+
+
+def state(path: Path) -> GitState:
+    """What git says about `path` (all None when it is not in a repository)."""
+    root = _git(path, "rev-parse", "--show-toplevel")
+    if root is None:
+        return GitState(None, None, None, False, None)
+    commit = _git(path, "rev-parse", "HEAD")
+    when = _git(path, "log", "-1", "--format=%ct")
+    porcelain = _git(path, "status", "--porcelain", "--untracked-files=no", "--", ".")
+    branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
+    return GitState(Path(root), commit, int(when) if when and when.isdigit() else None,
+                    bool(porcelain), branch)
+
+
+def commit_files(path: Path, files: list[Path], message: str) -> None:
+    proc.run(["git", "add", "--", *map(str, files)], cwd=path, error=UsageError, what="git add")
+    proc.run(["git", "commit", "-q", "-m", message, "--", *map(str, files)], cwd=path,
+             error=UsageError, what="git commit")
+
+
+def tag(path: Path, name: str, message: str) -> None:
+    proc.run(["git", "tag", "-a", name, "-m", message], cwd=path, error=UsageError, what=f"git tag {name}")

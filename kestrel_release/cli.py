@@ -1,0 +1,268 @@
+"""Typer app only: parse flags, load the config, call one stage function, render.
+
+Heavy libraries (PyGithub, twine, auditwheel, build) are imported inside the
+stage modules, which are imported inside the command functions, so that
+`kestrel-release --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kestrel_release import __version__, console
+from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, KestrelError, UsageError
+
+app = typer.Typer(
+    name="kestrel-release",
+    help="Release prebuilt CUDA kernel wheels: doctor, build, verify, version, publish, release.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,  # locals can hold tokens
+    rich_markup_mode=None,
+)
+sandbox_app = typer.Typer(help="Local stand-ins: a strict PyPI and a GitHub emulator.", no_args_is_help=True)
+ci_app = typer.Typer(help="Generate the CI workflow.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(ci_app, name="ci")
+
+ProjectOpt = Annotated[Optional[Path], typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False)]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")]
+TokenEnvOpt = Annotated[Optional[str], typer.Option("--token-env", help="Name of the environment variable holding the token.")]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"kestrel-release {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show commands and their output.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:
+    console.configure(verbose=verbose)
+
+
+def _config(project: Optional[Path], json_mode: bool = False, **overrides):
+    from kestrel_release import config
+
+    console.configure(json_mode=json_mode)
+    return config.load(project, overrides=overrides)
+
+
+def _csv(value: Optional[str]) -> Optional[tuple[str, ...]]:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+@app.command()
+def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
+    """Check the GPU, CUDA toolkit, interpreters, tools, git and credentials."""
+    from kestrel_release.stages import doctor as stage
+
+    cfg = _config(project, json)
+    report = stage.run(cfg)
+    console.emit_json(report.to_json()) if json else stage.render(report)
+    stage.raise_for(report)
+
+
+@app.command()
+def build(
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", help="Output directory (default: dist-all).")] = None,
+    frontend: Annotated[Optional[str], typer.Option("--frontend", help="uv or build.")] = None,
+    no_isolation: Annotated[bool, typer.Option("--no-isolation", help="Build without isolated envs (offline hosts).")] = False,
+    no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
+    check_reproducible: Annotated[bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")] = False,
+) -> None:
+    """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
+    from kestrel_release.stages import build as stage
+
+    cfg = _config(project, json, python=_csv(python), out_dir=out, **{
+        "build.jobs": jobs, "build.frontend": frontend, "build.isolation": False if no_isolation else None})
+    result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible)
+    console.emit_json(result.to_json()) if json else stage.render(result)
+
+
+@app.command()
+def verify(
+    paths: PathsArg = None,
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+    target: Annotated[Optional[str], typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
+) -> None:
+    """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
+    from kestrel_release.stages import verify as stage
+
+    cfg = _config(project, json)
+    report = stage.run(cfg, paths or [], target=target)
+    console.emit_json(report.to_json()) if json else stage.render(report)
+    stage.raise_for(report)
+
+
+@app.command()
+def version(
+    action: Annotated[Optional[str], typer.Argument(help="bump or set (omit to print the version).")] = None,
+    value: Annotated[Optional[str], typer.Argument(help="major|minor|patch|pre|rc|post|dev|nightly, or a version for set.")] = None,
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+    dry_run: DryRunOpt = False,
+    commit: Annotated[bool, typer.Option("--commit", help="Make a git commit.")] = False,
+    tag: Annotated[bool, typer.Option("--tag", help="Make an annotated git tag.")] = False,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Allow a dirty git tree with --commit/--tag.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Allow a version that goes backwards.")] = False,
+) -> None:
+    """Print, bump or set the version in pyproject.toml and every configured file."""
+    from kestrel_release.stages import version as stage
+
+    cfg = _config(project, json)
+    if action is None:
+        result = stage.show(cfg)
+    elif action in ("bump", "set"):
+        if value is None:
+            raise UsageError(f"version {action} needs an argument", "see kestrel-release version --help")
+        result = stage.change(cfg, action, value, dry_run=dry_run, commit=commit, tag=tag,
+                              allow_dirty=allow_dirty, force=force)
+    else:
+        raise UsageError(f"unknown version action '{action}'", "use 'bump KIND' or 'set X'")
+    console.emit_json(result.to_json()) if json else stage.render(result)
+
+
+@app.command()
+def publish(
+    paths: PathsArg = None,
+    target: Annotated[str, typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name.")] = "testpypi",
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+    repository_url: Annotated[Optional[str], typer.Option("--repository-url", help="Upload URL of the index.")] = None,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    smoke_test: Annotated[bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")] = False,
+    token_env: TokenEnvOpt = None,
+    repo: Annotated[Optional[str], typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    tag: Annotated[Optional[str], typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
+    api_url: Annotated[Optional[str], typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")] = None,
+    prune: Annotated[Optional[bool], typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
+) -> None:
+    """Upload verified wheels to a package index or a GitHub release, idempotently."""
+    if target == "github":
+        from kestrel_release.stages import publish_github as stage
+
+        cfg = _config(project, json)
+        result = stage.run(cfg, paths or [], repo=repo, tag=tag, api_url=api_url, prune=prune,
+                           dry_run=dry_run, token_env=token_env, yes=yes)
+    else:
+        from kestrel_release.stages import publish_index as stage
+
+        cfg = _config(project, json)
+        result = stage.run(cfg, paths or [], target=target, repository_url=repository_url,
+                           dry_run=dry_run, yes=yes, smoke_test=smoke_test, token_env=token_env)
+    console.emit_json(result.to_json()) if json else stage.render(result)
+
+
+@app.command()
+def release(
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+    bump: Annotated[Optional[str], typer.Option("--bump", help="Version bump kind before building.")] = None,
+    targets: Annotated[str, typer.Option("--targets", help="Comma-separated: testpypi,pypi,github.")] = "testpypi,pypi,github",
+    rehearse: Annotated[bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")] = False,
+    yes: YesOpt = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
+    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions.")] = None,
+    no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
+) -> None:
+    """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
+    from kestrel_release.stages import release as stage
+
+    cfg = _config(project, json, python=_csv(python))
+    result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
+                       resume=resume, gpu_check=not no_gpu_check)
+    console.emit_json(result.to_json()) if json else stage.render(result)
+
+
+@sandbox_app.command("pypi")
+def sandbox_pypi(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
+    directory: Annotated[Optional[Path], typer.Option("--dir", help="Packages directory (default: a temp dir).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
+) -> None:
+    """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
+    from kestrel_release.sandbox import pypi
+
+    pypi.serve_forever(port=port, directory=directory, strict=strict)
+
+
+@sandbox_app.command("github")
+def sandbox_github(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
+    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="OWNER/NAME to seed (repeatable).")] = None,
+    token: Annotated[Optional[str], typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
+) -> None:
+    """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
+    from kestrel_release.sandbox import github
+
+    github.serve_forever(port=port, repos=repo or ["m87-labs/kestrel"], token=token)
+
+
+@ci_app.command("init")
+def ci_init(
+    project: ProjectOpt = None,
+    output: Annotated[Optional[Path], typer.Option("--output", help="Workflow path (default: .github/workflows/kernels-release.yml at the git root).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing workflow.")] = False,
+) -> None:
+    """Write a GitHub Actions workflow: per-Python GPU builds, verify, publish."""
+    from kestrel_release.stages import ci as stage
+
+    cfg = _config(project)
+    path = stage.init(cfg, output=output, force=force)
+    console.ok(f"wrote {path}")
+
+
+def _sigterm(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    """Console-script entry point: maps every failure to its exit code, one line."""
+    import click
+
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except KestrelError as exc:
+        console.error(str(exc))
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        console.error("interrupted; nothing was left half-written")
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.ClickException as exc:
+        console.error(exc.format_message().replace("\n", " "))
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
+        if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
+            import traceback
+
+            console.console.print(traceback.format_exc(), markup=False)
+        console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
+        sys.exit(EXIT_BUG)
+
+
+if __name__ == "__main__":
+    main()

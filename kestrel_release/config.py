@@ -1,0 +1,394 @@
+"""Configuration: defaults -> [tool.kestrel-release] -> KESTREL_RELEASE_* env -> flags.
+
+Every problem is collected and reported at once (exit 2), unknown keys get a
+"did you mean" suggestion. The result is a frozen dataclass tree that stages read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+# What auditwheel must never graft: the real kestrel-kernels exclude list.
+DEFAULT_EXCLUDES = (
+    "libtorch*.so", "libc10*.so", "libcuda.so*", "libcudart.so*", "libcublas*.so*",
+    "libcublasLt.so*", "libnvrtc*.so*", "libcudnn*.so*", "libnccl*.so*",
+    "libcuda_dialect_runtime.so*", "libtvm_ffi.so*",
+)
+# What must never ship from a kernel package.
+DEFAULT_FORBID = (
+    "*.cu", "*.cuh", "*.cpp", "*.cc", "*.h", "*.hpp", "**/kernel.py", "**/cute_moe_*.py",
+    "**/flash_*.py", "csrc/**", "scripts/**", "tests/**",
+)
+MIB = 1024 * 1024
+# Variables under the prefix that are not configuration keys.
+RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR"}
+
+
+@dataclass(frozen=True)
+class VersionFile:
+    path: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    frontend: str = "uv"
+    plat: str = "manylinux_2_34_x86_64"
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    env: dict[str, str] = field(default_factory=dict)
+    jobs: int = 0  # 0 = number of cores
+    isolation: bool = True
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    required_sass: tuple[str, ...] = ("sm_90a",)
+    allow_ptx: bool = False
+    allow_debug: bool = False
+    forbid: tuple[str, ...] = DEFAULT_FORBID
+    allow: tuple[str, ...] = ()  # empty = no allow-list
+    max_file_size: int = 100 * MIB  # PyPI's default per-file limit; raise if PyPI granted more
+    project_size_budget: int = 10 * 1024 * MIB
+
+
+@dataclass(frozen=True)
+class PublishConfig:
+    retries: int = 5
+    backoff: float = 1.0  # seconds, doubled each retry, with jitter
+    max_backoff: float = 30.0
+    parallel: int = 2
+    timeout: float = 60.0
+    rate_limit_wait_cap: float = 120.0
+
+
+@dataclass(frozen=True)
+class IndexTarget:
+    repository_url: str
+
+
+@dataclass(frozen=True)
+class GithubTarget:
+    repo: str = ""
+    tag: str = ""
+    title: str = ""
+    notes_template: str = "release-notes.md.j2"
+    api_url: str = "https://api.github.com"
+    prune: bool = True
+
+
+@dataclass(frozen=True)
+class CIConfig:
+    runner_labels: tuple[str, ...] = ("self-hosted", "gpu", "h100")
+    environment: str = "release"
+
+
+@dataclass(frozen=True)
+class Config:
+    project_dir: Path
+    name: str
+    version: str | None  # None when [project] declares the version dynamic
+    python: tuple[str, ...] = DEFAULT_PYTHONS
+    cuda_arch: str = "90a"
+    requires_gpu: bool = False
+    precompile: tuple[str, ...] = ()
+    precompile_inputs: tuple[str, ...] = ()
+    precompile_outputs: str = ""
+    out_dir: str = "dist-all"
+    version_files: tuple[VersionFile, ...] = ()
+    build: BuildConfig = field(default_factory=BuildConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    publish: PublishConfig = field(default_factory=PublishConfig)
+    targets: dict[str, Any] = field(default_factory=dict)
+    ci: CIConfig = field(default_factory=CIConfig)
+
+    @property
+    def out_path(self) -> Path:
+        return (self.project_dir / self.out_dir).resolve()
+
+    @property
+    def dist_name(self) -> str:
+        """The wheel filename prefix: the normalized name with underscores."""
+        return self.name.replace("-", "_").replace(".", "_").lower()
+
+    def github(self) -> GithubTarget:
+        return self.targets.get("github", GithubTarget())
+
+    def index_url(self, target: str) -> str | None:
+        t = self.targets.get(target)
+        return t.repository_url if isinstance(t, IndexTarget) else None
+
+
+DEFAULT_TARGETS = {
+    "pypi": IndexTarget("https://upload.pypi.org/legacy/"),
+    "testpypi": IndexTarget("https://test.pypi.org/legacy/"),
+}
+
+_SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
+_TOP_SKIP = {"project_dir", "name", "version", "build", "verify", "publish", "targets", "ci"}
+
+
+def _fields(cls) -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def _suggest(key: str, known) -> str:
+    match = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: bool = False) -> Any:
+    """Check `value` against the type of `default`; env strings are parsed."""
+    if isinstance(default, bool):
+        if from_env and isinstance(value, str):
+            low = value.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+        if isinstance(value, bool):
+            return value
+        errors.append(f"{where}: expected true or false, got {value!r}")
+        return default
+    if isinstance(default, (int, float)):
+        if from_env and isinstance(value, str):
+            try:
+                value = type(default)(value)
+            except ValueError:
+                pass
+        if isinstance(default, int) and isinstance(value, str) and not from_env:
+            value = _parse_size(value, where, errors)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return type(default)(value)
+        errors.append(f"{where}: expected a non-negative number, got {value!r}")
+        return default
+    if isinstance(default, tuple):
+        if from_env and isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        errors.append(f"{where}: expected a list of strings, got {value!r}")
+        return default
+    if isinstance(default, dict):
+        if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+            return dict(value)
+        errors.append(f"{where}: expected a table of strings, got {value!r}")
+        return default
+    if isinstance(value, str):
+        return value
+    errors.append(f"{where}: expected a string, got {value!r}")
+    return default
+
+
+def _parse_size(text: str, where: str, errors: list[str]) -> Any:
+    units = {"kib": 1024, "mib": MIB, "gib": 1024 * MIB, "kb": 1000, "mb": 10**6, "gb": 10**9, "b": 1}
+    low = text.strip().lower().replace(" ", "")
+    for unit, factor in units.items():
+        if low.endswith(unit):
+            try:
+                return int(float(low[: -len(unit)]) * factor)
+            except ValueError:
+                break
+    return text  # left for the caller's type error
+
+
+def _section(cls, table: Any, where: str, errors: list[str], env: dict[str, str], env_prefix: str):
+    known = _fields(cls)
+    values: dict[str, Any] = {}
+    if not isinstance(table, dict):
+        errors.append(f"{where}: expected a table")
+        table = {}
+    for key, value in table.items():
+        if key not in known:
+            errors.append(f"{where}.{key}: unknown key{_suggest(key, known)}")
+            continue
+        values[key] = _coerce(f"{where}.{key}", value, _default(known[key]), errors)
+    for key in known:
+        env_name = f"{env_prefix}{key.upper()}"
+        if env_name in env:
+            values[key] = _coerce(env_name, env[env_name], _default(known[key]), errors, True)
+    return cls(**values)
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory()  # type: ignore[misc]
+
+
+def find_project(project: Path | None) -> Path:
+    """--project DIR, else the cwd if its pyproject has the table, else ./kernels."""
+    if project is not None:
+        return Path(project).resolve()
+    cwd = Path.cwd()
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text())
+            if "kestrel-release" in data.get("tool", {}):
+                return cwd
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return cwd  # let load() report the parse error for this file
+    return (cwd / "kernels").resolve()
+
+
+def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
+         env: dict[str, str] | None = None) -> Config:
+    """Load and validate the configuration; raise ConfigError listing every problem."""
+    project_dir = find_project(project)
+    env = dict(os.environ if env is None else env)
+    pyproject = project_dir / "pyproject.toml"
+    if not pyproject.is_file():
+        raise ConfigError(f"no pyproject.toml in {project_dir}",
+                          "pass --project DIR pointing at the kernel package")
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: not valid TOML: {exc}", "fix the syntax error") from None
+    errors: list[str] = []
+    meta = data.get("project") if isinstance(data.get("project"), dict) else {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        errors.append("[project].name: missing")
+        name = "unknown"
+    version = meta.get("version")
+    if "version" in (meta.get("dynamic") or []):
+        version = None
+    elif not isinstance(version, str):
+        errors.append("[project].version: missing (or list 'version' in [project].dynamic)")
+        version = None
+    table = data.get("tool", {}).get("kestrel-release", {})
+    cfg = _build(project_dir, name, version, table, env, errors)
+    for key in env:
+        if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in _env_names():
+            errors.append(f"{key}: unknown variable{_suggest(key, _env_names())}")
+    if overrides:
+        cfg = _apply_overrides(cfg, overrides, errors)
+    _validate(cfg, errors)
+    if errors:
+        raise ConfigError(
+            f"{len(errors)} configuration problem(s) in {pyproject}: " + "; ".join(errors),
+            "fix them and run again",
+        )
+    return cfg
+
+
+def _build(project_dir, name, version, table, env, errors) -> Config:
+    where = "[tool.kestrel-release]"
+    if not isinstance(table, dict):
+        errors.append(f"{where}: expected a table")
+        table = {}
+    known = _fields(Config)
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in _SECTIONS or key == "targets":
+            continue
+        if key not in known or key in _TOP_SKIP:
+            errors.append(f"{where}.{key}: unknown key{_suggest(key, set(known) - _TOP_SKIP | set(_SECTIONS) | {'targets'})}")
+            continue
+        if key == "version_files":
+            values[key] = _version_files(value, errors)
+            continue
+        values[key] = _coerce(f"{where}.{key}", value, _default(known[key]), errors)
+    for key in set(known) - _TOP_SKIP - {"version_files"}:
+        env_name = f"KESTREL_RELEASE_{key.upper()}"
+        if env_name in env:
+            values[key] = _coerce(env_name, env[env_name], _default(known[key]), errors, True)
+    for section, cls in _SECTIONS.items():
+        values[section] = _section(cls, table.get(section, {}), f"{where}.{section}", errors,
+                                   env, f"KESTREL_RELEASE_{section.upper()}_")
+    values["targets"] = _targets(table.get("targets", {}), errors, env)
+    return Config(project_dir=project_dir, name=name, version=version, **values)
+
+
+def _version_files(value: Any, errors: list[str]) -> tuple[VersionFile, ...]:
+    out = []
+    if not isinstance(value, list):
+        errors.append("[tool.kestrel-release].version_files: expected a list of {path, pattern}")
+        return ()
+    for i, item in enumerate(value):
+        if (not isinstance(item, dict) or set(item) != {"path", "pattern"}
+                or "{version}" not in str(item.get("pattern"))):
+            errors.append(f"version_files[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
+            continue
+        out.append(VersionFile(str(item["path"]), str(item["pattern"])))
+    return tuple(out)
+
+
+def _targets(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, Any]:
+    targets: dict[str, Any] = dict(DEFAULT_TARGETS)
+    if not isinstance(table, dict):
+        errors.append("[tool.kestrel-release].targets: expected a table")
+        return targets
+    for name, body in table.items():
+        where = f"[tool.kestrel-release.targets.{name}]"
+        if name == "github":
+            targets[name] = _section(GithubTarget, body, where, errors, env, "KESTREL_RELEASE_GITHUB_")
+        elif isinstance(body, dict) and set(body) <= {"repository_url"} and "repository_url" in body:
+            targets[name] = IndexTarget(str(body["repository_url"]))
+        else:
+            bad = set(body) - {"repository_url"} if isinstance(body, dict) else {"?"}
+            hint = _suggest(next(iter(bad)), {"repository_url"}) if bad else ""
+            errors.append(f"{where}: an index target takes only repository_url{hint}")
+    if "github" not in targets:
+        targets["github"] = _section(GithubTarget, {}, "github", errors, env, "KESTREL_RELEASE_GITHUB_")
+    return targets
+
+
+def _env_names() -> set[str]:
+    names = {f"KESTREL_RELEASE_{k.upper()}" for k in _fields(Config) if k not in _TOP_SKIP | {"version_files"}}
+    for section, cls in _SECTIONS.items():
+        names |= {f"KESTREL_RELEASE_{section.upper()}_{k.upper()}" for k in _fields(cls)}
+    names |= {f"KESTREL_RELEASE_GITHUB_{k.upper()}" for k in _fields(GithubTarget)}
+    return names
+
+
+def _apply_overrides(cfg: Config, overrides: dict[str, Any], errors: list[str]) -> Config:
+    """Flags win over everything. Keys are 'python' or dotted 'build.jobs'."""
+    top: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if "." in key:
+            section, sub = key.split(".", 1)
+            nested.setdefault(section, {})[sub] = value
+        else:
+            top[key] = value
+    for section, vals in nested.items():
+        top[section] = dataclasses.replace(getattr(cfg, section), **vals)
+    return dataclasses.replace(cfg, **top)
+
+
+def _validate(cfg: Config, errors: list[str]) -> None:
+    from packaging.version import InvalidVersion, Version
+
+    for py in cfg.python:
+        parts = py.split(".")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts) or parts[0] != "3":
+            errors.append(f"python: '{py}' is not a CPython version like 3.12")
+    if not cfg.python:
+        errors.append("python: the list of Python versions is empty")
+    if cfg.build.frontend not in ("uv", "build"):
+        errors.append(f"build.frontend: '{cfg.build.frontend}' is not 'uv' or 'build'{_suggest(cfg.build.frontend, ['uv', 'build'])}")
+    if cfg.version is not None:
+        try:
+            Version(cfg.version)
+        except InvalidVersion:
+            errors.append(f"[project].version: '{cfg.version}' is not a valid PEP 440 version")
+    gh = cfg.github()
+    if gh.repo and gh.repo.count("/") != 1:
+        errors.append(f"targets.github.repo: '{gh.repo}' is not OWNER/NAME")

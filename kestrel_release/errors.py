@@ -1,0 +1,84 @@
+"""Every error a user can see, each with its documented exit code.
+
+The CLI catches `KestrelError` at the top and prints `message` (one line) plus
+`hint` (what to do); anything else is a bug (exit 1). Keep this table in sync
+with README's "Exit codes" section: tests/test_errors.py compares the two.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_BUG = 1
+EXIT_USAGE = 2
+EXIT_PREFLIGHT = 3
+EXIT_BUILD = 4
+EXIT_VERIFY = 5
+EXIT_PUBLISH = 6
+EXIT_INTERRUPTED = 130
+
+
+class KestrelError(Exception):
+    """Root of every expected failure. `hint` says what to do about it."""
+
+    exit_code = EXIT_BUG
+    kind = "error"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:  # one line, always
+        text = self.message if not self.hint else f"{self.message} — {self.hint}"
+        return " ".join(text.split())
+
+
+class UsageError(KestrelError):
+    """Bad flags, bad configuration, bad version strings, refused operations."""
+
+    exit_code = EXIT_USAGE
+    kind = "usage"
+
+
+class ConfigError(UsageError):
+    kind = "config"
+
+
+class PreflightError(KestrelError):
+    """The machine is not fit for the command (missing GPU, tool, interpreter)."""
+
+    exit_code = EXIT_PREFLIGHT
+    kind = "preflight"
+
+
+class BuildError(KestrelError):
+    exit_code = EXIT_BUILD
+    kind = "build"
+
+
+class VerifyError(KestrelError):
+    exit_code = EXIT_VERIFY
+    kind = "verify"
+
+
+class PublishError(KestrelError):
+    exit_code = EXIT_PUBLISH
+    kind = "publish"
+
+
+class Interrupted(KestrelError):
+    exit_code = EXIT_INTERRUPTED
+    kind = "interrupted"
+
+
+#: (exit code, meaning) rows, documented in README.md.
+EXIT_CODES: list[tuple[int, str]] = [
+    (EXIT_OK, "success"),
+    (EXIT_BUG, "internal error (a bug: please report it with the -v output)"),
+    (EXIT_USAGE, "usage or configuration error, refused operation"),
+    (EXIT_PREFLIGHT, "preflight: the machine lacks something the configuration requires"),
+    (EXIT_BUILD, "build failed"),
+    (EXIT_VERIFY, "verify found errors in the wheels"),
+    (EXIT_PUBLISH, "publish failed (index, GitHub, credentials, network)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C / SIGTERM); nothing half-written"),
+]

@@ -1,0 +1,112 @@
+"""Atomic file and directory writes, hashing, and the per-project lock.
+
+Nothing the tool writes is ever half-written: content goes to a temp path in
+the same directory and is renamed into place (rename is atomic on POSIX).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from kestrel_release.errors import UsageError
+
+CHUNK = 1 << 20
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def replace_dir(staged: Path, final: Path) -> None:
+    """Move a fully written `staged` directory to `final`, swapping out the old one.
+
+    The old directory is renamed aside first, so at every instant `final` is
+    either the complete old content or the complete new content.
+    """
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(final, old)
+    try:
+        os.replace(staged, final)
+    except BaseException:
+        if old is not None:
+            os.replace(old, final)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staging_dir(near: Path, prefix: str = ".kestrel-staging-") -> Iterator[Path]:
+    """A temp directory on the same filesystem as `near`, removed on exit."""
+    near = Path(near)
+    near.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=near.parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[None]:
+    """Hold an exclusive lock on the project so two runs never interleave.
+
+    With wait=0 a second run refuses at once with a clear message (exit 2).
+    """
+    from filelock import FileLock, Timeout
+
+    lock_path = Path(project_dir) / ".kestrel-release.lock"
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout:
+        raise UsageError(
+            f"another kestrel-release {what} is running on {project_dir}",
+            f"wait for it to finish (lock: {lock_path})",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,70 @@
+"""release-manifest.json and SHA256SUMS: what was built, and what verify passed.
+
+build writes the manifest; verify adds a `verified` record (sha256 of each
+wheel it passed); publish refuses any wheel whose bytes changed since.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kestrel_release.errors import UsageError
+from kestrel_release.fsutil import atomic_write_text
+
+MANIFEST = "release-manifest.json"
+SUMS = "SHA256SUMS"
+SCHEMA = 1
+
+
+def load(out_dir: Path) -> dict[str, Any] | None:
+    """The manifest in `out_dir`, or None when there is none."""
+    path = Path(out_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid JSON ({exc})", "rebuild with kestrel-release build") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise UsageError(f"{path} has an unknown schema", "rebuild with kestrel-release build")
+    return data
+
+
+def save(out_dir: Path, data: dict[str, Any]) -> Path:
+    data = {"schema": SCHEMA, **{k: v for k, v in data.items() if k != "schema"}}
+    path = Path(out_dir) / MANIFEST
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def write_sums(out_dir: Path, wheels: list[dict[str, Any]]) -> Path:
+    """SHA256SUMS in the format `sha256sum -c` accepts (two spaces, relative names)."""
+    lines = [f"{w['sha256']}  {w['filename']}\n" for w in sorted(wheels, key=lambda w: w["filename"])]
+    path = Path(out_dir) / SUMS
+    atomic_write_text(path, "".join(lines))
+    return path
+
+
+def record_verified(out_dir: Path, target: str | None, hashes: dict[str, str]) -> None:
+    """Remember which bytes verify passed; a no-op without a manifest."""
+    data = load(out_dir)
+    if data is None:
+        return
+    verified = data.get("verified") or {}
+    verified[target or "default"] = {"wheels": dict(sorted(hashes.items()))}
+    data["verified"] = verified
+    save(out_dir, data)
+
+
+def verified_hashes(out_dir: Path, target: str | None = None) -> dict[str, str]:
+    """sha256 by filename that verify recorded (for `target`, or any target)."""
+    data = load(out_dir) or {}
+    verified = data.get("verified") or {}
+    if target and target in verified:
+        return dict(verified[target]["wheels"])
+    merged: dict[str, str] = {}
+    for record in verified.values():
+        merged.update(record.get("wheels", {}))
+    return merged

@@ -1,0 +1,89 @@
+"""The single subprocess wrapper: every child process of the tool goes through `run`.
+
+Why one place: secrets must never reach a child's argv (only its env), output is
+shown only on failure or with -v, and a failure always names the log to read.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kestrel_release import console, secrets
+from kestrel_release.errors import KestrelError
+
+
+@dataclass
+class Result:
+    argv: list[str]
+    returncode: int
+    output: str
+
+    def tail(self, lines: int = 20) -> str:
+        return "\n".join(self.output.splitlines()[-lines:])
+
+
+def _check_argv(argv: Sequence[str]) -> None:
+    # A secret on argv is readable by every local user in /proc/<pid>/cmdline.
+    for arg in argv:
+        if secrets.mask(arg) != arg:
+            raise KestrelError("refusing to pass a secret on a command line (use the environment)")
+
+
+def run(
+    argv: Sequence[str | os.PathLike],
+    *,
+    cwd: str | os.PathLike | None = None,
+    env: Mapping[str, str] | None = None,
+    log: Path | None = None,
+    check: bool = True,
+    error: type[KestrelError] = KestrelError,
+    what: str | None = None,
+    timeout: float | None = None,
+) -> Result:
+    """Run a child, capture stdout+stderr together (into `log` too, masked).
+
+    `env` is merged over os.environ. On a non-zero exit with `check`, raises
+    `error` naming `what`, the log path and the last lines of output.
+    """
+    args = [os.fspath(a) for a in argv]
+    _check_argv(args)
+    console.debug("+ " + shlex.join(args))
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    try:
+        completed = subprocess.run(
+            args, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, timeout=timeout, check=False,
+        )
+    except FileNotFoundError as exc:
+        raise error(f"{args[0]} not found", "install it or put it on PATH") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise error(f"{what or args[0]} timed out after {timeout:.0f} s") from exc
+    output = secrets.mask(completed.stdout.decode("utf-8", "replace"))
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("+ " + shlex.join(args) + "\n" + output)
+    result = Result(args, completed.returncode, output)
+    if console.verbose() and output:
+        console.debug(result.tail(40))
+    if check and completed.returncode != 0:
+        where = f" (log: {log})" if log else ""
+        raise error(
+            f"{what or shlex.join(args[:3])} failed with exit code {completed.returncode}{where}",
+            "last output: " + " | ".join(result.tail(5).splitlines()),
+        )
+    return result
+
+
+def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
+    """Start a long-running child (local servers); same argv rule as `run`."""
+    args = [os.fspath(a) for a in argv]
+    _check_argv(args)
+    console.debug("+ " + shlex.join(args) + " &")
+    return subprocess.Popen(args, **kwargs)
