@@ -23,7 +23,7 @@ class _MaskingConsole(Console):
         return secrets.mask(super()._render_buffer(buffer))
 
 
-console: Console = _MaskingConsole(stderr=True, highlight=False, soft_wrap=False)
+console: Console = _MaskingConsole(stderr=True, highlight=False, soft_wrap=True)
 _state = {"verbose": False, "json": False}
 
 
