@@ -10,21 +10,49 @@ import json
 import sys
 from typing import Any
 
-from rich.console import Console
-from rich.text import Text
-
 from kestrel_release import secrets
 
-
-class _MaskingConsole(Console):
-    """A Console that masks secrets in every rendered segment."""
-
-    def _render_buffer(self, buffer):  # type: ignore[override]
-        return secrets.mask(super()._render_buffer(buffer))
-
-
-console: Console = _MaskingConsole(stderr=True, highlight=False, soft_wrap=True)
 _state = {"verbose": False, "json": False}
+_console = None
+
+
+def _make_console():
+    # Rich is imported on first print, not at import time: `--help` stays fast.
+    from rich.console import Console
+
+    class _MaskingConsole(Console):
+        """A Console that masks secrets in every rendered segment."""
+
+        def _render_buffer(self, buffer):  # type: ignore[override]
+            return secrets.mask(super()._render_buffer(buffer))
+
+    return _MaskingConsole(stderr=True, highlight=False, soft_wrap=True)
+
+
+def get_console():
+    """The single Rich console (stderr, secret-masking)."""
+    global _console
+    if _console is None:
+        _console = _make_console()
+    return _console
+
+
+def __getattr__(name: str):  # `console.console` is created lazily
+    if name == "console":
+        return get_console()
+    raise AttributeError(name)
+
+
+def Text(*args, **kwargs):  # noqa: N802 - lazy alias of rich.text.Text
+    from rich.text import Text as _Text
+
+    return _Text(*args, **kwargs)
+
+
+def _assemble(*parts):
+    from rich.text import Text as _Text
+
+    return __assemble(*parts)
 
 
 def configure(*, verbose: bool | None = None, json_mode: bool | None = None) -> None:
@@ -43,28 +71,28 @@ def json_mode() -> bool:
 
 
 def info(message: str) -> None:
-    console.print(Text(secrets.mask(message)))
+    get_console().print(Text(secrets.mask(message)))
 
 
 def step(message: str) -> None:
-    console.print(Text.assemble(("==> ", "bold cyan"), secrets.mask(message)))
+    get_console().print(_assemble(("==> ", "bold cyan"), secrets.mask(message)))
 
 
 def ok(message: str) -> None:
-    console.print(Text.assemble(("✓ ", "bold green"), secrets.mask(message)))
+    get_console().print(_assemble(("✓ ", "bold green"), secrets.mask(message)))
 
 
 def warn(message: str) -> None:
-    console.print(Text.assemble(("warning: ", "bold yellow"), secrets.mask(message)))
+    get_console().print(_assemble(("warning: ", "bold yellow"), secrets.mask(message)))
 
 
 def debug(message: str) -> None:
     if _state["verbose"]:
-        console.print(Text(secrets.mask(message), style="dim"))
+        get_console().print(Text(secrets.mask(message), style="dim"))
 
 
 def error(message: str) -> None:
-    console.print(Text.assemble(("error: ", "bold red"), secrets.mask(message)))
+    get_console().print(_assemble(("error: ", "bold red"), secrets.mask(message)))
 
 
 def emit_json(payload: Any) -> None:
