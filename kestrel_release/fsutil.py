@@ -89,16 +89,27 @@ def staging_dir(near: Path, prefix: str = ".kestrel-staging-") -> Iterator[Path]
         shutil.rmtree(path, ignore_errors=True)
 
 
+_held: dict[str, int] = {}
+
+
 @contextlib.contextmanager
 def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[None]:
     """Hold an exclusive lock on the project so two runs never interleave.
 
     With wait=0 a second run refuses at once with a clear message (exit 2).
+    Re-entrant within one process: `release` holds it while calling `build`.
     """
     from filelock import FileLock, Timeout
 
-    lock_path = Path(project_dir) / ".kestrel-release.lock"
-    lock = FileLock(str(lock_path))
+    lock_path = str((Path(project_dir) / ".kestrel-release.lock").resolve())
+    if _held.get(lock_path):
+        _held[lock_path] += 1
+        try:
+            yield
+        finally:
+            _held[lock_path] -= 1
+        return
+    lock = FileLock(lock_path)
     try:
         lock.acquire(timeout=wait)
     except Timeout:
@@ -106,7 +117,9 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
             f"another kestrel-release {what} is running on {project_dir}",
             f"wait for it to finish (lock: {lock_path})",
         ) from None
+    _held[lock_path] = 1
     try:
         yield
     finally:
+        _held.pop(lock_path, None)
         lock.release()

@@ -1,0 +1,77 @@
+"""Release state: which steps of `release` finished, and the hashes of what they made.
+
+It lives in the output directory (`.release-state.json`) so `release --resume`
+continues after the last finished step, and refuses when the artifacts changed
+since (someone rebuilt or edited a wheel between the two runs).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release.errors import UsageError
+from kestrel_release.fsutil import atomic_write_text, sha256_file
+
+STATE_FILE = ".release-state.json"
+
+
+@dataclass
+class ReleaseState:
+    """What a release run has done so far; saved after every step."""
+
+    path: Path
+    params: dict[str, Any]
+    done: list[str] = field(default_factory=list)
+    artifacts: dict[str, str] = field(default_factory=dict)  # wheel filename -> sha256
+    version: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, step: str, seconds: float) -> None:
+        if step not in self.done:
+            self.done.append(step)
+        self.timings[step] = round(seconds, 2)
+        self.save()
+
+    def save(self) -> None:
+        payload = {"params": self.params, "done": self.done, "artifacts": self.artifacts,
+                   "version": self.version, "timings": self.timings, "saved_at": int(time.time())}
+        atomic_write_text(self.path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+    def move_to(self, out_dir: Path) -> None:
+        """The build replaced the output directory: keep the state inside the new one."""
+        self.path = Path(out_dir) / STATE_FILE
+        self.save()
+
+
+def load(out_dir: Path) -> ReleaseState | None:
+    path = Path(out_dir) / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return ReleaseState(path, data["params"], list(data["done"]), dict(data["artifacts"]),
+                            data.get("version"), dict(data.get("timings", {})))
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+        raise UsageError(f"{path} is damaged", "delete it and run release without --resume") from None
+
+
+def hash_wheels(out_dir: Path) -> dict[str, str]:
+    return {p.name: sha256_file(p) for p in sorted(Path(out_dir).glob("*.whl"))}
+
+
+def check_artifacts(state: ReleaseState, out_dir: Path) -> None:
+    """Refuse to resume when the wheels differ from those the finished steps used."""
+    if not state.artifacts:
+        return
+    current = hash_wheels(out_dir)
+    if current != state.artifacts:
+        changed = sorted(set(current.items()) ^ set(state.artifacts.items()))
+        names = sorted({name for name, _ in changed})
+        raise UsageError(
+            f"cannot resume: the wheels in {out_dir} changed since the last run ({', '.join(names)})",
+            "run release again without --resume to start over",
+        )
