@@ -35,7 +35,7 @@ DEFAULT_FORBID = (
 )
 MIB = 1024 * 1024
 # Variables under the prefix that are not configuration keys.
-RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR"}
+RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR", "KESTREL_RELEASE_FAIL_AT"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+"""Where `release` publishes: the real indexes, or local stand-ins for a rehearsal.
+
+A rehearsal starts a strict sandbox PyPI for testpypi and another for pypi (so
+PyPI's own rules fail the rehearsal where PyPI would), and the GitHub emulator,
+all on loopback with throwaway credentials. Their package directories live in
+`<out_dir>.rehearsal/` so a resumed rehearsal sees what it uploaded before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import console
+from kestrel_release.config import Config
+
+
+@dataclass(frozen=True)
+class IndexEndpoint:
+    repository_url: str | None
+    simple_url: str | None
+    credentials: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GithubEndpoint:
+    repo: str | None
+    api_url: str | None
+    token: str | None = None
+    commit: str | None = None  # None: the local git HEAD
+
+
+@dataclass
+class Endpoints:
+    index: dict[str, IndexEndpoint] = field(default_factory=dict)
+    github: GithubEndpoint = GithubEndpoint(None, None)
+
+
+def real_endpoints(cfg: Config) -> Endpoints:
+    """The configured targets; credentials come from the usual sources at publish time."""
+    return Endpoints(
+        index={t: IndexEndpoint(None, None) for t in ("testpypi", "pypi")},
+        github=GithubEndpoint(None, None),
+    )
+
+
+def rehearsal_dir(cfg: Config) -> Path:
+    return cfg.out_path.with_name(cfg.out_path.name + ".rehearsal")
+
+
+@contextlib.contextmanager
+def stand_ins(cfg: Config) -> Iterator[Endpoints]:
+    """Start the sandbox indexes and the GitHub emulator for the length of a rehearsal."""
+    from kestrel_release.sandbox.github import GithubEmulator
+    from kestrel_release.sandbox.pypi import PypiSandbox
+
+    base = rehearsal_dir(cfg)
+    repo = cfg.github().repo or "m87-labs/kestrel"
+    with contextlib.ExitStack() as stack:
+        index = {}
+        for target in ("testpypi", "pypi"):
+            (base / target).mkdir(parents=True, exist_ok=True)
+            box = stack.enter_context(PypiSandbox(directory=base / target, strict=True))
+            index[target] = IndexEndpoint(box.upload_url, box.simple_url, (box.username, box.password))
+            console.info(f"  stand-in {target}: strict sandbox PyPI at {box.url}")
+        emulator = stack.enter_context(GithubEmulator(repos=(repo,)))
+        console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo})")
+        yield Endpoints(index=index, github=GithubEndpoint(repo, emulator.api_url, emulator.token,
+                                                            emulator_head(emulator, repo)))
+
+
+def emulator_head(emulator, repo: str) -> str | None:
+    """The emulator's `main` commit: the rolling tag must point at a commit it knows."""
+    head = getattr(emulator, "head_sha", None)
+    return head(repo) if callable(head) else None

@@ -1,0 +1,255 @@
+"""`release`: the whole pipeline in one command, in order, resumable, rehearsable.
+
+preflight -> bump -> build -> verify -> publish testpypi -> smoke test -> publish pypi
+-> publish github. It prints the plan, asks once, stops at the first failure with
+that step's exit code, and records finished steps so `--resume` continues there.
+`--rehearse` runs the same steps against local stand-ins (see rehearsal.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kestrel_release import console
+from kestrel_release.config import Config
+from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.fsutil import project_lock
+from kestrel_release.stages import release_state
+from kestrel_release.stages.rehearsal import Endpoints, real_endpoints, stand_ins
+
+TARGETS = ("testpypi", "pypi", "github")
+ALL_STEPS = ("preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test",
+             "publish-pypi", "publish-github")
+# Test hook: make a step fail as it would for real, to prove --resume (documented in README).
+FAIL_AT_ENV = "KESTREL_RELEASE_FAIL_AT"
+
+
+@dataclass
+class StepResult:
+    name: str
+    status: str  # done | resumed | failed
+    seconds: float = 0.0
+    detail: str = ""
+
+
+@dataclass
+class ReleaseResult:
+    version: str | None
+    rehearse: bool
+    targets: tuple[str, ...]
+    steps: list[StepResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "rehearse": self.rehearse, "targets": list(self.targets),
+                "ok": all(s.status != "failed" for s in self.steps),
+                "steps": [dataclasses.asdict(s) for s in self.steps]}
+
+
+def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
+    """The steps this run will take, in order."""
+    wanted = {"preflight", "build", "verify"}
+    if bump:
+        wanted.add("bump")
+    for target in targets:
+        wanted.add(f"publish-{target}")
+    if "testpypi" in targets or "pypi" in targets:
+        wanted.add("smoke-test")
+    return [s for s in ALL_STEPS if s in wanted]
+
+
+def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bool, yes: bool,
+        resume: bool, gpu_check: bool = True) -> ReleaseResult:
+    """Run the release pipeline; raises the failing step's error (and its exit code)."""
+    bad = [t for t in targets if t not in TARGETS]
+    if bad or not targets:
+        raise UsageError(f"unknown release target(s): {', '.join(bad) or '(none)'}",
+                         f"choose from {', '.join(TARGETS)}")
+    steps = plan_steps(targets, bump)
+    params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
+    with project_lock(cfg.project_dir, "release"):
+        state = _start_state(cfg, params, resume)
+        _print_plan(cfg, steps, state, rehearse)
+        if not rehearse:
+            _confirm(yes)
+        result = ReleaseResult(state.version or cfg.version, rehearse, targets)
+        endpoints = stand_ins(cfg) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
+        with endpoints as ends:
+            cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
+            for step in steps:
+                cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check)
+        result.version = cfg.version
+    return result
+
+
+def _start_state(cfg: Config, params: dict, resume: bool) -> release_state.ReleaseState:
+    previous = release_state.load(cfg.out_path)
+    if resume:
+        if previous is None:
+            raise UsageError(f"nothing to resume in {cfg.out_path}", "run release without --resume")
+        if previous.params != params:
+            raise UsageError("cannot resume: this run's options differ from the interrupted run's "
+                             f"({previous.params})", "repeat the same options, or drop --resume")
+        release_state.check_artifacts(previous, cfg.out_path)
+        return previous
+    cfg.out_path.mkdir(parents=True, exist_ok=True)
+    state = release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params,
+                                       version=cfg.version)
+    state.save()
+    return state
+
+
+def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, **kw) -> Config:
+    if step in state.done:
+        result.steps.append(StepResult(step, "resumed", state.timings.get(step, 0.0), "finished earlier"))
+        console.info(f"  {step:<17} resumed (finished earlier)")
+        return cfg
+    console.step(f"{step}")
+    started = time.monotonic()
+    try:
+        if os.environ.get(FAIL_AT_ENV) == step:
+            raise _injected(step)
+        cfg, detail = _STEP_FUNCS[step](cfg, state, ends, **kw)
+    except (KestrelError, KeyboardInterrupt) as exc:
+        seconds = time.monotonic() - started
+        result.steps.append(StepResult(step, "failed", round(seconds, 2), str(exc)))
+        if isinstance(exc, KestrelError):
+            exc.message = f"release stopped at step '{step}': {exc.message}"
+            exc.hint = (exc.hint + "; " if exc.hint else "") + "fix it, then run release --resume"
+        raise
+    seconds = time.monotonic() - started
+    state.mark(step, seconds)
+    result.steps.append(StepResult(step, "done", round(seconds, 2), detail))
+    console.ok(f"{step} ({seconds:.1f} s){': ' + detail if detail else ''}")
+    return cfg
+
+
+def _injected(step: str) -> KestrelError:
+    from kestrel_release import errors
+
+    kind = {"preflight": errors.PreflightError, "bump": errors.UsageError, "build": errors.BuildError,
+            "verify": errors.VerifyError}.get(step, errors.PublishError)
+    return kind(f"injected failure ({FAIL_AT_ENV}={step})")
+
+
+def _step_preflight(cfg, state, ends, *, gpu_check, **_):
+    from kestrel_release.stages import doctor
+
+    report = doctor.run(cfg)
+    if console.verbose():
+        doctor.render(report)
+    doctor.raise_for(report)
+    return cfg, "environment fit for the release"
+
+
+def _step_bump(cfg, state, ends, *, bump, **_):
+    from kestrel_release.stages import version
+
+    changed = version.change(cfg, "bump", bump, dry_run=False, commit=False, tag=False,
+                             allow_dirty=True, force=False)
+    state.version = changed.new
+    state.save()
+    return dataclasses.replace(cfg, version=changed.new), f"{changed.old} -> {changed.new}"
+
+
+def _step_build(cfg, state, ends, *, gpu_check, **_):
+    from kestrel_release.stages import build
+
+    built = build.run(cfg, gpu_check=gpu_check)
+    state.artifacts = release_state.hash_wheels(built.out_dir)
+    state.move_to(built.out_dir)
+    return cfg, f"{len(built.wheels)} wheels in {built.out_dir}"
+
+
+def _step_verify(cfg, state, ends, **_):
+    from kestrel_release.stages import verify
+
+    report = verify.run(cfg, [], target="pypi")
+    verify.raise_for(report)
+    release_state.check_artifacts(state, cfg.out_path)
+    return cfg, f"{len(report.wheels)} wheels clean"
+
+
+def _publish_index(target: str):
+    def step(cfg, state, ends, **_):
+        from kestrel_release.stages import publish_index
+
+        release_state.check_artifacts(state, cfg.out_path)
+        index = ends.index[target]
+        published = publish_index.run(cfg, [], target=target, repository_url=index.repository_url,
+                                      simple_url=index.simple_url, yes=True,
+                                      credentials=index.credentials)
+        return cfg, f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
+    return step
+
+
+def _step_smoke(cfg, state, ends, **_):
+    from kestrel_release.errors import PublishError
+    from kestrel_release.stages import publish_index
+
+    target = "testpypi" if "testpypi" in state.params["targets"] else "pypi"
+    rows = publish_index.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
+    failed = [r for r in rows if not r.get("ok")]
+    if failed:
+        raise PublishError(f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
+                           f"{failed[0].get('detail', '')}", f"the wheels on {target} do not install/import")
+    return cfg, f"installed and imported from {target} on Python {', '.join(str(r.get('python')) for r in rows)}"
+
+
+def _step_github(cfg, state, ends, **_):
+    from kestrel_release.stages import publish_github
+
+    release_state.check_artifacts(state, cfg.out_path)
+    gh = ends.github
+    published = publish_github.run(cfg, [], repo=gh.repo, api_url=gh.api_url, token=gh.token,
+                                   commit=gh.commit, yes=True)
+    return cfg, getattr(published, "summary", "") or "release updated"
+
+
+_STEP_FUNCS = {
+    "preflight": _step_preflight, "bump": _step_bump, "build": _step_build, "verify": _step_verify,
+    "publish-testpypi": _publish_index("testpypi"), "smoke-test": _step_smoke,
+    "publish-pypi": _publish_index("pypi"), "publish-github": _step_github,
+}
+
+
+def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool) -> None:
+    from rich.table import Table
+
+    where = "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)" if rehearse else "the real indexes"
+    table = Table(title=f"release plan: {cfg.name} {state.version or cfg.version} -> {where}")
+    table.add_column("#", justify="right")
+    table.add_column("step")
+    table.add_column("status")
+    for i, step in enumerate(steps, 1):
+        table.add_row(str(i), step, "finished earlier" if step in state.done else "to do")
+    console.console.print(table)
+    console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+
+
+def _confirm(yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("release needs confirmation but stdin is not a terminal", "pass --yes to proceed")
+    answer = input("Proceed with this release? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise UsageError("release cancelled", "nothing was changed")
+
+
+def render(result: ReleaseResult) -> None:
+    """Final table: every step with its status and timing."""
+    from rich.table import Table
+
+    table = Table(title=f"release {result.version}{' (rehearsal)' if result.rehearse else ''}")
+    for col in ("step", "status", "seconds", "detail"):
+        table.add_column(col)
+    for s in result.steps:
+        table.add_row(s.name, s.status, f"{s.seconds:.1f}", s.detail)
+    console.console.print(table)
+    console.ok(f"release {result.version} complete{' (rehearsed against local stand-ins)' if result.rehearse else ''}")
