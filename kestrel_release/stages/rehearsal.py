@@ -51,12 +51,19 @@ def rehearsal_dir(cfg: Config) -> Path:
 
 
 @contextlib.contextmanager
-def stand_ins(cfg: Config) -> Iterator[Endpoints]:
-    """Start the sandbox indexes and the GitHub emulator for the length of a rehearsal."""
+def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
+    """Start the sandbox indexes and the GitHub emulator for the length of a rehearsal.
+
+    `fresh` empties the sandbox indexes first (a new rehearsal); a resumed one keeps them.
+    """
+    import shutil
+
     from kestrel_release.sandbox.github import GithubEmulator
     from kestrel_release.sandbox.pypi import PypiSandbox
 
     base = rehearsal_dir(cfg)
+    if fresh:
+        shutil.rmtree(base, ignore_errors=True)
     repo = cfg.github().repo or "m87-labs/kestrel"
     with contextlib.ExitStack() as stack:
         index = {}

@@ -78,7 +78,7 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         if not rehearse:
             _confirm(yes)
         result = ReleaseResult(state.version or cfg.version, rehearse, targets)
-        endpoints = stand_ins(cfg) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
+        endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
         with endpoints as ends:
             cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
             for step in steps:
