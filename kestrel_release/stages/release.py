@@ -77,6 +77,7 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         _print_plan(cfg, steps, state, rehearse)
         if not rehearse:
             _confirm(yes)
+        state.save()
         result = ReleaseResult(state.version or cfg.version, rehearse, targets)
         endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
         with endpoints as ends:
@@ -97,11 +98,7 @@ def _start_state(cfg: Config, params: dict, resume: bool) -> release_state.Relea
                              f"({previous.params})", "repeat the same options, or drop --resume")
         release_state.check_artifacts(previous, cfg.out_path)
         return previous
-    cfg.out_path.mkdir(parents=True, exist_ok=True)
-    state = release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params,
-                                       version=cfg.version)
-    state.save()
-    return state
+    return release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params, version=cfg.version)
 
 
 def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, **kw) -> Config:

@@ -1,0 +1,101 @@
+"""`release`: the whole pipeline, rehearsed against local stand-ins on a copy of kernels/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import KERNELS, assert_one_line_error, run_cli
+
+pytestmark = pytest.mark.slow
+
+IGNORE = shutil.ignore_patterns("dist", "dist-all*", "build", "_skbuild", "*.egg-info", "__pycache__",
+                                ".kestrel-release.lock", ".pytest_cache")
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A private copy of kernels/ (precompiled cubins included, so nvcc stays idle when fresh)."""
+    dest = tmp_path / "kernels"
+    shutil.copytree(KERNELS, dest, ignore=IGNORE)
+    return dest
+
+
+def _steps(result) -> dict[str, dict]:
+    return {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+
+
+def test_rehearsal_runs_every_step_and_installs_back(project: Path) -> None:
+    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--json",
+                      "--python", "3.11,3.12"])
+    assert result.code == 0, result.output
+    steps = _steps(result)
+    assert list(steps) == ["preflight", "build", "verify", "publish-testpypi", "smoke-test",
+                           "publish-pypi", "publish-github"]
+    assert all(s["status"] == "done" and s["seconds"] >= 0 for s in steps.values())
+    assert "imported" in steps["smoke-test"]["detail"] and "3.12" in steps["smoke-test"]["detail"]
+    # The stand-in indexes hold exactly the built wheels, byte for byte.
+    out = project / "dist-all"
+    built = {p.name: p.read_bytes() for p in out.glob("*.whl")}
+    assert len(built) == 2
+    for target in ("testpypi", "pypi"):
+        published = {p.name: p.read_bytes() for p in (project / "dist-all.rehearsal" / target).glob("*.whl")}
+        assert published == built, target
+    # Human output (stderr) names the stand-ins and each step.
+    assert "strict sandbox PyPI" in result.stderr and "emulator" in result.stderr
+
+
+def test_injected_failure_at_each_step_stops_there_and_resume_completes(project: Path) -> None:
+    base = ["release", "--project", str(project), "--rehearse", "--yes", "--json",
+            "--python", "3.12", "--bump", "patch"]
+    expected = [("preflight", 3), ("bump", 2), ("build", 4), ("verify", 5), ("publish-testpypi", 6),
+                ("smoke-test", 6), ("publish-pypi", 6), ("publish-github", 6)]
+    first = True
+    for step, code in expected:
+        args = base if first else [*base, "--resume"]
+        result = run_cli(args, env={"KESTREL_RELEASE_FAIL_AT": step})
+        assert_one_line_error(result, code, f"release stopped at step '{step}'", "--resume")
+        first = False
+    version_line = [l for l in (project / "pyproject.toml").read_text().splitlines() if l.startswith("version")]
+    assert version_line == ['version = "0.1.1"'], "the bump ran exactly once"
+    done = run_cli([*base, "--resume"])
+    assert done.code == 0, done.output
+    steps = _steps(done)
+    assert [s for s, v in steps.items() if v["status"] == "resumed"] == [
+        "preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test", "publish-pypi"]
+    assert steps["publish-github"]["status"] == "done"
+    assert json.loads(done.stdout)["version"] == "0.1.1"
+
+
+def test_resume_refuses_when_wheels_changed(project: Path) -> None:
+    base = ["release", "--project", str(project), "--rehearse", "--yes", "--python", "3.12"]
+    failed = run_cli(base, env={"KESTREL_RELEASE_FAIL_AT": "verify"})
+    assert failed.code == 5, failed.output
+    wheel = next((project / "dist-all").glob("*.whl"))
+    wheel.write_bytes(wheel.read_bytes() + b"tampered")
+    result = run_cli([*base, "--resume"])
+    assert_one_line_error(result, 2, "cannot resume", wheel.name)
+
+
+def test_resume_with_other_options_is_refused(project: Path) -> None:
+    failed = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--python", "3.12"],
+                     env={"KESTREL_RELEASE_FAIL_AT": "preflight"})
+    assert failed.code == 3
+    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--python", "3.12",
+                      "--targets", "github", "--resume"])
+    assert_one_line_error(result, 2, "cannot resume")
+
+
+def test_real_release_without_tty_or_yes_refuses(project: Path) -> None:
+    result = run_cli(["release", "--project", str(project), "--targets", "github"],
+                     env={"KESTREL_RELEASE_FAIL_AT": ""})
+    assert_one_line_error(result, 2, "not a terminal", "--yes")
+    assert not list((project / "dist-all").glob("*.whl")), "nothing was built"
+
+
+def test_unknown_target_is_a_usage_error(project: Path) -> None:
+    result = run_cli(["release", "--project", str(project), "--targets", "pypi,gitlab", "--yes"])
+    assert_one_line_error(result, 2, "gitlab")
