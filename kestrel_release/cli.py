@@ -91,6 +91,7 @@ def build(
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
 
+    out = str(Path(out).resolve()) if out else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, python=_csv(python), out_dir=out, **{
         "build.jobs": jobs, "build.frontend": frontend, "build.isolation": False if no_isolation else None})
     result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible)
@@ -121,9 +122,9 @@ def version(
     json: JsonOpt = False,
     dry_run: DryRunOpt = False,
     commit: Annotated[bool, typer.Option("--commit", help="Make a git commit.")] = False,
-    tag: Annotated[bool, typer.Option("--tag", help="Make an annotated git tag.")] = False,
+    tag: Annotated[bool, typer.Option("--tag", help="Make an annotated git tag vX.Y.Z (implies --commit).")] = False,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Allow a dirty git tree with --commit/--tag.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Allow a version that goes backwards.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Allow a version that goes backwards, or overwrite files that disagree.")] = False,
 ) -> None:
     """Print, bump or set the version in pyproject.toml and every configured file."""
     from kestrel_release.stages import version as stage
@@ -148,6 +149,7 @@ def publish(
     project: ProjectOpt = None,
     json: JsonOpt = False,
     repository_url: Annotated[Optional[str], typer.Option("--repository-url", help="Upload URL of the index.")] = None,
+    simple_url: Annotated[Optional[str], typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     smoke_test: Annotated[bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")] = False,
@@ -168,7 +170,7 @@ def publish(
         from kestrel_release.stages import publish_index as stage
 
         cfg = _config(project, json)
-        result = stage.run(cfg, paths or [], target=target, repository_url=repository_url,
+        result = stage.run(cfg, paths or [], target=target, repository_url=repository_url, simple_url=simple_url,
                            dry_run=dry_run, yes=yes, smoke_test=smoke_test, token_env=token_env)
     console.emit_json(result.to_json()) if json else stage.render(result)
 

@@ -78,6 +78,7 @@ class PublishConfig:
 @dataclass(frozen=True)
 class IndexTarget:
     repository_url: str
+    simple_url: str = ""  # "" = derived from repository_url (publish_index.simple_url_for)
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,8 @@ class Config:
 
 
 DEFAULT_TARGETS = {
-    "pypi": IndexTarget("https://upload.pypi.org/legacy/"),
-    "testpypi": IndexTarget("https://test.pypi.org/legacy/"),
+    "pypi": IndexTarget("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),
+    "testpypi": IndexTarget("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
 }
 
 _SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
@@ -171,7 +172,8 @@ def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: b
                 pass
         if isinstance(default, int) and isinstance(value, str) and not from_env:
             value = _parse_size(value, where, errors)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        # `value >= 0` is False for nan; inf is refused too (int(inf) raises, and no limit is infinite).
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
             return type(default)(value)
         errors.append(f"{where}: expected a non-negative number, got {value!r}")
         return default
@@ -200,7 +202,7 @@ def _parse_size(text: str, where: str, errors: list[str]) -> Any:
         if low.endswith(unit):
             try:
                 return int(float(low[: -len(unit)]) * factor)
-            except ValueError:
+            except (ValueError, OverflowError):  # "nanMiB", "infMiB", "1e400MiB"
                 break
     return text  # left for the caller's type error
 
@@ -238,9 +240,10 @@ def find_project(project: Path | None) -> Path:
     if pyproject.is_file():
         try:
             data = tomllib.loads(pyproject.read_text())
-            if "kestrel-release" in data.get("tool", {}):
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "kestrel-release" in tool:
                 return cwd
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
             return cwd  # let load() report the parse error for this file
     return (cwd / "kernels").resolve()
 
@@ -256,7 +259,7 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
                           "pass --project DIR pointing at the kernel package")
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting recurses
         raise ConfigError(f"{pyproject}: not valid TOML: {exc}", "fix the syntax error") from None
     errors: list[str] = []
     meta = data.get("project") if isinstance(data.get("project"), dict) else {}
@@ -265,12 +268,20 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
         errors.append("[project].name: missing")
         name = "unknown"
     version = meta.get("version")
-    if "version" in (meta.get("dynamic") or []):
+    dynamic = meta.get("dynamic") or []
+    if not isinstance(dynamic, list):
+        errors.append(f"[project].dynamic: expected a list of strings, got {dynamic!r}")
+        dynamic = []
+    if "version" in dynamic:
         version = None
     elif not isinstance(version, str):
         errors.append("[project].version: missing (or list 'version' in [project].dynamic)")
         version = None
-    table = data.get("tool", {}).get("kestrel-release", {})
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        errors.append("[tool]: expected a table")
+        tool = {}
+    table = tool.get("kestrel-release", {})
     cfg = _build(project_dir, name, version, table, env, errors)
     for key in env:
         if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in _env_names():
@@ -337,12 +348,12 @@ def _targets(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, An
         where = f"[tool.kestrel-release.targets.{name}]"
         if name == "github":
             targets[name] = _section(GithubTarget, body, where, errors, env, "KESTREL_RELEASE_GITHUB_")
-        elif isinstance(body, dict) and set(body) <= {"repository_url"} and "repository_url" in body:
-            targets[name] = IndexTarget(str(body["repository_url"]))
+        elif isinstance(body, dict) and set(body) <= {"repository_url", "simple_url"} and "repository_url" in body:
+            targets[name] = IndexTarget(str(body["repository_url"]), str(body.get("simple_url", "")))
         else:
-            bad = set(body) - {"repository_url"} if isinstance(body, dict) else {"?"}
-            hint = _suggest(next(iter(bad)), {"repository_url"}) if bad else ""
-            errors.append(f"{where}: an index target takes only repository_url{hint}")
+            bad = set(body) - {"repository_url", "simple_url"} if isinstance(body, dict) else {"?"}
+            hint = _suggest(next(iter(bad)), {"repository_url", "simple_url"}) if bad else ""
+            errors.append(f"{where}: an index target takes only repository_url and simple_url{hint}")
     if "github" not in targets:
         targets["github"] = _section(GithubTarget, {}, "github", errors, env, "KESTREL_RELEASE_GITHUB_")
     return targets

@@ -52,7 +52,7 @@ def Text(*args, **kwargs):  # noqa: N802 - lazy alias of rich.text.Text
 def _assemble(*parts):
     from rich.text import Text as _Text
 
-    return __assemble(*parts)
+    return _Text.assemble(*parts)
 
 
 def configure(*, verbose: bool | None = None, json_mode: bool | None = None) -> None:

@@ -1,0 +1,35 @@
+"""Start-up: `kestrel-release --help` and `kestrel-release verify --help` against `twine --help`.
+
+The venv's console-script entry points are timed as a user runs them (a fresh
+process each time); one untimed run first so the page cache is warm for all three.
+"""
+
+from __future__ import annotations
+
+from benchmarks.common import VENV_BIN, Comparison, Figure, NotAvailable, Section, bench_env, timed
+
+MAX_SECONDS = 0.25
+
+
+def _figure(name: str, argv: list[str], runs: int, env: dict[str, str]) -> Figure:
+    timed(argv, env=env, what=name)  # warm-up, not counted
+    return Figure(name, [timed(argv, env=env, what=name) for _ in range(runs)])
+
+
+def run(quick: bool) -> Section:
+    """Median of 10 fresh-process runs of each command (quick: 5)."""
+    runs = 5 if quick else 10
+    tool, twine = VENV_BIN / "kestrel-release", VENV_BIN / "twine"
+    for exe in (tool, twine):
+        if not exe.is_file():
+            raise NotAvailable(f"{exe} is missing (run `uv sync`)")
+    env = bench_env()
+    help_fig = _figure("kestrel-release --help", [str(tool), "--help"], runs, env)
+    verify_fig = _figure("kestrel-release verify --help", [str(tool), "verify", "--help"], runs, env)
+    twine_fig = _figure("twine --help", [str(twine), "--help"], runs, env)
+    section = Section("Start-up", figures=[help_fig, verify_fig, twine_fig])
+    for fig in (help_fig, verify_fig):
+        section.comparisons.append(Comparison(f"{fig.name} vs twine --help", fig, twine_fig,
+                                              max_ratio=1.0, max_seconds=MAX_SECONDS))
+    section.notes.append(f"{runs} fresh processes each after one warm-up run; entry points from {VENV_BIN}.")
+    return section

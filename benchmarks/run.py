@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Benchmark kestrel-release against the seed's loop and today's tools; write benchmarks/RESULTS.md.
+
+    uv run python benchmarks/run.py [--quick] [--only build,verify,publish,startup] [--wheels DIR]
+
+A full run (no --quick, no --only) writes benchmarks/RESULTS.md; any other run
+writes benchmarks/RESULTS-quick.md so a quick check never overwrites the
+published numbers. Exit codes: 0 every selected benchmark ran (targets may be
+missed: that is data), 1 one failed or was not available, 2 bad arguments,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
+
+from benchmarks import report  # noqa: E402
+from benchmarks.common import BenchFailed, NotAvailable, Section  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+BENCHES = ("build", "verify", "publish", "startup")
+TITLES = {"build": "Build matrix", "verify": "Verify", "publish": "Publish", "startup": "Start-up"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one `error:` line, exit 2 (argparse adds a usage block)
+        print(f"error: {message} (see benchmarks/run.py --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = _Parser(prog="benchmarks/run.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer rounds and ~40 MB verify wheels (under 10 min)")
+    p.add_argument("--only", help=f"comma-separated subset of: {', '.join(BENCHES)}")
+    p.add_argument("--wheels", type=Path, help="wheels for the publish benchmark when build is not run")
+    p.add_argument("--out", type=Path, help="results file (default: RESULTS.md for a full run, else RESULTS-quick.md)")
+    p.add_argument("--keep", action="store_true", help="keep the scratch directory (it is printed)")
+    args = p.parse_args(argv)
+    args.selected = BENCHES
+    if args.only:
+        args.selected = tuple(b.strip() for b in args.only.split(",") if b.strip())
+        unknown = [b for b in args.selected if b not in BENCHES]
+        if unknown:
+            p.error(f"--only: unknown benchmark {', '.join(unknown)} (choose from {', '.join(BENCHES)})")
+    if args.wheels is not None and not sorted(args.wheels.glob("*.whl")):
+        p.error(f"--wheels: no *.whl in {args.wheels}")
+    full = not args.quick and not args.only
+    args.out = args.out or HERE / ("RESULTS.md" if full else "RESULTS-quick.md")
+    return args
+
+
+def _one(name: str, args: argparse.Namespace, work: Path, wheels: Path | None) -> tuple[Section, Path | None]:
+    if name == "build":
+        from benchmarks import bench_build
+
+        return bench_build.run(args.quick, work / "build")
+    if name == "verify":
+        from benchmarks import verify_adapter
+
+        return verify_adapter.run(args.quick, work / "verify"), wheels
+    if name == "publish":
+        from benchmarks import bench_publish
+
+        return bench_publish.run(args.quick, wheels, work / "publish.log"), wheels
+    from benchmarks import bench_startup
+
+    return bench_startup.run(args.quick), wheels
+
+
+def run_all(args: argparse.Namespace, work: Path) -> tuple[list[Section], bool]:
+    """Run the selected benchmarks in order; a missing stage or failure is recorded, not fatal."""
+    sections, all_ok, wheels = [], True, args.wheels
+    for name in args.selected:
+        print(f"==> {TITLES[name]}", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        try:
+            section, wheels = _one(name, args, work, wheels)
+        except (NotAvailable, BenchFailed) as exc:
+            failed = isinstance(exc, BenchFailed)
+            section, all_ok = Section(TITLES[name], unavailable=("failed: " if failed else "") + str(exc)), False
+        section.seconds = time.perf_counter() - start
+        print(f"    {section.unavailable or 'done'} ({section.seconds:.0f} s)", file=sys.stderr, flush=True)
+        sections.append(section)
+    return sections, all_ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run, print the claims table, write the results file."""
+    args = parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="kestrel-bench-"))
+    meta = {"date": report.now(), "mode": "quick" if args.quick else ("partial" if args.only else "full"),
+            "load before": report.load()}
+    start = time.perf_counter()
+    try:
+        sections, all_ok = run_all(args, work)
+    except KeyboardInterrupt:
+        print("error: interrupted; no results file written", file=sys.stderr)
+        return 130
+    finally:
+        if args.keep:
+            print(f"scratch directory kept: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    meta.update({"load after": report.load(), "duration": f"{(time.perf_counter() - start) / 60:.1f} min"})
+    print(report.table(sections))
+    from kestrel_release.fsutil import atomic_write_text
+
+    atomic_write_text(args.out, report.markdown(sections, meta, report.kept_analysis(args.out)))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

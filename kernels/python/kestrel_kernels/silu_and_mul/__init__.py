@@ -1,0 +1,3 @@
+from .dispatch import silu_and_mul
+
+__all__ = ["silu_and_mul"]

@@ -1,0 +1,3 @@
+from .dispatch import topk
+
+__all__ = ["topk"]

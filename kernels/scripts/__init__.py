@@ -1,0 +1,1 @@
+"""Build-time helpers for kestrel-kernels (never shipped in a wheel)."""

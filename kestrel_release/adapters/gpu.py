@@ -1,0 +1,91 @@
+"""GPU detection: NVML through nvidia-ml-py (pynvml), falling back to nvidia-smi.
+
+Only ever reads: model, compute capability and driver version. A machine with no
+driver, no library or no device is a normal answer (an empty list plus why),
+never an exception: whether that is fatal is the caller's decision.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    capability: str  # "9.0"
+    driver: str
+    source: str  # "nvml" or "nvidia-smi"
+
+    @property
+    def sm(self) -> str:
+        return "sm_" + self.capability.replace(".", "")
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "sm": self.sm}
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _from_nvml() -> tuple[list[Gpu], str | None]:
+    try:
+        import pynvml  # nvidia-ml-py: slow-ish import, only here
+    except ImportError:
+        return [], "nvidia-ml-py is not installed"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return [], f"NVML: {exc}"
+    try:
+        driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+            gpus.append(Gpu(_text(pynvml.nvmlDeviceGetName(handle)), f"{major}.{minor}", driver, "nvml"))
+        return gpus, None if gpus else "NVML sees no device"
+    except pynvml.NVMLError as exc:
+        return [], f"NVML: {exc}"
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except pynvml.NVMLError:
+            pass
+
+
+def _from_smi() -> tuple[list[Gpu], str | None]:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return [], "nvidia-smi not found"
+    try:
+        out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [], f"nvidia-smi: {exc}"
+    if out.returncode != 0:
+        return [], f"nvidia-smi: {(out.stdout + out.stderr).strip().splitlines()[-1:] or 'failed'}"
+    gpus = []
+    for line in out.stdout.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3:
+            gpus.append(Gpu(parts[0], parts[1], parts[2], "nvidia-smi"))
+    return gpus, None if gpus else "nvidia-smi lists no device"
+
+
+def detect() -> tuple[list[Gpu], str | None]:
+    """(GPUs, None) or ([], why there are none): NVML first, then nvidia-smi."""
+    gpus, why = _from_nvml()
+    if gpus:
+        return gpus, None
+    gpus, why_smi = _from_smi()
+    return (gpus, None) if gpus else ([], f"{why}; {why_smi}")
+
+
+def has_arch(gpus: list[Gpu], arch: str) -> bool:
+    """Whether a GPU can run code for `arch` ("90a" needs exactly compute capability 9.0)."""
+    digits = "".join(c for c in arch if c.isdigit())
+    return any(g.capability.replace(".", "") == digits for g in gpus)

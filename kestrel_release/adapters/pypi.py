@@ -1,0 +1,332 @@
+"""The only code that talks to package indexes: twine for uploads, the simple API for reads.
+
+Why not `twine upload`: it re-sends a failed POST up to five times with no pause
+(and urllib3 retries connection errors underneath), refuses --skip-existing on
+anything but PyPI, and prints its own bar to stdout. We use twine's pieces
+(credential resolution, PackageFile metadata, its Repository session) and own the
+single POST per attempt, the retry policy and the progress.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlparse
+
+from kestrel_release import console, secrets
+from kestrel_release.errors import PublishError, UsageError
+
+PYPIRC = "~/.pypirc"
+JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+_KNOWN_SIMPLE = {"upload.pypi.org": "https://pypi.org/simple/", "test.pypi.org": "https://test.pypi.org/simple/"}
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    upload_url: str
+    simple_url: str
+    pypirc: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+
+def simple_url_for(upload_url: str) -> str:
+    """Best guess of the simple index beside an upload URL (PyPI's /legacy/ -> /simple/)."""
+    parsed = urlparse(upload_url)
+    if parsed.netloc in _KNOWN_SIMPLE:
+        return _KNOWN_SIMPLE[parsed.netloc]
+    if parsed.path.rstrip("/").endswith("/legacy"):
+        return upload_url.rstrip("/")[: -len("legacy")] + "simple/"
+    return urljoin(upload_url if upload_url.endswith("/") else upload_url + "/", "simple/")
+
+
+def read_pypirc(path: str = PYPIRC) -> dict[str, dict[str, Any]]:
+    """Repositories of .pypirc (twine's view: pypi and testpypi always exist)."""
+    import configparser
+
+    from twine import utils
+
+    try:
+        return utils.get_config(path)
+    except FileNotFoundError:  # twine tolerates only a missing *default* file
+        blank = {"username": None, "password": None}
+        return {"pypi": {**blank, "repository": utils.DEFAULT_REPOSITORY},
+                "testpypi": {**blank, "repository": utils.TEST_REPOSITORY}}
+    except (configparser.Error, UnicodeDecodeError):
+        # configparser quotes the offending line, which may hold a password
+        raise UsageError(f"{path} is malformed", "see https://packaging.python.org/specifications/pypirc/") from None
+
+
+def resolve_index(target: str, configured: Mapping[str, Any], repository_url: str | None,
+                  simple_url: str | None, pypirc_path: str = PYPIRC) -> Index:
+    """Where to upload and read: --repository-url > [tool.kestrel-release.targets] > .pypirc."""
+    pypirc = read_pypirc(pypirc_path)
+    section = pypirc.get(target)
+    cfg_target = configured.get(target)
+    upload = repository_url or getattr(cfg_target, "repository_url", None) or (section or {}).get("repository")
+    if not upload:
+        import difflib
+
+        known = sorted(set(pypirc) | {k for k, v in configured.items() if hasattr(v, "repository_url")})
+        close = difflib.get_close_matches(target, known, n=1)
+        raise UsageError(f"unknown publish target '{target}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
+                         f"use one of {', '.join(known)}, add [{target}] to {pypirc_path}, or pass --repository-url")
+    if urlparse(upload).scheme not in ("http", "https") or not urlparse(upload).netloc:
+        raise UsageError(f"'{upload}' is not an http(s) URL", "pass the index's upload URL, e.g. https://HOST/legacy/")
+    if not simple_url and not repository_url:
+        simple_url = getattr(cfg_target, "simple_url", "") or None
+    return Index(target, upload, simple_url or simple_url_for(upload), section)
+
+
+def resolve_credentials(index: Index, *, token_env: str | None = None,
+                        given: tuple[str, str] | None = None,
+                        env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(username, password) from: given > --token-env > TWINE_* > .pypirc > keyring. Registered as secrets."""
+    env = os.environ if env is None else env
+    if given:
+        user, password = given
+    elif token_env:
+        password = env.get(token_env, "")
+        if not password:
+            raise UsageError(f"--token-env {token_env}: that environment variable is not set or empty",
+                             f"export {token_env}=<token> first")
+        user = "__token__"  # PyPI tokens always go with this username
+    else:
+        user, password = _twine_credentials(index, env)
+    secrets.register(password)
+    return user, password
+
+
+def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:
+    import requests
+    from twine import auth, exceptions
+
+    config = dict(index.pypirc or {"username": None, "password": None})
+    config["repository"] = index.upload_url
+    secrets.register(config.get("password"))
+    resolver = auth.Private(config, auth.CredentialInput(env.get("TWINE_USERNAME"), env.get("TWINE_PASSWORD")))
+    hint = (f"set TWINE_USERNAME/TWINE_PASSWORD, add [{index.name}] to ~/.pypirc, store them in keyring, "
+            "or pass --token-env VAR")
+    try:
+        user, password = resolver.username, resolver.password
+    except exceptions.NonInteractive:
+        raise PublishError(f"no credentials for {index.name} ({index.upload_url})", hint) from None
+    except (exceptions.TrustedPublishingFailure, requests.RequestException) as exc:
+        raise PublishError(f"no credentials for {index.name}, and trusted publishing failed "
+                           f"({type(exc).__name__})", hint) from None
+    if not password:
+        raise PublishError(f"no password for {index.name} ({index.upload_url})", hint)
+    return user or "__token__", password
+
+
+class _Links(HTMLParser):
+    """PEP 503 page: <a href="...#sha256=HEX">FILENAME</a>."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__()
+        self.base, self.files, self._href = base, {}, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+
+    def handle_data(self, data):
+        if self._href is not None and data.strip():
+            url, _, fragment = self._href.partition("#")
+            digest = fragment[len("sha256="):] if fragment.startswith("sha256=") else ""
+            self.files[data.strip()] = {"sha256": digest, "url": urljoin(self.base, url)}
+            self._href = None
+
+
+def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[str, str]]:
+    """filename -> {sha256, url} from a PEP 691 JSON or PEP 503 HTML project page."""
+    import json
+
+    if "json" in content_type:
+        data = json.loads(body)
+        return {f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
+                for f in data.get("files", [])}
+    links = _Links(base)
+    links.feed(body.decode("utf-8", "replace"))
+    return links.files
+
+
+@dataclass
+class RetryPolicy:
+    retries: int = 5
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    rate_limit_wait_cap: float = 120.0
+    timeout: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.rate_limit_wait_cap)
+        ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)  # jitter: parallel runs do not retry in step
+
+
+class Transient(Exception):
+    """A failure worth retrying: connection error, 5xx, 429."""
+
+    def __init__(self, what: str, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.retry_after = retry_after
+
+
+def with_retries(fn: Callable[[], Any], policy: RetryPolicy, what: str) -> Any:
+    """Call fn, retrying Transient failures with exponential backoff; PublishError when exhausted."""
+    for attempt in range(policy.retries + 1):
+        try:
+            return fn()
+        except Transient as exc:
+            if attempt == policy.retries:
+                raise PublishError(f"{what}: {exc} (gave up after {attempt + 1} attempts)",
+                                   "the index or network is failing; re-run later: finished files are skipped") from None
+            pause = policy.delay(attempt, exc.retry_after)
+            console.warn(f"{what}: {exc}; retry {attempt + 1}/{policy.retries} in {pause:.1f} s")
+            time.sleep(pause)
+    raise AssertionError("unreachable")
+
+
+def _classify(exc: BaseException) -> Transient | None:
+    import requests
+
+    if isinstance(exc, (requests.ConnectionError, requests.Timeout)):
+        return Transient(f"connection failed ({type(exc).__name__})")
+    return None
+
+
+def existing_files(index: Index, project: str, policy: RetryPolicy,
+                   auth: tuple[str, str] | None = None) -> dict[str, dict[str, str]]:
+    """What the index already holds for `project` (empty when the project does not exist yet)."""
+    import requests
+    from packaging.utils import canonicalize_name
+
+    url = urljoin(index.simple_url, canonicalize_name(project) + "/")
+    # Credentials go only to the host they were issued for.
+    send_auth = auth if auth and urlparse(url).netloc == urlparse(index.upload_url).netloc else None
+
+    def get() -> dict[str, dict[str, str]]:
+        try:
+            resp = requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout)
+        except requests.RequestException as exc:
+            raise (_classify(exc) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
+        if resp.status_code == 404:
+            return {}
+        if resp.status_code == 429 or resp.status_code >= 500:
+            raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
+        if resp.status_code != 200:
+            raise PublishError(f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
+                               "check the simple index URL and the credentials")
+        return parse_simple(resp.content, resp.headers.get("Content-Type", ""), url)
+
+    return with_retries(get, policy, f"reading {url}")
+
+
+def _retry_after(resp) -> float | None:
+    try:
+        return float(resp.headers["Retry-After"])
+    except (KeyError, ValueError):
+        return None
+
+
+class FileExists(PublishError):
+    """The index says the filename is taken (same or other bytes: the caller re-reads the index)."""
+
+
+_SIZE_HINT = ("ask the index for a larger per-file limit (PyPI: open a 'file size limit' request at "
+              "https://github.com/pypi/support, as kestrel-kernels did in pypi/support#11872), "
+              "then raise verify.max_file_size")
+
+
+def explain(status: int, reason: str, text: str, filename: str, index: Index) -> PublishError:
+    """One line that says what went wrong and what to do, for an upload answer that is not 200."""
+    detail = reason if reason and reason.lower() not in ("bad request", "forbidden", "unauthorized") else ""
+    said = f"HTTP {status}{': ' + detail if detail else ''}"
+    where = f"{index.name} ({index.upload_url})"
+    if status == 401:
+        return PublishError(f"{where} rejected the credentials ({said})",
+                            "check TWINE_USERNAME/TWINE_PASSWORD or the token; PyPI tokens go with username __token__")
+    if status == 403:
+        return PublishError(f"the credentials lack permission to upload {filename} to {where} ({said})",
+                            "use a token scoped to this project, or ask an owner to add you as a maintainer")
+    if status == 409 or (status == 400 and "already exist" in f"{reason} {text}".lower()):
+        return FileExists(f"{filename} already exists on {where} with other bytes ({said})",
+                          "a filename can never be reused on an index: bump the version and rebuild")
+    if status == 413 or "too large" in reason.lower():
+        return PublishError(f"{filename} is larger than {where} accepts ({said})", _SIZE_HINT)
+    if status in (301, 302, 303, 307, 308):
+        return PublishError(f"{where} redirects uploads ({said})",
+                            "pass the upload URL itself, e.g. https://upload.pypi.org/legacy/")
+    return PublishError(f"{where} refused {filename} ({said})",
+                        "kestrel-release verify --target pypi checks PyPI's rules before uploading")
+
+
+class Uploader:
+    """Uploads through twine's Repository session: one POST per attempt, our retry policy, a byte callback."""
+
+    def __init__(self, index: Index, credentials: tuple[str, str], policy: RetryPolicy) -> None:
+        from requests.adapters import HTTPAdapter
+        from twine.repository import Repository
+
+        self.index, self.policy = index, policy
+        self.repo = Repository(index.upload_url, *credentials, disable_progress_bar=True)
+        for scheme in ("http://", "https://"):
+            # twine's session retries connection errors itself (urllib3 connect=5): ours would multiply it
+            self.repo.session.mount(scheme, HTTPAdapter(max_retries=0))
+        pypirc = index.pypirc or {}
+        self.repo.set_certificate_authority(pypirc.get("ca_cert"))
+        self.repo.set_client_certificate(pypirc.get("client_cert"))
+
+    def upload(self, path: Path, on_bytes: Callable[[int, int], None], expect_sha256: str) -> int:
+        """Upload one wheel; returns the number of attempts. Refuses bytes other than `expect_sha256`."""
+        from twine import exceptions
+        from twine.package import PackageFile
+
+        try:
+            package = PackageFile.from_filename(str(path), None)
+        except exceptions.TwineException as exc:
+            raise PublishError(f"{path.name}: twine cannot read it ({exc})", "rebuild the wheel") from None
+        if package.sha2_digest != expect_sha256:  # the digest twine sends; the index checks the bytes against it
+            raise PublishError(f"{path.name} changed after it was verified: sha256 {package.sha2_digest} "
+                               f"!= verified {expect_sha256}", "rebuild and verify again")
+        attempts = [0]
+
+        def attempt() -> None:
+            attempts[0] += 1
+            self._post(package, on_bytes)
+
+        with_retries(attempt, self.policy, f"uploading {path.name}")
+        return attempts[0]
+
+    def _post(self, package, on_bytes: Callable[[int, int], None]) -> None:
+        import requests
+        from requests_toolbelt import MultipartEncoder, MultipartEncoderMonitor
+
+        fields = self.repo._convert_metadata_to_list_of_tuples(package.metadata_dictionary())
+        fields += [(":action", "file_upload"), ("protocol_version", "1")]
+        with open(package.filename, "rb") as fh:
+            fields.append(("content", (package.basefilename, fh, "application/octet-stream")))
+            monitor = MultipartEncoderMonitor(MultipartEncoder(fields), lambda m: on_bytes(m.bytes_read, m.len))
+            try:
+                resp = self.repo.session.post(self.repo.url, data=monitor, allow_redirects=False,
+                                              headers={"Content-Type": monitor.content_type},
+                                              timeout=self.policy.timeout)
+            except requests.RequestException as exc:
+                raise (_classify(exc) or PublishError(f"uploading {package.basefilename} failed: "
+                                                      f"{type(exc).__name__}")) from None
+        resp.close()
+        if resp.status_code == 200:
+            return
+        if resp.status_code == 429 or resp.status_code >= 500:
+            raise Transient(f"HTTP {resp.status_code} {resp.reason}", _retry_after(resp))
+        raise explain(resp.status_code, resp.reason or "", resp.text[:500], package.basefilename, self.index)
+
+    def close(self) -> None:
+        self.repo.close()

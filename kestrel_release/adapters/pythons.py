@@ -1,0 +1,134 @@
+"""Find CPython interpreters the way users have them installed.
+
+Search order for a version like "3.12" (first working CPython wins, cheapest
+first): PATH `python3.12`, pyenv's versions directory, `uv python find` (uv-managed
+and others uv knows; never downloading), conda environments. Every candidate is
+run once to confirm it really is CPython X.Y. pyenv shims are skipped: they exist
+for every version but fail for the non-global ones (and cost ~0.2 s each).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kestrel_release.errors import PreflightError
+
+_PROBE = ("import sys, platform; "
+          "print(platform.python_implementation(), '%d.%d' % sys.version_info[:2], getattr(sys, 'abiflags', ''))")
+
+
+def _probe(path: Path, version: str) -> bool:
+    """True when `path` runs and is a regular (not free-threaded) CPython `version`."""
+    try:
+        out = subprocess.run([str(path), "-c", _PROBE], capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    fields = out.stdout.split()
+    return out.returncode == 0 and fields[:2] == ["CPython", version] and "t" not in "".join(fields[2:])
+
+
+def _from_uv(version: str) -> Iterator[Path]:
+    uv = shutil.which("uv")
+    if not uv:
+        return
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    # --system: a project's .venv is not an installation to build with.
+    try:
+        out = subprocess.run([uv, "python", "find", "--system", "--no-project", version],
+                             capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if out.returncode == 0 and out.stdout.strip():
+        yield Path(out.stdout.strip().splitlines()[-1])
+
+
+def _from_path(version: str) -> Iterator[Path]:
+    found = shutil.which(f"python{version}")
+    if found and Path(found).parent.name != "shims":
+        yield Path(found)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else -1 for p in name.split("."))
+
+
+def _from_pyenv(version: str) -> Iterator[Path]:
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    versions = root / "versions"
+    if not versions.is_dir():
+        return
+    dirs = [d for d in versions.iterdir() if d.name == version or d.name.startswith(version + ".")]
+    for d in sorted(dirs, key=lambda d: _version_key(d.name), reverse=True):  # newest patch first
+        yield d / "bin" / f"python{version}"
+
+
+def _conda_roots() -> list[Path]:
+    roots = []
+    if os.environ.get("CONDA_EXE"):
+        roots.append(Path(os.environ["CONDA_EXE"]).parent.parent)
+    home = Path.home()
+    roots += [home / n for n in ("miniforge3", "mambaforge", "miniconda3", "anaconda3")]
+    return [r for r in roots if r.is_dir()]
+
+
+def _from_conda(version: str) -> Iterator[Path]:
+    prefixes = [Path(os.environ["CONDA_PREFIX"])] if os.environ.get("CONDA_PREFIX") else []
+    for root in _conda_roots():
+        prefixes.append(root)
+        envs = root / "envs"
+        if envs.is_dir():
+            prefixes += sorted(envs.iterdir())
+    for prefix in prefixes:
+        yield prefix / "bin" / f"python{version}"
+
+
+SOURCES = (("PATH", _from_path), ("pyenv ($PYENV_ROOT or ~/.pyenv)/versions", _from_pyenv),
+           ("uv python find", _from_uv), ("conda envs", _from_conda))
+
+
+@functools.lru_cache(maxsize=None)
+def find_interpreter(version: str) -> Path:
+    """The path of a working CPython `version` ("3.12"), or PreflightError naming what was searched."""
+    seen: set[Path] = set()
+    for _label, source in SOURCES:
+        for cand in source(version):
+            if cand in seen or not cand.is_file():
+                continue
+            seen.add(cand)
+            if _probe(cand, version):
+                return cand
+    searched = ", ".join(label for label, _ in SOURCES)
+    raise PreflightError(
+        f"no working CPython {version} found (searched: {searched})",
+        f"install it (e.g. 'uv python install {version}' or 'pyenv install {version}') "
+        f"or drop it from --python / [tool.kestrel-release].python",
+    )
+
+
+def find_all(versions: Iterable[str]) -> dict[str, Path]:
+    """Every requested interpreter; one PreflightError listing all the missing ones."""
+    versions = list(dict.fromkeys(versions))
+    with ThreadPoolExecutor(max_workers=max(1, len(versions))) as pool:
+        results = list(pool.map(_try_find, versions))
+    missing = [v for v, r in zip(versions, results) if isinstance(r, PreflightError)]
+    if missing:
+        searched = ", ".join(label for label, _ in SOURCES)
+        raise PreflightError(
+            f"no working CPython {', '.join(missing)} found (searched: {searched})",
+            "install them (e.g. 'uv python install X.Y' or 'pyenv install X.Y') or pass --python with the ones you have",
+        )
+    return {v: r for v, r in zip(versions, results)}  # type: ignore[misc]
+
+
+def _try_find(version: str) -> Path | PreflightError:
+    try:
+        return find_interpreter(version)
+    except PreflightError as exc:
+        return exc

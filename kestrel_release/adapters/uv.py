@@ -1,0 +1,56 @@
+"""uv: where it is, and the per-Python wheel build command for each frontend.
+
+uv is a dependency of this tool, so its binary normally comes from the `uv`
+Python package; PATH is the fallback.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from kestrel_release.errors import PreflightError
+
+
+def find_uv() -> Path:
+    """The uv binary, or PreflightError saying how to get it."""
+    try:
+        from uv import find_uv_bin
+
+        return Path(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if found:
+            return Path(found)
+    raise PreflightError("uv not found", "install it: python -m pip install uv (or see https://docs.astral.sh/uv/)")
+
+
+def version(uv: Path) -> str:
+    try:
+        out = subprocess.run([str(uv), "--version"], capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    parts = out.stdout.split()
+    return parts[1] if len(parts) >= 2 else "unknown"
+
+
+def wheel_command(uv: Path, python: Path, project: Path, out_dir: Path, *, frontend: str,
+                  isolation: bool, config_settings: dict[str, str]) -> list[str]:
+    """argv that builds one wheel of `project` for `python` into `out_dir`.
+
+    frontend "uv": `uv build --wheel`. frontend "build": pypa/build; with isolation
+    it runs from an ephemeral uv tool env on `python` (no need to install build
+    into each interpreter); without isolation it must be `python -m build`, since
+    the build dependencies have to be importable by that very interpreter.
+    """
+    settings = [f"--config-setting={k}={v}" for k, v in config_settings.items()]
+    if frontend == "uv":
+        return [str(uv), "build", "--wheel", "--python", str(python), "--out-dir", str(out_dir),
+                *(() if isolation else ("--no-build-isolation",)), *settings, str(project)]
+    if isolation:
+        return [str(uv), "tool", "run", "--python", str(python), "--from", "build", "pyproject-build",
+                "--installer", "uv", "--wheel", "--outdir", str(out_dir), *settings, str(project)]
+    return [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir),
+            *settings, str(project)]

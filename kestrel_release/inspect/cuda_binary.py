@@ -1,0 +1,202 @@
+"""What CUDA code a binary carries, read in pure Python (no cuobjdump, nothing executed).
+
+Handles standalone cubins (ABI V1 and V2, `.nv.compat`), standalone fat binaries,
+and host objects (`.so`, `.o`) with `.nv_fatbin` / `__nv_relfatbin` sections or
+fatbins/cubins embedded as byte arrays elsewhere. Layouts: cuda-binaries.md.
+
+Entry point: `inspect_bytes(data, name) -> CudaInfo`; it raises only CudaFormatError.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kestrel_release.inspect import elf, fatbin
+from kestrel_release.inspect.errors import CudaFormatError
+
+__all__ = ["CudaFormatError", "CudaInfo", "inspect_bytes", "is_cuda_candidate"]
+
+CUDA_SUFFIXES = (".cubin", ".fatbin", ".so", ".o")
+FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+SHT_NV_COMPAT = 0x70000086
+COMPAT_ARCH_SPECIFIC = 0x09
+# Sections that carry source paths or source text in a cubin.
+PATH_SECTIONS = (".debug_line", ".debug_line_str", ".debug_str", ".nv.global.init",
+                 ".nv_debug_ptx_txt", ".nv_debug_line_sass")
+_PATH_RE = re.compile(rb"(?<![\w.+@~-])/[\w.+@~-]+(?:/[\w.+@~-]+)+")
+_CUBIN_MAGIC = b"\x7fELF\x02\x01\x01"
+MAX_PATHS = 50  # enough to act on; keeps reports small on a hostile binary
+
+
+@dataclass
+class CudaInfo:
+    """The CUDA content of one binary. Lists are sorted and de-duplicated."""
+
+    member: str
+    sass: list[str] = field(default_factory=list)
+    ptx: list[str] = field(default_factory=list)
+    lto_ir: list[str] = field(default_factory=list)
+    debug: bool = False
+    debug_ptx_text: bool = False  # -lineinfo: the full PTX text hides in .nv_debug_ptx_txt
+    source_paths: list[str] = field(default_factory=list)
+
+    @property
+    def has_cuda(self) -> bool:
+        return bool(self.sass or self.ptx or self.lto_ir)
+
+    def to_json(self) -> dict:
+        return {"member": self.member, "sass": self.sass, "ptx": self.ptx, "lto_ir": self.lto_ir,
+                "debug": self.debug, "source_paths": self.source_paths}
+
+
+class _Collector:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sass: set[str] = set()
+        self.ptx: set[str] = set()
+        self.lto: set[str] = set()
+        self.debug = False
+        self.debug_ptx = False
+        self.paths: dict[str, None] = {}
+
+    def add_paths(self, blob) -> None:
+        for match in _PATH_RE.finditer(bytes(blob)):
+            if len(self.paths) >= MAX_PATHS:
+                return
+            self.paths.setdefault(match.group().decode("utf-8", "replace"), None)
+
+    def result(self) -> CudaInfo:
+        return CudaInfo(self.name, sorted(self.sass, key=_arch_key), sorted(self.ptx, key=_arch_key),
+                        sorted(self.lto, key=_arch_key), self.debug, self.debug_ptx, list(self.paths))
+
+
+def _arch_key(arch: str) -> tuple[int, str]:
+    digits = re.search(r"\d+", arch)
+    return (int(digits.group()) if digits else 0, arch)
+
+
+def is_cuda_candidate(name: str) -> bool:
+    """Members whose bytes may hold CUDA code: cubins, fatbins, shared objects, objects."""
+    base = name.rsplit("/", 1)[-1]
+    return base.endswith(CUDA_SUFFIXES) or ".so." in base
+
+
+def inspect_bytes(data: bytes | memoryview, name: str) -> CudaInfo:
+    """Report SASS, PTX, LTO-IR, debug info and source paths of one binary.
+
+    Raises CudaFormatError (and nothing else) on malformed or truncated input.
+    """
+    try:
+        view = memoryview(data).cast("B")
+    except TypeError:
+        raise CudaFormatError(f"{name}: not a byte buffer") from None
+    out = _Collector(name)
+    try:
+        if bytes(view[:4]) == fatbin.MAGIC_BYTES:
+            _entries(fatbin.parse_containers(view, name), out)
+        elif elf.is_elf(view):
+            _elf(elf.parse(view, name), out)
+        else:
+            raise CudaFormatError(f"{name}: not an ELF file or a fat binary")
+    except (ValueError, IndexError, OverflowError, MemoryError) as exc:
+        raise CudaFormatError(f"{name}: malformed binary ({type(exc).__name__})") from None
+    return out.result()
+
+
+def _elf(image: elf.Elf, out: _Collector) -> None:
+    if image.machine == elf.EM_CUDA:
+        _cubin(image, out)
+    else:
+        _host(image, out)
+
+
+def _cubin(image: elf.Elf, out: _Collector, family: str = "") -> None:
+    v2 = image.osabi == 0x41 or image.abiversion >= 8
+    sm = (image.flags >> 8) & 0xFF if v2 else image.flags & 0xFF
+    arch_specific = (v2 and image.flags & 0x8) or (not v2 and image.flags & 0x800 and sm >= 90)
+    if not arch_specific:
+        arch_specific = _compat(image).get(COMPAT_ARCH_SPECIFIC) == 1
+    out.sass.add(f"sm_{sm}{'a' if arch_specific else family}")
+    _cubin_leaks(image, out)
+
+
+def _cubin_leaks(image: elf.Elf, out: _Collector) -> None:
+    for section in image.sections:
+        # .debug_frame is in every cubin (unwind tables); anything else is -G/-lineinfo.
+        if section.name.startswith((".debug_", ".nv_debug")) and section.name != ".debug_frame":
+            out.debug = True
+        if section.name == ".nv_debug_ptx_txt":
+            out.debug_ptx = True
+        if section.name in PATH_SECTIONS:
+            out.add_paths(image.content(section))
+
+
+def _compat(image: elf.Elf) -> dict[int, int]:
+    """`.nv.compat` records {attribute: value} (fmt 2: u8, fmt 3: u16, fmt 4: bytes)."""
+    section = next((s for s in image.sections if s.type == SHT_NV_COMPAT or s.name == ".nv.compat"), None)
+    if section is None:
+        return {}
+    blob, pos, attrs = bytes(image.content(section)), 0, {}
+    while pos + 2 <= len(blob):
+        fmt, attr = blob[pos], blob[pos + 1]
+        if fmt == 2 and pos + 3 <= len(blob):
+            attrs[attr], pos = blob[pos + 2], pos + 4
+        elif fmt == 3 and pos + 4 <= len(blob):
+            attrs[attr], pos = int.from_bytes(blob[pos + 2:pos + 4], "little"), pos + 4
+        elif fmt == 4 and pos + 4 <= len(blob):
+            pos += 4 + int.from_bytes(blob[pos + 2:pos + 4], "little")
+        else:
+            break
+    return attrs
+
+
+def _host(image: elf.Elf, out: _Collector) -> None:
+    for section in image.sections:
+        if section.type == elf.SHT_NOBITS or section.size == 0:
+            continue
+        content = image.content(section)
+        if section.name in FATBIN_SECTIONS:
+            _entries(fatbin.parse_containers(content, f"{out.name}:{section.name}"), out)
+        elif not section.name.startswith((".debug_", ".symtab", ".strtab", ".dynsym", ".dynstr")):
+            _scan(content, out)
+
+
+def _scan(content: memoryview, out: _Collector) -> None:
+    """Find fatbins and cubins embedded as plain byte arrays (e.g. in .rodata)."""
+    raw = content.obj if isinstance(content.obj, bytes) and len(content) == len(content.obj) else None
+    blob = raw if raw is not None else bytes(content)
+    pos = blob.find(fatbin.MAGIC_BYTES)
+    while pos >= 0:
+        found = fatbin.container_at(content, pos, out.name)
+        if found:
+            _entries(found[0], out)
+        pos = blob.find(fatbin.MAGIC_BYTES, found[1] if found else pos + 4)
+    pos = blob.find(_CUBIN_MAGIC)
+    while pos >= 0:
+        if int.from_bytes(blob[pos + 18:pos + 20], "little") == elf.EM_CUDA:
+            try:
+                _cubin(elf.parse(content[pos:], out.name), out)
+            except CudaFormatError:
+                pass  # a magic by coincidence, not an image
+        pos = blob.find(_CUBIN_MAGIC, pos + 4)
+
+
+def _entries(entries: list[fatbin.Entry], out: _Collector) -> None:
+    for entry in entries:
+        if entry.flags & fatbin.FLAG_DEBUG:
+            out.debug = True
+        if entry.identifier.strip():
+            out.paths.setdefault(entry.identifier.strip(), None)
+        if entry.kind == fatbin.KIND_ELF:
+            out.sass.add(entry.arch)
+            # Stored cubins are free to look into; compressed ones only when the
+            # header says there is something to see (debug build or a source identifier).
+            if not entry.compressed or entry.identifier or entry.flags & fatbin.FLAG_DEBUG:
+                _cubin_leaks(elf.parse(entry.data(out.name), out.name), out)
+        elif entry.kind == fatbin.KIND_PTX:
+            out.ptx.add(entry.arch)
+            if entry.identifier or entry.flags & fatbin.FLAG_DEBUG:
+                out.add_paths(entry.data(out.name))
+        elif entry.kind == fatbin.KIND_LTO:
+            out.lto.add(entry.arch)

@@ -1,0 +1,199 @@
+"""Read a wheel once, without extracting it: whole-file sha256, members, RECORD hashes.
+
+The file is memory-mapped; the central directory is read with zipfile and each
+member's bytes are sliced (stored) or inflated (deflate) straight from the map,
+hashed for RECORD and handed to an optional `visit(member, data)` callback, so
+every later check shares this single pass. Nothing is written to disk and
+nothing from the wheel is executed.
+
+Entry point: `read_wheel(path, visit=None) -> WheelFile`; it raises only WheelError
+(a file that is not a readable zip). Problems inside a readable zip (unsafe
+names, bombs, bad members) come back as `WheelFile.problems`.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import mmap
+import os
+import re
+import stat
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release.inspect.errors import WheelError
+
+__all__ = ["Member", "WheelError", "WheelFile", "read_wheel", "record_digest"]
+
+MIB = 1024 * 1024
+BOMB_SIZE = 64 * MIB  # PyPI refuses a zip over this uncompressed size...
+BOMB_RATIO = 50  # ...when it also compresses better than this
+MAX_MEMBER = 4 * 1024 * MIB  # never inflate more than this for one member
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")
+_DIST_INFO = re.compile(r"^[^/]+\.dist-info/(METADATA|WHEEL|RECORD)$")
+
+
+@dataclass
+class Member:
+    name: str
+    size: int  # uncompressed, as declared in the central directory
+    compressed_size: int
+    compress_type: int
+    is_symlink: bool = False
+    is_dir: bool = False
+    digest: str | None = None  # RECORD form: sha256=<urlsafe b64, no padding>; None if unread
+    actual_size: int | None = None
+
+
+@dataclass
+class WheelFile:
+    """Everything one streaming pass learned about a wheel."""
+
+    path: Path
+    filename: str
+    sha256: str
+    size: int
+    members: list[Member] = field(default_factory=list)
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # (rule, member, message)
+    dist_info: dict[str, bytes] = field(default_factory=dict)  # "x.dist-info/WHEEL" -> bytes
+
+
+Visitor = Callable[[Member, "bytes | memoryview"], None]
+
+
+def record_digest(data) -> str:
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def read_wheel(path: Path | str, visit: Visitor | None = None) -> WheelFile:
+    """Hash and read every member of the wheel at `path` in one pass."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                raise WheelError(f"{path.name}: empty file", "rebuild the wheel")
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                wheel = WheelFile(path, path.name, hashlib.sha256(mm).hexdigest(), size)
+                _read_members(fh, mm, wheel, visit)
+    except OSError as exc:
+        raise WheelError(f"{path.name}: cannot read ({exc.strerror or exc})") from None
+    return wheel
+
+
+def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) -> None:
+    try:
+        infos = zipfile.ZipFile(fh).infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error) as exc:
+        raise WheelError(f"{wheel.filename}: not a readable zip file ({exc})",
+                         "the file is truncated or corrupt: rebuild it") from None
+    wheel.members = [_member(info) for info in infos]
+    _check_names(wheel)
+    if _is_bomb(wheel):
+        return  # inflating it is exactly what a bomb wants
+    view = memoryview(mm)
+    try:
+        offsets: set[int] = set()
+        for info, member in zip(infos, wheel.members):
+            if member.is_dir or info.header_offset in offsets:
+                continue
+            offsets.add(info.header_offset)
+            data = _member_bytes(view, info, member, wheel)
+            if data is None:
+                continue
+            member.digest, member.actual_size = record_digest(data), len(data)
+            if _DIST_INFO.match(member.name):
+                wheel.dist_info[member.name] = bytes(data)
+            if visit is not None and not member.is_symlink:
+                visit(member, data)
+            del data
+    finally:
+        with contextlib.suppress(BufferError):
+            view.release()
+
+
+def _member(info: zipfile.ZipInfo) -> Member:
+    mode = info.external_attr >> 16
+    return Member(info.filename, info.file_size, info.compress_size, info.compress_type,
+                  is_symlink=stat.S_ISLNK(mode), is_dir=info.filename.endswith("/"))
+
+
+def _check_names(wheel: WheelFile) -> None:
+    seen: set[str] = set()
+    for m in wheel.members:
+        name = m.name
+        parts = name.replace("\\", "/").split("/")
+        if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+            wheel.problems.append(("unsafe-path", name, "absolute path in the archive: rebuild the wheel"))
+        elif ".." in parts:
+            wheel.problems.append(("unsafe-path", name, "'..' in a member path (path traversal): rebuild the wheel"))
+        if m.is_symlink:
+            wheel.problems.append(("unsafe-path", name, "symbolic link in the archive: ship the file itself"))
+        if name in seen:
+            wheel.problems.append(("unsafe-path", name, "duplicate member name: rebuild the wheel"))
+        seen.add(name)
+
+
+def _is_bomb(wheel: WheelFile) -> bool:
+    total = sum(m.size for m in wheel.members)
+    ratio = total / max(wheel.size, 1)
+    if total > BOMB_SIZE and ratio > BOMB_RATIO:
+        wheel.problems.append(("zip-bomb", "", f"{total} bytes uncompressed at ratio {ratio:.0f} "
+                               f"(PyPI refuses > {BOMB_SIZE // MIB} MiB at ratio > {BOMB_RATIO}): not inflated"))
+        return True
+    if any(m.size > MAX_MEMBER for m in wheel.members):
+        wheel.problems.append(("zip-bomb", "", f"a member declares more than {MAX_MEMBER // MIB} MiB: not inflated"))
+        return True
+    return False
+
+
+def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, wheel: WheelFile):
+    start = _data_offset(view, info)
+    if start is None or start + info.compress_size > len(view):
+        wheel.problems.append(("zip-format", member.name, "member data missing or truncated: rebuild the wheel"))
+        return None
+    if info.flag_bits & 0x1:
+        wheel.problems.append(("zip-format", member.name, "encrypted member: rebuild the wheel"))
+        return None
+    raw = view[start:start + info.compress_size]
+    if info.compress_type == zipfile.ZIP_STORED:
+        return raw
+    if info.compress_type != zipfile.ZIP_DEFLATED:
+        wheel.problems.append(("zip-format", member.name, f"compression method {info.compress_type}: "
+                               "PyPI accepts only stored or deflate"))
+        return None
+    return _inflate(raw, member, wheel)
+
+
+def _inflate(raw: memoryview, member: Member, wheel: WheelFile):
+    inflater = zlib.decompressobj(-15)
+    try:
+        # One byte over the declared size is enough to catch a member that lies.
+        data = inflater.decompress(raw, member.size + 1)
+    except zlib.error:
+        wheel.problems.append(("zip-format", member.name, "corrupt deflate data: rebuild the wheel"))
+        return None
+    if len(data) > member.size:
+        wheel.problems.append(("zip-bomb", member.name, "inflates past its declared size: rebuild the wheel"))
+        return None
+    if not inflater.eof:
+        wheel.problems.append(("zip-format", member.name, "deflate stream is truncated: rebuild the wheel"))
+        return None
+    return data
+
+
+def _data_offset(view: memoryview, info: zipfile.ZipInfo) -> int | None:
+    pos = info.header_offset
+    if pos < 0 or pos + _LOCAL.size > len(view):
+        return None
+    fields = _LOCAL.unpack_from(view, pos)
+    if fields[0] != b"PK\x03\x04":
+        return None
+    return pos + _LOCAL.size + fields[9] + fields[10]

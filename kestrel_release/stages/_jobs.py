@@ -1,0 +1,71 @@
+"""Long child processes that must die with us: builds, repairs, the precompile step.
+
+Each child starts in its own session (process group), so on Ctrl-C/SIGTERM we
+can kill the whole tree (uv -> python -> cmake -> ninja -> cc) rather than
+only the direct child; output goes to a per-step log file, shown on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kestrel_release import console, proc, secrets
+from kestrel_release.errors import BuildError, KestrelError
+
+# Compiler, CMake and Python errors; the frontend's own summary lines come later and say less.
+_ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
+_lock = threading.Lock()
+_live: set[subprocess.Popen] = set()
+
+
+def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None = None,
+               env: Mapping[str, str] | None = None, what: str,
+               error: type[KestrelError] = BuildError) -> None:
+    """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    full_env = {**os.environ, **(env or {})}
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write("+ " + secrets.mask(shlex.join(map(os.fspath, argv))) + "\n")
+        fh.flush()
+        child = proc.popen(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, start_new_session=True)
+        with _lock:
+            _live.add(child)
+        try:
+            code = child.wait()
+        finally:
+            with _lock:
+                _live.discard(child)
+    if code != 0:
+        lines = tail(log, 400)
+        for line in lines[-15:]:  # context above the one error line
+            console.info(f"  | {line}")
+        first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
+        raise error(f"{what} failed with exit code {code} (log: {log})",
+                    f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]))
+
+
+def tail(log: Path, lines: int = 20) -> list[str]:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [secrets.mask(line) for line in text.splitlines()[-lines:]]
+
+
+def kill_all() -> None:
+    """Kill every live child's process group (used on interrupt or a sibling's failure)."""
+    with _lock:
+        children = list(_live)
+    for child in children:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

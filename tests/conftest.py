@@ -1,0 +1,46 @@
+"""Shared fixtures.
+
+`built_wheels` builds the real kernels/ package ONCE per test session with the
+real CLI (`kestrel-release build --project <copy of kernels> --out <tmp>`) and
+returns the output directory: four manylinux wheels (cp310-cp313), SHA256SUMS
+and release-manifest.json. It builds a copy of kernels/ so that concurrent test
+sessions and edits in the checkout never collide on the project lock or the
+in-tree precompiled cubins. Treat the directory as read-only (copy it with
+`shutil.copytree` before changing anything); mark tests that use it `slow`.
+
+Set KESTREL_TEST_BUILT_WHEELS=/path/to/dist-all to reuse an existing build
+output instead (handy when iterating on verify/publish tests).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import KERNELS, run_cli
+
+_SKIP = shutil.ignore_patterns("dist", "dist-all", "build", ".kestrel-*", "__pycache__", "*.egg-info", ".pytest_cache")
+
+
+def copy_kernels(dest: Path) -> Path:
+    """A private copy of kernels/ (sources and in-tree cubins, no build outputs); returns it."""
+    shutil.copytree(KERNELS, dest, ignore=_SKIP)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def built_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory with the wheels, SHA256SUMS and manifest of one real build of kernels/."""
+    reuse = os.environ.get("KESTREL_TEST_BUILT_WHEELS")
+    if reuse:
+        return Path(reuse).resolve()
+    root = tmp_path_factory.mktemp("built-wheels")
+    project = copy_kernels(root / "kernels")
+    out = root / "dist-all"
+    result = run_cli(["build", "--project", str(project), "--out", str(out), "--no-gpu-check"], timeout=1800)
+    if result.code != 0:
+        pytest.fail(f"kestrel-release build failed (exit {result.code}):\n{result.output[-4000:]}")
+    return out

@@ -1,0 +1,130 @@
+"""Test material for verify: hand-made wheels and a table of nvcc-built CUDA binaries.
+
+The nvcc table is built once per nvcc version into a cache under the temp dir
+(several nvcc jobs in parallel); later sessions reuse it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KERNEL = HERE / "kernel.cu"
+GEN = "-gencode"
+
+# name -> nvcc arguments (the output path and source are added).
+CASES: dict[str, list[str]] = {
+    "sm80.cubin": ["-cubin", "-arch=sm_80"],
+    "sm90.cubin": ["-cubin", "-arch=sm_90"],
+    "sm90a.cubin": ["-cubin", "-arch=sm_90a"],
+    "sm100a.cubin": ["-cubin", "-arch=sm_100a"],
+    "sm120f.cubin": ["-cubin", "-arch=sm_120f"],
+    "sm90a-ndebug.cubin": ["-cubin", "-arch=sm_90a", "-DNDEBUG"],
+    "sm90a-ndebug.so": ["-shared", "-Xcompiler", "-fPIC", "-DNDEBUG", GEN, "arch=compute_90a,code=sm_90a"],
+    "sm90a-G.cubin": ["-cubin", "-arch=sm_90a", "-G"],
+    "sm90a-lineinfo.cubin": ["-cubin", "-arch=sm_90a", "-lineinfo"],
+    "ptx90a.fatbin": ["-fatbin", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
+    "multi.fatbin": ["-fatbin", GEN, "arch=compute_80,code=sm_80", GEN, "arch=compute_90,code=sm_90",
+                     GEN, "arch=compute_100a,code=sm_100a", GEN, "arch=compute_120f,code=sm_120f"],
+    "G.fatbin": ["-fatbin", "-G", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
+    "lineinfo-all.fatbin": ["-fatbin", "-lineinfo", "-Xfatbin=-compress-all", GEN, "arch=compute_90a,code=sm_90a"],
+    "size.fatbin": ["-fatbin", "--compress-mode=size", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "speed-all.fatbin": ["-fatbin", "--compress-mode=speed", "-Xfatbin=-compress-all", "-G",
+                         GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "none.fatbin": ["-fatbin", "--compress-mode=none", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "sm90a.so": ["-shared", "-Xcompiler", "-fPIC", GEN, "arch=compute_90a,code=sm_90a"],
+    "ptx-lineinfo.so": ["-shared", "-Xcompiler", "-fPIC", "-lineinfo", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
+    "rdc.so": ["-shared", "-Xcompiler", "-fPIC", "-rdc=true", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "rdc.o": ["-c", "-rdc=true", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "lto.o": ["-c", "-rdc=true", GEN, "arch=compute_90,code=lto_90"],
+    "sm80.o": ["-c", GEN, "arch=compute_80,code=sm_80"],
+}
+
+
+def nvcc_version() -> str | None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+
+
+def build_cuda_matrix(jobs: int = 3) -> Path:
+    """Build every CASES entry once per nvcc version; returns the cache directory."""
+    version = nvcc_version()
+    assert version is not None, "nvcc is not on PATH"
+    key = hashlib.sha256((version + repr(CASES) + KERNEL.read_text()).encode()).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / f"kestrel-cuda-matrix-{key}"
+    cache.mkdir(exist_ok=True)
+    source = cache / "kernel.cu"
+    if not source.exists():
+        shutil.copy(KERNEL, source)
+    todo = [name for name in CASES if not (cache / name).exists()]
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda name: _nvcc(cache, source, name), todo))
+    return cache
+
+
+def _nvcc(cache: Path, source: Path, name: str) -> None:
+    # The absolute source path is what -G/-lineinfo builds leak; temp + rename for parallel sessions.
+    tmp = cache / f".{name}.{os.getpid()}.tmp"
+    subprocess.run(["nvcc", *CASES[name], "-o", str(tmp), str(source)], check=True, cwd=cache,
+                   capture_output=True)
+    os.replace(tmp, cache / name)
+
+
+def cuobjdump() -> Path | None:
+    """The cuobjdump binary of the nvidia-cuda-cuobjdump wheel in this venv, if installed."""
+    import site
+    import sys
+
+    roots = [Path(p) for p in site.getsitepackages()] + [Path(sys.prefix)]
+    for root in roots:
+        for found in root.glob("nvidia/**/bin/cuobjdump"):
+            return found
+    return shutil.which("cuobjdump") and Path(shutil.which("cuobjdump"))  # type: ignore[arg-type]
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: str = "kestrel_kernels",
+               version: str = "0.1.0", tag: str = "cp311-cp311-manylinux_2_34_x86_64",
+               metadata_version: str = "2.4", meta_name: str | None = None, meta_version: str | None = None,
+               wheel_tags: list[str] | None = None, record_edit=None, compression=zipfile.ZIP_DEFLATED,
+               filename: str | None = None) -> Path:
+    """A wheel with a correct RECORD unless `record_edit(rows)` changes it."""
+    files = dict(files if files is not None else {f"{name}/__init__.py": b"__version__ = '0.1.0'\n"})
+    dist = f"{name}-{version}.dist-info"
+    files[f"{dist}/METADATA"] = (f"Metadata-Version: {metadata_version}\nName: {meta_name or name.replace('_', '-')}\n"
+                                 f"Version: {meta_version or version}\n").encode()
+    tags = "".join(f"Tag: {t}\n" for t in (wheel_tags or [tag]))
+    files[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n{tags}".encode()
+    rows = [[path, _digest(data), str(len(data))] for path, data in files.items()]
+    if record_edit:
+        rows = record_edit(rows)
+    record = "".join(",".join(r) + "\n" for r in rows) + f"{dist}/RECORD,,\n"
+    files[f"{dist}/RECORD"] = record.encode()
+    path = Path(directory) / (filename or f"{name}-{version}-{tag}.whl")
+    with zipfile.ZipFile(path, "w", compression) as zf:
+        for member, data in files.items():
+            zf.writestr(member, data)
+    return path
+
+
+def make_project(directory: Path, *, pythons=("3.11",), verify: str = "") -> Path:
+    """A minimal kernel-package project whose config verify reads."""
+    directory.mkdir(parents=True, exist_ok=True)
+    py = ", ".join(f'"{p}"' for p in pythons)
+    (directory / "pyproject.toml").write_text(
+        f'[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'
+        f'[tool.kestrel-release]\npython = [{py}]\n\n[tool.kestrel-release.verify]\n{verify}\n')
+    return directory

@@ -1,0 +1,107 @@
+"""The benchmark harness's own logic: statistics, claims, timing, the nvcc counter, the project copy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import bench_build, report
+from benchmarks.common import BenchFailed, Comparison, Figure, Section, timed
+
+
+def test_figure_reports_median_min_max():
+    fig = Figure("x", [3.0, 1.0, 10.0])
+    assert (fig.median, fig.low, fig.high) == (3.0, 1.0, 10.0)
+    assert fig.to_json()["n"] == 3
+
+
+@pytest.mark.parametrize(("subject", "baseline", "max_ratio", "max_seconds", "met"), [
+    ([6.0], [10.0], 0.6, None, True),
+    ([6.1], [10.0], 0.6, None, False),
+    ([0.2], [0.5], 1.0, 0.25, True),
+    ([0.3], [0.5], 1.0, 0.25, False),  # ratio fine, absolute bound missed
+    ([1.9], None, None, 2.0, True),
+])
+def test_comparison_meets_its_targets(subject, baseline, max_ratio, max_seconds, met):
+    base = Figure("b", baseline) if baseline else None
+    c = Comparison("c", Figure("s", subject), base, max_ratio=max_ratio, max_seconds=max_seconds)
+    assert c.met is met
+    assert report.verdict(c) == ("met" if met else "MISSED")
+
+
+def test_comparison_without_target_is_information_only():
+    c = Comparison("c", Figure("s", [2.0]), Figure("b", [4.0]))
+    assert c.ratio == 0.5 and report.verdict(c) == "info"
+
+
+def test_timed_returns_seconds_and_fails_with_the_error_line(tmp_path):
+    assert timed([sys.executable, "-c", "pass"]) > 0
+    with pytest.raises(BenchFailed, match="step exited 3: error: disk on fire"):
+        timed([sys.executable, "-c", "import sys; print('noise'); print('error: disk on fire'); sys.exit(3)"],
+              what="step", log=tmp_path / "log")
+    assert "disk on fire" in (tmp_path / "log").read_text()
+
+
+def test_nvcc_wrapper_counts_calls_and_runs_the_real_compiler(tmp_path):
+    real = tmp_path / "real-nvcc"
+    real.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/seen\nexit 7\n")
+    real.chmod(0o755)
+    log = tmp_path / "calls.log"
+    wrapper = bench_build.write_nvcc_wrapper(tmp_path / "bin", real, log)
+    bench = bench_build.Workbench(tmp_path, tmp_path, log, {}, {}, "", (), tmp_path, tmp_path / "l")
+    assert subprocess.run([str(wrapper), "-cubin", "a b.cu"]).returncode == 7  # exit code passes through
+    assert (tmp_path / "seen").read_text().strip() == "-cubin a b.cu"
+    subprocess.run([str(wrapper), "--version"])
+    assert bench.nvcc_calls() == (2, 1)
+    assert bench.nvcc_calls() == (0, 0)  # reading resets
+
+
+def test_copy_project_leaves_outputs_and_build_dirs_behind(tmp_path):
+    src = tmp_path / "src"
+    for rel in ("pyproject.toml", "python/pkg/__init__.py", "python/pkg/precompiled/a.cubin",
+                "dist/x.whl", "build/obj.o", "python/pkg/__pycache__/m.pyc", "csrc/k.cuh"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text("x")
+    dst = bench_build.copy_project(src, tmp_path / "dst", "python/pkg/precompiled")
+    copied = sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*"))
+    assert copied == ["csrc", "csrc/k.cuh", "pyproject.toml", "python", "python/pkg", "python/pkg/__init__.py"]
+
+
+def test_touch_changes_one_python_file(tmp_path):
+    target = tmp_path / bench_build.TOUCHED
+    target.parent.mkdir(parents=True)
+    target.write_text('__version__ = "0.1.0"\n')
+    bench_build.touch_python(tmp_path, 1)
+    assert target.read_text() == '__version__ = "0.1.0"\n# benchmark edit 1\n'
+
+
+def _sections() -> list[Section]:
+    fast = Figure("tool", [1.0, 2.0, 3.0], {"nvcc": [0, 0, 0], "nvcc_compiles": [0, 0, 0]})
+    slow = Figure("loop", [10.0, 11.0, 12.0])
+    return [Section("Build matrix", figures=[fast, slow], notes=["a note"],
+                    comparisons=[Comparison("tool vs loop", fast, slow, max_ratio=0.1)]),
+            Section("Verify", unavailable="bench_verify.py does not exist yet")]
+
+
+def test_markdown_holds_claims_figures_and_keeps_the_analysis(tmp_path):
+    meta = {"date": "2026-01-01 00:00 UTC", "mode": "full", "duration": "1.0 min",
+            "load before": "0.1 0.2 0.3", "load after": "0.4 0.5 0.6"}
+    path = tmp_path / "RESULTS.md"
+    path.write_text("# old\n\n## Analysis\n\nWhy the build missed.\n")
+    text = report.markdown(_sections(), meta, report.kept_analysis(path))
+    assert "| tool vs loop | 2.00 s (min 1.00 s, max 3.00 s, n=3) | 11.00 s (min 10.00 s, max 12.00 s, n=3) " \
+           "| 0.18x | <= 0.1x | MISSED |" in text
+    assert "| tool | 2.00 s | 1.00 s | 3.00 s | 3 | 0 (0), 0 (0), 0 (0) |" in text
+    assert "Not available: bench_verify.py does not exist yet" in text
+    assert "| load before | 0.1 0.2 0.3 |" in text
+    assert text.endswith("## Analysis\n\nWhy the build missed.\n")
+
+
+def test_terminal_table_lists_each_claim():
+    lines = report.table(_sections()).splitlines()
+    assert lines[0].split() == ["claim", "kestrel-release", "baseline", "ratio", "target", "result"]
+    assert lines[2].split()[-1] == "MISSED" and "0.18x" in lines[2]
+    assert "not available: bench_verify.py does not exist yet" in lines[3]

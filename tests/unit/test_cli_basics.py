@@ -1,0 +1,52 @@
+"""The CLI shell: fast --help, --version, and the documented exit codes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from kestrel_release import __version__
+from kestrel_release.errors import EXIT_CODES
+from tests.helpers import ROOT, run_cli
+
+HEAVY = {"github", "twine", "auditwheel", "build", "requests", "jinja2", "pynvml", "rich.live"}
+
+
+def test_help_imports_no_heavy_module():
+    code = (
+        "import sys\n"
+        "from kestrel_release.cli import app\n"
+        "for args in (['--help'], ['build', '--help'], ['doctor', '--help']):\n"
+        "    try:\n"
+        "        app(args, standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted(m for m in sys.modules if m in {HEAVY!r} or m.split('.')[0] in {HEAVY!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version_flag():
+    result = run_cli(["--version"])
+    assert result.code == 0
+    assert result.stdout.strip() == f"kestrel-release {__version__}"
+
+
+def _readme_exit_codes() -> list[tuple[int, str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Exit codes\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert section, "README.md has no '## Exit codes' section"
+    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*(.+?)\s*\|\s*$", section.group(1), re.M)
+    return [(int(code), meaning) for code, meaning in rows]
+
+
+def test_exit_codes_match_readme():
+    assert _readme_exit_codes() == EXIT_CODES
+
+
+def test_unknown_command_is_usage_error():
+    result = run_cli(["bulid"])
+    assert result.code == 2
+    assert "Traceback" not in result.output

@@ -1,0 +1,115 @@
+"""doctor: the table/JSON a user sees and its exit code, on this GPU-less machine and faked ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kestrel_release import config
+from kestrel_release.adapters import gpu
+from kestrel_release.stages import doctor
+from tests.helpers import KERNELS, assert_one_line_error, run_cli
+
+HAS_H100 = gpu.has_arch(gpu.detect()[0], "90a")
+ONE_PY = {"KESTREL_RELEASE_PYTHON": "3.12"}  # checks that are not about interpreters probe only one
+no_gpu_only = pytest.mark.skipif(HAS_H100, reason="this machine has an sm_90 GPU")
+
+
+def _by_name(payload: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in payload["checks"]}
+
+
+def _fake_smi(tmp_path: Path, line: str) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho '{line}'\n")
+    smi.chmod(smi.stat().st_mode | stat.S_IXUSR)
+    return bin_dir
+
+
+@no_gpu_only
+def test_no_gpu_is_a_warning_by_default():
+    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env=ONE_PY)
+    checks = _by_name(json.loads(result.stdout))
+    assert checks["GPU"]["status"] == "warn"
+    assert "cross-compiled" in checks["GPU"]["detail"]
+    assert result.code == 0, result.output
+
+
+@no_gpu_only
+def test_no_gpu_fails_when_required():
+    result = run_cli(["doctor", "--project", str(KERNELS)], env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "true"})
+    assert_one_line_error(result, 3, "GPU: no sm_90a GPU")
+    assert "run on an H100 host" in result.stderr
+
+
+def test_missing_nvcc_fails_with_the_fix():
+    result = run_cli(["doctor", "--project", str(KERNELS)], env={**ONE_PY, "CUDACXX": "/nonexistent/nvcc"})
+    assert_one_line_error(result, 3, "CUDA toolkit (nvcc)", "CUDACXX=/nonexistent/nvcc", "set CUDACXX=")
+
+
+def test_missing_interpreter_named():
+    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": "3.12,3.99"})
+    assert result.code == 3
+    checks = _by_name(json.loads(result.stdout))
+    assert checks["Python 3.99"]["status"] == "fail"
+    assert "uv python install 3.99" in checks["Python 3.99"]["fix"]
+    assert checks["Python 3.12"]["status"] == "ok"
+
+
+def test_credentials_present_but_never_shown(tmp_path):
+    secret_pw, secret_gh = "pypi-" + "A" * 40, "s3cr3t-gh-value-123456"
+    rc = tmp_path / "pypirc"
+    rc.write_text(f"[testpypi]\nusername = __token__\npassword = {secret_pw}\n")
+    result = run_cli(["doctor", "--project", str(KERNELS), "--json"],
+                     env={**ONE_PY, "PYPIRC": str(rc), "GH_TOKEN": secret_gh, "TWINE_PASSWORD": ""})
+    checks = _by_name(json.loads(result.stdout))
+    assert checks["credentials: testpypi"]["status"] == "ok"
+    assert checks["credentials: pypi"]["status"] == "warn"
+    assert checks["credentials: github"] == {"name": "credentials: github", "status": "ok",
+                                             "detail": "GH_TOKEN is set", "fix": ""}
+    assert secret_pw not in result.output and secret_gh not in result.output
+
+
+def test_nvidia_smi_fallback_finds_h100(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu, "_from_nvml", lambda: ([], "NVML: not found"))
+    bin_dir = _fake_smi(tmp_path, "NVIDIA H100 80GB HBM3, 9.0, 550.54.15")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    gpus, why = gpu.detect()
+    assert why is None
+    assert [g.to_json() for g in gpus] == [{"name": "NVIDIA H100 80GB HBM3", "capability": "9.0",
+                                            "driver": "550.54.15", "source": "nvidia-smi", "sm": "sm_90"}]
+    cfg = config.load(KERNELS, env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "1"})
+    check = next(c for c in doctor.run(cfg).checks if c.name == "GPU")
+    assert check.status == "ok" and "H100" in check.detail
+
+
+def test_wrong_gpu_fails_when_required(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu, "_from_nvml", lambda: ([], "NVML: not found"))
+    bin_dir = _fake_smi(tmp_path, "NVIDIA A100-SXM4-80GB, 8.0, 550.54.15")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    cfg = config.load(KERNELS, env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "1"})
+    report = doctor.run(cfg)
+    check = next(c for c in report.checks if c.name == "GPU")
+    assert check.status == "fail" and "A100-SXM4-80GB (sm_80," in check.detail
+    assert not report.ok
+
+
+def test_glibc_too_old_for_plat(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "demo"
+        version = "1.0"
+        [tool.kestrel-release]
+        python = ["3.12"]
+        [tool.kestrel-release.build]
+        plat = "manylinux_2_99_x86_64"
+        """))
+    result = run_cli(["doctor", "--project", str(tmp_path)])
+    assert_one_line_error(result, 3, "glibc", "older than manylinux_2_99_x86_64")

@@ -1,0 +1,236 @@
+"""verify.run on hand-made wheels: each defect gives exactly the expected findings."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+
+import pytest
+
+from kestrel_release import config, manifest
+from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.inspect.wheel import read_wheel
+from kestrel_release.stages import verify
+from tests.data.cuda.builders import build_cuda_matrix, make_project, make_wheel, nvcc_version
+
+PKG = "kestrel_kernels"
+TOKEN = "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejEyMzQ1Ng"
+
+
+def _cfg(tmp_path, pythons=("3.11",), verify_toml=""):
+    return config.load(make_project(tmp_path / "proj", pythons=pythons, verify=verify_toml), env={})
+
+
+def _found(report) -> set[tuple[str, str]]:
+    return {(f.rule, f.member) for w in report.wheels for f in w.findings} | {(f.rule, f.member) for f in report.findings}
+
+
+def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
+    dist = tmp_path / "dist"
+    dist.mkdir(exist_ok=True)
+    wheel = make_wheel(dist, files, **wheel_kw)
+    return verify.run(cfg or _cfg(tmp_path), [wheel], target=target)
+
+
+def test_clean_wheel_has_no_findings_and_records_in_manifest(tmp_path):
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    manifest.save(dist, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    wheel = make_wheel(dist)
+    report = verify.run(_cfg(tmp_path), [dist])
+    assert report.ok and _found(report) == set()
+    assert manifest.verified_hashes(dist, "pypi") == {wheel.name: report.wheels[0].sha256}
+    verify.raise_for(report)  # no error
+
+
+@pytest.mark.parametrize("member", [
+    f"{PKG}/csrc/moe.cu", f"{PKG}/include/x.cuh", f"{PKG}/ops.cpp", f"{PKG}/a.h", f"{PKG}/topk/kernel.py",
+    f"{PKG}/cute_moe_gemm.py", f"{PKG}/flash_attn.py", "csrc/build.txt", "scripts/precompile.py",
+    f"{PKG}/tests/test_x.py",
+])
+def test_forbidden_sources_are_source_leaks(tmp_path, member):
+    files = {f"{PKG}/__init__.py": b"", member: b"x = 1\n"}
+    report = _verify(tmp_path, files)
+    assert _found(report) == {("source-leak", member)}
+    assert not report.ok
+
+
+def test_allow_list_flags_anything_outside_it(tmp_path):
+    cfg = _cfg(tmp_path, verify_toml='allow = ["kestrel_kernels/*.py"]')
+    files = {f"{PKG}/__init__.py": b"", f"{PKG}/notes.txt": b"hi\n"}
+    assert _found(_verify(tmp_path, files, cfg=cfg)) == {("source-leak", f"{PKG}/notes.txt")}
+
+
+@pytest.mark.parametrize("member, content", [
+    (f"{PKG}/cfg.py", f"TOKEN = '{TOKEN}'\n".encode()),
+    (f"{PKG}/gh.py", b"t = 'ghp_" + b"a1B2" * 9 + b"'\n"),
+    (f"{PKG}/key.txt", b"-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n"),
+    (f"{PKG}/aws.py", b"k = 'AKIAIOSFODNN7EXAMPLE'\n"),
+    (f"{PKG}/.pypirc", b"[pypi]\n"),
+    (f"{PKG}/.env", b"A=1\n"),
+])
+def test_secrets_are_found_and_never_echoed(tmp_path, member, content):
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", member: content})
+    assert _found(report) == {("secret", member)}
+    text = str(report.to_json())
+    assert TOKEN not in text and "AKIAIOSFODNN7EXAMPLE" not in text and "a1B2a1B2" not in text
+
+
+def test_home_directory_in_text_is_a_build_path(tmp_path):
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"ROOT = '/home/alice/kestrel/kernels'\n"})
+    assert _found(report) == {("build-path", f"{PKG}/__init__.py")}
+
+
+def test_project_directory_in_text_is_a_build_path(tmp_path):
+    cfg = _cfg(tmp_path)
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": f"SRC = '{cfg.project_dir}/csrc'\n".encode()}, cfg=cfg)
+    assert _found(report) == {("build-path", f"{PKG}/__init__.py")}
+
+
+def _tamper(rows):
+    rows[0][1] = "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    return rows
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (_tamper, {("record-mismatch", f"{PKG}/__init__.py")}),
+    (lambda rows: rows[1:], {("record-mismatch", f"{PKG}/__init__.py")}),
+    (lambda rows: rows + [[f"{PKG}/gone.py", "sha256=x", "1"]], {("record-mismatch", f"{PKG}/gone.py")}),
+])
+def test_record_must_match_the_members(tmp_path, edit, expected):
+    assert _found(_verify(tmp_path, record_edit=edit)) == expected
+
+
+@pytest.mark.parametrize("kw, rule", [
+    ({"metadata_version": "2.6"}, "metadata"),
+    ({"metadata_version": "3.0"}, "metadata"),
+    ({"meta_name": "other-kernels"}, "metadata"),
+    ({"meta_version": "0.2.0"}, "metadata"),
+    ({"wheel_tags": ["cp312-cp312-manylinux_2_34_x86_64"]}, "metadata"),
+])
+def test_metadata_must_agree_with_the_filename(tmp_path, kw, rule):
+    report = _verify(tmp_path, **kw)
+    assert {r for r, _ in _found(report)} == {rule}
+
+
+def test_unsafe_names_are_flagged(tmp_path):
+    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", "../evil.py": b"", "/etc/passwd": b""})
+    with zipfile.ZipFile(wheel, "a") as zf:
+        link = zipfile.ZipInfo(f"{PKG}/link")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/shadow")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr(f"{PKG}/__init__.py", b"again")
+    found = _found(verify.run(_cfg(tmp_path), [wheel]))
+    unsafe = {m for r, m in found if r == "unsafe-path"}
+    assert unsafe == {"../evil.py", "/etc/passwd", f"{PKG}/link", f"{PKG}/__init__.py"}
+
+
+def test_zip_bomb_is_not_inflated(tmp_path):
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/zeros.bin": bytes(65 * 2**20)})
+    assert ("zip-bomb", "") in _found(report)
+    assert not report.ok
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.99])
+def test_truncated_wheel_is_a_finding_not_a_crash(tmp_path, cut):
+    wheel = make_wheel(tmp_path)
+    data = wheel.read_bytes()
+    wheel.write_bytes(data[: int(len(data) * cut)])
+    report = verify.run(_cfg(tmp_path), [wheel])
+    assert {r for r, _ in _found(report)} >= {"zip-format"} and not report.ok
+    with pytest.raises(VerifyError):
+        verify.raise_for(report)
+
+
+def test_read_wheel_hashes_and_visits_each_member_once(tmp_path):
+    wheel = make_wheel(tmp_path, {f"{PKG}/a.py": b"a", f"{PKG}/b.bin": os.urandom(1000)},
+                       compression=zipfile.ZIP_STORED)
+    seen = []
+    read = read_wheel(wheel, lambda m, data: seen.append((m.name, bytes(data))))
+    import hashlib
+
+    assert read.sha256 == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert [n for n, _ in seen].count(f"{PKG}/a.py") == 1 and dict(seen)[f"{PKG}/a.py"] == b"a"
+    assert read.problems == []
+
+
+@pytest.mark.parametrize("kw, target, rule", [
+    ({"tag": "cp311-cp311-linux_x86_64"}, "pypi", "platform-tag"),
+    ({"tag": "cp311-cp311-linux_x86_64"}, "testpypi", "platform-tag"),
+    ({"version": "0.1.0+cu124", "meta_version": "0.1.0+cu124"}, None, "local-version"),
+])
+def test_index_acceptance(tmp_path, kw, target, rule):
+    report = _verify(tmp_path, target=target, **kw)
+    assert {r for r, _ in _found(report)} == {rule}
+
+
+def test_github_accepts_what_pypi_refuses(tmp_path):
+    assert _verify(tmp_path, target="github", tag="cp311-cp311-linux_x86_64").ok
+
+
+def test_file_size_limit_comes_from_config(tmp_path):
+    cfg = _cfg(tmp_path, verify_toml='max_file_size = "1 KiB"')
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": os.urandom(4096)}, cfg=cfg)
+    assert {r for r, _ in _found(report)} == {"file-size"}
+
+
+def test_matrix_wants_one_wheel_per_python_and_the_same_kernels(tmp_path):
+    cfg = _cfg(tmp_path, pythons=("3.11", "3.12", "3.13"))
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    make_wheel(dist, {f"{PKG}/precompiled/k.cubin": b"one"}, tag="cp311-cp311-manylinux_2_34_x86_64")
+    make_wheel(dist, {f"{PKG}/precompiled/k.cubin": b"two"}, tag="cp312-cp312-manylinux_2_34_x86_64")
+    report = verify.run(cfg, [dist])
+    set_level = {(f.rule, f.member, f.message.split(":")[0]) for f in report.findings}
+    assert set_level == {("matrix", "", "no wheel for Python 3.13"),
+                         ("matrix", f"{PKG}/precompiled/k.cubin", set_level_msg(report))}
+
+
+def set_level_msg(report) -> str:
+    return next(f.message.split(":")[0] for f in report.findings if f.member)
+
+
+def test_bad_inputs_are_usage_errors(tmp_path):
+    cfg = _cfg(tmp_path)
+    (tmp_path / "x-0.1.tar.gz").write_bytes(b"")
+    for paths, needle in [([tmp_path / "x-0.1.tar.gz"], "sdist"), ([tmp_path / "nope.whl"], "does not exist"),
+                          ([tmp_path / "proj"], "no wheels"), ([], "does not exist")]:
+        with pytest.raises(UsageError, match=needle):
+            verify.run(cfg, paths)
+    with pytest.raises(UsageError, match="unknown verify target"):
+        verify.run(cfg, [make_wheel(tmp_path)], target="conda")
+
+
+@pytest.fixture(scope="module")
+def cuda_matrix():
+    if nvcc_version() is None:
+        pytest.skip("nvcc is not on PATH: cannot build the CUDA test binaries")
+    return build_cuda_matrix()
+
+
+@pytest.mark.parametrize("binary, expected", [
+    ("sm90a-ndebug.cubin", set()),
+    ("sm90a-ndebug.so", set()),
+    ("sm80.o", {"missing-arch", "build-path"}),
+    ("ptx90a.fatbin", {"ptx", "build-path"}),
+    ("G.fatbin", {"ptx", "debug-info", "build-path"}),
+    ("lto.o", {"ptx", "missing-arch"}),
+])
+def test_cuda_policy(tmp_path, cuda_matrix, binary, expected):
+    member = f"{PKG}/precompiled/{binary}"
+    report = _verify(tmp_path, {member: (cuda_matrix / binary).read_bytes()})
+    assert _found(report) == {(rule, member) for rule in expected}
+
+
+def test_cuda_less_extension_is_not_missing_arch(tmp_path):
+    import _ctypes  # any CPython extension module: an ELF .so without CUDA
+
+    so = open(_ctypes.__file__, "rb").read()
+    assert _found(_verify(tmp_path, {f"{PKG}/_C.cpython-311-x86_64-linux-gnu.so": so})) == set()
+
+
+def test_unreadable_cubin_is_a_cuda_format_finding(tmp_path):
+    member = f"{PKG}/precompiled/bad.cubin"
+    assert _found(_verify(tmp_path, {member: b"\x7fELF\x02\x01\x01" + bytes(20)})) == {("cuda-format", member)}
