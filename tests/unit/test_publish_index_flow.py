@@ -75,7 +75,7 @@ def _fake_verify(fail: bool = False):
 
 @pytest.fixture
 def fake_verify(monkeypatch):
-    import kestrel_release.stages as stages
+    from kestrel_release import stages
 
     mod = _fake_verify()
     monkeypatch.setitem(sys.modules, "kestrel_release.stages.verify", mod)
@@ -133,7 +133,7 @@ def test_same_filename_with_other_bytes_stops_before_any_upload(fake_verify, tmp
 
 def test_a_wheel_changed_after_build_is_refused_with_both_hashes(fake_verify, tmp_path, box):
     cfg = _project(tmp_path, "0.3.0")
-    wheel = sorted(cfg.out_path.glob("*.whl"))[0]
+    wheel = min(cfg.out_path.glob("*.whl"))
     recorded = hashlib.sha256(wheel.read_bytes()).hexdigest()
     wheel.write_bytes(wheel.read_bytes() + b"tampered")
     actual = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -192,8 +192,8 @@ def test_dry_run_plans_without_credentials_or_uploads(fake_verify, tmp_path, box
 
 def test_pypi_without_yes_and_without_a_terminal_is_refused(fake_verify, tmp_path, box, monkeypatch):
     cfg = _project(tmp_path, "0.9.0")
-    monkeypatch.setattr(sys, "stdin", open("/dev/null"))
-    with pytest.raises(UsageError, match="pass --yes"):
+    with open("/dev/null") as no_tty, pytest.raises(UsageError, match="pass --yes"):
+        monkeypatch.setattr(sys, "stdin", no_tty)
         publish_index.run(cfg, [], target="pypi", repository_url=box.upload_url,
                           credentials=(box.username, box.password))
     assert not [f for f in box.files() if "0.9.0" in f]
@@ -202,7 +202,7 @@ def test_pypi_without_yes_and_without_a_terminal_is_refused(fake_verify, tmp_pat
 def test_verify_failure_stops_publish(tmp_path, box, monkeypatch):
     mod = _fake_verify(fail=True)
     monkeypatch.setitem(sys.modules, "kestrel_release.stages.verify", mod)
-    import kestrel_release.stages as stages
+    from kestrel_release import stages
 
     monkeypatch.setattr(stages, "verify", mod, raising=False)
     cfg = _project(tmp_path, "0.10.0")

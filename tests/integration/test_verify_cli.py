@@ -1,0 +1,93 @@
+"""`kestrel-release verify` as a user runs it: exit codes, the one error line, --json, the manifest."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from kestrel_release import manifest
+from tests.data.cuda.builders import make_project, make_wheel
+from tests.helpers import KERNELS, assert_one_line_error, run_cli
+
+PKG = "kestrel_kernels"
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path / "proj")
+
+
+def test_clean_wheels_in_the_default_output_dir(project):
+    out = project / "dist-all"
+    out.mkdir()
+    manifest.save(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    wheel = make_wheel(out)
+    result = run_cli(["verify", "--project", str(project)])
+    assert result.code == 0, result.output
+    assert "1 wheel(s) pass verify for pypi" in result.stderr
+    assert list(manifest.verified_hashes(out, "pypi")) == [wheel.name]
+
+
+def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
+    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/csrc/a.cu": b"//"})
+    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    assert_one_line_error(result, 5, "verify found 1 error(s) in 1 of 1 wheel(s) for pypi")
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and doc["findings"] == []
+    (w,) = doc["wheels"]
+    assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "findings"}
+    assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"
+    assert w["findings"] == [{"rule": "source-leak", "severity": "error", "member": f"{PKG}/csrc/a.cu",
+                              "message": "matches the forbidden pattern '*.cu': exclude it from the wheel"}]
+
+
+def test_failed_verify_records_nothing(project):
+    out = project / "dist-all"
+    out.mkdir()
+    manifest.save(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    make_wheel(out, tag="cp311-cp311-linux_x86_64")
+    result = run_cli(["verify", "--project", str(project), "--target", "testpypi"])
+    assert_one_line_error(result, 5, "for testpypi")
+    assert "platform-tag" in result.stderr
+    assert manifest.verified_hashes(out) == {}
+
+
+@pytest.mark.parametrize("make, code, needle", [
+    (lambda d: d / "missing.whl", 2, "does not exist"),
+    (lambda d: (d / "x-1.0.tar.gz").write_bytes(b"") or d / "x-1.0.tar.gz", 2, "is an sdist"),
+    (lambda d: (d / "junk.whl").write_bytes(b"not a zip at all") or d / "junk.whl", 5, "verify found 1 error"),
+    (lambda d: (d / "empty.whl").write_bytes(b"") or d / "empty.whl", 5, "verify found 1 error"),
+])
+def test_bad_inputs_end_in_one_line(project, tmp_path, make, code, needle):
+    result = run_cli(["verify", str(make(tmp_path)), "--project", str(project)])
+    assert_one_line_error(result, code, needle)
+
+
+def test_unknown_target_is_a_usage_error(project, tmp_path):
+    result = run_cli(["verify", str(make_wheel(tmp_path)), "--project", str(project), "--target", "conda"])
+    assert_one_line_error(result, 2, "unknown verify target 'conda'")
+
+
+def test_traversal_wheel_is_reported_not_extracted(project, tmp_path):
+    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", "../../escape.py": b"x"})
+    result = run_cli(["verify", str(wheel), "--project", str(project)])
+    assert_one_line_error(result, 5)
+    assert "unsafe-path" in result.stderr
+    assert not (tmp_path.parent / "escape.py").exists()
+
+
+@pytest.mark.slow
+def test_kernels_wheels_verify_clean_with_sm90a_everywhere(built_wheels, tmp_path):
+    out = tmp_path / "dist-all"
+    shutil.copytree(built_wheels, out)
+    result = run_cli(["verify", str(out), "--project", str(KERNELS), "--json"])
+    assert result.code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] and len(doc["wheels"]) == 4
+    for wheel in doc["wheels"]:
+        assert wheel["findings"] == []
+        cubins = [c for c in wheel["cuda"] if c["member"].endswith(".cubin")]
+        assert cubins and all(c["sass"] == ["sm_90a"] and c["ptx"] == [] for c in cubins)
+    assert set(manifest.verified_hashes(out, "pypi")) == {w["filename"] for w in doc["wheels"]}
