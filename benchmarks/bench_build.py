@@ -16,7 +16,16 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import VENV_BIN, BenchFailed, Comparison, Figure, NotAvailable, Section, bench_env, timed
+from benchmarks.common import (
+    VENV_BIN,
+    BenchFailed,
+    Comparison,
+    Figure,
+    NotAvailable,
+    Section,
+    bench_env,
+    timed,
+)
 
 TOUCHED = Path("python/kestrel_kernels/__init__.py")
 # Never copied: build outputs and the precompiled cubins (the copy starts cold).
@@ -204,9 +213,9 @@ def run(quick: bool, work: Path) -> tuple[Section, Path | None]:
         ]
     versions = ", ".join(f"{v} ({p})" for v, p in bench.pythons.items())
     section.notes += [f"{rounds} round(s), each: loop cold, loop warm, tool cold, tool warm; Pythons: {versions}.",
-                      f"auditwheel repair --plat {bench.plat} --only-plat with the configured excludes; "
-                      "the loop's wall time is the sum of its uv build and auditwheel commands (cleaning excluded).",
-                      "warm = one line appended to " + str(TOUCHED) + " since the previous build; kernels unchanged."]
+                      (f"auditwheel repair --plat {bench.plat} --only-plat with the configured excludes; the loop's "
+                       "wall time is the sum of its uv build and auditwheel commands (cleaning excluded)."),
+                      f"warm = one line appended to {TOUCHED} since the previous build; kernels unchanged."]
     wheels = out if not tool_problem else bench.project / "dist-all"
     keep = work / "wheels"
     shutil.rmtree(keep, ignore_errors=True)

@@ -10,7 +10,17 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from benchmarks.common import ROOT, VENV_BIN, BenchFailed, Comparison, Figure, NotAvailable, Section, bench_env, timed
+from benchmarks.common import (
+    ROOT,
+    VENV_BIN,
+    BenchFailed,
+    Comparison,
+    Figure,
+    NotAvailable,
+    Section,
+    bench_env,
+    timed,
+)
 
 RERUN_MAX_SECONDS = 2.0
 TARGET = "testpypi"  # the tool's rules for a PyPI-like index; --repository-url points it at the sandbox
@@ -58,5 +68,5 @@ def run(quick: bool, wheels_dir: Path | None, log: Path) -> Section:
     return Section("Publish", figures=[first, rerun, twine], comparisons=[
         Comparison("publish vs twine upload", first, twine, max_ratio=1.0),
         Comparison("publish re-run (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
-    ], notes=[f"{len(wheels)} wheels, {total / 1e6:.1f} MB in all, from the build benchmark; "
-              "a fresh plain pypiserver per upload (start-up not timed)."])
+    ], notes=[(f"{len(wheels)} wheels, {total / 1e6:.1f} MB in all, from the build benchmark; "
+               "a fresh plain pypiserver per upload (start-up not timed).")])

@@ -6,7 +6,15 @@ process each time); one untimed run first so the page cache is warm for all thre
 
 from __future__ import annotations
 
-from benchmarks.common import VENV_BIN, Comparison, Figure, NotAvailable, Section, bench_env, timed
+from benchmarks.common import (
+    VENV_BIN,
+    Comparison,
+    Figure,
+    NotAvailable,
+    Section,
+    bench_env,
+    timed,
+)
 
 MAX_SECONDS = 0.25
 

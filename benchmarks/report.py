@@ -44,7 +44,8 @@ def fmt_ratio(c: Comparison) -> str:
 
 def _sh(argv: list[str]) -> str:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+                             check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "not found"
     return (out.stdout or out.stderr).strip()
@@ -111,11 +112,11 @@ def _md_section(s: Section) -> list[str]:
 
 
 def markdown(sections: list[Section], meta: dict[str, str], analysis: str) -> str:
-    lines = ["# Benchmark results", "",
-             f"Written by `uv run python benchmarks/run.py{' --quick' if meta.get('mode') == 'quick' else ''}` "
-             f"on {meta['date']} ({meta['mode']} run, {meta['duration']}). Each figure is the median of its runs, "
-             "with min and max; every ratio divides two medians measured in this same run.", "",
-             "## Machine", "", "| | |", "|---|---|"]
+    flag = " --quick" if meta.get("mode") == "quick" else ""
+    intro = (f"Written by `uv run python benchmarks/run.py{flag}` on {meta['date']} ({meta['mode']} run, "
+             f"{meta['duration']}). Each figure is the median of its runs, with min and max; every ratio divides "
+             "two medians measured in this same run.")
+    lines = ["# Benchmark results", "", intro, "", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in {**machine(), **{k: meta[k] for k in ('load before', 'load after')}}.items()]
     lines += ["", "## Versions", "", "| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in versions().items()]
     lines += ["", "## Claims", "", "| claim | kestrel-release | baseline | ratio | target | result |",

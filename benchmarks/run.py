@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
-from benchmarks import report  # noqa: E402
-from benchmarks.common import BenchFailed, NotAvailable, Section  # noqa: E402
+from benchmarks import report
+from benchmarks.common import BenchFailed, NotAvailable, Section
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ("build", "verify", "publish", "startup")

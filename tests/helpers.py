@@ -29,6 +29,7 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | N
     full_env = dict(os.environ)
     full_env.setdefault("COLUMNS", "200")
     full_env.pop("KESTREL_RELEASE_DEBUG", None)
+    full_env.pop("PYTHONDONTWRITEBYTECODE", None)  # cache .pyc: each CLI run would recompile otherwise
     full_env["TWINE_NON_INTERACTIVE"] = "1"
     full_env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
     if env:

@@ -37,9 +37,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "python" / "kestrel_kernels"
@@ -141,7 +141,7 @@ def nvcc_version(nvcc: str, cache_dir: Path) -> str:
         data = json.loads(cache.read_text())
         if data.get("key") == key and data.get("version"):
             return data["version"]
-    proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True)
+    proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise PrecompileError(f"{nvcc} --version failed: {proc.stderr.strip()}", 3)
     lines = [ln for ln in proc.stdout.splitlines() if "release" in ln] or proc.stdout.splitlines()[-1:]
@@ -251,7 +251,7 @@ def compile_variant(nvcc: str, variant: Variant, flags: list, out_dir: Path) -> 
         src.write_text(variant.source)
         obj = Path(tmp) / f"{variant.name}.cubin"
         cmd = [nvcc, *flags, "-o", str(obj), str(src)]
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise PrecompileError(f"nvcc failed for {variant.name}:\n{proc.stdout}{proc.stderr}".rstrip(), 4)
         if "spill" in proc.stderr and "0 bytes spill" not in proc.stderr:
@@ -315,9 +315,9 @@ def precompile(families, out_dir: Path, jobs: int, arch: str, env: dict) -> dict
 
         # A partial run (--kernels) keeps the other families' still-valid entries.
         for name, entry in old_variants.items():
-            if entry.get("family") not in families and name not in entries:
-                if (out_dir / entry["cubin"]).is_file():
-                    entries[name] = entry
+            other_family = entry.get("family") not in families and name not in entries
+            if other_family and (out_dir / entry["cubin"]).is_file():
+                entries[name] = entry
         manifest = {
             "format": MANIFEST_FORMAT,
             "package": "kestrel-kernels",
@@ -344,7 +344,9 @@ def precompile(families, out_dir: Path, jobs: int, arch: str, env: dict) -> dict
 
 def parse_args(argv) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m scripts.precompile", description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernels", nargs="+", metavar="NAME", help=f"families to build (default: all of {', '.join(FAMILIES)})")
+    p.add_argument(
+        "--kernels", nargs="+", metavar="NAME", help=f"families to build (default: all of {', '.join(FAMILIES)})"
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: %(default)s)")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel nvcc processes")
     p.add_argument("--arch", help="CUDA architecture, e.g. 90a (overrides the environment)")
@@ -357,7 +359,10 @@ def main(argv=None) -> int:
         families = tuple(args.kernels or FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
-            hints = [f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, FAMILIES, 1)) else "") for u in unknown]
+            hints = [
+                f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, FAMILIES, 1)) else "")
+                for u in unknown
+            ]
             raise PrecompileError(f"unknown kernel family {', '.join(hints)}; known: {', '.join(FAMILIES)}")
         arch, origin = resolve_arch(args.arch, dict(os.environ))
         result = precompile(families, args.out.resolve(), args.jobs, arch, dict(os.environ))

@@ -89,8 +89,20 @@ def check_topk(kk, x, k):
 
 
 TOPK_CASES = [  # (rows, n, k)
-    (1, 1, 1), (3, 5, 5), (1, 64, 64), (1025, 100, 1), (1025, 100, 5), (3, 4097, 8), (3, 4097, 9),
-    (3, 4097, 16), (1, 4097, 17), (3, 1000, 32), (3, 1000, 33), (3, 4097, 64), (1025, 64, 64), (2, 150000, 50),
+    (1, 1, 1),
+    (3, 5, 5),
+    (1, 64, 64),
+    (1025, 100, 1),
+    (1025, 100, 5),
+    (3, 4097, 8),
+    (3, 4097, 9),
+    (3, 4097, 16),
+    (1, 4097, 17),
+    (3, 1000, 32),
+    (3, 1000, 33),
+    (3, 4097, 64),
+    (1025, 64, 64),
+    (2, 150000, 50),
 ]
 
 
@@ -161,8 +173,17 @@ def check_moe(kk, ids, num_experts, block_size, pad_sorted_ids=False):
 
 
 MOE_CASES = [  # (tokens, topk, num_experts, block_size)
-    (1, 1, 1, 1), (1, 2, 8, 16), (3, 2, 8, 16), (333, 8, 64, 16), (333, 2, 256, 64), (333, 6, 60, 128),
-    (4096, 8, 256, 64), (1025, 1, 7, 5), (8192, 8, 128, 16), (20000, 8, 512, 32), (5, 4, 2000, 16),
+    (1, 1, 1, 1),
+    (1, 2, 8, 16),
+    (3, 2, 8, 16),
+    (333, 8, 64, 16),
+    (333, 2, 256, 64),
+    (333, 6, 60, 128),
+    (4096, 8, 256, 64),
+    (1025, 1, 7, 5),
+    (8192, 8, 128, 16),
+    (20000, 8, 512, 32),
+    (5, 4, 2000, 16),
 ]
 
 
@@ -210,7 +231,9 @@ def test_cuda_array_interface_inputs(kk, gen):
 
     vals = randn((4, 100), torch.float32, gen)
     v, i = kk.topk(CudaArrayOnly(vals), 5)
-    assert torch.equal(torch.as_tensor(i, device="cuda").cpu(), topk_reference(vals, 5)[1])
+    ref_vals, ref_idx = topk_reference(vals, 5)
+    assert torch.equal(torch.as_tensor(i, device="cuda").cpu(), ref_idx)
+    assert torch.equal(torch.as_tensor(v, device="cuda").double().cpu(), ref_vals)
 
 
 def test_runs_on_the_current_stream(kk, gen):

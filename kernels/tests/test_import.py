@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import KERNELS
 
 FAKE_ARRAY = """
@@ -23,7 +22,7 @@ def run_py(site: Path, code: str, **env_extra: str) -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_KERNELS")}
     env.update(PYTHONPATH=str(site), **env_extra)
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], cwd=site, env=env, capture_output=True, text=True
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=site, env=env, capture_output=True, text=True, check=False
     )
 
 
@@ -47,8 +46,18 @@ def fake_libcuda(tmp_path_factory):
     for mode in (0, 1):
         out = d / f"libcuda_mode{mode}.so"
         proc = subprocess.run(
-            ["gcc", "-shared", "-fPIC", f"-DFAKE_CUDA_MODE={mode}", "-o", str(out), str(Path(__file__).with_name("fake_libcuda.c"))],
-            capture_output=True, text=True,
+            [
+                "gcc",
+                "-shared",
+                "-fPIC",
+                f"-DFAKE_CUDA_MODE={mode}",
+                "-o",
+                str(out),
+                str(Path(__file__).with_name("fake_libcuda.c")),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode:
             pytest.skip(f"gcc could not build the fake driver: {proc.stderr}")
@@ -57,34 +66,47 @@ def fake_libcuda(tmp_path_factory):
 
 
 def test_import_without_gpu(installed_wheel):
-    proc = run_py(installed_wheel, """
+    proc = run_py(
+        installed_wheel,
+        """
         import kestrel_kernels as kk, kestrel_kernels._C as C
         print(kk.__version__, kk.silu_and_mul.__module__, kk.topk.__module__, kk.moe_align_block_size.__module__)
-    """)
+    """,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [
-        "0.1.0", "kestrel_kernels.silu_and_mul.dispatch", "kestrel_kernels.topk.dispatch", "kestrel_kernels.moe_align.dispatch"
+        "0.1.0",
+        "kestrel_kernels.silu_and_mul.dispatch",
+        "kestrel_kernels.topk.dispatch",
+        "kestrel_kernels.moe_align.dispatch",
     ]
 
 
 def test_no_driver_is_a_clear_error(installed_wheel):
-    proc = call_with_fake(installed_wheel, "kk.silu_and_mul(FakeDeviceArray((4, 8), '<f2'))",
-                          KESTREL_KERNELS_LIBCUDA="/nonexistent/libcuda.so.1")
+    proc = call_with_fake(
+        installed_wheel,
+        "kk.silu_and_mul(FakeDeviceArray((4, 8), '<f2'))",
+        KESTREL_KERNELS_LIBCUDA="/nonexistent/libcuda.so.1",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("KestrelKernelsError: no CUDA driver: could not load /nonexistent/libcuda.so.1")
     assert "NVIDIA GPU" in proc.stdout
 
 
 def test_no_gpu_is_a_clear_error(installed_wheel, fake_libcuda):
-    proc = call_with_fake(installed_wheel, "kk.topk(FakeDeviceArray((4, 100), '<f4'), 5)",
-                          KESTREL_KERNELS_LIBCUDA=str(fake_libcuda[0]))
+    proc = call_with_fake(
+        installed_wheel, "kk.topk(FakeDeviceArray((4, 100), '<f4'), 5)", KESTREL_KERNELS_LIBCUDA=str(fake_libcuda[0])
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("KestrelKernelsError: no CUDA GPU found")
 
 
 def test_wrong_architecture_is_a_clear_error(installed_wheel, fake_libcuda):
-    proc = call_with_fake(installed_wheel, "kk.moe_align_block_size(FakeDeviceArray((3, 2), '<i4'), 8, 16)",
-                          KESTREL_KERNELS_LIBCUDA=str(fake_libcuda[1]))
+    proc = call_with_fake(
+        installed_wheel,
+        "kk.moe_align_block_size(FakeDeviceArray((3, 2), '<i4'), 8, 16)",
+        KESTREL_KERNELS_LIBCUDA=str(fake_libcuda[1]),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "built for sm_90a, this device is sm_80 (Fake A100, device 0)" in proc.stdout
 
@@ -92,14 +114,35 @@ def test_wrong_architecture_is_a_clear_error(installed_wheel, fake_libcuda):
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        ("kk.silu_and_mul(FakeDeviceArray((4, 7), '<f4'))", "ValueError: silu_and_mul: x must have an even last dimension"),
-        ("kk.silu_and_mul(FakeDeviceArray((4, 8), '<i4'))", "TypeError: silu_and_mul: x has dtype int32; supported: float32, float16, bfloat16"),
-        ("kk.topk(FakeDeviceArray((4, 8), '<f4'), 9)", "ValueError: topk: k=9 is larger than the last dimension of x (8)"),
+        (
+            "kk.silu_and_mul(FakeDeviceArray((4, 7), '<f4'))",
+            "ValueError: silu_and_mul: x must have an even last dimension",
+        ),
+        (
+            "kk.silu_and_mul(FakeDeviceArray((4, 8), '<i4'))",
+            "TypeError: silu_and_mul: x has dtype int32; supported: float32, float16, bfloat16",
+        ),
+        (
+            "kk.topk(FakeDeviceArray((4, 8), '<f4'), 9)",
+            "ValueError: topk: k=9 is larger than the last dimension of x (8)",
+        ),
         ("kk.topk(FakeDeviceArray((4, 100), '<f4'), 65)", "ValueError: topk: k must be in [1, 64], got 65"),
-        ("kk.topk(FakeDeviceArray((4, 100), '<f2'), 5)", "TypeError: topk: x has dtype float16; supported: float32, bfloat16"),
-        ("kk.moe_align_block_size(FakeDeviceArray((6,), '<i4'), 8, 16)", "ValueError: moe_align_block_size: topk_ids must be 2-D"),
-        ("kk.moe_align_block_size(FakeDeviceArray((6, 2), '<f4'), 8, 16)", "TypeError: moe_align_block_size: topk_ids has dtype float32"),
-        ("kk.silu_and_mul([1.0, 2.0])", "TypeError: silu_and_mul: x must be a torch CUDA tensor or an object with __cuda_array_interface__"),
+        (
+            "kk.topk(FakeDeviceArray((4, 100), '<f2'), 5)",
+            "TypeError: topk: x has dtype float16; supported: float32, bfloat16",
+        ),
+        (
+            "kk.moe_align_block_size(FakeDeviceArray((6,), '<i4'), 8, 16)",
+            "ValueError: moe_align_block_size: topk_ids must be 2-D",
+        ),
+        (
+            "kk.moe_align_block_size(FakeDeviceArray((6, 2), '<f4'), 8, 16)",
+            "TypeError: moe_align_block_size: topk_ids has dtype float32",
+        ),
+        (
+            "kk.silu_and_mul([1.0, 2.0])",
+            "TypeError: silu_and_mul: x must be a torch CUDA tensor or an object with __cuda_array_interface__",
+        ),
     ],
 )
 def test_bad_inputs_fail_before_any_gpu_work(installed_wheel, call, error):
@@ -128,18 +171,23 @@ except ValueError as exc:
     print(exc)
 """
     proc = run_py(installed_wheel, code, KESTREL_KERNELS_LIBCUDA="/nonexistent/libcuda.so.1")
-    assert "silu_and_mul: x must be C-contiguous (shape (4, 8), strides (4, 16))" in proc.stdout, proc.stdout + proc.stderr
+    assert "silu_and_mul: x must be C-contiguous (shape (4, 8), strides (4, 16))" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
 
 
 def test_host_arrays_are_rejected(installed_wheel):
     pytest.importorskip("numpy")
-    proc = run_py(installed_wheel, """
+    proc = run_py(
+        installed_wheel,
+        """
         import numpy as np, kestrel_kernels as kk
         try:
             kk.topk(np.zeros((2, 8), np.float32), 2)
         except TypeError as exc:
             print(exc)
-    """)
+    """,
+    )
     assert "topk: x is a host array (numpy.ndarray); kestrel_kernels needs GPU memory" in proc.stdout, proc.stderr
 
 

@@ -12,7 +12,6 @@ import sys
 import zipfile
 
 import pytest
-
 from conftest import FAMILIES, KERNELS, all_variant_names
 from cubin import read_cubin
 

@@ -9,6 +9,7 @@ single POST per attempt, the retry policy and the progress.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -106,6 +107,7 @@ def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:
     import requests
     from twine import auth, exceptions
 
+    _route_twine_logs()
     config = dict(index.pypirc or {"username": None, "password": None})
     config["repository"] = index.upload_url
     secrets.register(config.get("password"))
@@ -268,6 +270,20 @@ def explain(status: int, reason: str, text: str, filename: str, index: Index) ->
                         "kestrel-release verify --target pypi checks PyPI's rules before uploading")
 
 
+class _ConsoleLog(logging.Handler):
+    """twine logs through `logging`; route it to our masked console (shown with -v)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        console.debug(f"twine: {record.getMessage()}")
+
+
+def _route_twine_logs() -> None:
+    log = logging.getLogger("twine")
+    if not any(isinstance(h, _ConsoleLog) for h in log.handlers):
+        log.addHandler(_ConsoleLog())
+        log.propagate = False
+
+
 class Uploader:
     """Uploads through twine's Repository session: one POST per attempt, our retry policy, a byte callback."""
 
@@ -275,6 +291,7 @@ class Uploader:
         from requests.adapters import HTTPAdapter
         from twine.repository import Repository
 
+        _route_twine_logs()
         self.index, self.policy = index, policy
         self.repo = Repository(index.upload_url, *credentials, disable_progress_bar=True)
         for scheme in ("http://", "https://"):

@@ -10,6 +10,7 @@ Entry point: `inspect_bytes(data, name) -> CudaInfo`; it raises only CudaFormatE
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 
 from kestrel_release.inspect import elf, fatbin
@@ -99,7 +100,7 @@ def inspect_bytes(data: bytes | memoryview, name: str) -> CudaInfo:
             _elf(elf.parse(view, name), out)
         else:
             raise CudaFormatError(f"{name}: not an ELF file or a fat binary")
-    except (ValueError, IndexError, OverflowError, MemoryError) as exc:
+    except (ValueError, IndexError, OverflowError, MemoryError, struct.error) as exc:
         raise CudaFormatError(f"{name}: malformed binary ({type(exc).__name__})") from None
     return out.result()
 

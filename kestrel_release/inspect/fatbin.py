@@ -53,7 +53,9 @@ class Entry:
 
 def _decompress(entry: Entry, what: str) -> bytes:
     size = entry.uncompressed_size
-    if size <= 0 or size > MAX_UNCOMPRESSED:
+    # LZ4 cannot expand more than ~255x: a larger claim is a lie that would only cost memory.
+    limit = MAX_UNCOMPRESSED if entry.flags & FLAG_ZSTD else min(MAX_UNCOMPRESSED, 256 * len(entry.payload) + 64)
+    if size <= 0 or size > limit:
         raise CudaFormatError(f"{what}: fat-binary entry with implausible size {size}")
     try:
         if entry.flags & FLAG_ZSTD:

@@ -102,7 +102,10 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
     try:
         offsets: set[int] = set()
         for info, member in zip(infos, wheel.members):
-            if member.is_dir or info.header_offset in offsets:
+            if info.header_offset in offsets:  # two names, one payload: the overlap bomb
+                wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
+                continue
+            if member.is_dir:
                 continue
             offsets.add(info.header_offset)
             data = _member_bytes(view, info, member, wheel)

@@ -156,7 +156,7 @@ class GithubEmulator:
 def serve_forever(port: int = 0, repos=("m87-labs/kestrel",), token: str | None = None) -> None:
     """`kestrel-release sandbox github`: serve until Ctrl-C; the token goes to a 0600 file."""
     import tempfile
-    import threading
+    import time
 
     from kestrel_release import console
     from kestrel_release.fsutil import atomic_write_text
@@ -167,4 +167,5 @@ def serve_forever(port: int = 0, repos=("m87-labs/kestrel",), token: str | None 
         console.ok(f"GitHub emulator at {gh.api_url} (repos: {', '.join(repos)})")
         console.info(f"token in {token_file}: export GH_TOKEN=$(cat {token_file})")
         console.info(f"publish with: kestrel-release publish --target github --api-url {gh.api_url}")
-        threading.Event().wait()  # until Ctrl-C (KeyboardInterrupt -> exit 130 in cli.main)
+        while True:  # until Ctrl-C/SIGTERM; sleep (unlike a bare lock wait) lets the signal handler run
+            time.sleep(3600)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from kestrel_release.sandbox import github_json as J
 from kestrel_release.sandbox.github_routes import Routes
-from kestrel_release.sandbox.github_state import ApiError, State, not_found
+from kestrel_release.sandbox.github_state import ApiError, State, not_found, validation
 
 R = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 ROUTES: list[tuple[str, re.Pattern, str]] = [(m, re.compile(p + "$"), h) for m, p, h in [
@@ -166,7 +166,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
         label = (query.get("label") or [""])[0]
         content_type = self.headers.get("Content-Type")
         if not name:
-            raise ApiError(422, "Validation Failed", [{"resource": "ReleaseAsset", "code": "missing_field", "field": "name"}])
+            raise validation("ReleaseAsset", "missing_field", "name")
         if not content_type:
             raise ApiError(422, "Content-Type header is required")
         state = self.core.state

@@ -23,6 +23,15 @@ from kestrel_release.errors import BuildError, KestrelError
 _ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
 _lock = threading.Lock()
 _live: set[subprocess.Popen] = set()
+_stopping = threading.Event()  # set by kill_all: a child's death is then ours, not its failure
+
+
+def stopping() -> bool:
+    return _stopping.is_set()
+
+
+def reset() -> None:
+    _stopping.clear()
 
 
 def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None = None,
@@ -43,6 +52,8 @@ def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None
         finally:
             with _lock:
                 _live.discard(child)
+    if code != 0 and stopping():
+        raise error(f"{what} stopped")
     if code != 0:
         lines = tail(log, 400)
         for line in lines[-15:]:  # context above the one error line
@@ -62,6 +73,7 @@ def tail(log: Path, lines: int = 20) -> list[str]:
 
 def kill_all() -> None:
     """Kill every live child's process group (used on interrupt or a sibling's failure)."""
+    _stopping.set()
     with _lock:
         children = list(_live)
     for child in children:

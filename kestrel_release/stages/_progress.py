@@ -14,7 +14,7 @@ from rich.table import Table
 
 from kestrel_release import console
 
-_STYLE = {"waiting": "dim", "running": "cyan", "ok": "green", "failed": "bold red", "skipped": "dim"}
+_STYLE = {"waiting": "dim", "running": "cyan", "ok": "green", "failed": "bold red", "skipped": "dim", "stopped": "yellow"}
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Steps:
             if step.started is not None:
                 step.seconds = time.monotonic() - step.started
             step.state, step.detail = state, detail
-        if self._live is None and not console.json_mode():
+        if self._live is None and not console.json_mode() and state != "stopped":
             took = f" ({step.seconds:.1f} s)" if step.seconds is not None else ""
             line = f"{name}: {detail}{took}"
             # not console.error: the one `error:` line is the final one cli.main prints

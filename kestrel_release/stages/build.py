@@ -15,7 +15,7 @@ from pathlib import Path
 from kestrel_release import __version__, console, fsutil, manifest
 from kestrel_release.adapters import auditwheel, git, toolchain, uv
 from kestrel_release.config import Config
-from kestrel_release.errors import BuildError
+from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages import _jobs, _progress, _wheelzip, precompile
 from kestrel_release.stages.build_preflight import Plan, preflight
 
@@ -40,6 +40,13 @@ class BuildResult:
 
 def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False) -> BuildResult:
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc)."""
+    try:
+        return _run(cfg, gpu_check, check_reproducible)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
+        raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
+
+
+def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
     start = time.monotonic()
     plan = preflight(cfg, gpu_check=gpu_check)
     for warning in plan.warnings:
@@ -81,6 +88,7 @@ def _build_all(cfg: Config, plan: Plan, root: Path, logs: Path, steps: _progress
     """python -> repaired wheel, built in parallel; the first failure stops the rest."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(plan.pythons))))
+    _jobs.reset()
     try:
         futures = {pool.submit(_build_one, cfg, plan, py, root, logs, steps, cache): py for py in plan.pythons}
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -88,8 +96,10 @@ def _build_all(cfg: Config, plan: Plan, root: Path, logs: Path, steps: _progress
             if fut.exception() is not None:
                 raise fut.exception()  # type: ignore[misc]
         return {futures[f]: f.result() for f in futures}
+    except BaseException:
+        _jobs.kill_all()  # on a failure or Ctrl-C, no orphan keeps building
+        raise
     finally:
-        _jobs.kill_all()  # a no-op on success; on failure or Ctrl-C, no orphan keeps building
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -111,7 +121,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: 
                          env=auditwheel.repair_env(plan.source_date_epoch), what=f"auditwheel repair for Python {py}")
         final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
     except BuildError:
-        steps.finish(name, "failed", f"log: {log}")
+        steps.finish(name, "stopped" if _jobs.stopping() else "failed", f"log: {log}")
         raise
     steps.finish(name, "ok", final.name)
     return final

@@ -160,9 +160,15 @@ def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishRe
             except PublishError as exc:
                 result.failed.append({"filename": wheel.filename, "error": str(exc)})
 
-        with ThreadPoolExecutor(max_workers=max(1, min(cfg.publish.parallel, len(todo)))) as pool:
-            list(pool.map(one, todo))
-    uploader.close()
+        pool = ThreadPoolExecutor(max_workers=max(1, min(cfg.publish.parallel, len(todo))))
+        try:
+            for future in [pool.submit(one, wheel) for wheel in todo]:
+                future.result()
+        finally:
+            # Ctrl-C: files not yet started are never sent; those in flight finish (or fail) whole,
+            # so the index is never left with a partial file and a re-run resumes cleanly.
+            pool.shutdown(wait=True, cancel_futures=True)
+            uploader.close()
     result.planned.clear()
 
 

@@ -25,7 +25,7 @@ def _wheel_table(wheel) -> Table:
     size = f"{wheel.size / 2**20:.1f} MiB"
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
     table = Table(title=Text.assemble(wheel.filename, f"  {size}  ", verdict), title_justify="left")
-    table.add_column("member")
+    table.add_column("member", overflow="fold")
     table.add_column("SASS")
     table.add_column("PTX / LTO-IR")
     table.add_column("debug")
@@ -40,7 +40,7 @@ def _wheel_table(wheel) -> Table:
 def _findings_table(findings, title: str = "findings") -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("severity", "rule", "member", "what to do"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for f in findings:
         style = "red" if f.severity == "error" else "yellow"
         table.add_row(Text(f.severity, style=style), f.rule, f.member or "-", f.message)

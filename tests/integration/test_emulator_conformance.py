@@ -53,8 +53,8 @@ def _localize(text: str, base: str) -> str:
 
 def _normalize(value, base: str):
     if isinstance(value, dict):
-        return {k: ("<ignored>" if k in IGNORED_VALUES else "<time>" if k.endswith("_at") and v else _normalize(v, base))
-                for k, v in value.items()}
+        return {k: "<ignored>" if k in IGNORED_VALUES else "<time>" if k.endswith("_at") and v
+                else _normalize(v, base) for k, v in value.items()}
     if isinstance(value, list):
         return [_normalize(v, base) for v in value]
     return _localize(value, base) if isinstance(value, str) else value

@@ -54,11 +54,16 @@ def test_failed_verify_records_nothing(project):
     assert manifest.verified_hashes(out) == {}
 
 
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
 @pytest.mark.parametrize("make, code, needle", [
     (lambda d: d / "missing.whl", 2, "does not exist"),
-    (lambda d: (d / "x-1.0.tar.gz").write_bytes(b"") or d / "x-1.0.tar.gz", 2, "is an sdist"),
-    (lambda d: (d / "junk.whl").write_bytes(b"not a zip at all") or d / "junk.whl", 5, "verify found 1 error"),
-    (lambda d: (d / "empty.whl").write_bytes(b"") or d / "empty.whl", 5, "verify found 1 error"),
+    (lambda d: _write(d / "x-1.0.tar.gz", b""), 2, "is an sdist"),
+    (lambda d: _write(d / "junk.whl", b"not a zip at all"), 5, "in 1 of 1 wheel(s)"),
+    (lambda d: _write(d / "empty.whl", b""), 5, "in 1 of 1 wheel(s)"),
 ])
 def test_bad_inputs_end_in_one_line(project, tmp_path, make, code, needle):
     result = run_cli(["verify", str(make(tmp_path)), "--project", str(project)])

@@ -60,14 +60,8 @@ def _utf8_flag_on_latin1_name() -> bytes:
 
 def _lying_size() -> bytes:
     # A member whose central directory declares 10 bytes but inflates to 1 MiB.
-    data = bytearray(_with([("kestrel_kernels/blob.bin", b"\0" * (1 << 20))]))
-    pos = data.find(b"PK\x01\x02" + data[data.find(b"PK\x01\x02") + 4:][:0])
-    while pos != -1:
-        name_len = struct.unpack_from("<H", data, pos + 28)[0]
-        if data[pos + 46:pos + 46 + name_len] == b"kestrel_kernels/blob.bin":
-            struct.pack_into("<I", data, pos + 24, 10)
-        pos = data.find(b"PK\x01\x02", pos + 4)
-    return bytes(data)
+    blob = "kestrel_kernels/blob.bin"
+    return wheelkit.patch_declared_size(_with([(blob, b"\0" * (1 << 20))]), blob, 10)
 
 
 def _bomb() -> bytes:
@@ -102,9 +96,9 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "not-a-zip": (lambda: b"#!/bin/sh\nrm -rf /\n", "zip-format"),
     "truncated-half": (lambda: _VALID[: len(_VALID) // 2], "zip-format"),
     "truncated-last-byte": (lambda: _VALID[:-1], "zip-format"),
-    "corrupt-central-directory": (lambda: _VALID[:-40] + b"\xff" * 18 + _VALID[-22:], "zip-format"),
-    "corrupt-deflate-data": (lambda: _VALID.replace(b"PK\x03\x04", b"PK\x03\x04", 1)[:30 + 40]
-                             + b"\x00\xff" * 8 + _VALID[30 + 56:], "zip-format"),
+    "corrupt-central-directory": (lambda: _VALID.replace(b"PK\x01\x02", b"PK\xff\xff", 1), "zip-format"),
+    "end-record-points-past-eof": (lambda: _VALID[:-6] + b"\xff\xff\xff\x7f" + _VALID[-2:], "zip-format"),
+    "corrupt-deflate-data": (lambda: wheelkit.corrupt_member_data(_VALID, _REC_PKG), "zip-format"),
     "path-traversal": (lambda: _with([("../../evil.py", b"x = 1\n")]), "unsafe-path"),
     "absolute-path": (lambda: _with([("/etc/cron.d/evil", b"* * * * * root sh\n")]), "unsafe-path"),
     "windows-drive": (lambda: _with([("C:/Windows/evil.dll", b"MZ")]), "unsafe-path"),
@@ -118,8 +112,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "record-hash-lie": (lambda: wheelkit.wheel_bytes(record_overrides={
         _REC_PKG: f"{_REC_PKG},sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,22"}), "record-mismatch"),
     "record-size-lie": (lambda: wheelkit.wheel_bytes(record_overrides={
-        _REC_PKG: f"{_REC_PKG},{wheelkit._record_hash(b'__version__ = ' + bytes([39]) + b'0.1.0' + bytes([39]) + b'\\n')},9999"}),
-        "record-mismatch"),
+        _REC_PKG: f"{_REC_PKG},{wheelkit._record_hash(wheelkit.INIT)},9999"}), "record-mismatch"),
     "member-added-after-build": (lambda: _with([("kestrel_kernels/backdoor.py", b"evil()\n")]), "record-mismatch"),
     "record-lists-missing-file": (lambda: wheelkit.wheel_bytes(record_overrides={
         _REC_PKG: f"{_REC_PKG},sha256=x,1\nkestrel_kernels/ghost.py,sha256=x,1"}), "record-mismatch"),
@@ -137,7 +130,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
         "metadata"),
     "two-dist-infos": (lambda: _with([(f"other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
                        "metadata"),
-    "secret-file": (lambda: _with([("kestrel_kernels/.pypirc", b"[pypi]\npassword = x\n")]), "source-leak"),
+    "secret-file": (lambda: _with([("kestrel_kernels/.pypirc", b"[pypi]\npassword = x\n")]), "secret"),
 }
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import struct
 import zipfile
 from pathlib import Path
 
 TAG = "cp312-cp312-manylinux_2_34_x86_64"
+INIT = b"__version__ = '0.1.0'\n"  # the default package module
 
 
 def _record_hash(data: bytes) -> str:
@@ -36,7 +38,7 @@ def wheel_bytes(name: str = "kestrel-kernels", version: str = "0.1.0", *, tag: s
                 compression: int = zipfile.ZIP_DEFLATED) -> bytes:
     """A wheel as bytes. `record_overrides` {member: 'sha256=...,size'} plants RECORD lies."""
     pkg = name.replace("-", "_")
-    members = dict(files if files is not None else {f"{pkg}/__init__.py": b"__version__ = '0.1.0'\n"})
+    members = dict(files if files is not None else {f"{pkg}/__init__.py": INIT})
     members.update(dist_files(name, version, tag, metadata_extra))
     dist = f"{pkg}-{version}.dist-info"
     lines = []
@@ -82,3 +84,34 @@ def valid_members(name: str = "kestrel-kernels", version: str = "0.1.0", tag: st
     """The members of a valid wheel (RECORD included), for building variants with `raw_zip`."""
     with zipfile.ZipFile(io.BytesIO(wheel_bytes(name, version, tag=tag))) as zf:
         return [(n, zf.read(n)) for n in zf.namelist()]
+
+
+def _central_entries(data: bytes):
+    """(offset, name) of every central directory entry."""
+    pos = data.find(b"PK\x01\x02")
+    while pos != -1:
+        name_len = struct.unpack_from("<H", data, pos + 28)[0]
+        yield pos, bytes(data[pos + 46:pos + 46 + name_len])
+        pos = data.find(b"PK\x01\x02", pos + 4)
+
+
+def patch_declared_size(data: bytes, member: str, size: int) -> bytes:
+    """Make the central directory lie about `member`'s uncompressed size."""
+    out = bytearray(data)
+    for pos, name in _central_entries(data):
+        if name == member.encode():
+            struct.pack_into("<I", out, pos + 24, size)
+    return bytes(out)
+
+
+def corrupt_member_data(data: bytes, member: str) -> bytes:
+    """Overwrite the middle of `member`'s compressed bytes with garbage."""
+    out = bytearray(data)
+    for pos, name in _central_entries(data):
+        if name == member.encode():
+            csize = struct.unpack_from("<I", data, pos + 20)[0]
+            local = struct.unpack_from("<I", data, pos + 42)[0]
+            name_len, extra_len = struct.unpack_from("<HH", data, local + 26)
+            start = local + 30 + name_len + extra_len
+            out[start:start + csize] = bytes([0xFF]) * csize
+    return bytes(out)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -52,9 +51,9 @@ def test_nvcc_wrapper_counts_calls_and_runs_the_real_compiler(tmp_path):
     log = tmp_path / "calls.log"
     wrapper = bench_build.write_nvcc_wrapper(tmp_path / "bin", real, log)
     bench = bench_build.Workbench(tmp_path, tmp_path, log, {}, {}, "", (), tmp_path, tmp_path / "l")
-    assert subprocess.run([str(wrapper), "-cubin", "a b.cu"]).returncode == 7  # exit code passes through
+    assert subprocess.run([str(wrapper), "-cubin", "a b.cu"], check=False).returncode == 7  # exit code passes through
     assert (tmp_path / "seen").read_text().strip() == "-cubin a b.cu"
-    subprocess.run([str(wrapper), "--version"])
+    subprocess.run([str(wrapper), "--version"], check=False)
     assert bench.nvcc_calls() == (2, 1)
     assert bench.nvcc_calls() == (0, 0)  # reading resets
 
@@ -105,3 +104,61 @@ def test_terminal_table_lists_each_claim():
     assert lines[0].split() == ["claim", "kestrel-release", "baseline", "ratio", "target", "result"]
     assert lines[2].split()[-1] == "MISSED" and "0.18x" in lines[2]
     assert "not available: bench_verify.py does not exist yet" in lines[3]
+
+
+def test_verify_adapter_maps_timings_by_command_name():
+    from benchmarks import verify_adapter
+
+    section = verify_adapter.to_section({
+        "wheel_mb": 250, "kestrel-release verify": [3.0, 2.0, 4.0], "sha256sum": {"samples": [2.0, 2.0, 2.0]},
+        "check-wheel-contents": [5.0, 5.0, 5.0], "twine check --strict": [1.0, 2.0, 3.0]})
+    floor, peers = section.comparisons
+    assert (floor.ratio, floor.met) == (1.5, True)
+    assert peers.baseline.samples == [6.0, 7.0, 8.0] and peers.met
+    assert "wheel_mb: 250" in section.notes
+
+
+def test_verify_adapter_refuses_a_result_without_the_floor():
+    from benchmarks import verify_adapter
+    from benchmarks.common import NotAvailable
+
+    with pytest.raises(NotAvailable, match="no timing for sha256sum"):
+        verify_adapter.to_section({"verify": [1.0], "twine": [1.0], "check_wheel_contents": [1.0]})
+
+
+def test_verify_adapter_takes_a_combined_peers_entry_as_given():
+    from benchmarks import verify_adapter
+
+    section = verify_adapter.to_section({"verify": {"median": 2.0, "min": 1.0, "max": 3.0},
+                                         "sha256sum": [1.0], "check-wheel-contents + twine check": [1.5]})
+    assert section.comparisons[1].baseline.samples == [1.5]
+    assert section.comparisons[1].met is False
+
+
+def test_verify_adapter_reads_bench_verify_result_shape():
+    from benchmarks import verify_adapter
+
+    result = {"quick": True, "wheels": 4, "wheel_bytes": [40e6] * 4, "total_bytes": 160_000_000, "rounds": 2,
+              "samples": {"verify": [1.0, 1.2], "sha256sum": [1.0, 1.0], "check_wheel_contents": [3.0, 3.0],
+                          "twine_check": [1.0, 2.0]},
+              "median": {"verify": 1.1}, "peers_median": 4.5, "ratio_to_sha256sum": 1.1, "ratio_to_peers": 0.2,
+              "floor_target": 1.5, "met_floor": True, "met_peers": True}
+    section = verify_adapter.to_section(result)
+    assert [f.name for f in section.figures] == ["kestrel-release verify", "sha256sum (floor)",
+                                                 "check-wheel-contents", "twine check --strict",
+                                                 "check-wheel-contents + twine check --strict"]
+    assert section.comparisons[1].baseline.samples == [4.0, 5.0]
+    assert "4 wheels, 160 MB in all (40, 40, 40, 40 MB)." in section.notes
+    assert "rounds: 2" in section.notes and not any(n.startswith("median") for n in section.notes)
+
+
+def test_verify_adapter_flags_wheels_far_below_the_asked_size():
+    from benchmarks import verify_adapter
+
+    result = {"wheel_bytes": [228_314] * 4, "total_bytes": 913_256, "wheels": 4,
+              "samples": {"verify": [1.0], "sha256sum": [1.0], "check_wheel_contents": [1.0], "twine_check": [1.0]}}
+    section = verify_adapter.to_section(result, expected_wheel_bytes=40_000_000)
+    assert section.notes[0].startswith("WARNING: wheels are 0.2 MB, not ~40 MB")
+    assert all(c.claim.endswith("[UNDERSIZED WHEELS]") for c in section.comparisons)
+    result["wheel_bytes"] = [39_000_000] * 4
+    assert not verify_adapter.to_section(result, expected_wheel_bytes=40_000_000).notes[0].startswith("WARNING")

@@ -12,7 +12,7 @@ from tests.helpers import ROOT, CliResult, assert_one_line_error
 
 def _run(*args: str) -> CliResult:
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
-                          capture_output=True, text=True, timeout=120)
+                          check=False, capture_output=True, text=True, timeout=120)
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 

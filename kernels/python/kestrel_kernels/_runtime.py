@@ -200,7 +200,9 @@ def _from_torch(t, name: str, op: str) -> Array:
     import torch
 
     if t.device.type != "cuda":
-        raise ValueError(f"{op}: {name} is a {t.device.type} tensor; kestrel_kernels runs on CUDA tensors ({name}.cuda())")
+        raise ValueError(
+            f"{op}: {name} is a {t.device.type} tensor; kestrel_kernels runs on CUDA tensors ({name}.cuda())"
+        )
     dtype = str(t.dtype).removeprefix("torch.")
     if not t.is_contiguous():
         raise ValueError(
@@ -269,8 +271,8 @@ class DeviceBuffer:
         if getattr(self, "ptr", 0):
             try:
                 _ext().mem_free(self.device, self.ptr)
-            except Exception:  # interpreter shutdown: nothing sensible left to do
-                pass
+            except (RuntimeError, ImportError, AttributeError):  # driver gone / interpreter shutdown
+                return
 
     def __repr__(self) -> str:
         return f"DeviceBuffer(shape={self.shape}, dtype={self.dtype}, device={self.device})"

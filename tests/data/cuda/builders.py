@@ -100,12 +100,12 @@ def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: 
                version: str = "0.1.0", tag: str = "cp311-cp311-manylinux_2_34_x86_64",
                metadata_version: str = "2.4", meta_name: str | None = None, meta_version: str | None = None,
                wheel_tags: list[str] | None = None, record_edit=None, compression=zipfile.ZIP_DEFLATED,
-               filename: str | None = None) -> Path:
+               filename: str | None = None, extra_metadata: str = "") -> Path:
     """A wheel with a correct RECORD unless `record_edit(rows)` changes it."""
     files = dict(files if files is not None else {f"{name}/__init__.py": b"__version__ = '0.1.0'\n"})
     dist = f"{name}-{version}.dist-info"
     files[f"{dist}/METADATA"] = (f"Metadata-Version: {metadata_version}\nName: {meta_name or name.replace('_', '-')}\n"
-                                 f"Version: {meta_version or version}\n").encode()
+                                 f"Version: {meta_version or version}\n{extra_metadata}").encode()
     tags = "".join(f"Tag: {t}\n" for t in (wheel_tags or [tag]))
     files[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n{tags}".encode()
     rows = [[path, _digest(data), str(len(data))] for path, data in files.items()]

@@ -79,11 +79,35 @@ def moe_align_block_size(
 
         work.obj.record_stream(torch.cuda.ExternalStream(s, device=work.obj.device))
     smem = 4 * num_experts
-    rt.launch(a, count_fn, (tiles, 1, 1), (_COUNT_THREADS, 1, 1), smem, s, "PqiiPPq",
-              (a.ptr, numel, num_experts, tile, counts, sorted_ids.ptr, max_padded))
-    rt.launch(a, scan_fn, (1, 1, 1), (_SCAN_THREADS, 1, 1), 0, s, "PiiiPPqP",
-              (counts, tiles, num_experts, block_size, starts, expert_ids.ptr, num_blocks, post_pad.ptr))
-    rt.launch(a, scatter_fn, (tiles, 1, 1), (32, 1, 1), smem, s, "PqiiPPP",
-              (a.ptr, numel, num_experts, tile, counts, starts, sorted_ids.ptr))
+    rt.launch(
+        a,
+        count_fn,
+        (tiles, 1, 1),
+        (_COUNT_THREADS, 1, 1),
+        smem,
+        s,
+        "PqiiPPq",
+        (a.ptr, numel, num_experts, tile, counts, sorted_ids.ptr, max_padded),
+    )
+    rt.launch(
+        a,
+        scan_fn,
+        (1, 1, 1),
+        (_SCAN_THREADS, 1, 1),
+        0,
+        s,
+        "PiiiPPqP",
+        (counts, tiles, num_experts, block_size, starts, expert_ids.ptr, num_blocks, post_pad.ptr),
+    )
+    rt.launch(
+        a,
+        scatter_fn,
+        (tiles, 1, 1),
+        (32, 1, 1),
+        smem,
+        s,
+        "PqiiPPP",
+        (a.ptr, numel, num_experts, tile, counts, starts, sorted_ids.ptr),
+    )
     rt.mark_stream(sorted_ids, expert_ids, post_pad, stream=s)
     return sorted_ids.obj, expert_ids.obj, post_pad.obj

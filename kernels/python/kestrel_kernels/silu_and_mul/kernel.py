@@ -63,10 +63,7 @@ def entry_name(dtype: str) -> str:
 
 def variants() -> list[dict]:
     """Every specialisation the wheel ships: name, params and entry points."""
-    return [
-        {"name": f"silu_and_mul_{dt}", "params": {"dtype": dt}, "kernels": [entry_name(dt)]}
-        for dt in DTYPES
-    ]
+    return [{"name": f"silu_and_mul_{dt}", "params": {"dtype": dt}, "kernels": [entry_name(dt)]} for dt in DTYPES]
 
 
 def render(params: dict) -> str:

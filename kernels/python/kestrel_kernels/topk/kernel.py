@@ -107,6 +107,4 @@ def variants() -> list[dict]:
 
 def render(params: dict) -> str:
     dt, kb = params["dtype"], params["k_bucket"]
-    return _SOURCE.substitute(
-        traits=DTYPES[dt], k_bucket=kb, threads=threads_for(kb), entry=entry_name(dt, kb)
-    )
+    return _SOURCE.substitute(traits=DTYPES[dt], k_bucket=kb, threads=threads_for(kb), entry=entry_name(dt, kb))
