@@ -16,7 +16,7 @@ t() { local s=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(date +%s.%N) - $s" |
 
 loop() {
   cd "$WORK/kernels"
-  rm -rf wheelhouse
+  rm -rf wheelhouse python/kestrel_kernels/precompiled   # cold, like ours
   for v in 3.10 3.11 3.12 3.13; do
     rm -rf build dist
     uv build --wheel --python "${PY[$v]}" --out-dir dist .

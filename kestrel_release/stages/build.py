@@ -16,7 +16,7 @@ from kestrel_release import __version__, console, fsutil, manifest
 from kestrel_release.adapters import auditwheel, git, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages import _jobs, _progress, _wheelzip, precompile
+from kestrel_release.stages import _jobs, _progress, _wheelcache, _wheelzip, precompile
 from kestrel_release.stages.build_preflight import Plan, preflight
 
 
@@ -56,6 +56,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         with _progress.Steps(names) as steps:
             pre = _precompile(cfg, plan, logs, steps)
+            plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
             with fsutil.staging_dir(cfg.out_path) as stage:
                 built = _build_all(cfg, plan, stage / "a", logs, steps, cache=True)
                 reproducible = None
@@ -109,6 +110,11 @@ def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: 
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"
     steps.start(name, "building")
+    key = _wheelcache.key(cfg, plan.source, plan.pythons[py], plan.source_date_epoch, plan.tool_versions)
+    hit = _wheelcache.get(key, root / f"cached-{py}") if cache else None
+    if hit is not None:
+        steps.finish(name, "ok", f"{hit.name} (unchanged sources: cached)")
+        return hit
     try:
         settings = plan.config_settings(cfg, cache)
         argv = uv.wheel_command(plan.uv, plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
@@ -123,6 +129,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: 
     except BuildError:
         steps.finish(name, "stopped" if _jobs.stopping() else "failed", f"log: {log}")
         raise
+    _wheelcache.put(key, final)
     steps.finish(name, "ok", final.name)
     return final
 

@@ -30,6 +30,8 @@ class Plan:
     source_date_epoch: int
     backend: str
     warnings: list[str] = field(default_factory=list)
+    source: str = ""  # digest of the project tree, set once precompile is done
+    tool_versions: dict = field(default_factory=dict)
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
@@ -44,8 +46,7 @@ class Plan:
         return {"build-dir": str(toolchain.cache_dir() / "skbuild" / project / "{wheel_tag}")}
 
     def toolchain(self) -> dict:
-        return {"nvcc": self.nvcc_version, "uv": uv.version(self.uv), "auditwheel": auditwheel.version(),
-                "pythons": {py: str(path) for py, path in self.pythons.items()}}
+        return {**self.tool_versions, "pythons": {py: str(path) for py, path in self.pythons.items()}}
 
 
 def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
@@ -70,7 +71,8 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     sde, note = source_date_epoch(cfg)
     if note:
         warnings.append(note)
-    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings)  # type: ignore[arg-type]
+    tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}  # type: ignore[arg-type]
+    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools)  # type: ignore[arg-type]
 
 
 def _attempt(problems: list[str], fn, *args):

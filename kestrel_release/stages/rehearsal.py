@@ -29,7 +29,7 @@ class GithubEndpoint:
     repo: str | None
     api_url: str | None
     token: str | None = None
-    commit: str | None = None  # None: the local git HEAD
+    commit: str | None = None  # None: the local git HEAD; a rehearsal uses the emulator's main
 
 
 @dataclass
@@ -75,10 +75,4 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
         emulator = stack.enter_context(GithubEmulator(repos=(repo,)))
         console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo})")
         yield Endpoints(index=index, github=GithubEndpoint(repo, emulator.api_url, emulator.token,
-                                                            emulator_head(emulator, repo)))
-
-
-def emulator_head(emulator, repo: str) -> str | None:
-    """The emulator's `main` commit: the rolling tag must point at a commit it knows."""
-    head = getattr(emulator, "head_sha", None)
-    return head(repo) if callable(head) else None
+                                                            emulator.head(repo)))
