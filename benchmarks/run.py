@@ -2,6 +2,7 @@
 """Benchmark kestrel-release against the seed's loop and today's tools; write benchmarks/RESULTS.md.
 
     uv run python benchmarks/run.py [--quick] [--only build,verify,publish,startup] [--wheels DIR]
+                                    [--wait-quiet MINUTES]
 
 A full run (no --quick, no --only) writes benchmarks/RESULTS.md; any other run
 writes benchmarks/RESULTS-quick.md so a quick check never overwrites the
@@ -26,6 +27,7 @@ from benchmarks.common import BenchFailed, NotAvailable, Section
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ("build", "verify", "publish", "startup")
+QUIET_LOAD = 1.0
 TITLES = {"build": "Build matrix", "verify": "Verify", "publish": "Publish", "startup": "Start-up"}
 
 
@@ -42,6 +44,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--wheels", type=Path, help="wheels for the publish benchmark when build is not run")
     p.add_argument("--out", type=Path, help="results file (default: RESULTS.md for a full run, else RESULTS-quick.md)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (it is printed)")
+    p.add_argument("--wait-quiet", type=float, default=0, metavar="MINUTES",
+                   help="first wait up to MINUTES for the 1-minute load average to drop below 1.0")
     args = p.parse_args(argv)
     args.selected = BENCHES
     if args.only:
@@ -91,12 +95,28 @@ def run_all(args: argparse.Namespace, work: Path) -> tuple[list[Section], bool]:
     return sections, all_ok
 
 
+def wait_quiet(minutes: float, poll: float = 30.0) -> str:
+    """Poll the load average until the 1-minute figure is below 1.0 or `minutes` pass; say how it went."""
+    start = time.monotonic()
+    while minutes > 0:
+        one = float(report.load().split()[0])
+        waited = (time.monotonic() - start) / 60
+        if one < QUIET_LOAD:
+            return f"quiet (1-min load {one:.2f}) after waiting {waited:.1f} min"
+        if waited >= minutes:
+            return f"never quiet: 1-min load still {one:.2f} after waiting {waited:.1f} min; ran anyway"
+        print(f"    waiting for a quiet machine: 1-min load {one:.2f}", file=sys.stderr, flush=True)
+        time.sleep(poll)
+    return "not waited for"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run, print the claims table, write the results file."""
     args = parse_args(argv)
+    quiet = wait_quiet(args.wait_quiet)
     work = Path(tempfile.mkdtemp(prefix="kestrel-bench-"))
     meta = {"date": report.now(), "mode": "quick" if args.quick else ("partial" if args.only else "full"),
-            "load before": report.load()}
+            "load before": f"{report.load()} ({quiet})"}
     start = time.perf_counter()
     try:
         sections, all_ok = run_all(args, work)

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from kestrel_release import __version__, console
-from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, KestrelError, UsageError
+from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError, UsageError
 
 app = typer.Typer(
     name="kestrel-release",
@@ -238,32 +238,47 @@ def _sigterm(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
     raise KeyboardInterrupt
 
 
+def _click_exceptions():
+    """Click's exception classes: typer >= 0.20 ships its own copy of click, older ones use click."""
+    try:
+        from typer._click import exceptions as exc
+    except ImportError:  # pragma: no cover - older typer
+        from click import exceptions as exc
+    return exc
+
+
 def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
-    import click
+    from typer import Abort, Exit
 
+    click_exc = _click_exceptions()
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        code = code if isinstance(code, int) else 0
     except KestrelError as exc:
         console.error(str(exc))
-        sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        console.error("interrupted; nothing was left half-written")
-        sys.exit(EXIT_INTERRUPTED)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.exceptions.ClickException as exc:
-        console.error(exc.format_message().replace("\n", " "))
-        sys.exit(EXIT_USAGE)
+        code = exc.exit_code
+    except (KeyboardInterrupt, Abort):
+        code = EXIT_INTERRUPTED
+    except Exit as exc:
+        code = exc.exit_code
+    except click_exc.NoArgsIsHelpError as exc:  # bare `kestrel-release`: show the help
+        sys.stdout.write(exc.format_message() + "\n")
+        code = EXIT_OK
+    except click_exc.ClickException as exc:
+        console.error(exc.format_message().replace("\n", " ") + " (see --help)")
+        code = EXIT_USAGE
     except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
         if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
             import traceback
 
             console.console.print(traceback.format_exc(), markup=False)
         console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
-        sys.exit(EXIT_BUG)
+        code = EXIT_BUG
+    if code == EXIT_INTERRUPTED:
+        console.error("interrupted; nothing was left half-written")
+    sys.exit(code)
 
 
 if __name__ == "__main__":

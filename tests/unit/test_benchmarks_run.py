@@ -58,3 +58,13 @@ def test_interrupt_writes_nothing(tmp_path, monkeypatch):
     out = tmp_path / "R.md"
     assert bench_run.main(["--only", "startup", "--out", str(out)]) == 130
     assert not out.exists()
+
+
+def test_wait_quiet_reports_how_the_wait_went(monkeypatch):
+    loads = iter(["2.50 1.0 1.0", "0.40 1.0 1.0"])
+    monkeypatch.setattr(bench_run.report, "load", lambda: next(loads))
+    monkeypatch.setattr(bench_run.time, "sleep", lambda _: None)
+    assert bench_run.wait_quiet(5).startswith("quiet (1-min load 0.40)")
+    monkeypatch.setattr(bench_run.report, "load", lambda: "3.00 1.0 1.0")
+    assert bench_run.wait_quiet(0.0001, poll=0).startswith("never quiet: 1-min load still 3.00")
+    assert bench_run.wait_quiet(0) == "not waited for"

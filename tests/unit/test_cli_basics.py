@@ -6,9 +6,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from kestrel_release import __version__
 from kestrel_release.errors import EXIT_CODES
-from tests.helpers import ROOT, run_cli
+from tests.helpers import assert_one_line_error, ROOT, run_cli
 
 HEAVY = {"github", "twine", "auditwheel", "build", "requests", "jinja2", "pynvml", "rich.live"}
 
@@ -48,5 +50,15 @@ def test_exit_codes_match_readme():
 
 def test_unknown_command_is_usage_error():
     result = run_cli(["bulid"])
-    assert result.code == 2
-    assert "Traceback" not in result.output
+    assert_one_line_error(result, 2, "No such command 'bulid'")
+
+
+def test_unknown_option_is_usage_error():
+    result = run_cli(["build", "--pyhton", "3.12"])
+    assert_one_line_error(result, 2, "--pyhton")
+
+
+def test_bare_command_shows_help():
+    result = run_cli([])
+    assert result.code == 0
+    assert "Commands:" in result.stdout and "release" in result.stdout
