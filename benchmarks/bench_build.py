@@ -13,7 +13,8 @@ from __future__ import annotations
 import shlex
 import shutil
 import stat
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import (
@@ -46,6 +47,7 @@ class Workbench:
     excludes: tuple[str, ...]
     outputs: Path  # the precompiled outputs directory inside the copy
     log: Path
+    split: dict[str, list[float]] = field(default_factory=dict)  # seed loop seconds per step kind, per run
 
     def nvcc_calls(self) -> tuple[int, int]:
         """(all nvcc invocations, compiles) since the last reset; resets the log."""
@@ -98,23 +100,26 @@ def make_cold(bench: Workbench, *extra: Path) -> None:
 def seed_loop(bench: Workbench) -> float:
     """The seed's script: per Python, clean, `uv build --wheel`, `auditwheel repair`. Returns seconds."""
     p = bench.project
-    total = 0.0
+    steps = {"uv build": 0.0, "auditwheel repair": 0.0}
     for path in (p / "dist", p / "dist-all", p / "build"):
         shutil.rmtree(path, ignore_errors=True)
     (p / "dist-all").mkdir()
     for version, python in bench.pythons.items():
         shutil.rmtree(p / "dist", ignore_errors=True)
         shutil.rmtree(p / "build", ignore_errors=True)
-        total += timed([VENV_BIN / "uv", "build", "--wheel", "--python", python, "--out-dir", p / "dist"],
-                       env=bench.env, cwd=p, what=f"uv build --python {version}", log=bench.log)
+        argv = [VENV_BIN / "uv", "build", "--wheel", "--python", python, "--out-dir", p / "dist"]
+        steps["uv build"] += timed(argv, env=bench.env, cwd=p, what=f"uv build --python {version}", log=bench.log)
         wheels = sorted((p / "dist").glob("*.whl"))
         if len(wheels) != 1:
             raise BenchFailed(f"uv build --python {version} left {len(wheels)} wheels in dist/")
         excludes = [a for pat in bench.excludes for a in ("--exclude", pat)]
-        total += timed([VENV_BIN / "auditwheel", "repair", "--plat", bench.plat, "--only-plat", *excludes,
-                        "-w", p / "dist-all", wheels[0]], env=bench.env, cwd=p,
-                       what=f"auditwheel repair ({version})", log=bench.log)
-    return total
+        argv = [VENV_BIN / "auditwheel", "repair", "--plat", bench.plat, "--only-plat", *excludes,
+                "-w", p / "dist-all", wheels[0]]
+        steps["auditwheel repair"] += timed(argv, env=bench.env, cwd=p, what=f"auditwheel repair ({version})",
+                                            log=bench.log)
+    for kind, seconds in steps.items():
+        bench.split.setdefault(kind, []).append(seconds)
+    return sum(steps.values())
 
 
 def tool_build(bench: Workbench, out: Path) -> float:
@@ -211,6 +216,8 @@ def run(quick: bool, work: Path) -> tuple[Section, Path | None]:
             Comparison("build warm vs seed loop warm", tool_warm, loop_warm, max_ratio=WARM_TARGET),
             Comparison("build warm vs seed loop cold", tool_warm, loop_cold),
         ]
+    split = ", ".join(f"{kind} {statistics.median(v):.1f} s" for kind, v in bench.split.items())
+    section.notes.append(f"seed loop time by step (median over its cold and warm runs): {split}.")
     versions = ", ".join(f"{v} ({p})" for v, p in bench.pythons.items())
     section.notes += [f"{rounds} round(s), each: loop cold, loop warm, tool cold, tool warm; Pythons: {versions}.",
                       (f"auditwheel repair --plat {bench.plat} --only-plat with the configured excludes; the loop's "

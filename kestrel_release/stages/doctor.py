@@ -130,8 +130,9 @@ def _glibc(cfg: Config) -> Check:
 
 def _git(cfg: Config) -> Check:
     state = git.state(cfg.project_dir)
-    if state.root is None:
-        return Check("git", "warn", "not a git checkout: builds use a fixed SOURCE_DATE_EPOCH",
+    if state.root is None or state.commit is None:
+        what = "not a git checkout" if state.root is None else "git repository without a readable HEAD"
+        return Check("git", "warn", f"{what}: builds use a fixed SOURCE_DATE_EPOCH",
                      "build from a git checkout so the manifest records the commit")
     if state.dirty:
         return Check("git", "warn", f"{state.branch} @ {(state.commit or '')[:12]}, uncommitted changes",
