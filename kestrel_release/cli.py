@@ -278,6 +278,9 @@ def main() -> None:
         code = EXIT_BUG
     if code == EXIT_INTERRUPTED:
         console.error("interrupted; nothing was left half-written")
+    # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
 
 

@@ -123,3 +123,16 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
     finally:
         _held.pop(lock_path, None)
         lock.release()
+
+
+def locked(what: str):
+    """Decorator: run a stage function `f(cfg, ...)` under the project lock."""
+    import functools
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(cfg, *args, **kwargs):
+            with project_lock(cfg.project_dir, what):
+                return func(cfg, *args, **kwargs)
+        return wrapper
+    return decorate

@@ -57,15 +57,14 @@ def _decompress(entry: Entry, what: str) -> bytes:
     limit = MAX_UNCOMPRESSED if entry.flags & FLAG_ZSTD else min(MAX_UNCOMPRESSED, 256 * len(entry.payload) + 64)
     if size <= 0 or size > limit:
         raise CudaFormatError(f"{what}: fat-binary entry with implausible size {size}")
+    import lz4.block
+    import zstandard
+
     try:
         if entry.flags & FLAG_ZSTD:
-            import zstandard
-
             return zstandard.ZstdDecompressor().decompress(bytes(entry.payload), max_output_size=size)
-        import lz4.block
-
         return lz4.block.decompress(bytes(entry.payload), uncompressed_size=size)
-    except Exception as exc:  # both libraries raise their own error types on bad input
+    except (zstandard.ZstdError, lz4.block.LZ4BlockError, ValueError, MemoryError) as exc:
         raise CudaFormatError(f"{what}: corrupt compressed fat-binary entry ({type(exc).__name__})") from None
 
 
@@ -97,7 +96,7 @@ def container_at(data: memoryview, pos: int, what: str) -> tuple[list[Entry], in
     """A container found by a magic scan at `pos`: its entries and end, or None if bogus."""
     if pos + _HEADER.size > len(data):
         return None
-    _magic, version, header_size, size = _HEADER.unpack_from(data, pos)
+    _magic, version, header_size, size = _HEADER.unpack_from(data, pos)  # noqa: RUF059
     end = pos + header_size + size
     if version != 1 or header_size != _HEADER.size or end > len(data) or size == 0:
         return None

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, manifest, secrets
+from kestrel_release import console, fsutil, manifest, secrets
 from kestrel_release.adapters import git
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.stages import publish_github_files as files_mod
@@ -99,6 +99,7 @@ class Plan:
     prune_first: bool = False
 
 
+@fsutil.locked("publish")  # two publishes of one project never interleave
 def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = None, api_url: str | None = None,
         prune: bool | None = None, dry_run: bool = False, token_env: str | None = None, yes: bool = False,
         token: str | None = None, commit: str | None = None) -> GithubResult:

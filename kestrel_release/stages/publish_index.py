@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, manifest
+from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError, UsageError
@@ -44,6 +44,7 @@ class PublishResult:
         return {**asdict(self), "ok": self.ok}
 
 
+@fsutil.locked("publish")  # two publishes of one project never interleave
 def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_url: str | None = None,
         simple_url: str | None = None, dry_run: bool = False, yes: bool = False, smoke_test: bool = False,
         token_env: str | None = None, credentials: tuple[str, str] | None = None) -> PublishResult:

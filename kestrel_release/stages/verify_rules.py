@@ -82,12 +82,12 @@ def check_metadata(wheel: WheelFile) -> tuple[list[Finding], dict]:
 
 
 def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
-    from packaging.metadata import InvalidMetadata, Metadata, parse_email
+    from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata, parse_email
 
     data = wheel.dist_info.get(path)
     if data is None:
         return [error("metadata", path, "missing: rebuild the wheel")]
-    raw, unparsed = parse_email(data)
+    raw, _unparsed = parse_email(data)
     mv = raw.get("metadata_version")
     if mv not in PYPI_METADATA_VERSIONS:
         return [error("metadata", path, f"Metadata-Version {mv!r} is not accepted by PyPI "
@@ -96,8 +96,8 @@ def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[F
         meta = Metadata.from_raw(raw, validate=True)
     except InvalidMetadata as exc:
         return [error("metadata", path, f"invalid: {exc}")]
-    except Exception as exc:  # packaging's ExceptionGroup of InvalidMetadata
-        problems = "; ".join(str(e) for e in getattr(exc, "exceptions", [exc]))
+    except ExceptionGroup as exc:  # packaging collects every InvalidMetadata
+        problems = "; ".join(str(e) for e in exc.exceptions)
         return [error("metadata", path, f"invalid: {problems}")]
     out = []
     if canonicalize_name(meta.name) != fname:

@@ -261,9 +261,11 @@ def _write_all(changes: list[tuple[_Location, str]], old: str) -> None:
         for loc, text in changes:
             fsutil.atomic_write_text(loc.path, text)
             written.append(loc)
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C between two files must not leave them disagreeing
         for done in reversed(written):
             fsutil.atomic_write_text(done.path, done.text)
+        if not isinstance(exc, OSError):
+            raise
         raise UsageError(f"cannot write {loc.rel}: {exc.strerror or exc}; "
                          f"restored {len(written)} file(s), the version is still {old}",
                          "fix the file's permissions and run again") from None

@@ -68,8 +68,6 @@ def test_two_builds_at_once_never_interleave(tmp_path: Path) -> None:
     assert sums == [next(iter(wheels.values())), next(iter(wheels))]
 
 
-@pytest.mark.xfail(strict=True, reason="publish does not take the project lock: a second publish of the same "
-                   "project runs alongside the first (reported to the lead)")
 def test_second_publish_refuses_while_one_is_running(dist_project: Path, tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index") as box:
         holder = _holder(dist_project)

@@ -104,8 +104,6 @@ def test_version_bump_interrupted_is_all_or_nothing(tmp_path: Path, version_wind
     assert all('"0.1.1"' in text for text in _version_state(project))
 
 
-@pytest.mark.xfail(strict=True, reason="version._write_all restores written files on OSError only; an interrupt "
-                   "between two files leaves pyproject bumped and the version file old (reported to the lead)")
 def test_interrupt_between_version_files_restores_the_first(tmp_path: Path, monkeypatch) -> None:
     from kestrel_release import config, fsutil
     from kestrel_release.stages import version

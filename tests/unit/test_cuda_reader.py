@@ -62,9 +62,9 @@ def test_reader_reports_what_the_recipe_builds(cuda_matrix, name):
 
 def _cuobjdump_lists(path) -> tuple[set[str], set[str]]:
     out = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", "-all", str(path)],
-                         capture_output=True, text=True).stdout
-    sass = set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", out, re.M))
-    ptx = {a.replace("sm_", "compute_") for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", out, re.M)}
+                         capture_output=True, text=True, check=False).stdout
+    sass = set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", out, re.MULTILINE))
+    ptx = {a.replace("sm_", "compute_") for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", out, re.MULTILINE)}
     return sass, ptx
 
 

@@ -226,7 +226,9 @@ def test_cuda_policy(tmp_path, cuda_matrix, binary, expected):
 def test_cuda_less_extension_is_not_missing_arch(tmp_path):
     import _ctypes  # any CPython extension module: an ELF .so without CUDA
 
-    so = open(_ctypes.__file__, "rb").read()
+    from pathlib import Path
+
+    so = Path(_ctypes.__file__).read_bytes()
     assert _found(_verify(tmp_path, {f"{PKG}/_C.cpython-311-x86_64-linux-gnu.so": so})) == set()
 
 
