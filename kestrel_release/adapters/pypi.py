@@ -111,7 +111,9 @@ def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:
     config = dict(index.pypirc or {"username": None, "password": None})
     config["repository"] = index.upload_url
     secrets.register(config.get("password"))
-    resolver = auth.Private(config, auth.CredentialInput(env.get("TWINE_USERNAME"), env.get("TWINE_PASSWORD")))
+    # An exported-but-empty variable means "not set" (twine would let it hide .pypirc).
+    given = auth.CredentialInput(env.get("TWINE_USERNAME") or None, env.get("TWINE_PASSWORD") or None)
+    resolver = auth.Private(config, given)
     hint = (f"set TWINE_USERNAME/TWINE_PASSWORD, add [{index.name}] to ~/.pypirc, store them in keyring, "
             "or pass --token-env VAR")
     try:
