@@ -260,8 +260,11 @@ def main() -> None:
         console.error(str(exc))
         code = exc.exit_code
     except (KeyboardInterrupt, Abort):
+        console.error("interrupted; nothing was left half-written")
         code = EXIT_INTERRUPTED
-    except Exit as exc:
+    except Exit as exc:  # typer turns a KeyboardInterrupt inside a command into Exit(130)
+        if exc.exit_code == EXIT_INTERRUPTED:
+            console.error("interrupted; nothing was left half-written")
         code = exc.exit_code
     except click_exc.NoArgsIsHelpError as exc:  # bare `kestrel-release`: show the help
         sys.stdout.write(exc.format_message() + "\n")
@@ -276,8 +279,6 @@ def main() -> None:
             console.console.print(traceback.format_exc(), markup=False)
         console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
         code = EXIT_BUG
-    if code == EXIT_INTERRUPTED:
-        console.error("interrupted; nothing was left half-written")
     # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -80,6 +80,9 @@ def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
             found = sorted(path.glob("*.whl"))
             if not found:
                 raise UsageError(f"no wheels in {path}", "run kestrel-release build, or pass wheel files")
+            for wheel in found:
+                if not wheel.is_file():  # a FIFO or device named *.whl would block the reader forever
+                    raise UsageError(f"{wheel} is not a regular file", "remove it or pass wheel files")
             out += found
         elif path.name.endswith(SDIST_SUFFIXES):
             raise UsageError(f"{path.name} is an sdist; verify checks wheels", "pass .whl files")
@@ -88,6 +91,8 @@ def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
             raise UsageError(f"{path} does not exist", hint)
         elif path.suffix != ".whl":
             raise UsageError(f"{path.name} is not a wheel (.whl)", "pass .whl files or a directory")
+        elif not path.is_file():  # a FIFO or device named *.whl would block the reader forever
+            raise UsageError(f"{path} is not a regular file", "pass wheel files")
         else:
             out.append(path)
     return list(dict.fromkeys(p.resolve() for p in out))
@@ -103,7 +108,8 @@ def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool 
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
         reports = list(pool.map(lambda p: _verify_one(cfg, p, target), wheels))
     v = cfg.verify
-    report = VerifyReport(target, reports, rules.check_set(reports, cfg.python, target, v.project_size_budget))
+    report = VerifyReport(target, reports, rules.check_set(reports, cfg.python, target, v.project_size_budget,
+                                                               (cfg.name, cfg.version)))
     if record and report.ok:
         _record(report)
     return report

@@ -155,9 +155,11 @@ def python_of(tags: list[str]) -> set[str]:
     return out
 
 
-def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int) -> list[Finding]:
-    """The matrix: one wheel per configured Python, one name and version, identical kernels."""
-    out: list[Finding] = []
+def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
+              project: tuple[str, str | None] = ("", None)) -> list[Finding]:
+    """The matrix: one wheel per configured Python, one name and version, identical kernels,
+    and all of it this project's (`project` = (name, version); version None = dynamic)."""
+    out: list[Finding] = _project_identity(wheels, *project)
     versions = sorted({w.version for w in wheels if w.version})
     if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
         out.append(error("matrix", "", f"the wheels disagree on name or version ({', '.join(versions)}): "
@@ -178,6 +180,28 @@ def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int) 
     if target in ("pypi", "testpypi") and total > budget:
         out.append(error("file-size", "", f"{total / 2**30:.2f} GiB in total is over the project budget of "
                          f"{budget / 2**30:.0f} GiB on {target}"))
+    return out
+
+
+def _project_identity(wheels: list, name: str, version: str | None) -> list[Finding]:
+    """A wheel of another package or another version must never ride along into a publish."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    out = []
+    for w in wheels:
+        if name and w.name and canonicalize_name(w.name) != canonicalize_name(name):
+            out.append(error("matrix", w.filename, f"this wheel is package '{w.name}', not this project's "
+                             f"'{name}': remove it from the release"))
+            continue
+        try:
+            # Compare public versions: a local '+cu124' is the local-version rule's finding.
+            other = version is not None and w.version and Version(w.version).public != Version(version).public
+        except InvalidVersion:
+            continue  # the metadata rule already reports an invalid version
+        if other:
+            out.append(error("matrix", w.filename, f"this wheel is version {w.version}, the project is {version}: "
+                             "rebuild (kestrel-release build) or remove it"))
     return out
 
 

@@ -183,8 +183,6 @@ def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
     assert report is not None and report["wheels"][0]["name"] == "kestrel-kernels"
 
 
-@pytest.mark.xfail(strict=True, reason="verify does not compare the wheels' name/version with the project's "
-                   "(reported to the lead: a stray wheel of another package passes and would be published)")
 @pytest.mark.parametrize(("name", "version"), [("evil-pkg", "0.1.0"), ("kestrel-kernels", "6.6.6")])
 def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str) -> None:
     wheelkit.write_wheel(project / "dist", name=name, version=version)
@@ -207,8 +205,6 @@ def test_bad_paths_are_usage_errors(project: Path, make, needle: str) -> None:
     assert_one_line_error(result, 2, needle)
 
 
-@pytest.mark.xfail(strict=True, reason="verify opens a FIFO named *.whl and blocks forever "
-                   "(reported to the lead: resolve_wheels should refuse non-regular files)")
 def test_a_fifo_named_like_a_wheel_is_refused_not_waited_on(project: Path) -> None:
     fifo = project / "dist" / NAME
     os.mkfifo(fifo)
