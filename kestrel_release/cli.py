@@ -249,40 +249,52 @@ def _click_exceptions():
 
 def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        code = _dispatch()
+    except KeyboardInterrupt:  # a second Ctrl-C while reporting the first failure
+        code = EXIT_INTERRUPTED
+    # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def _dispatch() -> int:
+    """Run the app; return its exit code after printing at most one `error:` line."""
     from typer import Abort, Exit
 
     click_exc = _click_exceptions()
-    signal.signal(signal.SIGTERM, _sigterm)
     try:
         code = app(standalone_mode=False)
+        # typer answers a KeyboardInterrupt inside a command by returning 130.
         code = code if isinstance(code, int) else 0
+        if code == EXIT_INTERRUPTED:
+            console.error("interrupted; nothing was left half-written")
+        return code
     except KestrelError as exc:
         console.error(str(exc))
-        code = exc.exit_code
+        return exc.exit_code
     except (KeyboardInterrupt, Abort):
         console.error("interrupted; nothing was left half-written")
-        code = EXIT_INTERRUPTED
-    except Exit as exc:  # typer turns a KeyboardInterrupt inside a command into Exit(130)
+        return EXIT_INTERRUPTED
+    except Exit as exc:
         if exc.exit_code == EXIT_INTERRUPTED:
             console.error("interrupted; nothing was left half-written")
-        code = exc.exit_code
+        return exc.exit_code
     except click_exc.NoArgsIsHelpError as exc:  # bare `kestrel-release`: show the help
         sys.stdout.write(exc.format_message() + "\n")
-        code = EXIT_OK
+        return EXIT_OK
     except click_exc.ClickException as exc:
         console.error(exc.format_message().replace("\n", " ") + " (see --help)")
-        code = EXIT_USAGE
+        return EXIT_USAGE
     except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
         if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
             import traceback
 
             console.console.print(traceback.format_exc(), markup=False)
         console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
-        code = EXIT_BUG
-    # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(code)
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def test_injected_failure_at_each_step_stops_there_and_resume_completes(project:
         result = run_cli(args, env={"KESTREL_RELEASE_FAIL_AT": step})
         assert_one_line_error(result, code, f"release stopped at step '{step}'", "--resume")
         first = False
-    version_line = [l for l in (project / "pyproject.toml").read_text().splitlines() if l.startswith("version")]
+    version_line = [l for l in (project / "pyproject.toml").read_text().splitlines() if l.startswith("version = ")]
     assert version_line == ['version = "0.1.1"'], "the bump ran exactly once"
     done = run_cli([*base, "--resume"])
     assert done.code == 0, done.output
