@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -73,7 +74,12 @@ repo = "{REPO}"
 
 
 def build_output(project: Path, version: str, commit: str, payload: str = "", extra: dict | None = None) -> Path:
-    """dist-all/ with one wheel per Python, a manifest naming `commit`, and SHA256SUMS."""
+    """dist-all/ with one wheel per Python, a manifest naming `commit`, and SHA256SUMS.
+
+    Like a real bump + build, the project's pyproject then declares `version` too.
+    """
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(re.sub(r'(?m)^version = ".*"$', f'version = "{version}"', pyproject.read_text(), count=1))
     out = project / "dist-all"
     for old in out.glob("*.whl"):
         old.unlink()
