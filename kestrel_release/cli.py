@@ -205,7 +205,7 @@ def sandbox_pypi(
     """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
     from kestrel_release.sandbox import pypi
 
-    pypi.serve_forever(port=port, directory=directory, strict=strict)
+    _serve(pypi.serve_forever, port=port, directory=directory, strict=strict)
 
 
 @sandbox_app.command("github")
@@ -217,7 +217,15 @@ def sandbox_github(
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
     from kestrel_release.sandbox import github
 
-    github.serve_forever(port=port, repos=repo or ["m87-labs/kestrel"], token=token)
+    _serve(github.serve_forever, port=port, repos=repo or ["m87-labs/kestrel"], token=token)
+
+
+def _serve(serve_forever, **options) -> None:
+    """Ctrl-C (or SIGTERM) is how a user stops a sandbox: a clean stop, exit 0."""
+    try:
+        serve_forever(**options)
+    except KeyboardInterrupt:
+        console.ok("stopped")
 
 
 @ci_app.command("init")

@@ -15,7 +15,9 @@ MASK = "****"
 
 # Token shapes we mask even if they were never registered (belt and braces).
 _PATTERNS = [
-    re.compile(r"pypi-[A-Za-z0-9_\-]{16,}"),
+    # PyPI tokens are macaroons: "pypi-" + base64 that always starts "AgE" (a bare "pypi-..." would
+    # also match paths like /tmp/kestrel-pypi-packages-1234abcd).
+    re.compile(r"pypi-AgE[A-Za-z0-9_\-]{16,}"),
     re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),
     re.compile(r"github_pat_[A-Za-z0-9_]{20,}"),
 ]
