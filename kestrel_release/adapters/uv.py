@@ -6,15 +6,28 @@ Python package; PATH is the fallback.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 from kestrel_release.errors import PreflightError
 
 
+_lock = threading.Lock()
+
+
 def find_uv() -> Path:
-    """The uv binary, or PreflightError saying how to get it."""
+    """The uv binary, or PreflightError saying how to get it (thread-safe, looked up once)."""
+    # uv.find_uv_bin() initialises sysconfig, whose first use is not thread-safe in CPython
+    # (two threads at once can fail with "can only concatenate str (not NoneType)").
+    with _lock:
+        return _find_uv()
+
+
+@functools.lru_cache(maxsize=1)
+def _find_uv() -> Path:
     try:
         from uv import find_uv_bin
 

@@ -36,31 +36,45 @@ def reset() -> None:
 
 def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None = None,
                env: Mapping[str, str] | None = None, what: str,
-               error: type[KestrelError] = BuildError) -> None:
+               error: type[KestrelError] = BuildError, show_tail: bool = True) -> None:
     """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
     with open(log, "w", encoding="utf-8") as fh:
         fh.write("+ " + secrets.mask(shlex.join(map(os.fspath, argv))) + "\n")
         fh.flush()
-        child = proc.popen(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, start_new_session=True)
-        with _lock:
-            _live.add(child)
+        child = spawn(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             code = child.wait()
         finally:
-            with _lock:
-                _live.discard(child)
-    if code != 0 and stopping():
-        raise error(f"{what} stopped")
+            forget(child)
     if code != 0:
-        lines = tail(log, 400)
-        for line in lines[-15:]:  # context above the one error line
-            console.info(f"  | {line}")
-        first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
-        raise error(f"{what} failed with exit code {code} (log: {log})",
-                    f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]))
+        fail(log, code, what, error, show_tail=show_tail)
+
+
+def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen:
+    """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after."""
+    child = proc.popen(argv, start_new_session=True, **popen_kwargs)
+    with _lock:
+        _live.add(child)
+    return child
+
+
+def forget(child: subprocess.Popen) -> None:
+    with _lock:
+        _live.discard(child)
+
+
+def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError, *, show_tail: bool = True) -> None:
+    """Raise `error` for a child that exited `code`: 'stopped' when we killed it, else the log's first error."""
+    if stopping():
+        raise error(f"{what} stopped")
+    lines = tail(log, 400)
+    for line in lines[-15:] if show_tail else ():  # context above the one error line
+        console.info(f"  | {line}")
+    first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
+    raise error(f"{what} failed with exit code {code} (log: {log})",
+                f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]))
 
 
 def tail(log: Path, lines: int = 20) -> list[str]:

@@ -2,6 +2,10 @@
 
 Nothing reaches `--out` unless every wheel built and repaired: the work happens
 in a staging directory next to it, which replaces the output in one rename.
+Wheels build in reusable per-Python build envs (_buildenv: exactly the
+project's build requirements, prepared while precompile runs) with a persistent
+build dir, so a warm rebuild is incremental; one auditwheel child repairs them
+all (_repair).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from kestrel_release import __version__, console, fsutil, manifest
 from kestrel_release.adapters import auditwheel, git, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages import _jobs, _progress, _wheelcache, _wheelzip, precompile
+from kestrel_release.stages import _buildenv, _jobs, _progress, _repair, _wheelcache, _wheelzip, precompile
 from kestrel_release.stages.build_preflight import Plan, preflight
 
 
@@ -43,6 +47,7 @@ def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False
     try:
         return _run(cfg, gpu_check, check_reproducible)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
+        _jobs.kill_all()
         raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
 
 
@@ -54,20 +59,35 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
     with fsutil.project_lock(cfg.project_dir, "build"):
         logs = cfg.out_path.parent / ".kestrel-build-logs"
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
-        with _progress.Steps(names) as steps:
-            pre = _precompile(cfg, plan, logs, steps)
-            plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
-            with fsutil.staging_dir(cfg.out_path) as stage:
-                built = _build_all(cfg, plan, stage / "a", logs, steps, cache=True)
-                reproducible = None
-                if check_reproducible:
-                    again = _build_all(cfg, plan, stage / "b", logs, steps, cache=False)
-                    _wheelzip.assert_identical(built, again)
-                    reproducible = True
-                wheels = _collect(cfg, plan, built, pre, stage / "out")
-                fsutil.replace_dir(stage / "out", cfg.out_path)
+        envs = _start_envs(cfg, plan, logs)
+        try:
+            with _progress.Steps(names) as steps:
+                pre = _precompile(cfg, plan, logs, steps)
+                plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
+                with fsutil.staging_dir(cfg.out_path) as stage:
+                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True)
+                    reproducible = None
+                    if check_reproducible:
+                        again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
+                        _wheelzip.assert_identical(built, again)
+                        reproducible = True
+                    wheels = _collect(cfg, plan, built, pre, stage / "out")
+                    fsutil.replace_dir(stage / "out", cfg.out_path)
+        except BaseException:
+            _jobs.kill_all()  # env creation or precompile may still be running
+            raise
+        finally:
+            if envs is not None:
+                envs.close()
     return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
                        logs, plan.warnings, reproducible)
+
+
+def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
+    """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build."""
+    if not cfg.build.isolation or cfg.build.frontend != "uv":
+        return None
+    return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
 
 
 def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> precompile.PrecompileResult:
@@ -84,14 +104,16 @@ def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> 
     return result
 
 
-def _build_all(cfg: Config, plan: Plan, root: Path, logs: Path, steps: _progress.Steps,
-               cache: bool) -> dict[str, Path]:
+def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path, logs: Path,
+               steps: _progress.Steps, cache: bool) -> dict[str, Path]:
     """python -> repaired wheel, built in parallel; the first failure stops the rest."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(plan.pythons))))
+    repairer = _repair.Repairer(plan.source_date_epoch)
     _jobs.reset()
     try:
-        futures = {pool.submit(_build_one, cfg, plan, py, root, logs, steps, cache): py for py in plan.pythons}
+        futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, root, logs, steps, cache): py
+                   for py in plan.pythons}
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for fut in done:
             if fut.exception() is not None:
@@ -102,10 +124,11 @@ def _build_all(cfg: Config, plan: Plan, root: Path, logs: Path, steps: _progress
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        repairer.close()
 
 
-def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: _progress.Steps,
-               cache: bool) -> Path:
+def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, repairer: _repair.Repairer,
+               root: Path, logs: Path, steps: _progress.Steps, cache: bool) -> Path:
     name = f"python {py}"
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"
@@ -115,16 +138,19 @@ def _build_one(cfg: Config, plan: Plan, py: str, root: Path, logs: Path, steps: 
     if hit is not None:
         steps.finish(name, "ok", f"{hit.name} (unchanged sources: cached)")
         return hit
+    repairer.start()  # auditwheel's import overlaps this build
     try:
+        venv = envs.get(py) if envs is not None else None
         settings = plan.config_settings(cfg, cache)
-        argv = uv.wheel_command(plan.uv, plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
-                                isolation=cfg.build.isolation, config_settings=settings)
+        # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
+        argv = uv.wheel_command(plan.uv, venv or plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
+                                isolation=cfg.build.isolation and venv is None, config_settings=settings)
         _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg), what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
         steps.start(name, "repairing")
         log = logs / f"repair-{py}.log"
-        _jobs.run_logged(auditwheel.repair_command(wheel, fixed, cfg.build.plat, cfg.build.exclude), log=log,
-                         env=auditwheel.repair_env(plan.source_date_epoch), what=f"auditwheel repair for Python {py}")
+        repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
+                        what=f"auditwheel repair for Python {py}")
         final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
     except BuildError:
         steps.finish(name, "stopped" if _jobs.stopping() else "failed", f"log: {log}")

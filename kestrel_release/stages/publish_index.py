@@ -261,7 +261,10 @@ def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -
 
     Returns one row per Python: {python, ok, detail, interpreter}. Runs 2-4 at a time.
     """
+    from kestrel_release.adapters import uv
+
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
+    uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
     with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
         return list(pool.map(lambda py: _smoke_one(cfg.name, version, simple_url, py), pythons))
 

@@ -159,3 +159,25 @@ def test_built_wheels_fixture_has_every_python(built_wheels):
     with zipfile.ZipFile(next(built_wheels.glob("*.whl"))) as zf:
         cubins = {n.rsplit("/", 1)[1] for n in zf.namelist() if n.endswith(".cubin")}
     assert cubins == {k["cubin"] for k in manifest["kernels"]}
+
+
+def test_warm_rebuild_reuses_build_env_and_build_dir(project, env, tmp_path):
+    out = tmp_path / "out"
+    result, _ = _build(project, out, env, "--python", "3.12")
+    assert result.code == 0, result.output
+    envs = [p for p in (tmp_path / "cache/build-envs").iterdir() if p.is_dir()]
+    assert len(envs) == 1
+    marker = envs[0] / "kestrel-build-env.json"
+    assert json.loads(marker.read_text())["requires"] == ["scikit-build-core>=0.10"]
+    created = marker.stat().st_ino, (envs[0] / "bin/python").stat().st_mtime_ns
+
+    init = project / "python/kestrel_kernels/__init__.py"
+    init.write_text(init.read_text() + "\nWARM_REBUILD_MARK = 1\n")
+    result, data = _build(project, out, env, "--python", "3.12")
+    assert result.code == 0, result.output
+    assert (marker.stat().st_ino, (envs[0] / "bin/python").stat().st_mtime_ns) == created  # env reused as is
+    log = (tmp_path / ".kestrel-build-logs/build-3.12.log").read_text()
+    assert f"--python {envs[0]}/bin/python" in log and "--no-build-isolation" in log
+    assert "ninja: no work to do." in log  # the extension was not recompiled: an incremental build
+    with zipfile.ZipFile(out / data["wheels"][0]["filename"]) as zf:
+        assert b"WARM_REBUILD_MARK = 1" in zf.read("kestrel_kernels/__init__.py")

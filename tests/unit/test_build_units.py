@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import sys
 import zipfile
 from pathlib import Path
 
@@ -121,3 +122,58 @@ def test_assert_identical_names_wheel_and_member(tmp_path):
     with pytest.raises(BuildError, match=r"not reproducible: demo\.whl: first difference in demo/y\.py"):
         _wheelzip.assert_identical({"3.12": a}, {"3.12": b})
     _wheelzip.assert_identical({"3.12": a}, {"3.12": a})
+
+
+def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
+    from kestrel_release.stages import _buildenv
+
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert _buildenv.build_system(tmp_path) == {"requires": ["setuptools>=40.8.0"], "backend-path": [],
+                                                "build-backend": "setuptools.build_meta:__legacy__"}
+    system = _buildenv.build_system(KERNELS)
+    assert system["requires"] == ["scikit-build-core>=0.10"] and system["build-backend"] == "scikit_build_core.build"
+    py = Path(sys.executable)
+    one = _buildenv.env_dir(py, ["scikit-build-core>=0.10"])
+    assert one.parent == tmp_path / "cache" / "build-envs"
+    assert _buildenv.env_dir(py, ["scikit-build-core>=0.10"]) == one
+    assert _buildenv.env_dir(py, ["scikit-build-core>=0.11"]) != one
+
+
+def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, capsys):
+    from kestrel_release.stages import _buildenv
+
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    offline_uv = _fake_python(tmp_path / "bin/uv", "error: Failed to fetch: network unreachable")
+    offline_uv.write_text(offline_uv.read_text() + "exit 2\n")
+    envs = _buildenv.Envs(offline_uv, {"3.12": Path(sys.executable), "3.13": Path(sys.executable)}, KERNELS,
+                          tmp_path / "logs", {})
+    try:
+        assert envs.get("3.12") is None and envs.get("3.13") is None
+    finally:
+        envs.close()
+    err = capsys.readouterr().err
+    assert err.count("no reusable build env") == 1 and "building with uv's isolated envs instead" in err
+    assert "network unreachable" in (tmp_path / "logs/env-3.12.log").read_text()
+    assert not [p for p in (tmp_path / "cache/build-envs").iterdir() if not p.name.endswith(".lock")]
+
+
+def test_repairer_reports_each_wheel_with_its_log(tmp_path):
+    from kestrel_release.stages import _repair
+
+    bad = [tmp_path / f"kestrel_kernels-0.1.0-cp31{i}-cp31{i}-linux_x86_64.whl" for i in (2, 3)]
+    for wheel in bad:
+        wheel.write_bytes(b"not a zip")
+    pids = set()
+    with _repair.Repairer(1700000000) as repairer:
+        for i, wheel in enumerate(bad):
+            log = tmp_path / f"repair-{i}.log"
+            with pytest.raises(BuildError, match=rf"auditwheel repair for Python 3\.1{i + 2} failed with exit code "
+                                                 rf"\d+ \(log: {log}\)"):
+                repairer.repair(wheel, tmp_path / "out", "manylinux_2_34_x86_64", (), log=log,
+                                what=f"auditwheel repair for Python 3.1{i + 2}")
+            text = log.read_text()
+            assert text.startswith("+ auditwheel repair --plat manylinux_2_34_x86_64") and wheel.name in text
+            pids.add(repairer._child.pid)
+    assert len(pids) == 1  # one child served both wheels, and outlived the first failure
+    assert not Path(f"/proc/{pids.pop()}").exists()  # closed and reaped

@@ -1,0 +1,88 @@
+"""auditwheel repair for every wheel of a build through one long-lived child.
+
+The child (adapters/_repair_many.py) is started when the first wheel starts
+building, so auditwheel's import overlaps compilation; repairs then take a
+fraction of a second each. Jobs are serialised (one child, one wheel at a time);
+each keeps its own log and its own error, and the child dies with the build on
+Ctrl-C, SIGTERM or a sibling's failure like every other child (_jobs.kill_all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import threading
+from pathlib import Path
+
+from kestrel_release import secrets
+from kestrel_release.adapters import auditwheel
+from kestrel_release.errors import BuildError
+from kestrel_release.stages import _jobs
+
+
+class Repairer:
+    """Use as a context manager; start() early, repair() from any thread."""
+
+    def __init__(self, source_date_epoch: int) -> None:
+        self._env = {**os.environ, **auditwheel.repair_env(source_date_epoch)}
+        self._child: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Repairer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        if self._child is None:
+            self._child = _jobs.spawn(auditwheel.worker_command(), env=self._env, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def repair(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], *, log: Path,
+               what: str) -> None:
+        """Repair `wheel` into `out_dir`; BuildError naming `what` and `log` on failure (exit 4)."""
+        argv = auditwheel.repair_args(wheel, out_dir, plat, exclude)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("+ auditwheel " + secrets.mask(shlex.join(argv)) + "\n", encoding="utf-8")
+        with self._lock:
+            self._start()
+            child = self._child
+            assert child is not None and child.stdin and child.stdout
+            try:
+                child.stdin.write(json.dumps({"argv": argv, "log": str(log)}) + "\n")
+                child.stdin.flush()
+                answer = child.stdout.readline()
+            except (BrokenPipeError, OSError, ValueError):
+                answer = ""
+        if not answer:  # the child is gone: killed by us (stopping), or crashed
+            try:
+                code = child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = -1
+            _jobs.fail(log, code, f"{what} (the repair process ended)")
+        code = int(json.loads(answer)["code"])
+        if code != 0:
+            _jobs.fail(log, code, what)
+
+    def close(self) -> None:
+        """Let the child exit at the end of its input (it is already dead if kill_all ran)."""
+        with self._lock:
+            child, self._child = self._child, None
+        if child is None:
+            return
+        try:
+            if child.stdin:
+                child.stdin.close()
+            child.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            child.kill()
+            child.wait()
+        finally:
+            _jobs.forget(child)
