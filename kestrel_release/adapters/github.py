@@ -10,7 +10,6 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.retry import RetryPolicy
 from kestrel_release.errors import PublishError
 
 
@@ -62,19 +62,10 @@ class _ProgressReader:
         return data
 
 
-@dataclass
-class Policy:
-    retries: int = 5
-    backoff: float = 1.0
-    max_backoff: float = 30.0
-    rate_limit_wait_cap: float = 120.0
-    sleep: Callable[[float], None] = time.sleep
-
-
 class GithubClient:
     """One repository on one GitHub (or Enterprise, or the emulator) with our retry policy."""
 
-    def __init__(self, api_url: str, token: str, repo: str, *, timeout: float, policy: Policy) -> None:
+    def __init__(self, api_url: str, token: str, repo: str, *, timeout: float, policy: RetryPolicy) -> None:
         from github import Auth, Github
 
         self.policy = policy
@@ -108,9 +99,9 @@ class GithubClient:
             if attempt > self.policy.retries:
                 raise PublishError(f"GitHub failed while {what} after {attempt} attempt(s): {failure}",
                                    "nothing published was removed; run the same command again") from None
-            delay = min(self.policy.backoff * 2 ** (attempt - 1), self.policy.max_backoff)
+            delay = self.policy.delay(attempt - 1)
             console.warn(f"{what}: {failure}; retrying in {delay:.1f} s ({attempt}/{self.policy.retries})")
-            self.policy.sleep(delay * random.uniform(0.8, 1.2))
+            self.policy.sleep(delay)
             if on_retry is not None:
                 on_retry()
 

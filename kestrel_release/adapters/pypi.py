@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -21,6 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from kestrel_release import console, secrets
+from kestrel_release.retry import RetryPolicy
 from kestrel_release.errors import PublishError, UsageError
 
 PYPIRC = "~/.pypirc"
@@ -160,21 +159,6 @@ def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[st
     return links.files
 
 
-@dataclass
-class RetryPolicy:
-    retries: int = 5
-    backoff: float = 1.0
-    max_backoff: float = 30.0
-    rate_limit_wait_cap: float = 120.0
-    timeout: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.rate_limit_wait_cap)
-        ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)  # jitter: parallel runs do not retry in step
-
-
 class Transient(Exception):
     """A failure worth retrying: connection error, 5xx, 429."""
 
@@ -194,7 +178,7 @@ def with_retries(fn: Callable[[], Any], policy: RetryPolicy, what: str) -> Any:
                                    "the index or network is failing; re-run later: finished files are skipped") from None
             pause = policy.delay(attempt, exc.retry_after)
             console.warn(f"{what}: {exc}; retry {attempt + 1}/{policy.retries} in {pause:.1f} s")
-            time.sleep(pause)
+            policy.sleep(pause)
     raise AssertionError("unreachable")
 
 

@@ -11,6 +11,7 @@ all (_repair).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -108,11 +109,13 @@ def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path,
                steps: _progress.Steps, cache: bool) -> dict[str, Path]:
     """python -> repaired wheel, built in parallel; the first failure stops the rest."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(plan.pythons))))
+    # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
+    slots = threading.BoundedSemaphore(max(1, jobs))
+    pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
     repairer = _repair.Repairer(plan.source_date_epoch)
     _jobs.reset()
     try:
-        futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, root, logs, steps, cache): py
+        futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
                    for py in plan.pythons}
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for fut in done:
@@ -128,14 +131,15 @@ def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path,
 
 
 def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, repairer: _repair.Repairer,
-               root: Path, logs: Path, steps: _progress.Steps, cache: bool) -> Path:
+               slots: threading.BoundedSemaphore, root: Path, logs: Path, steps: _progress.Steps,
+               cache: bool) -> Path:
     name = f"python {py}"
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"
-    steps.start(name, "building")
     key = _wheelcache.key(cfg, plan.source, plan.pythons[py], plan.source_date_epoch, plan.tool_versions)
     hit = _wheelcache.get(key, root / f"cached-{py}") if cache else None
     if hit is not None:
+        steps.start(name)
         steps.finish(name, "ok", f"{hit.name} (unchanged sources: cached)")
         return hit
     repairer.start()  # auditwheel's import overlaps this build
@@ -145,7 +149,10 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
         # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
         argv = uv.wheel_command(plan.uv, venv or plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
                                 isolation=cfg.build.isolation and venv is None, config_settings=settings)
-        _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg), what=f"build for Python {py}")
+        with slots:
+            steps.start(name, "building")
+            _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
+                             what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
         steps.start(name, "repairing")
         log = logs / f"repair-{py}.log"

@@ -125,10 +125,11 @@ def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = No
 
 
 def _publish(cfg, target: Target, token: str, commit: str | None, files: list[LocalFile], result: GithubResult) -> None:
-    from kestrel_release.adapters.github import GithubClient, Policy
+    from kestrel_release.adapters.github import GithubClient
+    from kestrel_release.retry import RetryPolicy
 
     p = cfg.publish
-    policy = Policy(p.retries, p.backoff, p.max_backoff, p.rate_limit_wait_cap)
+    policy = RetryPolicy.from_config(p)
     client = GithubClient(target.api_url, token, target.repo, timeout=p.timeout, policy=policy)
     rel = client.find_release(target.tag)
     sha = _commit(cfg, client, target, commit, files)

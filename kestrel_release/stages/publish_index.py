@@ -18,6 +18,7 @@ from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.retry import RetryPolicy
 from kestrel_release.fsutil import sha256_file
 
 _PYPI_RULES = ("pypi", "testpypi")
@@ -69,9 +70,9 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     return _finish(cfg, index, result, policy, creds, smoke_test)
 
 
-def _policy(cfg: Config) -> pypi.RetryPolicy:
+def _policy(cfg: Config) -> RetryPolicy:
     p = cfg.publish
-    return pypi.RetryPolicy(p.retries, p.backoff, p.max_backoff, p.rate_limit_wait_cap, p.timeout)
+    return RetryPolicy.from_config(p)
 
 
 def _check_integrity(wheels: list[Path], target: str) -> None:
@@ -92,7 +93,7 @@ def _check_integrity(wheels: list[Path], target: str) -> None:
                                    "the file was modified or replaced; rebuild with kestrel-release build")
 
 
-def _plan(index: pypi.Index, wheels: list, policy: pypi.RetryPolicy, creds, result: PublishResult) -> list:
+def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult) -> list:
     """Split into skip (identical on the index) and upload; any conflict stops everything."""
     present: dict[str, dict[str, dict[str, str]]] = {}
     todo = []

@@ -135,6 +135,6 @@ def test_cli_serves_until_interrupted_and_never_prints_the_password(tmp_path, st
     finally:
         child.send_signal(signal.SIGINT)
         child.wait(timeout=10)
-    assert child.returncode == 130
+    assert child.returncode == 0  # Ctrl-C is how a sandbox is stopped: a clean exit
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)

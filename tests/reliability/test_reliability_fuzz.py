@@ -15,7 +15,6 @@ import shutil
 import struct
 import time
 import tracemalloc
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

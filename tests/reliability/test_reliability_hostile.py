@@ -128,7 +128,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "wheel-tag-mismatch": (lambda: wheelkit.raw_zip(
         [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in wheelkit.valid_members()]),
         "metadata"),
-    "two-dist-infos": (lambda: _with([(f"other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
+    "two-dist-infos": (lambda: _with([("other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
                        "metadata"),
     "secret-file": (lambda: _with([("kestrel_kernels/.pypirc", b"[pypi]\npassword = x\n")]), "secret"),
 }

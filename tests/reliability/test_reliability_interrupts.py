@@ -7,7 +7,6 @@ a re-run succeeds. Delays are drawn per seed over the command's measured run tim
 
 from __future__ import annotations
 
-import hashlib
 import random
 import signal
 import subprocess

@@ -20,7 +20,6 @@ import pytest
 
 from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
-from tests.helpers import ROOT
 from tests.integration.github_support import REPO, build_output
 from tests.integration.github_support import make_project as make_gh_project
 from tests.reliability.conftest import FAST

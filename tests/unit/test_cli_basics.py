@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 
 from kestrel_release import __version__
 from kestrel_release.errors import EXIT_CODES

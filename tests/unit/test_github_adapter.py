@@ -6,7 +6,8 @@ import hashlib
 
 import pytest
 
-from kestrel_release.adapters.github import GithubClient, Policy
+from kestrel_release.adapters.github import GithubClient
+from kestrel_release.retry import RetryPolicy as Policy
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.github import GithubEmulator
 

@@ -71,7 +71,6 @@ def test_backoff_grows_exponentially_within_bounds_with_jitter():
 
 def test_with_retries_retries_transient_failures_then_succeeds(monkeypatch):
     slept = []
-    monkeypatch.setattr(pypi.time, "sleep", slept.append)
     calls = []
 
     def flaky():
@@ -80,12 +79,11 @@ def test_with_retries_retries_transient_failures_then_succeeds(monkeypatch):
             raise pypi.Transient("HTTP 503")
         return "done"
 
-    assert pypi.with_retries(flaky, pypi.RetryPolicy(retries=5, backoff=0.1, max_backoff=1), "x") == "done"
+    assert pypi.with_retries(flaky, pypi.RetryPolicy(retries=5, backoff=0.1, max_backoff=1, sleep=slept.append), "x") == "done"
     assert len(calls) == 3 and len(slept) == 2
 
 
 def test_with_retries_gives_up_after_the_configured_retries(monkeypatch):
-    monkeypatch.setattr(pypi.time, "sleep", lambda s: None)
     calls = []
 
     def down():
@@ -93,7 +91,7 @@ def test_with_retries_gives_up_after_the_configured_retries(monkeypatch):
         raise pypi.Transient("connection failed (ConnectionError)")
 
     with pytest.raises(PublishError, match="gave up after 3 attempts"):
-        pypi.with_retries(down, pypi.RetryPolicy(retries=2), "uploading k.whl")
+        pypi.with_retries(down, pypi.RetryPolicy(retries=2, sleep=lambda s: None), "uploading k.whl")
     assert len(calls) == 3
 
 
