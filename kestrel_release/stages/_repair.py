@@ -18,7 +18,6 @@ from pathlib import Path
 
 from kestrel_release import secrets
 from kestrel_release.adapters import auditwheel
-from kestrel_release.errors import BuildError
 from kestrel_release.stages import _jobs
 
 
@@ -47,7 +46,7 @@ class Repairer:
 
     def repair(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], *, log: Path,
                what: str) -> None:
-        """Repair `wheel` into `out_dir`; BuildError naming `what` and `log` on failure (exit 4)."""
+        """Repair `wheel` into `out_dir`; BuildError (exit 4) naming `what` and `log` on failure."""
         argv = auditwheel.repair_args(wheel, out_dir, plat, exclude)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("+ auditwheel " + secrets.mask(shlex.join(argv)) + "\n", encoding="utf-8")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, manifest
-from kestrel_release.adapters import auditwheel, git, toolchain, uv
+from kestrel_release.adapters import auditwheel, git, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages import _buildenv, _jobs, _progress, _repair, _wheelcache, _wheelzip, precompile
