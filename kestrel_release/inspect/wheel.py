@@ -91,7 +91,9 @@ def read_wheel(path: Path | str, visit: Visitor | None = None) -> WheelFile:
 def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) -> None:
     try:
         infos = zipfile.ZipFile(fh).infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error) as exc:
+    # NotImplementedError: zipfile's answer to an unsupported zip version ("zip file version 8.4").
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error,
+            NotImplementedError) as exc:
         raise WheelError(f"{wheel.filename}: not a readable zip file ({exc})",
                          "the file is truncated or corrupt: rebuild it") from None
     wheel.members = [_member(info) for info in infos]

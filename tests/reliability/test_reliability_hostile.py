@@ -87,6 +87,13 @@ def _encrypted() -> bytes:
     return bytes(data)
 
 
+def _future_zip_version() -> bytes:
+    # "Version needed to extract" 8.4 in the central directory: zipfile raises NotImplementedError.
+    data = bytearray(wheelkit.wheel_bytes())
+    struct.pack_into("<H", data, data.find(b"PK\x01\x02") + 6, 84)
+    return bytes(data)
+
+
 _VALID = wheelkit.wheel_bytes()
 _REC_PKG = "kestrel_kernels/__init__.py"
 
@@ -108,6 +115,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "member-lies-about-size": (_lying_size, "zip-bomb"),
     "bzip2-members": (_bzip2, "zip-format"),
     "encrypted-member": (_encrypted, "zip-format"),
+    "future-zip-version": (_future_zip_version, "zip-format"),  # found by the fuzz test
     "non-utf8-name": (_utf8_flag_on_latin1_name, "zip-format"),
     "record-hash-lie": (lambda: wheelkit.wheel_bytes(record_overrides={
         _REC_PKG: f"{_REC_PKG},sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,22"}), "record-mismatch"),
