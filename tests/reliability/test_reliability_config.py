@@ -147,7 +147,8 @@ def _pyprojects(draw) -> dict:
     return {"project": project, "tool": {"kestrel-release": table}}
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=_pyprojects(), env_value=st.text(max_size=10))
 def test_config_loader_never_crashes(tmp_path: Path, data: dict, env_value: str) -> None:
     (tmp_path / "pyproject.toml").write_text(tomlkit.dumps(data), encoding="utf-8")
