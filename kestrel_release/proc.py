@@ -81,6 +81,24 @@ def run(
     return result
 
 
+def probe(argv: Sequence[str | os.PathLike], *, timeout: float = 30,
+          env: Mapping[str, str] | None = None) -> Result | None:
+    """Ask a tool something (its version, a path): stdout and the exit code, stderr dropped.
+
+    None when it cannot run at all (missing, not executable, timed out); never raises,
+    because callers treat an unanswered question as "not available".
+    """
+    args = [os.fspath(a) for a in argv]
+    _check_argv(args)
+    console.debug("+ " + shlex.join(args))
+    try:
+        completed = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                                   stdin=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Result(args, completed.returncode, completed.stdout)
+
+
 def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     """Start a long-running child (local servers); same argv rule as `run`."""
     args = [os.fspath(a) for a in argv]

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.errors import PublishError
+from kestrel_release.retry import RetryPolicy
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ never an exception: whether that is fatal is the caller's decision.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass
+
+from kestrel_release import proc
 
 
 @dataclass(frozen=True)
@@ -61,15 +62,13 @@ def _from_smi() -> tuple[list[Gpu], str | None]:
     smi = shutil.which("nvidia-smi")
     if not smi:
         return [], "nvidia-smi not found"
-    try:
-        out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return [], f"nvidia-smi: {exc}"
+    out = proc.probe([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"])
+    if out is None:
+        return [], "nvidia-smi did not run"
     if out.returncode != 0:
-        return [], f"nvidia-smi: {(out.stdout + out.stderr).strip().splitlines()[-1:] or 'failed'}"
+        return [], f"nvidia-smi: {out.output.strip().splitlines()[-1:] or 'failed'}"
     gpus = []
-    for line in out.stdout.strip().splitlines():
+    for line in out.output.strip().splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 3:
             gpus.append(Gpu(parts[0], parts[1], parts[2], "nvidia-smi"))

@@ -19,8 +19,8 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from kestrel_release import console, secrets
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.retry import RetryPolicy
 
 PYPIRC = "~/.pypirc"
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"

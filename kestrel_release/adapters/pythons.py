@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kestrel_release import proc
 from kestrel_release.errors import PreflightError
 
 _PROBE = ("import sys, platform; "
@@ -25,12 +25,10 @@ _PROBE = ("import sys, platform; "
 
 def _probe(path: Path, version: str) -> bool:
     """True when `path` runs and is a regular (not free-threaded) CPython `version`."""
-    try:
-        out = subprocess.run([str(path), "-c", _PROBE], capture_output=True, text=True, timeout=30,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+    out = proc.probe([path, "-c", _PROBE])
+    if out is None:
         return False
-    fields = out.stdout.split()
+    fields = out.output.split()
     return out.returncode == 0 and fields[:2] == ["CPython", version] and "t" not in "".join(fields[2:])
 
 
@@ -38,15 +36,11 @@ def _from_uv(version: str) -> Iterator[Path]:
     uv = shutil.which("uv")
     if not uv:
         return
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
     # --system: a project's .venv is not an installation to build with.
-    try:
-        out = subprocess.run([uv, "python", "find", "--system", "--no-project", version],
-                             capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return
-    if out.returncode == 0 and out.stdout.strip():
-        yield Path(out.stdout.strip().splitlines()[-1])
+    out = proc.probe([uv, "python", "find", "--system", "--no-project", version], timeout=60,
+                     env={"UV_PYTHON_DOWNLOADS": "never"})
+    if out is not None and out.returncode == 0 and out.output.strip():
+        yield Path(out.output.strip().splitlines()[-1])
 
 
 def _from_path(version: str) -> Iterator[Path]:

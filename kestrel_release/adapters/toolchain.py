@@ -11,11 +11,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from kestrel_release import fsutil
+from kestrel_release import fsutil, proc
 from kestrel_release.errors import PreflightError
 
 NVCC_FIX = "install the CUDA toolkit, then set CUDACXX=/path/to/nvcc or put its bin/ on PATH"
@@ -62,12 +61,10 @@ def nvcc_version(nvcc: Path) -> str:
         data = json.loads(cache.read_text())
         if key in data:
             return data[key]
-    try:
-        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PreflightError(f"{nvcc} --version failed: {exc}", NVCC_FIX) from None
-    match = re.search(r"V(\d+\.\d+\.\d+)", out.stdout) or re.search(r"release (\d+\.\d+)", out.stdout)
+    out = proc.probe([nvcc, "--version"], timeout=60)
+    if out is None:
+        raise PreflightError(f"{nvcc} --version did not run", NVCC_FIX)
+    match = re.search(r"V(\d+\.\d+\.\d+)", out.output) or re.search(r"release (\d+\.\d+)", out.output)
     if out.returncode != 0 or not match:
         raise PreflightError(f"{nvcc} --version gave no version (exit {out.returncode})", NVCC_FIX)
     data[key] = match.group(1)
@@ -108,10 +105,8 @@ else:
 
 def torch_info(python: Path) -> tuple[str, str] | None:
     """(torch version, its CUDA) in `python`, without importing torch (that takes seconds)."""
-    try:
-        out = subprocess.run([str(python), "-c", _TORCH_PROBE], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+    out = proc.probe([python, "-c", _TORCH_PROBE], timeout=60)
+    if out is None:
         return None
-    fields = out.stdout.split()
+    fields = out.output.split()
     return (fields[0], fields[1]) if out.returncode == 0 and len(fields) == 2 else None

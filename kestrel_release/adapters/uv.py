@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
+from kestrel_release import proc
 from kestrel_release.errors import PreflightError
-
 
 _lock = threading.Lock()
 
@@ -40,12 +39,10 @@ def _find_uv() -> Path:
 
 
 def version(uv: Path) -> str:
-    try:
-        out = subprocess.run([str(uv), "--version"], capture_output=True, text=True, timeout=30,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+    out = proc.probe([uv, "--version"])
+    if out is None:
         return "unknown"
-    parts = out.stdout.split()
+    parts = out.output.split()
     return parts[1] if len(parts) >= 2 else "unknown"
 
 
