@@ -9,8 +9,14 @@ from kestrel_release import console
 
 
 def render(report) -> None:
+    shown: dict[tuple, str] = {}  # CUDA rows already printed -> the wheel that showed them
     for wheel in report.wheels:
-        console.console.print(_wheel_table(wheel))
+        rows = _cuda_rows(wheel)
+        if rows and rows in shown:  # the usual case: every Python's wheel carries the same kernels
+            console.console.print(_title(wheel, f"{len(wheel.cuda)} CUDA binaries, as in {shown[rows]}"))
+        else:
+            shown.setdefault(rows, wheel.filename)
+            console.console.print(_wheel_table(wheel, rows))
         if wheel.findings:
             console.console.print(_findings_table(wheel.findings))
     if report.findings:
@@ -21,17 +27,25 @@ def render(report) -> None:
         console.ok(f"{len(report.wheels)} wheel(s) pass verify for {report.target}{note}")
 
 
-def _wheel_table(wheel) -> Table:
+def _cuda_rows(wheel) -> tuple:
+    return tuple((info.member, " ".join(info.sass) or "-", " ".join(info.ptx + info.lto_ir) or "-",
+                  "yes" if info.debug else "no") for info in wheel.cuda)
+
+
+def _title(wheel, detail: str = "") -> Text:
     size = f"{wheel.size / 2**20:.1f} MiB"
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
-    table = Table(title=Text.assemble(wheel.filename, f"  {size}  ", verdict), title_justify="left")
+    return Text.assemble(wheel.filename, f"  {size}  ", verdict, f"  {detail}" if detail else "")
+
+
+def _wheel_table(wheel, rows: tuple) -> Table:
+    table = Table(title=_title(wheel), title_justify="left")
     table.add_column("member", overflow="fold")
     table.add_column("SASS")
     table.add_column("PTX / LTO-IR")
     table.add_column("debug")
-    for info in wheel.cuda:
-        table.add_row(info.member, " ".join(info.sass) or "-", " ".join(info.ptx + info.lto_ir) or "-",
-                      "yes" if info.debug else "no")
+    for row in rows:
+        table.add_row(*row)
     if not wheel.cuda:
         table.add_row("(no CUDA binaries)", "-", "-", "-")
     return table

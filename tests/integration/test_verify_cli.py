@@ -96,3 +96,16 @@ def test_kernels_wheels_verify_clean_with_sm90a_everywhere(built_wheels, tmp_pat
         cubins = [c for c in wheel["cuda"] if c["member"].endswith(".cubin")]
         assert cubins and all(c["sass"] == ["sm_90a"] and c["ptx"] == [] for c in cubins)
     assert set(manifest.verified_hashes(out, "pypi")) == {w["filename"] for w in doc["wheels"]}
+
+
+def test_identical_kernels_are_tabled_once_for_the_whole_set(built_wheels, tmp_path):
+    out = tmp_path / "dist-all"
+    shutil.copytree(built_wheels, out)
+    result = run_cli(["verify", str(out), "--project", str(KERNELS)])
+    assert result.code == 0, result.output
+    wheels = sorted(p.name for p in out.glob("*.whl"))
+    assert result.stderr.count("topk_f32_k8.cubin") == 1  # one table, not four
+    lines = result.stderr.splitlines()
+    for later in wheels[1:]:
+        line = next(line for line in lines if line.startswith(later))
+        assert line.endswith(f"MiB  ok  13 CUDA binaries, as in {wheels[0]}"), line
