@@ -35,7 +35,8 @@ DEFAULT_FORBID = (
 )
 MIB = 1024 * 1024
 # Variables under the prefix that are not configuration keys.
-RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR", "KESTREL_RELEASE_FAIL_AT"}
+RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR", "KESTREL_RELEASE_FAIL_AT",
+                "KESTREL_RELEASE_BUILDER"}  # BUILDER: the CI leg's label, recorded in the build manifest
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,25 @@ def save(out_dir: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+# Who built an output: lets `assemble` record per wheel which machine or CI job made it.
+BUILDER_ENV = "KESTREL_RELEASE_BUILDER"  # a label the CI workflow sets per matrix leg
+_CI_ENV = {"job": "GITHUB_JOB", "run_id": "GITHUB_RUN_ID", "run_attempt": "GITHUB_RUN_ATTEMPT",
+           "workflow": "GITHUB_WORKFLOW", "repository": "GITHUB_REPOSITORY", "runner": "RUNNER_NAME"}
+
+
+def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The machine (and the CI job, when on GitHub Actions) that is building now."""
+    import os
+    import platform
+    import socket
+    import sysconfig
+
+    env = dict(os.environ if env is None else env)
+    ci = {key: env[name] for key, name in _CI_ENV.items() if env.get(name)}
+    return {"host": socket.gethostname(), "platform": sysconfig.get_platform(), "machine": platform.machine(),
+            "label": env.get(BUILDER_ENV) or None, "ci": ci if "run_id" in ci else None}
+
+
 def write_sums(out_dir: Path, wheels: list[dict[str, Any]]) -> Path:
     """SHA256SUMS in the format `sha256sum -c` accepts (two spaces, relative names)."""
     lines = [f"{w['sha256']}  {w['filename']}\n" for w in sorted(wheels, key=lambda w: w["filename"])]

@@ -187,6 +187,7 @@ def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.Pr
         "git": {"commit": state.commit, "dirty": state.dirty},
         "source_date_epoch": plan.source_date_epoch,
         "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
+        "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
         "wheels": wheels, "kernels": pre.kernels,
     })
     manifest.write_sums(out, wheels)
