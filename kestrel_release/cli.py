@@ -51,6 +51,9 @@ def _root(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show commands and their output.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
+    from kestrel_release import secrets
+
+    secrets.register_startup()  # before any build child can print a credential
     console.configure(verbose=verbose)
 
 
@@ -216,13 +219,16 @@ def sandbox_pypi(
 @sandbox_app.command("github")
 def sandbox_github(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="OWNER/NAME to seed (repeatable).")] = None,
+    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
     token: Annotated[Optional[str], typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
+    immutable_releases: Annotated[bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")] = False,
+    git_dir: Annotated[Optional[Path], typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
 ) -> None:
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
     from kestrel_release.sandbox import github
 
-    _serve(github.serve_forever, port=port, repos=repo or ["m87-labs/kestrel"], token=token)
+    _serve(github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases,
+           git_dir=git_dir)
 
 
 def _serve(serve_forever, **options) -> None:

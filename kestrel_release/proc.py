@@ -27,6 +27,20 @@ class Result:
         return "\n".join(self.output.splitlines()[-lines:])
 
 
+def child_env(extra: Mapping[str, str] | None = None,
+              base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child: `base` (default os.environ) without publish credentials, plus `extra`.
+
+    Why: builds run third-party code (backends, CMake scripts, build dependencies from PyPI) that
+    needs no upload token; a child that never sees one cannot print or send it. `extra` is the
+    caller's own additions and is kept as given.
+    """
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if not secrets.is_credential_var(k, v)}
+    env.update(extra or {})
+    return env
+
+
 def _check_argv(argv: Sequence[str]) -> None:
     # A secret on argv is readable by every local user in /proc/<pid>/cmdline.
     for arg in argv:
@@ -53,9 +67,7 @@ def run(
     args = [os.fspath(a) for a in argv]
     _check_argv(args)
     console.debug("+ " + shlex.join(args))
-    full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
+    full_env = child_env(env)
     try:
         completed = subprocess.run(
             args, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -93,15 +105,16 @@ def probe(argv: Sequence[str | os.PathLike], *, timeout: float = 30,
     console.debug("+ " + shlex.join(args))
     try:
         completed = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                                   stdin=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env})
+                                   stdin=subprocess.DEVNULL, env=child_env(env))
     except (OSError, subprocess.TimeoutExpired):
         return None
     return Result(args, completed.returncode, completed.stdout)
 
 
 def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
-    """Start a long-running child (local servers); same argv rule as `run`."""
+    """Start a long-running child (local servers, builds); same argv and environment rules as `run`."""
     args = [os.fspath(a) for a in argv]
+    kwargs["env"] = child_env(base=kwargs.get("env"))
     _check_argv(args)
     console.debug("+ " + shlex.join(args) + " &")
     return subprocess.Popen(args, **kwargs)

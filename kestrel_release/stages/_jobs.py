@@ -48,6 +48,7 @@ def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None
             code = child.wait()
         finally:
             forget(child)
+            mask_log(log)
     if code != 0:
         fail(log, code, what, error, show_tail=show_tail)
 
@@ -58,6 +59,19 @@ def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen
     with _lock:
         _live.add(child)
     return child
+
+
+def mask_log(log: Path) -> None:
+    """Mask credentials a child wrote straight into its log (it writes to the file, not through us)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return
+    masked = secrets.mask(text)
+    if masked != text:
+        tmp = log.with_name(log.name + ".masking")
+        tmp.write_text(masked, encoding="utf-8", errors="surrogateescape")
+        os.replace(tmp, log)
 
 
 def forget(child: subprocess.Popen) -> None:

@@ -61,12 +61,14 @@ class Repairer:
             except (BrokenPipeError, OSError, ValueError):
                 answer = ""
         if not answer:  # the child is gone: killed by us (stopping), or crashed
+            _jobs.mask_log(log)
             try:
                 code = child.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 code = -1
             _jobs.fail(log, code, f"{what} (the repair process ended)")
         code = int(json.loads(answer)["code"])
+        _jobs.mask_log(log)
         if code != 0:
             _jobs.fail(log, code, what)
 
