@@ -74,6 +74,11 @@ def info(message: str) -> None:
     get_console().print(Text(secrets.mask(message)))
 
 
+def plain(message: str) -> None:
+    """A line meant to be copied (a command): never wrapped, never styled."""
+    get_console().print(Text(secrets.mask(message)), soft_wrap=True, markup=False, highlight=False)
+
+
 def step(message: str) -> None:
     get_console().print(_assemble(("==> ", "bold cyan"), secrets.mask(message)))
 

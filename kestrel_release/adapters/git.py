@@ -51,3 +51,20 @@ def commit_files(path: Path, files: list[Path], message: str) -> None:
 
 def tag(path: Path, name: str, message: str) -> None:
     proc.run(["git", "tag", "-a", name, "-m", message], cwd=path, error=UsageError, what=f"git tag {name}")
+
+
+def history(path: Path) -> tuple[dict[str, list[str]], dict[str, str], str | None]:
+    """Every commit of the repository at `path` (sha -> parents), its branch and tag refs
+    (annotated tags peeled to their commit), and the current branch; empty when no commits."""
+    commits: dict[str, list[str]] = {}
+    for line in (_git(path, "rev-list", "--parents", "--all") or "").splitlines():
+        sha, *parents = line.split()
+        commits[sha] = parents
+    refs: dict[str, str] = {}
+    listing = _git(path, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)", "refs/heads", "refs/tags")
+    for line in (listing or "").splitlines():
+        name, *shas = line.split()
+        if shas and shas[-1] in commits:
+            refs[name] = shas[-1]
+    branch = _git(path, "symbolic-ref", "--short", "-q", "HEAD")
+    return commits, refs, branch

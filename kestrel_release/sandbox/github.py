@@ -96,9 +96,19 @@ class GithubEmulator:
             for queue in self._core.faults.values():
                 queue.clear()
 
-    def enable_immutable_releases(self, repo: str) -> None:
+    def enable_immutable_releases(self, repo: str, enabled: bool = True) -> None:
         with self.state.lock:
-            self.state.repo(repo).immutable_releases = True
+            self.state.repo(repo).immutable_releases = enabled
+
+    def push_history(self, repo: str, git_dir: Path) -> int:
+        """Give `repo` every commit, branch and tag of the git repository at `git_dir`
+        (as if pushed); returns the number of commits (0: none, the seeded history stays)."""
+        from kestrel_release.adapters import git
+
+        commits, refs, branch = git.history(git_dir)
+        if commits:
+            self.state.import_history(repo, commits, refs, branch)
+        return len(commits)
 
     # -- seeding and inspection ---------------------------------------------------
     def add_commit(self, repo: str, sha: str | None = None, parents: list[str] | None = None,
@@ -153,19 +163,48 @@ class GithubEmulator:
                     for name, r in self.state.repos.items()}
 
 
-def serve_forever(port: int = 0, repos=("m87-labs/kestrel",), token: str | None = None) -> None:
-    """`kestrel-release sandbox github`: serve until Ctrl-C; the token goes to a 0600 file."""
+def default_repo() -> tuple[str, str]:
+    """The repository of the project in the cwd (targets.github.repo), else the example one."""
+    from kestrel_release import config
+    from kestrel_release.errors import KestrelError
+
+    try:
+        repo = config.load(None).github().repo
+    except KestrelError:
+        repo = ""
+    return (repo, "the project's targets.github.repo") if repo else ("m87-labs/kestrel", "no repository configured")
+
+
+def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: bool = False,
+                  git_dir: Path | None = None) -> None:
+    """`kestrel-release sandbox github`: serve until Ctrl-C; the token goes to a 0600 file.
+
+    Each repository gets the git history of `git_dir` (default: the cwd's repository), so
+    the printed publish command finds the commit the wheels were built from."""
+    import shlex
     import tempfile
     import time
 
     from kestrel_release import console
     from kestrel_release.fsutil import atomic_write_text
 
+    why = "given with --repo"
+    if not repos:
+        repo, why = default_repo()
+        repos = [repo]
     with GithubEmulator(repos=tuple(repos), token=token, port=port) as gh:
+        source = Path(git_dir or Path.cwd()).resolve()
+        for name in repos:
+            pushed = gh.push_history(name, source)
+            gh.enable_immutable_releases(name, immutable)
         token_file = Path(tempfile.mkdtemp(prefix="kestrel-gh-")) / "token"
         atomic_write_text(token_file, gh.token + "\n", mode=0o600)
-        console.ok(f"GitHub emulator at {gh.api_url} (repos: {', '.join(repos)})")
-        console.info(f"token in {token_file}: export GH_TOKEN=$(cat {token_file})")
-        console.info(f"publish with: kestrel-release publish --target github --api-url {gh.api_url}")
+        mode = ", immutable releases" if immutable else ""
+        console.ok(f"GitHub emulator at {gh.api_url} (repos: {', '.join(repos)}, {why}{mode})")
+        console.info(f"git history: {pushed} commit(s) of {source}" if pushed
+                     else f"git history: none ({source} is not a git repository with commits)")
+        console.info("publish with:")
+        console.plain(f"export GH_TOKEN=\"$(cat {shlex.quote(str(token_file))})\"")
+        console.plain(f"kestrel-release publish --target github --api-url {gh.api_url} --repo {shlex.quote(repos[0])}")
         while True:  # until Ctrl-C/SIGTERM; sleep (unlike a bare lock wait) lets the signal handler run
             time.sleep(3600)

@@ -45,6 +45,17 @@ class Routes:
     def h_get_repo(self, repo, args, body, query):
         return 200, J.repo_json(self.core.base, repo), {}
 
+    def h_get_immutable(self, repo, args, body, query):
+        # GitHub answers 404 (not `enabled: false`) when the setting is off.
+        if not repo.immutable_releases:
+            raise not_found()
+        return 200, {"enabled": True, "enforced_by_owner": False}, {}
+
+    def h_set_immutable(self, repo, args, body, query):
+        # Only future releases become immutable; published ones keep their flag either way.
+        repo.immutable_releases = args["method"] == "PUT"
+        return 204, None, {}
+
     def h_get_commit(self, repo, args, body, query):
         sha = repo.resolve(args["ref"])
         if sha is None:

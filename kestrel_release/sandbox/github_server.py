@@ -22,6 +22,9 @@ from kestrel_release.sandbox.github_state import ApiError, State, not_found, val
 R = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 ROUTES: list[tuple[str, re.Pattern, str]] = [(m, re.compile(p + "$"), h) for m, p, h in [
     ("GET", R, "get_repo"),
+    ("GET", R + r"/immutable-releases", "get_immutable"),
+    ("PUT", R + r"/immutable-releases", "set_immutable"),
+    ("DELETE", R + r"/immutable-releases", "set_immutable"),
     ("GET", R + r"/commits/(?P<ref>.+)", "get_commit"),
     ("GET", R + r"/git/commits/(?P<ref>[0-9a-f]+)", "get_commit"),
     ("GET", R + r"/git/ref/(?P<ref>.+)", "get_ref"),
@@ -92,6 +95,9 @@ class Handler(Routes, BaseHTTPRequestHandler):
     def do_DELETE(self):
         self._handle("DELETE")
 
+    def do_PUT(self):
+        self._handle("PUT")
+
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
@@ -134,6 +140,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
             if match and verb == method:
                 args = {k: unquote(v) for k, v in match.groupdict().items()}
                 body = json.loads(raw or b"{}") if method in ("POST", "PATCH") else {}
+                args["method"] = method
                 with self.core.state.lock:
                     repo = self.core.state.repo(f"{args.pop('owner')}/{args.pop('name')}")
                     return getattr(self, "h_" + handler)(repo, args, body, query)

@@ -95,6 +95,7 @@ class Repo:
     default_branch: str = "main"
     immutable_releases: bool = False
     latest_release_id: int | None = None
+    burned_tags: set[str] = field(default_factory=set)  # tags of deleted immutable releases
 
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when `old` is reachable from `new` (a fast-forward)."""
@@ -156,6 +157,17 @@ class State:
                 repo.refs[f"refs/heads/{branch}"] = sha
             return sha
 
+    def import_history(self, full_name: str, commits: dict[str, list[str]], refs: dict[str, str],
+                       branch: str | None) -> None:
+        """Replace the seeded history with a real one (as if the project had been pushed)."""
+        with self.lock:
+            repo = self.repo(full_name)
+            repo.commits = {sha: list(parents) for sha, parents in commits.items()}
+            repo.refs = {name: sha for name, sha in repo.refs.items() if sha in repo.commits}
+            repo.refs.update(refs)
+            if branch and f"refs/heads/{branch}" in repo.refs:
+                repo.default_branch = branch
+
     def repo(self, full_name: str) -> Repo:
         repo = self.repos.get(full_name)
         if repo is None:
@@ -197,7 +209,13 @@ class State:
         del repo.refs["refs/" + ref]
 
     def _tag_locked(self, repo: Repo, tag: str) -> bool:
-        return any(r.immutable and r.tag_name == tag for r in repo.releases.values())
+        return tag in repo.burned_tags or any(r.immutable and r.tag_name == tag for r in repo.releases.values())
+
+    @staticmethod
+    def _refuse_burned(repo: Repo, tag: str) -> None:
+        # GitHub's exact answer: the name of a deleted immutable release can never be used again.
+        if tag in repo.burned_tags:
+            raise validation("Release", "custom", "tag_name", "tag_name was used by an immutable release")
 
     # -- releases -----------------------------------------------------------------
     def release(self, repo: Repo, release_id: int) -> Release:
@@ -218,6 +236,7 @@ class State:
             raise validation("Release", "missing_field", "tag_name")
         if any(r.tag_name == tag for r in repo.releases.values()):
             raise validation("Release", "already_exists", "tag_name")
+        self._refuse_burned(repo, tag)
         target = body.get("target_commitish") or repo.default_branch
         if f"refs/tags/{tag}" not in repo.refs and repo.resolve(target) is None:
             raise validation("Release", "invalid", "target_commitish")
@@ -235,6 +254,7 @@ class State:
         if "tag_name" in body and body["tag_name"] != rel.tag_name:
             if any(r.tag_name == body["tag_name"] for r in repo.releases.values()):
                 raise validation("Release", "already_exists", "tag_name")
+            self._refuse_burned(repo, body["tag_name"])
             rel.tag_name = body["tag_name"]
         for key in ("target_commitish", "name", "body"):
             if key in body:
@@ -266,6 +286,8 @@ class State:
             repo.latest_release_id = rel.id
 
     def delete_release(self, repo: Repo, rel: Release) -> None:
+        if rel.immutable:  # allowed, but the tag stays and its name is burned
+            repo.burned_tags.add(rel.tag_name)
         for asset_id in list(rel.asset_ids):
             self.assets.pop(asset_id, None)
         del repo.releases[rel.id]
