@@ -22,12 +22,15 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
 DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
-# What auditwheel must never graft: the real kestrel-kernels exclude list.
+# What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
+# time (real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
+# "libcudart.so" and "libcudart.so.13".
 DEFAULT_EXCLUDES = (
-    "libtorch*.so", "libc10*.so", "libcuda.so*", "libcudart.so*", "libcublas*.so*",
-    "libcublasLt.so*", "libnvrtc*.so*", "libcudnn*.so*", "libnccl*.so*",
-    "libcuda_dialect_runtime.so*", "libtvm_ffi.so*",
+    "libtorch*", "libc10*", "libcuda.so*", "libcudart*", "libcublas*", "libcublasLt*", "libnvrtc*",
+    "libcudnn*", "libnccl*", "libcufft*", "libcurand*", "libcusparse*", "libcusolver*", "libnvJitLink*",
+    "libcuda_dialect_runtime*", "libtvm_ffi*",
 )
+ABI_MODES = ("auto", "abi3", "py3", "per-python")
 # What must never ship from a kernel package.
 DEFAULT_FORBID = (
     "*.cu", "*.cuh", "*.cpp", "*.cc", "*.h", "*.hpp", "**/kernel.py", "**/cute_moe_*.py",
@@ -48,7 +51,8 @@ class VersionFile:
 @dataclass(frozen=True)
 class BuildConfig:
     frontend: str = "uv"
-    plat: str = "manylinux_2_34_x86_64"
+    plat: str = "auto"  # auto = the most compatible manylinux tag the wheel can carry
+    min_glibc: str = ""  # e.g. "2.28": the wheel must install on glibc >= this; "" = no floor required
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     env: dict[str, str] = field(default_factory=dict)
     jobs: int = 0  # 0 = number of cores
@@ -90,6 +94,8 @@ class GithubTarget:
     notes_template: str = "release-notes.md.j2"
     api_url: str = "https://api.github.com"
     prune: bool = True
+    nightly: str = "rolling"  # "rolling": one release, replaced; "dated": one immutable-safe release per night
+    keep: int = 7  # dated nightlies kept (older ones deleted, their tags stay)
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,10 @@ class Config:
     project_dir: Path
     name: str
     version: str | None  # None when [project] declares the version dynamic
+    # Where name/version come from: "pyproject" ([project] table) or "backend" (PEP 517 metadata,
+    # for setup.py projects and dynamic fields; adapters/backend_meta.py).
+    metadata_source: str = "pyproject"
+    abi: str = "auto"  # auto | abi3 | py3 | per-python: how many wheels one platform needs
     python: tuple[str, ...] = DEFAULT_PYTHONS
     cuda_arch: str = "90a"
     requires_gpu: bool = False
@@ -140,7 +150,7 @@ DEFAULT_TARGETS = {
 }
 
 _SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
-_TOP_SKIP = {"project_dir", "name", "version", "build", "verify", "publish", "targets", "ci"}
+_TOP_SKIP = {"project_dir", "name", "version", "metadata_source", "build", "verify", "publish", "targets", "ci"}
 
 
 def _fields(cls) -> dict[str, dataclasses.Field]:
@@ -263,7 +273,42 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting recurses
         raise ConfigError(f"{pyproject}: not valid TOML: {exc}", "fix the syntax error") from None
     errors: list[str] = []
-    meta = data.get("project") if isinstance(data.get("project"), dict) else {}
+    name, version, source = _static_metadata(data, errors)
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        errors.append("[tool]: expected a table")
+        tool = {}
+    table = tool.get("kestrel-release", {})
+    cfg = _build(project_dir, name, version, table, env, errors)
+    cfg = dataclasses.replace(cfg, metadata_source=source)
+    for key in env:
+        if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in _env_names():
+            errors.append(f"{key}: unknown variable{_suggest(key, _env_names())}")
+    if overrides:
+        cfg = _apply_overrides(cfg, overrides, errors)
+    _validate(cfg, errors)
+    if errors:
+        raise ConfigError(
+            f"{len(errors)} configuration problem(s) in {pyproject}: " + "; ".join(errors),
+            "fix them and run again",
+        )
+    if source == "backend":
+        cfg = _from_backend(cfg)
+    return cfg
+
+
+def _static_metadata(data: dict, errors: list[str]) -> tuple[str, str | None, str]:
+    """(name, version, source) from [project]; source "backend" when there is no [project] table.
+
+    A setup.py project has no [project] table (adding one breaks many of them): its name and
+    version come from the build backend (PEP 517) instead of a refusal. A dynamic version of a
+    [project] table stays None here; stages that need it ask the backend (backend_meta).
+    """
+    if "project" not in data:
+        return "", None, "backend"
+    meta = data["project"] if isinstance(data["project"], dict) else {}
+    if not isinstance(data["project"], dict):
+        errors.append("[project]: expected a table")
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         errors.append("[project].name: missing")
@@ -278,24 +323,15 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
     elif not isinstance(version, str):
         errors.append("[project].version: missing (or list 'version' in [project].dynamic)")
         version = None
-    tool = data.get("tool", {})
-    if not isinstance(tool, dict):
-        errors.append("[tool]: expected a table")
-        tool = {}
-    table = tool.get("kestrel-release", {})
-    cfg = _build(project_dir, name, version, table, env, errors)
-    for key in env:
-        if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in _env_names():
-            errors.append(f"{key}: unknown variable{_suggest(key, _env_names())}")
-    if overrides:
-        cfg = _apply_overrides(cfg, overrides, errors)
-    _validate(cfg, errors)
-    if errors:
-        raise ConfigError(
-            f"{len(errors)} configuration problem(s) in {pyproject}: " + "; ".join(errors),
-            "fix them and run again",
-        )
-    return cfg
+    return name, version, "pyproject"
+
+
+def _from_backend(cfg: Config) -> Config:
+    """Fill name and version from the build backend's metadata (cached by its inputs)."""
+    from kestrel_release.adapters import backend_meta
+
+    meta = backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env)
+    return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 
 def _build(project_dir, name, version, table, env, errors) -> Config:
@@ -394,6 +430,10 @@ def _validate(cfg: Config, errors: list[str]) -> None:
             errors.append(f"python: '{py}' is not a CPython version like 3.12")
     if not cfg.python:
         errors.append("python: the list of Python versions is empty")
+    if cfg.abi not in ABI_MODES:
+        errors.append(f"abi: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{_suggest(cfg.abi, ABI_MODES)}")
+    if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
+        errors.append(f"build.min_glibc: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if cfg.build.frontend not in ("uv", "build"):
         errors.append(f"build.frontend: '{cfg.build.frontend}' is not 'uv' or 'build'{_suggest(cfg.build.frontend, ['uv', 'build'])}")
     if cfg.version is not None:
@@ -404,3 +444,13 @@ def _validate(cfg: Config, errors: list[str]) -> None:
     gh = cfg.github()
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"targets.github.repo: '{gh.repo}' is not OWNER/NAME")
+    if gh.nightly not in ("rolling", "dated"):
+        errors.append(f"targets.github.nightly: '{gh.nightly}' is not 'rolling' or 'dated'"
+                      f"{_suggest(gh.nightly, ['rolling', 'dated'])}")
+    if gh.keep < 1:
+        errors.append(f"targets.github.keep: {gh.keep} keeps no nightly; use 1 or more")
+
+
+def _is_glibc(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 2 and parts[0] == "2" and parts[1].isdigit()
