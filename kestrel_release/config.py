@@ -434,6 +434,8 @@ def _validate(cfg: Config, errors: list[str]) -> None:
         errors.append(f"abi: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{_suggest(cfg.abi, ABI_MODES)}")
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"build.min_glibc: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
+    if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others
+        errors.append(f"publish.timeout: expected a positive number of seconds, got {cfg.publish.timeout!r}")
     if cfg.build.frontend not in ("uv", "build"):
         errors.append(f"build.frontend: '{cfg.build.frontend}' is not 'uv' or 'build'{_suggest(cfg.build.frontend, ['uv', 'build'])}")
     if cfg.version is not None:

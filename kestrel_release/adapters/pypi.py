@@ -151,9 +151,13 @@ def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[st
     import json
 
     if "json" in content_type:
-        data = json.loads(body)
-        return {f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
-                for f in data.get("files", [])}
+        try:
+            data = json.loads(body)
+            return {f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
+                    for f in data.get("files", [])}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise PublishError(f"{base} answered with a malformed PEP 691 page ({type(exc).__name__})",
+                               "check that the simple index URL points at a package index") from None
     links = _Links(base)
     links.feed(body.decode("utf-8", "replace"))
     return links.files
@@ -182,9 +186,19 @@ def with_retries(fn: Callable[[], Any], policy: RetryPolicy, what: str) -> Any:
     raise AssertionError("unreachable")
 
 
-def _classify(exc: BaseException) -> Transient | None:
+_TLS_HINT = ("the server's certificate is not trusted here; if the index uses a private CA, point "
+             "REQUESTS_CA_BUNDLE (or SSL_CERT_FILE) at its CA bundle, or set ca_cert in ~/.pypirc")
+
+
+def _classify(exc: BaseException, url: str = "") -> Transient | PublishError | None:
     import requests
 
+    from kestrel_release.adapters._deadline import DeadlineExceeded
+
+    if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
+        return PublishError(f"TLS certificate check failed for {urlparse(url).netloc or url}", _TLS_HINT)
+    if isinstance(exc, DeadlineExceeded):
+        return Transient(str(exc))
     if isinstance(exc, (requests.ConnectionError, requests.Timeout)):
         return Transient(f"connection failed ({type(exc).__name__})")
     return None
@@ -201,10 +215,15 @@ def existing_files(index: Index, project: str, policy: RetryPolicy,
     send_auth = auth if auth and urlparse(url).netloc == urlparse(index.upload_url).netloc else None
 
     def get() -> dict[str, dict[str, str]]:
+        from kestrel_release.adapters import _deadline
+
+        def fetch():  # the whole answer, body included, within one deadline
+            return requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout)
+
         try:
-            resp = requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout)
-        except requests.RequestException as exc:
-            raise (_classify(exc) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
+            resp = _deadline.call(fetch, policy.timeout, f"waiting for the index's file list at {url}")
+        except (requests.RequestException, _deadline.DeadlineExceeded) as exc:
+            raise (_classify(exc, url) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
         if resp.status_code == 404:
             return {}
         if resp.status_code == 429 or resp.status_code >= 500:
@@ -312,18 +331,28 @@ class Uploader:
         import requests
         from requests_toolbelt import MultipartEncoder, MultipartEncoderMonitor
 
+        from kestrel_release.adapters import _deadline
+
         fields = self.repo._convert_metadata_to_list_of_tuples(package.metadata_dictionary())
         fields += [(":action", "file_upload"), ("protocol_version", "1")]
+        size = os.path.getsize(package.filename)
+        seconds = _deadline.upload_deadline(self.policy.timeout, size)
         with open(package.filename, "rb") as fh:
             fields.append(("content", (package.basefilename, fh, "application/octet-stream")))
             monitor = MultipartEncoderMonitor(MultipartEncoder(fields), lambda m: on_bytes(m.bytes_read, m.len))
-            try:
-                resp = self.repo.session.post(self.repo.url, data=monitor, allow_redirects=False,
+
+            def post():
+                return self.repo.session.post(self.repo.url, data=monitor, allow_redirects=False,
                                               headers={"Content-Type": monitor.content_type},
                                               timeout=self.policy.timeout)
-            except requests.RequestException as exc:
-                raise (_classify(exc) or PublishError(f"uploading {package.basefilename} failed: "
-                                                      f"{type(exc).__name__}")) from None
+
+            try:
+                # On expiry the file is closed under the encoder: the abandoned request stops sending.
+                resp = _deadline.call(post, seconds, f"uploading {package.basefilename} to {self.index.upload_url} "
+                                      "and waiting for the index's answer", abandon=fh.close)
+            except (requests.RequestException, _deadline.DeadlineExceeded, ValueError) as exc:
+                raise (_classify(exc, self.index.upload_url) or PublishError(
+                    f"uploading {package.basefilename} failed: {type(exc).__name__}")) from None
         resp.close()
         if resp.status_code == 200:
             return
