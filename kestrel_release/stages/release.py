@@ -70,6 +70,10 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     if bad or not targets:
         raise UsageError(f"unknown release target(s): {', '.join(bad) or '(none)'}",
                          f"choose from {', '.join(TARGETS)}")
+    if bump:  # a version from git tags is bumped by tagging: refuse before anything runs
+        from kestrel_release.stages.version import check_bumpable
+
+        check_bumpable(cfg, bump)
     steps = plan_steps(targets, bump)
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
     with project_lock(cfg.project_dir, "release"):

@@ -224,11 +224,37 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
     return _Location(path, path_text, text, values.pop(), pattern)
 
 
+def _static(cfg) -> bool:
+    """True when [project].version holds the version (else: setup.py, __init__.py or git tags)."""
+    return cfg.version is not None and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
+
+
+def _backend_version(cfg) -> str:
+    if cfg.version is not None:
+        return cfg.version
+    from kestrel_release.adapters import backend_meta
+
+    return backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env).version
+
+
+def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
+    """Refuse (exit 2) before anything runs when the version comes from git tags."""
+    from kestrel_release.stages import version_source
+
+    tool = None if _static(cfg) else version_source.vcs_tool(cfg.project_dir)
+    if tool:
+        raise version_source.refuse_bump(cfg.name, tool, _backend_version(cfg), kind, new)
+
+
 def _locations(cfg) -> list[_Location]:
-    """pyproject.toml first, then every configured version file."""
-    if cfg.version is None:
-        raise UsageError(f"[project].version of {cfg.name} is dynamic; kestrel-release cannot own it",
-                         "set a static version = \"X.Y.Z\" in [project] and drop 'version' from dynamic")
+    """pyproject.toml first, then every configured version file (only those without [project].version)."""
+    if not _static(cfg):
+        if cfg.version_files:
+            return [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
+        where = "[project].version" if cfg.metadata_source == "pyproject" else "the version (from setup.py)"
+        raise UsageError(f"{where} of {cfg.name} is dynamic; kestrel-release cannot own it without version_files",
+                         "list the files that hold it: version_files = [{path = \"pkg/__init__.py\", "
+                         "pattern = '__version__ = \"{version}\"'}] in [tool.kestrel-release]")
     pyproject = cfg.project_dir / PYPROJECT
     locations = [_Location(pyproject, PYPROJECT, _read(pyproject, PYPROJECT), cfg.version)]
     locations += [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
@@ -281,9 +307,17 @@ def _diff(changes: list[tuple[_Location, str]]) -> str:
 
 def show(cfg) -> VersionResult:
     """The current version (warns, without refusing, when the files disagree)."""
+    from kestrel_release.stages import version_source
+
+    tool = None if _static(cfg) else version_source.vcs_tool(cfg.project_dir)
+    if tool:
+        current = _backend_version(cfg)
+        return VersionResult("show", cfg.name, current, current, [],
+                             warnings=[f"the version comes from git tags ({tool})"])
     locations = _locations(cfg)
     problem = _disagreement(locations)
-    return VersionResult("show", cfg.name, cfg.version, cfg.version,
+    current = cfg.version if _static(cfg) else locations[0].value
+    return VersionResult("show", cfg.name, current, current,
                          [loc.rel for loc in locations], warnings=[problem] if problem else [])
 
 
@@ -309,21 +343,26 @@ def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool 
     With `dry_run` nothing is written; the result's `diff` shows every change.
     `tag` implies `commit`; both refuse a dirty tree unless `allow_dirty`.
     """
+    if action == "bump":
+        check_bumpable(cfg, value)
+    elif action == "set":
+        check_bumpable(cfg, "patch", str(parse(value)))
     locations = _locations(cfg)
     problem = _disagreement(locations)
     if problem and not force:
         raise UsageError(problem, "make them agree, or pass --force to overwrite them all")
-    new = _target(cfg.version, action, value, force)
+    current = cfg.version if _static(cfg) else locations[0].value
+    new = _target(current, action, value, force)
     changes = [(loc, _rewrite(loc, new)) for loc in locations]
     changes = [(loc, text) for loc, text in changes if text != loc.text]
-    result = VersionResult(action, cfg.name, cfg.version, new, [loc.rel for loc, _ in changes],
+    result = VersionResult(action, cfg.name, current, new, [loc.rel for loc, _ in changes],
                            dry_run=dry_run, diff=_diff(changes))
     commit = commit or tag
     root = _git_preflight(cfg, f"v{new}" if tag else None, allow_dirty) if commit else None
     if dry_run:
         return result
     with fsutil.project_lock(cfg.project_dir, "version"):
-        _write_all(changes, cfg.version)
+        _write_all(changes, current)
         if root is not None:
             _git_record(cfg, result, changes, tag)
     return result

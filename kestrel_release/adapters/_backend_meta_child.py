@@ -1,0 +1,65 @@
+"""Child process: ask a project's PEP 517 backend for its wheel metadata (pypa/build).
+
+Run as `python -m kestrel_release.adapters._backend_meta_child SRCDIR ISOLATED [PYTHON]`.
+It runs the third-party backend (setup.py code), so it is a child with the scrubbed build
+environment, never the tool itself. The backend's own output goes to stdout/stderr (the
+parent keeps the last lines for an error); the answer is the last line, prefixed with
+MARKER, as JSON {"name", "version", "requires_dist", "requires_python"}.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+MARKER = "KESTREL-METADATA "
+
+
+def _metadata(srcdir: str, isolated: bool, python: str | None):
+    import pyproject_hooks
+    from build import ProjectBuilder
+    from build.env import DefaultIsolatedEnv
+    from build.util import _project_wheel_metadata
+
+    runner = pyproject_hooks.default_subprocess_runner  # backend output reaches the parent's log
+    if not isolated:
+        builder = ProjectBuilder(srcdir, python_executable=python or sys.executable, runner=runner)
+        return _project_wheel_metadata(builder)
+    installer = "uv" if shutil.which("uv") else "pip"  # uv: seconds instead of tens of seconds
+    with DefaultIsolatedEnv(installer=installer) as env:
+        builder = ProjectBuilder.from_isolated_env(env, srcdir, runner=runner)
+        env.install(builder.build_system_requires)
+        env.install(builder.get_requires_for_build("wheel"))
+        return _project_wheel_metadata(builder)
+
+
+def _egg_infos(root: Path) -> list[Path]:
+    return [*root.glob("*.egg-info"), *root.glob("*/*.egg-info")]
+
+
+def main(argv: list[str]) -> int:
+    srcdir, isolated = argv[0], argv[1] == "1"
+    python = argv[2] if len(argv) > 2 else None
+    root = Path(srcdir).resolve()
+    before = set(_egg_infos(root))
+    try:
+        meta = _metadata(str(root), isolated, python)
+    except Exception as exc:  # the backend's failure: its output is already above
+        cause = getattr(exc, "exception", None) or exc
+        print(f"backend failed: {type(cause).__name__}: {cause}", file=sys.stderr)
+        return 1
+    finally:
+        # setuptools leaves NAME.egg-info in the source tree; remove only the ones this run made.
+        for made in set(_egg_infos(root)) - before:
+            shutil.rmtree(made, ignore_errors=True)
+    answer = {"name": meta["Name"], "version": meta["Version"],
+              "requires_dist": meta.get_all("Requires-Dist") or [], "requires_python": meta.get("Requires-Python")}
+    sys.stdout.flush()
+    print(MARKER + json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

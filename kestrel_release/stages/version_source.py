@@ -1,0 +1,73 @@
+"""Where a project's version comes from when it is not a static [project].version.
+
+A version from VCS (setuptools-scm, hatch-vcs, versioneer, scikit-build-core's scm
+provider) is the git tag: there is no file to rewrite, so `version bump` and
+`release --bump` refuse and print the tag command instead. Everything here reads
+pyproject.toml / setup.cfg / setup.py text only; nothing is executed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from kestrel_release.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+_SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
+                      r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.I)
+
+
+def _pyproject(project: Path) -> dict:
+    try:
+        return tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def vcs_tool(project: Path) -> str | None:
+    """The tool that derives the version from git tags, or None when the version lives in files."""
+    data = _pyproject(project)
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    if "setuptools_scm" in tool or "setuptools-scm" in tool:
+        return "setuptools-scm"
+    hatch_version = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if isinstance(hatch_version, dict) and hatch_version.get("source") == "vcs":
+        return "hatch-vcs"
+    skb = tool.get("scikit-build", {})
+    provider = skb.get("metadata", {}).get("version", {}).get("provider", "") if isinstance(skb, dict) else ""
+    if "setuptools_scm" in str(provider):
+        return "setuptools-scm"
+    if "versioneer" in tool or (project / "versioneer.py").is_file():
+        return "versioneer"
+    requires = data.get("build-system", {}).get("requires", []) if isinstance(data.get("build-system"), dict) else []
+    for req in requires if isinstance(requires, list) else []:
+        match = _SCM_REQ.match(str(req))
+        if match and not match.group(1).lower().startswith(("pdm", "poetry")):
+            return match.group(1).lower().replace("_", "-")
+    setup_py = project / "setup.py"
+    if setup_py.is_file() and re.search(r"use_scm_version\s*=", setup_py.read_text("utf-8", "replace")):
+        return "setuptools-scm"
+    return None
+
+
+def tag_command(name: str, version: str) -> str:
+    return f'git tag -a v{version} -m "{name} {version}" && git push origin v{version}'
+
+
+def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None = None) -> UsageError:
+    """exit 2: a VCS version is bumped by tagging; the message carries the exact command."""
+    from packaging.version import Version
+
+    from kestrel_release.stages.version import next_version
+
+    base = Version(current).public  # setuptools-scm's 0.1.1.dev3+gabc1234 -> 0.1.1.dev3
+    new = new or next_version(base, kind)
+    return UsageError(f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
+                      f"tag instead: {tag_command(name, new)}",
+                      "the next build picks the version up from the tag")
