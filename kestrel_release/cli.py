@@ -184,6 +184,26 @@ def publish(
 
 
 @app.command()
+def assemble(
+    inputs: Annotated[list[Path], typer.Argument(help="Build output directories (one per machine or CI job).", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", help="The release directory to write (new, empty, or an earlier assembled one).")],
+    project: ProjectOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Combine the build outputs of several machines into one release (wheels, SHA256SUMS, manifest)."""
+    from kestrel_release.stages import assemble as stage
+
+    cfg = _config(project, json)
+    try:
+        result = stage.run(cfg, inputs, out)
+    except KestrelError as exc:
+        if json:  # one JSON document even on failure
+            console.emit_json({"ok": False, "error": str(exc), "exit_code": exc.exit_code})
+        raise
+    console.emit_json(result.to_json()) if json else stage.render(result)
+
+
+@app.command()
 def release(
     project: ProjectOpt = None,
     json: JsonOpt = False,
@@ -194,13 +214,15 @@ def release(
     resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
     python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions.")] = None,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
+    from_dir: Annotated[Optional[Path], typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
     from kestrel_release.stages import release as stage
 
-    cfg = _config(project, json, python=_csv(python))
+    out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
+    cfg = _config(project, json, python=_csv(python), out_dir=out)
     result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
-                       resume=resume, gpu_check=not no_gpu_check)
+                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

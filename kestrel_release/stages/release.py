@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import console
+from kestrel_release import console, safepaths
 from kestrel_release.config import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
@@ -60,24 +60,38 @@ def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
         wanted.add(f"publish-{target}")
     if "testpypi" in targets or "pypi" in targets:
         wanted.add("smoke-test")
-    return [s for s in ALL_STEPS if s in wanted]
+    steps = [s for s in ALL_STEPS if s in wanted]
+    if "smoke-test" in steps and "testpypi" not in targets:  # smoke-test pypi after publishing to it
+        steps.remove("smoke-test")
+        steps.insert(steps.index("publish-pypi") + 1, "smoke-test")
+    return steps
 
 
 def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bool, yes: bool,
-        resume: bool, gpu_check: bool = True) -> ReleaseResult:
-    """Run the release pipeline; raises the failing step's error (and its exit code)."""
+        resume: bool, gpu_check: bool = True, prebuilt: bool = False, force: bool = False) -> ReleaseResult:
+    """Run the release pipeline; raises the failing step's error (and its exit code).
+
+    `prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
+    the build step is skipped and preflight checks that output instead of the build machine.
+    """
     bad = [t for t in targets if t not in TARGETS]
     if bad or not targets:
         raise UsageError(f"unknown release target(s): {', '.join(bad) or '(none)'}",
                          f"choose from {', '.join(TARGETS)}")
+    if prebuilt and bump:
+        raise UsageError("--bump cannot be used with --from: those wheels are already built",
+                         "bump, rebuild and assemble first, or drop --bump")
     if bump:  # a version from git tags is bumped by tagging: refuse before anything runs
         from kestrel_release.stages.version import check_bumpable
 
         check_bumpable(cfg, bump)
-    steps = plan_steps(targets, bump)
+    steps = [s for s in plan_steps(targets, bump) if not (prebuilt and s == "build")]
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
+    if prebuilt:
+        params["from"] = str(cfg.out_path)
+    safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
     with project_lock(cfg.project_dir, "release"):
-        state = _start_state(cfg, params, resume)
+        state = _start_state(cfg, params, resume, force, steps)
         _print_plan(cfg, steps, state, rehearse)
         if not rehearse:
             _confirm(yes)
@@ -87,19 +101,29 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         with endpoints as ends:
             cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
             for step in steps:
-                cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check)
+                cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check,
+                                prebuilt=prebuilt)
         result.version = cfg.version
     return result
 
 
-def _start_state(cfg: Config, params: dict, resume: bool) -> release_state.ReleaseState:
-    previous = release_state.load(cfg.out_path)
+def _start_state(cfg: Config, params: dict, resume: bool, force: bool,
+                 steps: list[str]) -> release_state.ReleaseState:
+    previous = None if force and not resume else release_state.load(cfg.out_path)
+    pending = release_state.unfinished_bump(previous, steps)
+    if pending and not resume:  # starting over would bump a second time
+        raise UsageError(f"an interrupted release already bumped (or was bumping) {cfg.name} to {pending}",
+                         "run the same release with --resume to finish it without a second bump, "
+                         "or add --force to start a new release (it bumps again)")
     if resume:
         if previous is None:
             raise UsageError(f"nothing to resume in {cfg.out_path}", "run release without --resume")
         if previous.params != params:
             raise UsageError("cannot resume: this run's options differ from the interrupted run's "
                              f"({previous.params})", "repeat the same options, or drop --resume")
+        if force:  # the wheels changed (or are in doubt): build again from here, keep the bump
+            previous.done = [s for s in previous.done if ALL_STEPS.index(s) < ALL_STEPS.index("build")]
+            previous.artifacts = {}
         release_state.check_artifacts(previous, cfg.out_path)
         return previous
     return release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params, version=cfg.version)
@@ -138,8 +162,11 @@ def _injected(step: str) -> KestrelError:
     return kind(f"injected failure ({FAIL_AT_ENV}={step})")
 
 
-def _step_preflight(cfg, state, ends, *, gpu_check, **_):
+def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, **_):
     from kestrel_release.stages import doctor
+
+    if prebuilt:
+        return _preflight_prebuilt(cfg, state)
 
     report = doctor.run(cfg)
     if console.verbose():
@@ -148,11 +175,26 @@ def _step_preflight(cfg, state, ends, *, gpu_check, **_):
     return cfg, "environment fit for the release"
 
 
+def _preflight_prebuilt(cfg, state):
+    """release --from: the output must match its manifest and be this project's; it fixes the version."""
+    from kestrel_release.stages import assemble
+
+    data = assemble.check_output(cfg, cfg.out_path)
+    state.version = str(data["version"])
+    state.artifacts = release_state.hash_wheels(cfg.out_path)
+    state.save()
+    return dataclasses.replace(cfg, version=state.version), f"{len(state.artifacts)} prebuilt wheels in {cfg.out_path}"
+
+
 def _step_bump(cfg, state, ends, *, bump, **_):
     from kestrel_release.stages import version
 
-    changed = version.change(cfg, "bump", bump, dry_run=False, commit=False, tag=False,
-                             allow_dirty=True, force=False)
+    from kestrel_release.stages import version_resume
+
+    if state.bump is None:  # record the target before any file changes (see ReleaseState.bump)
+        state.bump = {"from": cfg.version, "to": version.next_version(cfg.version, bump)}
+        state.save()
+    changed = version_resume.complete(cfg, state.bump["from"], state.bump["to"])
     state.version = changed.new
     state.save()
     return dataclasses.replace(cfg, version=changed.new), f"{changed.old} -> {changed.new}"

@@ -1,0 +1,292 @@
+"""assemble: the build outputs of several machines (or CI jobs) become one release.
+
+Each input is a build output (wheels + release-manifest.json + SHA256SUMS). Every
+input is checked against its own manifest and against the others before anything
+is written: one package, one version, one commit, and one content per filename.
+The result is written in a staging directory next to OUT and renamed into place,
+so OUT is either untouched or complete. The assembled manifest records, per wheel,
+which machine or CI job built it, with which toolchain, from which commit; verify,
+publish and `release --from` read it like a local build's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release import __version__, console, fsutil, manifest
+from kestrel_release.errors import UsageError, VerifyError
+
+# Files an output of ours may hold besides its wheels (replaced without asking).
+_OURS = {manifest.MANIFEST, manifest.SUMS, ".release-state.json"}
+_TOOLS = ("nvcc", "auditwheel", "torch", "uv", "kestrel-release")
+
+
+@dataclass
+class Input:
+    path: Path
+    data: dict[str, Any]
+    wheels: dict[str, dict[str, Any]] = field(default_factory=dict)  # filename -> manifest row
+
+    @property
+    def commit(self) -> str | None:
+        return (self.data.get("git") or {}).get("commit")
+
+
+@dataclass
+class AssembleResult:
+    out_dir: Path
+    package: str
+    version: str
+    commit: str | None
+    wheels: list[dict[str, Any]]
+    inputs: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": True, "out_dir": str(self.out_dir), "package": self.package, "version": self.version,
+                "commit": self.commit, "inputs": self.inputs, "wheels": self.wheels}
+
+
+def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
+    """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
+    if not inputs:
+        raise UsageError("assemble needs at least one build output directory", "pass DIR... --out OUT")
+    out = Path(out).resolve()
+    dirs = list(dict.fromkeys(Path(p).resolve() for p in inputs))
+    _check_paths(dirs, out)
+    loaded = [_load_input(d) for d in dirs]
+    package, version, commit = _agree(cfg, loaded)
+    rows = _merge(loaded)
+    with fsutil.project_lock(cfg.project_dir, "assemble"):
+        _check_out(out)
+        with fsutil.staging_dir(out) as stage:
+            staged = stage / "out"
+            staged.mkdir()
+            for row in rows:
+                _copy_checked(row, staged)
+            manifest.save(staged, _manifest(package, version, loaded, rows))
+            manifest.write_sums(staged, rows)
+            fsutil.replace_dir(staged, out)
+    return AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
+
+
+def _check_paths(dirs: list[Path], out: Path) -> None:
+    for d in dirs:
+        if not d.is_dir():
+            raise UsageError(f"{d} is not a directory", "pass build output directories (with release-manifest.json)")
+        if out == d or d in out.parents or out in d.parents:
+            raise UsageError(f"--out {out} overlaps the input {d}", "write the release to a separate directory")
+
+
+def _load_input(path: Path) -> Input:
+    """One build output, checked against its own manifest and SHA256SUMS."""
+    try:
+        data = manifest.load(path)
+    except UsageError as exc:
+        raise VerifyError(f"refused {path}: {exc.message}", "nothing was written") from None
+    if data is None:
+        raise VerifyError(f"refused {path}: no {manifest.MANIFEST} (not a kestrel-release build output)",
+                          "pass the directories that kestrel-release build wrote; nothing was written")
+    rows = data.get("wheels")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "filename" in r for r in rows):
+        raise VerifyError(f"refused {path}: its manifest lists no wheels", "rebuild it; nothing was written")
+    item = Input(path, data, {str(r["filename"]): r for r in rows})
+    _check_files(item)
+    return item
+
+
+def _check_files(item: Input) -> None:
+    """The manifest, SHA256SUMS and the wheels on disk must tell the same story."""
+    on_disk = {p.name for p in item.path.glob("*.whl")}
+    listed = set(item.wheels)
+    if on_disk != listed:
+        extra, missing = sorted(on_disk - listed), sorted(listed - on_disk)
+        what = "; ".join(x for x in (f"not in the manifest: {', '.join(extra)}" if extra else "",
+                                     f"missing: {', '.join(missing)}" if missing else "") if x)
+        raise VerifyError(f"refused {item.path}: its manifest does not match its files ({what})",
+                          "rebuild that output; nothing was written")
+    sums = _read_sums(item.path)
+    for name, row in sorted(item.wheels.items()):
+        path = item.path / name
+        if path.is_symlink() or not path.is_file():
+            raise VerifyError(f"refused {item.path}: {name} is not a regular file", "nothing was written")
+        actual = fsutil.sha256_file(path)
+        if actual != row.get("sha256") or (sums is not None and sums.get(name) != actual):
+            raise VerifyError(f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
+                              f"(sha256 {actual} != recorded {row.get('sha256')})",
+                              "the file changed after the build: rebuild that output; nothing was written")
+    if sums is not None and set(sums) != listed:
+        raise VerifyError(f"refused {item.path}: {manifest.SUMS} and the manifest list different wheels",
+                          "rebuild that output; nothing was written")
+
+
+def _read_sums(path: Path) -> dict[str, str] | None:
+    sums = path / manifest.SUMS
+    if not sums.is_file():
+        return None
+    out = {}
+    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            out[name.lstrip("*")] = digest
+    return out
+
+
+def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
+    """One package (the project's), one version, one commit across every input and wheel."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+    want = canonicalize_name(cfg.name)
+    first = inputs[0]
+    for item in inputs:
+        for name in item.wheels:
+            try:
+                wname, wversion, _, _ = parse_wheel_filename(name)
+            except (InvalidWheelFilename, ValueError):
+                raise VerifyError(f"refused {item.path}: {name} is not a valid wheel filename",
+                                  "nothing was written") from None
+            if wname != want:
+                raise VerifyError(f"refused {item.path}: {name} is package '{wname}', not this project's '{want}'",
+                                  "assemble one package's outputs; nothing was written")
+            if str(wversion) != str(item.data.get("version")):
+                raise VerifyError(f"refused {item.path}: {name} is version {wversion}, its manifest says "
+                                  f"{item.data.get('version')}", "rebuild that output; nothing was written")
+        for key, label in (("version", "version"), ("package", "package")):
+            if _norm(key, item.data.get(key)) != _norm(key, first.data.get(key)):
+                raise VerifyError(f"inputs disagree: {first.path} is {label} {first.data.get(key)}, {item.path} is "
+                                  f"{item.data.get(key)}", "assemble outputs of one release; nothing was written")
+        if item.commit != first.commit:
+            raise VerifyError(f"inputs disagree: {first.path} was built from commit {first.commit or 'unknown'}, "
+                              f"{item.path} from {item.commit or 'unknown'}",
+                              "build every platform from one commit; nothing was written")
+    dirty = [str(i.path) for i in inputs if (i.data.get("git") or {}).get("dirty")]
+    if dirty:
+        console.warn(f"built from a dirty tree (not reproducible from the commit): {', '.join(dirty)}")
+    return str(first.data.get("package") or cfg.name), str(first.data["version"]), first.commit
+
+
+def _norm(key: str, value: Any) -> str:
+    if key == "package":
+        from packaging.utils import canonicalize_name
+
+        return canonicalize_name(str(value or ""))
+    return str(value)
+
+
+def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
+    """One row per filename; the same filename with other bytes in two inputs is refused."""
+    rows: dict[str, dict[str, Any]] = {}
+    for item in inputs:
+        for name, row in item.wheels.items():
+            seen = rows.get(name)
+            if seen is not None:
+                if seen["sha256"] != row["sha256"]:
+                    raise VerifyError(f"inputs disagree: {name} has other contents in {seen['source']} and "
+                                      f"{item.path} (sha256 {seen['sha256'][:12]}... != {row['sha256'][:12]}...)",
+                                      "one filename must have one content: rebuild one of them; nothing was written")
+                seen.setdefault("also_built_by", []).append(_built_by(item))
+                continue
+            rows[name] = {**{k: row[k] for k in ("filename", "python", "python_tag", "platform_tag", "size", "sha256")
+                             if k in row},
+                          "commit": item.commit, "built_by": _built_by(item), "toolchain": _toolchain(item, row),
+                          "source": str(item.path)}
+    return [rows[name] for name in sorted(rows)]
+
+
+def _built_by(item: Input) -> dict[str, Any]:
+    builder = item.data.get("builder") or {}
+    return {"input": item.path.name, "host": builder.get("host"), "label": builder.get("label"),
+            "platform": builder.get("platform"), "ci": builder.get("ci")}
+
+
+def _toolchain(item: Input, row: dict[str, Any]) -> dict[str, Any]:
+    tools = item.data.get("toolchain") or {}
+    out = {"python": row.get("python")}
+    out.update({t: tools[t] for t in _TOOLS if tools.get(t)})
+    return out
+
+
+def _manifest(package: str, version: str, inputs: list[Input], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    kernels: list[Any] = []
+    for item in inputs:
+        kernels += [k for k in item.data.get("kernels") or [] if k not in kernels]
+    first = inputs[0].data
+    return {
+        "package": package, "version": version,
+        "git": {"commit": inputs[0].commit, "dirty": any((i.data.get("git") or {}).get("dirty") for i in inputs)},
+        "source_date_epoch": first.get("source_date_epoch"),
+        "toolchain": {"kestrel-release": __version__},
+        "assembled": {"inputs": [{"input": i.path.name, "builder": i.data.get("builder"),
+                                  "toolchain": i.data.get("toolchain"), "wheels": sorted(i.wheels)}
+                                 for i in inputs]},
+        "wheels": [{k: v for k, v in r.items() if k != "source"} for r in rows],
+        "kernels": kernels,
+    }
+
+
+def _check_out(out: Path) -> None:
+    """OUT is absent, empty, or an earlier output of ours holding nothing but our files."""
+    if not out.exists():
+        return
+    if not out.is_dir() or out.is_symlink():
+        raise UsageError(f"--out {out} exists and is not a directory", "pass a new directory")
+    entries = list(out.iterdir())
+    if not entries:
+        return
+    data = None
+    try:
+        data = manifest.load(out)
+    except UsageError:
+        pass
+    if data is None:
+        raise UsageError(f"--out {out} is not empty and holds no release manifest of ours",
+                         "pass a new or empty directory; nothing was written")
+    ours = _OURS | {str(r.get("filename")) for r in data.get("wheels") or [] if isinstance(r, dict)}
+    foreign = sorted(e.name for e in entries if e.name not in ours or not e.is_file())
+    if foreign:
+        raise UsageError(f"--out {out} holds files the tool did not write ({', '.join(foreign[:5])})",
+                         "move them away or pass a new directory; nothing was written")
+
+
+def _copy_checked(row: dict[str, Any], dest: Path) -> None:
+    """Copy one wheel and prove the copy has the recorded bytes (the input may change under us)."""
+    src = Path(row["source"]) / row["filename"]
+    target = dest / row["filename"]
+    shutil.copyfile(src, target)
+    os.chmod(target, 0o644)
+    actual = fsutil.sha256_file(target)
+    if actual != row["sha256"]:
+        raise VerifyError(f"refused {src.parent}: {row['filename']} changed while it was copied", "nothing was written")
+
+
+def render(result: AssembleResult) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"assembled {result.package} {result.version} (commit {(result.commit or 'unknown')[:12]})")
+    for col in ("wheel", "built by", "python", "nvcc", "auditwheel"):
+        table.add_column(col)
+    for row in result.wheels:
+        by = row["built_by"]
+        ci = by.get("ci") or {}
+        who = by.get("label") or (f"{ci.get('job')} run {ci.get('run_id')}" if ci else by.get("host")) or by["input"]
+        tools = row["toolchain"]
+        table.add_row(row["filename"], str(who), str(tools.get("python") or "-"), str(tools.get("nvcc") or "-"),
+                      str(tools.get("auditwheel") or "-"))
+    console.console.print(table)
+    console.ok(f"{len(result.wheels)} wheels from {len(result.inputs)} build outputs in {result.out_dir}")
+
+
+def check_output(cfg, out: Path) -> dict[str, Any]:
+    """An existing output (a local build or an assembled one) that `release --from` may publish.
+
+    Its manifest must match its files and name this project; returns the manifest.
+    """
+    out = Path(out).resolve()
+    if not out.is_dir():
+        raise UsageError(f"{out} is not a directory", "pass the output of kestrel-release build or assemble")
+    item = _load_input(out)
+    _agree(cfg, [item])
+    return item.data

@@ -1,0 +1,202 @@
+"""`assemble`: build outputs of several machines become one release, or nothing is written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kestrel_release import manifest
+from tests.helpers import assert_one_line_error, run_cli
+from tests.pypi_support import NAME, make_dist, make_project, wheel_bytes
+
+PYTHONS = ("3.12", "3.13")
+
+
+def machine_output(root: Path, label: str, pythons: tuple[str, ...], *, commit: str = "a" * 40,
+                   version: str = "0.1.0", payload_size: int = 0) -> Path:
+    """A build output as one machine's `build` writes it, with its builder recorded."""
+    out = root / label
+    make_dist(out, version=version, pythons=pythons, payload_size=payload_size)
+    data = manifest.load(out)
+    assert data is not None
+    data["git"] = {"commit": commit, "dirty": False}
+    data["toolchain"] = {"nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0", "pythons": {}}
+    data["builder"] = {"host": f"host-{label}", "platform": "linux-x86_64", "machine": "x86_64", "label": label,
+                       "ci": {"job": "build", "run_id": "4242", "runner": f"runner-{label}"}}
+    manifest.save(out, data)
+    return out
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "kernels", pythons=PYTHONS)
+
+
+def assemble(project: Path, *args: str):
+    return run_cli(["assemble", *args, "--project", str(project)])
+
+
+def snapshot(path: Path) -> dict[str, bytes] | None:
+    if not path.exists():
+        return None
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_two_machines_combine_into_one_release(project: Path, tmp_path: Path) -> None:
+    a = machine_output(tmp_path, "linux-x86_64-a", ("3.12",))
+    b = machine_output(tmp_path, "linux-x86_64-b", ("3.13",))
+    out = tmp_path / "release"
+    result = assemble(project, str(a), str(b), "--out", str(out), "--json")
+    assert result.code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and report["version"] == "0.1.0" and report["commit"] == "a" * 40
+    wheels = sorted(p.name for p in out.glob("*.whl"))
+    assert wheels == sorted(p.name for p in [*a.glob("*.whl"), *b.glob("*.whl")]) and len(wheels) == 2
+    # One SHA256SUMS covering every wheel, in `sha256sum -c` format, true to the bytes.
+    sums = dict(reversed(line.split("  ")) for line in (out / "SHA256SUMS").read_text().splitlines())
+    assert sums == {w: hashlib.sha256((out / w).read_bytes()).hexdigest() for w in wheels}
+    data = json.loads((out / "release-manifest.json").read_text())
+    assert data["package"] == NAME and data["version"] == "0.1.0" and data["git"]["commit"] == "a" * 40
+    by_wheel = {w["filename"]: w for w in data["wheels"]}
+    assert {w["built_by"]["label"] for w in by_wheel.values()} == {"linux-x86_64-a", "linux-x86_64-b"}
+    for wheel in by_wheel.values():
+        py = wheel["python"]
+        assert wheel["filename"].split("-")[2] == f"cp{py.replace('.', '')}"
+        assert wheel["built_by"]["host"] == f"host-{wheel['built_by']['label']}"
+        assert wheel["built_by"]["ci"] == {"job": "build", "run_id": "4242", "runner": f"runner-{wheel['built_by']['label']}"}
+        assert wheel["toolchain"] == {"python": py, "nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0"}
+        assert wheel["commit"] == "a" * 40 and wheel["sha256"] == sums[wheel["filename"]]
+    assert [i["input"] for i in data["assembled"]["inputs"]] == ["linux-x86_64-a", "linux-x86_64-b"]
+    assert "verified" not in data
+    # verify reads the assembled output like a local build's, and records what it passed.
+    verified = run_cli(["verify", str(out), "--project", str(project), "--target", "pypi"])
+    assert verified.code == 0, verified.output
+    assert set(manifest.verified_hashes(out, "pypi")) == set(wheels)
+    # A second assemble may replace an earlier assembled output (only our files are in it).
+    again = assemble(project, str(a), str(b), "--out", str(out))
+    assert again.code == 0, again.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([*wheels, "SHA256SUMS", "release-manifest.json"])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging left behind"
+
+
+def _other_commit(tmp: Path) -> list[Path]:
+    return [machine_output(tmp, "a", ("3.12",)), machine_output(tmp, "b", ("3.13",), commit="b" * 40)]
+
+
+def _other_version(tmp: Path) -> list[Path]:
+    return [machine_output(tmp, "a", ("3.12",)), machine_output(tmp, "b", ("3.13",), version="0.1.1")]
+
+
+def _same_name_other_bytes(tmp: Path) -> list[Path]:
+    return [machine_output(tmp, "a", ("3.12",)), machine_output(tmp, "b", ("3.12",), payload_size=512)]
+
+
+def _tampered_wheel(tmp: Path) -> list[Path]:
+    b = machine_output(tmp, "b", ("3.13",))
+    wheel = next(b.glob("*.whl"))
+    wheel.write_bytes(wheel.read_bytes() + b"\0")
+    return [machine_output(tmp, "a", ("3.12",)), b]
+
+
+def _unlisted_wheel(tmp: Path) -> list[Path]:
+    b = machine_output(tmp, "b", ("3.13",))
+    shutil.copy(next(machine_output(tmp, "x", ("3.11",)).glob("*.whl")), b)
+    return [machine_output(tmp, "a", ("3.12",)), b]
+
+
+def _other_package(tmp: Path) -> list[Path]:
+    b = machine_output(tmp, "b", ("3.13",))
+    data = wheel_bytes("0.1.0", "cp313-cp313-manylinux_2_34_x86_64", name="other-pkg")
+    name = "other_pkg-0.1.0-cp313-cp313-manylinux_2_34_x86_64.whl"
+    (b / name).write_bytes(data)
+    meta = manifest.load(b)
+    assert meta is not None
+    meta["wheels"].append({"filename": name, "python": "3.13", "size": len(data),
+                           "sha256": hashlib.sha256(data).hexdigest()})
+    manifest.save(b, meta)
+    manifest.write_sums(b, meta["wheels"])
+    return [machine_output(tmp, "a", ("3.12",)), b]
+
+
+def _no_manifest(tmp: Path) -> list[Path]:
+    b = machine_output(tmp, "b", ("3.13",))
+    (b / "release-manifest.json").unlink()
+    return [machine_output(tmp, "a", ("3.12",)), b]
+
+
+@pytest.mark.parametrize(("make_inputs", "needles"), [
+    (_other_commit, ["inputs disagree", "built from commit aaaaaaaaaaaa", "/a", "/b"]),
+    (_other_version, ["inputs disagree", "version 0.1.0", "0.1.1", "/a", "/b"]),
+    (_same_name_other_bytes, ["inputs disagree", "cp312-cp312", "has other contents", "/a", "/b"]),
+    (_tampered_wheel, ["refused", "/b", "does not match its manifest"]),
+    (_unlisted_wheel, ["refused", "/b", "manifest does not match its files", "cp311"]),
+    (_other_package, ["refused", "/b", "package 'other-pkg'", "not this project's 'kestrel-kernels'"]),
+    (_no_manifest, ["refused", "/b", "no release-manifest.json"]),
+], ids=["commit", "version", "same-filename-other-bytes", "sha256-mismatch", "unlisted-wheel",
+        "other-package", "no-manifest"])
+@pytest.mark.parametrize("earlier", [False, True], ids=["fresh-out", "earlier-release"])
+def test_disagreeing_inputs_are_refused_and_nothing_is_written(project: Path, tmp_path: Path, make_inputs,
+                                                                needles: list[str], earlier: bool) -> None:
+    out = tmp_path / "release"
+    if earlier:  # an earlier release in OUT stays exactly as it was
+        first = [machine_output(tmp_path / "old", "x", ("3.12",)), machine_output(tmp_path / "old", "y", ("3.13",))]
+        assert assemble(project, *map(str, first), "--out", str(out)).code == 0
+    before = snapshot(out)
+    inputs = make_inputs(tmp_path / "in")
+    result = assemble(project, *map(str, inputs), "--out", str(out))
+    assert_one_line_error(result, 5, *needles)
+    assert snapshot(out) == before
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("kernels", "in", "old", "release")]
+    assert leftovers == [], "no staging directory left behind"
+
+
+def test_json_failure_is_one_document(project: Path, tmp_path: Path) -> None:
+    inputs = _other_commit(tmp_path)
+    result = assemble(project, *map(str, inputs), "--out", str(tmp_path / "release"), "--json")
+    assert result.code == 5
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and doc["exit_code"] == 5 and "inputs disagree" in doc["error"]
+
+
+def test_user_files_in_out_are_never_replaced(project: Path, tmp_path: Path) -> None:
+    a, b = machine_output(tmp_path, "a", ("3.12",)), machine_output(tmp_path, "b", ("3.13",))
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(out)), 2,
+                          "is not empty and holds no release manifest of ours")
+    assert snapshot(out) == {"notes.txt": b"keep me"}
+    # An earlier release of ours with a user's file added is refused too, naming the file.
+    release = tmp_path / "release"
+    assert assemble(project, str(a), str(b), "--out", str(release)).code == 0
+    (release / "notes.txt").write_text("mine")
+    before = snapshot(release)
+    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(release)), 2,
+                          "files the tool did not write", "notes.txt")
+    assert snapshot(release) == before
+    assert_one_line_error(assemble(project, str(a), "--out", str(a / "sub")), 2, "overlaps the input")
+
+
+@pytest.mark.slow
+def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path: Path) -> None:
+    a, b = machine_output(tmp_path, "a", ("3.12",)), machine_output(tmp_path, "b", ("3.13",))
+    out = tmp_path / "release"
+    assert assemble(project, str(a), str(b), "--out", str(out)).code == 0
+    refused = run_cli(["release", "--project", str(project), "--from", str(out), "--bump", "patch",
+                       "--rehearse", "--yes"])
+    assert_one_line_error(refused, 2, "--bump cannot be used with --from")
+    result = run_cli(["release", "--project", str(project), "--from", str(out), "--rehearse", "--yes",
+                      "--json", "--targets", "pypi,github"])
+    assert result.code == 0, result.output
+    steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+    assert list(steps) == ["preflight", "verify", "publish-pypi", "smoke-test", "publish-github"]
+    assert all(s["status"] == "done" for s in steps.values())
+    assert "2 prebuilt wheels" in steps["preflight"]["detail"]
+    built = {p.name: p.read_bytes() for p in out.glob("*.whl")}
+    published = {p.name: p.read_bytes() for p in (tmp_path / "release.rehearsal" / "pypi").glob("*.whl")}
+    assert published == built and len(built) == 2
+    assert "2 uploaded" in steps["publish-pypi"]["detail"]
