@@ -166,6 +166,33 @@ class GithubClient:
         return self.call(f"updating release {rel.tag_name}", lambda: rel.update_release(
             name, body, draft=draft, prerelease=prerelease, make_latest=make_latest))
 
+    def releases(self) -> list:
+        """Every release, drafts included (all pages)."""
+        return self.call("listing releases", lambda: list(self.repo.get_releases()))
+
+    def delete_release(self, rel) -> None:
+        """Delete a release; its tag stays (GitHub never deletes it with the release)."""
+        self.call(f"deleting release {rel.tag_name}", lambda: _ignore_404(rel.delete_release))
+
+    def immutable_releases(self) -> bool:
+        """Whether the repository makes published releases immutable.
+
+        GET /repos/{o}/{r}/immutable-releases answers 200 {"enabled": true} or 404 when off; a
+        token without admin read, or a GitHub Enterprise without the endpoint, answers 403/404
+        too, so a published release flagged `immutable` also counts."""
+        url = f"{self.repo.url}/immutable-releases"
+        try:
+            answer = self._maybe("reading the immutable-releases setting",
+                                 lambda: self.repo._requester.requestJsonAndCheck("GET", url)[1])
+        except PublishError as exc:
+            if getattr(exc, "status", None) != 403:
+                raise
+            answer = None
+        if isinstance(answer, dict) and answer.get("enabled"):
+            return True
+        latest = self._maybe("reading the latest release", self.repo.get_latest_release)
+        return bool(latest is not None and latest.raw_data.get("immutable"))
+
     # -- assets -----------------------------------------------------------------
     def list_assets(self, rel) -> list[AssetInfo]:
         return self.call(f"listing assets of {rel.tag_name}", lambda: [_info(a) for a in rel.get_assets()])

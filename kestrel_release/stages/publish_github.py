@@ -13,6 +13,7 @@ after every asset is up, which is what repositories with immutable releases requ
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets as _random
 import tempfile
@@ -23,6 +24,7 @@ from typing import Any
 from kestrel_release import console, fsutil, manifest, secrets
 from kestrel_release.adapters import git
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.stages import publish_github_dated as dated_mod
 from kestrel_release.stages import publish_github_files as files_mod
 from kestrel_release.stages.publish_github_files import LocalFile
 
@@ -37,6 +39,8 @@ class Target:
     rolling: bool
     api_url: str
     prune: bool
+    dated: bool = False  # a dated nightly: `tag` is the base until the commit is known
+    keep: int = 7
 
 
 @dataclass
@@ -57,6 +61,7 @@ class GithubResult:
     commit: str = ""
     release_url: str = ""
     actions: list[Action] = field(default_factory=list)
+    pruned_releases: list[str] = field(default_factory=list)  # dated nightlies deleted (tags kept)
 
     def names(self, action: str) -> list[str]:
         return [a.name for a in self.actions if a.action.removeprefix("would ") == action]
@@ -79,8 +84,9 @@ class GithubResult:
 
     @property
     def summary(self) -> str:
+        older = f", {len(self.pruned_releases)} older nightlies deleted" if self.pruned_releases else ""
         return (f"{self.tag} on {self.repo}: {len(self.uploaded)} uploaded, {len(self.skipped)} unchanged, "
-                f"{len(self.pruned)} pruned")
+                f"{len(self.pruned)} pruned{older}")
 
     def add(self, name: str, action: str, f: LocalFile | None = None) -> None:
         prefix = "would " if self.dry_run else ""
@@ -131,9 +137,17 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
     p = cfg.publish
     policy = RetryPolicy.from_config(p)
     client = GithubClient(target.api_url, token, target.repo, timeout=p.timeout, policy=policy)
-    rel = client.find_release(target.tag)
+    if target.rolling and client.immutable_releases():  # before any change, dry run included
+        raise PublishError(f"immutable releases are enabled on {target.repo}: the rolling nightly {target.tag} "
+                           "could never be updated; nothing was changed",
+                           'set targets.github.nightly = "dated" (KESTREL_RELEASE_GITHUB_NIGHTLY=dated) for one '
+                           "release per nightly, or publish a versioned release with --tag")
     sha = _commit(cfg, client, target, commit, files)
     result.commit = sha
+    if target.dated:
+        target = dataclasses.replace(target, tag=dated_mod.tag_for(client, target.tag, sha))
+        result.tag = target.tag
+    rel = client.find_release(target.tag)
     existing = client.list_assets(rel) if rel is not None else []
     plan = _plan(cfg, target, files, existing)
     _refuse_immutable(client, target, rel, plan, files, sha)
@@ -143,16 +157,36 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
                                    download_base=base, files=files)
     if result.dry_run:
         _record_plan(plan, files, result)
+        _prune_dated(client, cfg, target, result)
         return
     title = _title(cfg, target, result.version)
+    if rel is not None and not rel.draft and _nothing_to_do(client, target, plan, files, sha):
+        for f in files:  # a re-run of a finished release: leave it (and its notes) as they are
+            result.add(f.name, "skipped", f)
+        result.release_url = rel.html_url
+        _prune_dated(client, cfg, target, result)
+        return
     if rel is None:
         console.step(f"creating draft release {target.tag} on {target.repo}")
-        rel = client.create_release(target.tag, title, notes, prerelease=target.rolling, target=sha)
+        rel = client.create_release(target.tag, title, notes, prerelease=target.rolling or target.dated, target=sha)
     _sync(client, rel, files, plan, result)
     client.set_tag(target.tag, sha)  # a nightly's tag moves (force); a versioned one was checked above
-    rel = client.update_release(rel, name=title, body=notes, prerelease=target.rolling or _is_pre(result.version),
-                                draft=False, make_latest="false" if target.rolling else "legacy")
+    nightly = target.rolling or target.dated
+    rel = client.update_release(rel, name=title, body=notes, prerelease=nightly or _is_pre(result.version),
+                                draft=False, make_latest="false" if nightly else "legacy")
     result.release_url = rel.html_url
+    _prune_dated(client, cfg, target, result)
+
+
+def _nothing_to_do(client, target: Target, plan: Plan, files: list[LocalFile], sha: str) -> bool:
+    return (len(plan.skip) == len(files) and not plan.prune and not plan.cleanup
+            and client.tag_sha(target.tag) == sha)
+
+
+def _prune_dated(client, cfg, target: Target, result: GithubResult) -> None:
+    if target.dated:
+        base = cfg.github().tag or f"{cfg.name}-nightly"
+        result.pruned_releases = dated_mod.prune(client, base, target.tag, target.keep, result.dry_run)
 
 
 def _target(cfg, repo, tag, api_url, prune) -> Target:
@@ -163,6 +197,8 @@ def _target(cfg, repo, tag, api_url, prune) -> Target:
                          "pass --repo OWNER/NAME or set [tool.kestrel-release.targets.github] repo")
     nightly = gh.tag or f"{cfg.name}-nightly"
     tag = tag or nightly
+    if tag == nightly and gh.nightly == "dated":  # the real tag (<base>-YYYYMMDD-<sha7>) needs the commit
+        return Target(repo, tag, False, api_url or gh.api_url, False, dated=True, keep=gh.keep)
     rolling = tag == nightly
     return Target(repo, tag, rolling, api_url or gh.api_url, gh.prune if prune is None and rolling else bool(prune))
 
@@ -188,7 +224,7 @@ def _commit(cfg, client, target: Target, given: str | None, files: list[LocalFil
     """The commit the wheels were built from (flag, manifest, local git), which GitHub must have."""
     built = next((manifest.load(f.path.parent) for f in files if f.wheel), None) or {}
     sha = given or (built.get("git") or {}).get("commit") or git.state(cfg.project_dir).commit
-    tag_sha = None if target.rolling else client.tag_sha(target.tag)
+    tag_sha = None if target.rolling or target.dated else client.tag_sha(target.tag)
     if sha is None:
         sha = tag_sha or client.default_head()
         console.warn(f"no build commit known; using {sha[:12]} ({'the tag' if tag_sha else 'the default branch'})")
@@ -227,12 +263,11 @@ def _plan(cfg, target: Target, files: list[LocalFile], existing: list) -> Plan:
 def _refuse_immutable(client, target: Target, rel, plan: Plan, files: list[LocalFile], sha: str) -> None:
     if rel is None or not rel.raw_data.get("immutable"):
         return
-    unchanged = (len(plan.skip) == len(files) and not plan.prune and not plan.cleanup
-                 and client.tag_sha(target.tag) == sha)
-    if unchanged:
+    if _nothing_to_do(client, target, plan, files, sha):
         return
-    hint = (f"immutable releases are enabled on {target.repo}, so a rolling release cannot be updated: "
-            "publish versioned releases with --tag" if target.rolling else "publish a new version under a new tag")
+    hint = (f"immutable releases are enabled on {target.repo}, so a rolling release cannot be updated: set "
+            'targets.github.nightly = "dated", or publish versioned releases with --tag' if target.rolling
+            else "publish a new version under a new tag")
     raise PublishError(f"release {target.tag} is published and immutable: its assets and tag cannot change; "
                        "nothing was modified", hint)
 
@@ -246,7 +281,9 @@ def _download_base(target: Target, rel, client) -> str:
 
 
 def _title(cfg, target: Target, version: str) -> str:
-    template = cfg.github().title or ("{name} nightly {version}" if target.rolling else "{name} {version}")
+    default = ("{name} nightly {version}" if target.rolling else "{name} nightly {version} ({tag})" if target.dated
+               else "{name} {version}")
+    template = cfg.github().title or default
     try:
         return template.format(name=cfg.name, version=version, tag=target.tag)
     except (KeyError, IndexError, ValueError) as exc:
@@ -328,5 +365,8 @@ def render(result: GithubResult) -> None:
     for a in result.actions:
         table.add_row(a.name, a.action, files_mod.human(a.size) if a.size else "", a.sha256[:16])
     console.console.print(table)
+    if result.pruned_releases:
+        verb = "would delete" if result.dry_run else "deleted"
+        console.info(f"{verb} older nightlies (their tags stay): {', '.join(result.pruned_releases)}")
     where = f" — {result.release_url}" if result.release_url else ""
     (console.info if result.dry_run else console.ok)(("dry run: " if result.dry_run else "") + result.summary + where)

@@ -127,12 +127,10 @@ def test_versioned_release_via_draft_and_immutable_releases(gh, tmp_path) -> Non
     assert published(gh, "v0.2.0") == released != local(out)  # refused, not half-modified
 
     build_output(project, "0.2.0", gh.head(REPO))
-    assert publish(gh, project).code == 0  # first nightly: draft, upload, publish
-    nightly = published(gh)
-    build_output(project, "0.2.0", gh.add_commit(REPO), payload="# next night\n")
-    refused = publish(gh, project)
-    assert_one_line_error(refused, 6, "immutable", "--tag")
-    assert published(gh) == nightly
+    before, mark = gh.snapshot(), len(gh.requests())
+    refused = publish(gh, project)  # a rolling nightly could never be updated here: refused up front
+    assert_one_line_error(refused, 6, "immutable", "--tag", 'targets.github.nightly = "dated"')
+    assert gh.snapshot() == before and writes_since(gh, mark) == []
 
 
 def test_token_is_never_printed_nor_sent_outside_the_authorization_header(gh, tmp_path) -> None:
