@@ -10,6 +10,8 @@ Faults for reliability tests (FAULTS_HELP): `POST /_sandbox/faults` with JSON
   {"reset": 1}                           next upload: connection reset before the body is read
   {"exit_after_uploads": 1}              the server exits after the next accepted upload
 `GET /_sandbox/faults` returns the pending faults and counters (uploads, accepted, refused).
+`DELETE /_sandbox/files/<filename>` (authorized) removes one stored file: the client's repair of a
+damaged copy of its own upload (kept by sandboxes before bodies were checked; see pypi_body).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import struct
 import threading
 from pathlib import Path
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+from kestrel_release.sandbox import pypi_body
 
 FAULTS_HELP = __doc__
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
@@ -79,6 +83,8 @@ class StrictFront:
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/_sandbox/faults":
             return self._control(environ, start_response)
+        if environ.get("PATH_INFO", "").startswith("/_sandbox/files/") and environ["REQUEST_METHOD"] == "DELETE":
+            return self._remove(environ, start_response)
         if environ.get("REQUEST_METHOD") == "POST" and "multipart" in environ.get("CONTENT_TYPE", ""):
             return self._upload(environ, start_response)
         return self.app(environ, start_response)
@@ -114,6 +120,12 @@ class StrictFront:
             raise ConnectionAbortedError("sandbox fault: connection reset")
         from pypiserver.bottle_wrapper.bottle import BaseRequest
 
+        try:
+            pypi_body.spool(environ)  # a cut body is refused whole: nothing of it is ever stored
+        except pypi_body.BodyRefused as exc:
+            with self.lock:
+                self.counters["refused"] += 1
+            return _reply(start_response, 400, str(exc))
         request = BaseRequest(environ)  # parses once; pypiserver reuses the parsed body from environ
         if fault == "status":
             status = int(self.faults["status"])
@@ -125,6 +137,10 @@ class StrictFront:
         try:
             data = upload.file.read()
             upload.file.seek(0)
+            try:
+                pypi_body.check_digest(request.forms, data)
+            except pypi_body.BodyRefused as exc:
+                raise _Refused(str(exc)) from None
             check_wheel_rules(upload.raw_filename, request.forms.get("version", ""), len(data), self.max_size)
             if self._identical(upload.raw_filename, data):
                 return _reply(start_response, 200, "OK")  # PyPI: an identical re-upload is a no-op
@@ -150,6 +166,14 @@ class StrictFront:
                     self.exit_requested = self.faults["exit_after_uploads"] == 0
         return body
 
+    def _remove(self, environ, start_response):
+        if not self._authorized(environ):
+            return _reply(start_response, 401, "Unauthorized")
+        name = environ["PATH_INFO"][len("/_sandbox/files/"):]
+        with self.lock:
+            removed = pypi_body.remove_file(self.root, name)
+        return _reply(start_response, 200 if removed else 404, "Removed" if removed else "Not Found")
+
     def _authorized(self, environ) -> bool:
         header = environ.get("HTTP_AUTHORIZATION", "")
         if not header.startswith("Basic "):
@@ -164,7 +188,7 @@ class StrictFront:
         """True for the same bytes under the same name; _Refused for any other clash."""
         digest = hashlib.sha256(data).hexdigest()
         for existing in self.root.rglob("*"):
-            if not existing.is_file():
+            if not existing.is_file() or existing.name.startswith("."):
                 continue
             same_name = existing.name == filename
             same_bytes = existing.stat().st_size == len(data) and _sha256(existing) == digest
@@ -232,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
 
     config = Config.from_args(["run", "-i", "127.0.0.1", "-p", str(args.port), "-P", str(args.htpasswd),
                                "-a", "update", "--disable-fallback", str(args.root)])
+    pypi_body.install_atomic_writes()
+    pypi_body.sweep_partials(args.root)
     app = pypiserver.setup_routes_from_config(pypiserver.app_from_config(config), config)
     front = StrictFront(app, args.root, args.htpasswd, args.max_file_size)
     _Handler.front = front

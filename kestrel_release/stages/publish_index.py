@@ -102,7 +102,7 @@ def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: P
             present[wheel.name] = pypi.existing_files(index, wheel.name, policy, creds)
         there = present[wheel.name].get(wheel.filename)
         row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
-        if there is None:
+        if there is None or (there["sha256"] != wheel.sha256 and _repaired(index, wheel, there, policy, creds)):
             todo.append(wheel)
             result.planned.append(row)
         elif there["sha256"] == wheel.sha256:
@@ -113,6 +113,13 @@ def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: P
                                f"{theirs}, local {wheel.sha256}; nothing was uploaded",
                                "a filename can never be reused: bump the version and rebuild")
     return todo
+
+
+def _repaired(index: pypi.Index, wheel, there: dict, policy: RetryPolicy, creds) -> bool:
+    """A truncated copy of our own file (a cut upload on a local index): removed where the index allows."""
+    from kestrel_release.adapters import pypi_damaged
+
+    return pypi_damaged.repair(wheel.filename, wheel.path, there, index.upload_url, index.name, creds, policy.timeout)
 
 
 def _show_plan(result: PublishResult, todo: list) -> None:

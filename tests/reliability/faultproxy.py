@@ -5,7 +5,9 @@ through to the upstream server):
   "pass"   forward both ways untouched;
   "stall"  read the request and never answer (a server slower than any timeout);
   "reset"  forward the request head and a few KiB of the body, then reset the
-           connection (RST) - a connection reset mid-upload.
+           connection (RST) - a connection reset mid-upload;
+  "cut"    forward the request head and a few KiB of the body, then close both
+           sides cleanly (FIN) - the server sees a body shorter than its Content-Length.
 Only uploads (POST) consume a queued mode when `posts_only` is set, so page reads
 (GET /simple/...) stay healthy while uploads fail.
 """
@@ -81,16 +83,23 @@ class FaultProxy:
         if mode == "stall":
             self._held.append(client)  # keep it open, answer nothing
             return
-        if mode == "reset":
-            self._reset_mid_body(client, first)
+        if mode in ("reset", "cut"):
+            self._reset_mid_body(client, first, clean=mode == "cut")
             return
         self._pipe(client, first)
 
-    def _reset_mid_body(self, client: socket.socket, first: bytes) -> None:
+    def _reset_mid_body(self, client: socket.socket, first: bytes, clean: bool = False) -> None:
         upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
         upstream.sendall(first[:4096])
+        if clean:  # FIN: the server reads end-of-stream mid-body and must not keep what arrived
+            upstream.shutdown(socket.SHUT_WR)
+            try:
+                upstream.recv(65536)  # let the server answer before the connection goes
+            except OSError:
+                pass
         for conn in (client, upstream):  # RST, not FIN: the peer sees "connection reset"
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            if not clean:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()
 
     def _pipe(self, client: socket.socket, first: bytes) -> None:
