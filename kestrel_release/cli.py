@@ -212,6 +212,7 @@ def release(
     rehearse: Annotated[bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")] = False,
     yes: YesOpt = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Override the saved state: start a new release over an unfinished bump, or with --resume rebuild from the build step.")] = False,
     python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions.")] = None,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
     from_dir: Annotated[Optional[Path], typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
@@ -222,7 +223,7 @@ def release(
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, python=_csv(python), out_dir=out)
     result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
-                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None)
+                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None, force=force)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -233,8 +234,11 @@ def sandbox_pypi(
     strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
 ) -> None:
     """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
+    from kestrel_release import safepaths
     from kestrel_release.sandbox import pypi
 
+    if directory is not None:  # it receives uploads: never the cwd's project, a parent, or home
+        directory = safepaths.check_target(directory, Path.cwd(), "sandbox packages directory", flag="--dir")
     _serve(pypi.serve_forever, port=port, directory=directory, strict=strict)
 
 
@@ -329,13 +333,26 @@ def _dispatch() -> int:
     except click_exc.ClickException as exc:
         console.error(exc.format_message().replace("\n", " ") + " (see --help)")
         return EXIT_USAGE
-    except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
-        if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
-            import traceback
+    except OSError as exc:  # disk full, read-only, permissions: one line, not "internal error"
+        from kestrel_release.errors import from_os_error
 
-            console.console.print(traceback.format_exc(), markup=False)
-        console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
-        return EXIT_BUG
+        mapped = from_os_error(exc)
+        if mapped is None:
+            return _bug(exc)
+        console.error(str(mapped))
+        return mapped.exit_code
+    except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
+        return _bug(exc)
+
+
+def _bug(exc: BaseException) -> int:
+    """An unexpected exception: say so, keep tokens out, traceback only on demand."""
+    if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
+        import traceback
+
+        console.console.print(traceback.format_exc(), markup=False)
+    console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
+    return EXIT_BUG
 
 
 if __name__ == "__main__":

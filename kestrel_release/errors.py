@@ -66,6 +66,38 @@ class PublishError(KestrelError):
     kind = "publish"
 
 
+class FilesystemError(UsageError):
+    """The OS refused a file operation the user can fix: disk full, read-only, permissions."""
+
+    kind = "filesystem"
+
+
+_OS_HINTS = {
+    "ENOSPC": "the disk is full: free some space, then run the command again",
+    "EDQUOT": "the disk quota is exhausted: free some space, then run the command again",
+    "EROFS": "the filesystem is read-only: choose a writable directory",
+    "EACCES": "permission denied: check the directory's owner and permissions",
+    "EPERM": "operation not permitted: check the directory's owner and permissions",
+    "ENOTDIR": "a path component is a file, not a directory: check the path",
+    "EISDIR": "the path is a directory, not a file: check the path",
+    "ENAMETOOLONG": "the path is too long: choose a shorter one",
+    "ELOOP": "the path has a symlink loop: fix the link",
+    "EMFILE": "too many open files: raise the limit (ulimit -n)",
+    "EIO": "the disk reported an I/O error: check the device",
+}
+
+
+def from_os_error(exc: OSError) -> FilesystemError | None:
+    """One line for an OS-level failure (the one place they are mapped); None if not the user's to fix."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    if name not in _OS_HINTS:
+        return None
+    where = f" {exc.filename}" if exc.filename else ""
+    return FilesystemError(f"cannot write{where}: {exc.strerror or name}", _OS_HINTS[name])
+
+
 class Interrupted(KestrelError):
     exit_code = EXIT_INTERRUPTED
     kind = "interrupted"

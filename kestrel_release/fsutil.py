@@ -14,15 +14,21 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from kestrel_release import safepaths
 from kestrel_release.errors import UsageError
 
 CHUNK = 1 << 20
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    # A symlinked file (a shared pyproject.toml, a version file) is written through: the
+    # link stays a link and its target gets the new content.
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The pid in the temp name lets a later run collect it if this process is killed mid-write.
+    fd, tmp = tempfile.mkstemp(prefix=safepaths.temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -79,10 +85,14 @@ def replace_dir(staged: Path, final: Path) -> None:
 
 @contextlib.contextmanager
 def staging_dir(near: Path, prefix: str = ".kestrel-staging-") -> Iterator[Path]:
-    """A temp directory on the same filesystem as `near`, removed on exit."""
+    """A temp directory on the same filesystem as `near`, removed on exit.
+
+    Its name carries the pid (`.kestrel-staging-<pid>-*`) so a run killed with SIGKILL leaves
+    debris the next run recognises as its own (safepaths.collect_leftovers).
+    """
     near = Path(near)
     near.parent.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=near.parent))
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=near.parent))
     try:
         yield path
     finally:

@@ -58,6 +58,13 @@ def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
             "label": env.get(BUILDER_ENV) or None, "ci": ci if "run_id" in ci else None}
 
 
+def wheel_paths(out_dir: Path) -> list[Path]:
+    """The wheels the manifest in `out_dir` names (the build's own, in a possibly shared folder)."""
+    data = load(out_dir) or {}
+    return [Path(out_dir) / str(w["filename"]) for w in data.get("wheels", [])
+            if isinstance(w, dict) and w.get("filename")]
+
+
 def write_sums(out_dir: Path, wheels: list[dict[str, Any]]) -> Path:
     """SHA256SUMS in the format `sha256sum -c` accepts (two spaces, relative names)."""
     lines = [f"{w['sha256']}  {w['filename']}\n" for w in sorted(wheels, key=lambda w: w["filename"])]

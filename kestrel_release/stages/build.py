@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import __version__, console, fsutil, manifest
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths
 from kestrel_release.adapters import auditwheel, git, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
@@ -54,11 +54,13 @@ def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False
 
 def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
     start = time.monotonic()
+    check_paths(cfg)
     plan = preflight(cfg, gpu_check=gpu_check)
     for warning in plan.warnings:
         console.warn(warning)
     with fsutil.project_lock(cfg.project_dir, "build"):
         logs = cfg.out_path.parent / ".kestrel-build-logs"
+        safepaths.collect_leftovers(cfg.out_path.parent, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         envs = _start_envs(cfg, plan, logs)
         try:
@@ -73,7 +75,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
                         _wheelzip.assert_identical(built, again)
                         reproducible = True
                     wheels = _collect(cfg, plan, built, pre, stage / "out")
-                    fsutil.replace_dir(stage / "out", cfg.out_path)
+                    outputs.install(stage / "out", cfg.out_path)  # only the tool's files; others stay
         except BaseException:
             _jobs.kill_all()  # env creation or precompile may still be running
             raise
@@ -82,6 +84,12 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
                 envs.close()
     return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
                        logs, plan.warnings, reproducible)
+
+
+def check_paths(cfg: Config) -> None:
+    """Refuse (exit 2, nothing written) an output or log dir that would hold the user's own files."""
+    safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")
+    safepaths.check_target(cfg.out_path.parent / ".kestrel-build-logs", cfg.project_dir, "build log directory")
 
 
 def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:

@@ -46,6 +46,9 @@ def real_endpoints(cfg: Config) -> Endpoints:
     )
 
 
+MARKER = ".kestrel-rehearsal"  # marks `<out>.rehearsal` as the tool's, so a new rehearsal may empty it
+
+
 def rehearsal_dir(cfg: Config) -> Path:
     return cfg.out_path.with_name(cfg.out_path.name + ".rehearsal")
 
@@ -61,9 +64,19 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
     from kestrel_release.sandbox.github import GithubEmulator
     from kestrel_release.sandbox.pypi import PypiSandbox
 
-    base = rehearsal_dir(cfg)
+    from kestrel_release import safepaths
+    from kestrel_release.errors import UsageError
+
+    base = safepaths.check_target(rehearsal_dir(cfg), cfg.project_dir, "rehearsal directory")
+    marker = base / MARKER
+    # An older rehearsal left only its two index folders: also ours.
+    if base.is_dir() and not marker.exists() and {p.name for p in base.iterdir()} - {"testpypi", "pypi"}:
+        raise UsageError(f"{base} exists and was not made by a rehearsal",
+                         "move it away (a rehearsal keeps its stand-in indexes there); nothing was changed")
     if fresh:
-        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)  # ours: it holds the marker (or is empty)
+    base.mkdir(parents=True, exist_ok=True)
+    marker.touch()
     repo = cfg.github().repo or "m87-labs/kestrel"
     with contextlib.ExitStack() as stack:
         index = {}

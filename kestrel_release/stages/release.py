@@ -187,12 +187,11 @@ def _preflight_prebuilt(cfg, state):
 
 
 def _step_bump(cfg, state, ends, *, bump, **_):
-    from kestrel_release.stages import version
-
-    from kestrel_release.stages import version_resume
+    from kestrel_release.stages import version, version_resume
 
     if state.bump is None:  # record the target before any file changes (see ReleaseState.bump)
-        state.bump = {"from": cfg.version, "to": version.next_version(cfg.version, bump)}
+        planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True)  # every check, no write
+        state.bump = {"from": planned.old, "to": planned.new}
         state.save()
     changed = version_resume.complete(cfg, state.bump["from"], state.bump["to"])
     state.version = changed.new

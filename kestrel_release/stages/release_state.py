@@ -29,6 +29,9 @@ class ReleaseState:
     artifacts: dict[str, str] = field(default_factory=dict)  # wheel filename -> sha256
     version: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # {"from": old, "to": new}, saved BEFORE any version file is written: a run killed during
+    # or after the bump resumes by finishing that same bump, never by bumping again.
+    bump: dict[str, str] | None = None
 
     def mark(self, step: str, seconds: float) -> None:
         if step not in self.done:
@@ -38,7 +41,8 @@ class ReleaseState:
 
     def save(self) -> None:
         payload = {"params": self.params, "done": self.done, "artifacts": self.artifacts,
-                   "version": self.version, "timings": self.timings, "saved_at": int(time.time())}
+                   "version": self.version, "timings": self.timings, "bump": self.bump,
+                   "saved_at": int(time.time())}
         atomic_write_text(self.path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     def move_to(self, out_dir: Path) -> None:
@@ -54,13 +58,25 @@ def load(out_dir: Path) -> ReleaseState | None:
     try:
         data = json.loads(path.read_text())
         return ReleaseState(path, data["params"], list(data["done"]), dict(data["artifacts"]),
-                            data.get("version"), dict(data.get("timings", {})))
+                            data.get("version"), dict(data.get("timings", {})), data.get("bump"))
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
-        raise UsageError(f"{path} is damaged", "delete it and run release without --resume") from None
+        raise UsageError(f"{path} is damaged",
+                         "check the version, then run release --force to start over") from None
 
 
 def hash_wheels(out_dir: Path) -> dict[str, str]:
-    return {p.name: sha256_file(p) for p in sorted(Path(out_dir).glob("*.whl"))}
+    """The build's own wheels (those its manifest names: the folder may be a shared wheelhouse)."""
+    from kestrel_release import manifest
+
+    named = manifest.wheel_paths(out_dir) if manifest.load(out_dir) else sorted(Path(out_dir).glob("*.whl"))
+    return {p.name: sha256_file(p) for p in sorted(named) if p.is_file()}
+
+
+def unfinished_bump(state: ReleaseState | None, steps: list[str]) -> str | None:
+    """The version an unfinished release (of these `steps`) bumped or was bumping to, else None."""
+    if state is None or not state.bump or all(step in state.done for step in steps):
+        return None
+    return state.bump.get("to")
 
 
 def check_artifacts(state: ReleaseState, out_dir: Path) -> None:
@@ -73,5 +89,5 @@ def check_artifacts(state: ReleaseState, out_dir: Path) -> None:
         names = sorted({name for name, _ in changed})
         raise UsageError(
             f"cannot resume: the wheels in {out_dir} changed since the last run ({', '.join(names)})",
-            "run release again without --resume to start over",
+            "run release --resume --force to rebuild from the build step (the version stays; no second bump)",
         )

@@ -67,12 +67,15 @@ class VerifyReport:
             f.severity == "error" for f in self.findings)
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
+        return {"ok": self.ok, "mode": self.mode, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
                 "findings": [f.to_json() for f in self.findings]}
 
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
+    if not paths and manifest.load(cfg.out_path):
+        # The build output may be a shared wheelhouse: the build's own wheels are the ones its manifest names.
+        paths = manifest.wheel_paths(cfg.out_path)
     paths = [Path(p) for p in paths] or [cfg.out_path]
     out: list[Path] = []
     for path in paths:
