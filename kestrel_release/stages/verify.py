@@ -67,7 +67,7 @@ class VerifyReport:
             f.severity == "error" for f in self.findings)
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "mode": self.mode, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
+        return {"ok": self.ok, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
                 "findings": [f.to_json() for f in self.findings]}
 
 
