@@ -27,6 +27,7 @@ class Section:
     type: int
     offset: int
     size: int
+    link: int = 0  # sh_link: for .dynamic, the index of its string table
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _section_headers(view, shoff, shentsize, shnum, shstrndx, what) -> list[Sect
     if 0 < shstrndx < shnum:
         h = headers[shstrndx]
         names = bytes(view[h[4]:h[4] + h[5]])
-    return [Section(_name(names, h[0]), h[1], h[4], h[5]) for h in headers]
+    return [Section(_name(names, h[0]), h[1], h[4], h[5], h[6]) for h in headers]
 
 
 def _name(table: bytes, offset: int) -> str:
@@ -96,3 +97,25 @@ def _name(table: bytes, offset: int) -> str:
         return ""
     end = table.find(b"\0", offset)
     return table[offset:end if end >= 0 else len(table)].decode("latin-1")
+
+
+SHT_DYNAMIC = 6
+DT_NEEDED = 1
+_DYN = struct.Struct("<qQ")
+
+
+def needed(elf: Elf) -> list[str]:
+    """The DT_NEEDED sonames of a shared object or executable, in link order ([] if static)."""
+    dynamic = next((s for s in elf.sections if s.type == SHT_DYNAMIC), None)
+    if dynamic is None or not 0 < dynamic.link < len(elf.sections):
+        return []
+    strtab = bytes(elf.content(elf.sections[dynamic.link]))
+    data = elf.content(dynamic)
+    out = []
+    for offset in range(0, len(data) - _DYN.size + 1, _DYN.size):
+        tag, value = _DYN.unpack_from(data, offset)
+        if tag == 0:  # DT_NULL ends the table
+            break
+        if tag == DT_NEEDED:
+            out.append(_name(strtab, value))
+    return out

@@ -41,6 +41,7 @@ class WheelReport:
     cuda: list[CudaInfo] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     kernels: dict[str, str] = field(default_factory=dict)  # cubin/fatbin member -> RECORD digest
+    native: dict = field(default_factory=dict)  # DT_NEEDED per binary, glibc floor, abi3 (verify_native)
 
     @property
     def ok(self) -> bool:
@@ -49,7 +50,8 @@ class WheelReport:
     def to_json(self) -> dict:
         return {"path": str(self.path), "filename": self.filename, "sha256": self.sha256, "size": self.size,
                 "name": self.name, "version": self.version, "tags": self.tags,
-                "cuda": [c.to_json() for c in self.cuda], "findings": [f.to_json() for f in self.findings]}
+                "cuda": [c.to_json() for c in self.cuda], "native": self.native,
+                "findings": [f.to_json() for f in self.findings]}
 
 
 @dataclass
@@ -119,9 +121,17 @@ def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool 
 
 
 def _verify_one(cfg: Config, path: Path, target: str) -> WheelReport:
+    from kestrel_release.stages import verify_native
+
     scanner = ContentScanner(project_dir=str(cfg.project_dir))
+    native = verify_native.NativeScanner(cfg.build.exclude)
+
+    def visit(member, data) -> None:
+        scanner.visit(member, data)
+        native.visit(member, data)
+
     try:
-        wheel = read_wheel(path, scanner.visit)
+        wheel = read_wheel(path, visit)
     except WheelError as exc:
         from kestrel_release.fsutil import sha256_file
 
@@ -139,6 +149,9 @@ def _verify_one(cfg: Config, path: Path, target: str) -> WheelReport:
     for info in scanner.cuda:
         findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
     findings += rules.check_target(facts, wheel.size, target, v.max_file_size)
+    native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
+    report.native["needed"] = native.needed
+    findings += native.findings + native_findings
     report.findings = findings
     report.kernels = {m.name: m.digest or "" for m in wheel.members if m.name.endswith((".cubin", ".fatbin"))}
     return report

@@ -17,6 +17,10 @@ def render(report) -> None:
         else:
             shown.setdefault(rows, wheel.filename)
             console.console.print(_wheel_table(wheel, rows))
+        from kestrel_release.stages.verify_native import summary_lines
+
+        for line in summary_lines(getattr(wheel, "native", {})):
+            console.info(f"  {line}")
         if wheel.findings:
             console.console.print(_findings_table(wheel.findings))
     if report.findings:

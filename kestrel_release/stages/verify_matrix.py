@@ -1,0 +1,65 @@
+"""Which configured Pythons a set of wheels covers, per platform (abi3 and py3 aware).
+
+`cp312-cp312` covers 3.12 only; `cp310-abi3` covers every CPython >= 3.10; `py3-none`
+covers every Python 3 and `py310-none` every Python >= 3.10 (packaging's compatible
+tags). A configured Python below an abi3 wheel's floor stays uncovered, and says why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kestrel_release.stages.verify_leaks import Finding
+
+
+def _minor(py: str) -> int:
+    return int(py.split(".")[1])
+
+
+def covered_by(tag: str, pythons: tuple[str, ...]) -> tuple[set[str], int | None]:
+    """(configured Pythons this tag installs on, the minor floor when it is an open-ended tag)."""
+    interp, abi, _plat = tag.split("-")
+    m = re.fullmatch(r"(cp|py)3(\d*)", interp)
+    if not m:
+        return set(), None
+    if m.group(2) == "":  # py3-none: any Python 3
+        return set(pythons), 0
+    minor = int(m.group(2))
+    if abi == "abi3" or (m.group(1) == "py" and abi == "none"):
+        return {py for py in pythons if _minor(py) >= minor}, minor
+    return {f"3.{minor}"}, None
+
+
+def check(wheels: list, pythons: tuple[str, ...]) -> list[Finding]:
+    """Every configured Python covered by exactly one wheel on every platform of the set."""
+    by_plat: dict[str, dict[str, list[str]]] = {}
+    floors: dict[str, list[str]] = {}  # platform -> open-ended tags seen ("cp310-abi3")
+    for w in wheels:
+        for tag in w.tags:
+            plat = tag.rsplit("-", 1)[-1]
+            covered, floor = covered_by(tag, pythons)
+            if floor is not None:
+                floors.setdefault(plat, []).append("-".join(tag.split("-")[:2]))
+            for py in covered:
+                files = by_plat.setdefault(plat, {}).setdefault(py, [])
+                if w.filename not in files:
+                    files.append(w.filename)
+    out: list[Finding] = []
+    many = len(by_plat) > 1
+    for plat, covered in sorted(by_plat.items()):
+        where = f" on {plat}" if many else ""
+        for py in pythons:
+            if py not in covered:
+                why = f" ({', '.join(sorted(set(floors[plat])))} starts above it)" if plat in floors else ""
+                out.append(Finding("matrix", "error", "", f"no wheel for Python {py}{where}{why}: build it "
+                                   f"(kestrel-release build --python {py})"))
+            elif len(covered[py]) > 1:
+                out.append(Finding("matrix", "error", "", f"{len(covered[py])} wheels for Python {py}{where}: "
+                                   f"keep one ({', '.join(covered[py])})"))
+        for py in sorted(set(covered) - set(pythons), key=_minor):
+            out.append(Finding("matrix", "warning", "",
+                               f"a wheel for Python {py}, which the configuration does not list"))
+    if not by_plat:
+        out += [Finding("matrix", "error", "", f"no wheel for Python {py}: build it "
+                        f"(kestrel-release build --python {py})") for py in pythons]
+    return out
