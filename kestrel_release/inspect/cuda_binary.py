@@ -1,8 +1,10 @@
 """What CUDA code a binary carries, read in pure Python (no cuobjdump, nothing executed).
 
 Handles standalone cubins (ABI V1 and V2, `.nv.compat`), standalone fat binaries,
-and host objects (`.so`, `.o`) with `.nv_fatbin` / `__nv_relfatbin` sections or
-fatbins/cubins embedded as byte arrays elsewhere. Layouts: cuda-binaries.md.
+host objects (`.so`, `.o`, x86_64 or aarch64 ELF) with `.nv_fatbin` / `__nv_relfatbin`
+sections, Windows DLLs with a `.nv_fatb` PE section, and fatbins/cubins embedded as
+byte arrays elsewhere (a bounded magic scan). Mach-O files are recognised as CUDA-free.
+Layouts: cuda-binaries.md.
 
 Entry point: `inspect_bytes(data, name) -> CudaInfo`; it raises only CudaFormatError.
 """
@@ -13,14 +15,19 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from kestrel_release.inspect import elf, fatbin
+from kestrel_release.inspect import binformat, elf, fatbin, pe
 from kestrel_release.inspect.errors import CudaFormatError
 
 __all__ = ["CudaFormatError", "CudaInfo", "inspect_bytes", "is_cuda_candidate"]
 
-CUDA_SUFFIXES = (".cubin", ".fatbin", ".so", ".o")
+CUDA_SUFFIXES = (".cubin", ".fatbin", ".so", ".o", ".dll", ".pyd", ".dylib")
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+# PE section names are cut to 8 bytes: nvcc's Windows output names its section `.nv_fatb`.
+PE_FATBIN_PREFIXES = (".nv_fatb", "__nv_rel")
 SHT_NV_COMPAT = 0x70000086
+SHT_CUDA_SHARED = 0x7000000A  # `.nv_debug.shared`: a shared-memory placeholder, not debug info
+EF_CUDA_V2_DEBUG = 0x08000000  # ABI V2 e_flags bit that -G and -lineinfo set (ABI V1 has none)
+MAX_SCAN_HITS = 4096  # magic-scan candidates examined per section: bounds work on hostile input
 COMPAT_ARCH_SPECIFIC = 0x09
 # Sections that carry source paths or source text in a cubin.
 PATH_SECTIONS = (".debug_line", ".debug_line_str", ".debug_str", ".nv.global.init",
@@ -35,6 +42,8 @@ class CudaInfo:
     """The CUDA content of one binary. Lists are sorted and de-duplicated."""
 
     member: str
+    format: str = ""  # binformat's name: elf, pe, macho, cubin, fatbin
+    machine: str = ""  # x86_64, aarch64, ... ("cuda" for cubins and fat binaries)
     sass: list[str] = field(default_factory=list)
     ptx: list[str] = field(default_factory=list)
     lto_ir: list[str] = field(default_factory=list)
@@ -47,13 +56,14 @@ class CudaInfo:
         return bool(self.sass or self.ptx or self.lto_ir)
 
     def to_json(self) -> dict:
-        return {"member": self.member, "sass": self.sass, "ptx": self.ptx, "lto_ir": self.lto_ir,
+        return {"member": self.member, "format": self.format, "machine": self.machine, "sass": self.sass, "ptx": self.ptx, "lto_ir": self.lto_ir,
                 "debug": self.debug, "source_paths": self.source_paths}
 
 
 class _Collector:
     def __init__(self, name: str) -> None:
         self.name = name
+        self.kind = binformat.BinaryKind("", ())
         self.sass: set[str] = set()
         self.ptx: set[str] = set()
         self.lto: set[str] = set()
@@ -68,7 +78,7 @@ class _Collector:
             self.paths.setdefault(match.group().decode("utf-8", "replace"), None)
 
     def result(self) -> CudaInfo:
-        return CudaInfo(self.name, sorted(self.sass, key=_arch_key), sorted(self.ptx, key=_arch_key),
+        return CudaInfo(self.name, self.kind.format, self.kind.machine, sorted(self.sass, key=_arch_key), sorted(self.ptx, key=_arch_key),
                         sorted(self.lto, key=_arch_key), self.debug, self.debug_ptx, list(self.paths))
 
 
@@ -93,13 +103,18 @@ def inspect_bytes(data: bytes | memoryview, name: str) -> CudaInfo:
     except TypeError:
         raise CudaFormatError(f"{name}: not a byte buffer") from None
     out = _Collector(name)
+    kind = binformat.identify(view)
+    if kind is None:
+        raise CudaFormatError(f"{name}: not an ELF, PE or Mach-O file or a fat binary")
+    out.kind = kind
     try:
-        if bytes(view[:4]) == fatbin.MAGIC_BYTES:
+        if kind.format == "fatbin":
             _entries(fatbin.parse_containers(view, name), out)
-        elif elf.is_elf(view):
+        elif kind.format in ("elf", "cubin") and view[4] == 2 and view[5] == 1:
             _elf(elf.parse(view, name), out)
-        else:
-            raise CudaFormatError(f"{name}: not an ELF file or a fat binary")
+        elif kind.format == "pe":
+            _pe(pe.parse(view, name), out)
+        # Mach-O (macOS has no CUDA) and 32-bit or big-endian ELF (no CUDA since 12.0): CUDA-free.
     except (ValueError, IndexError, OverflowError, MemoryError, struct.error) as exc:
         raise CudaFormatError(f"{name}: malformed binary ({type(exc).__name__})") from None
     return out.result()
@@ -123,14 +138,28 @@ def _cubin(image: elf.Elf, out: _Collector, family: str = "") -> None:
 
 
 def _cubin_leaks(image: elf.Elf, out: _Collector) -> None:
+    v2 = image.osabi == 0x41 or image.abiversion >= 8
+    if v2 and image.flags & EF_CUDA_V2_DEBUG:
+        out.debug = True
     for section in image.sections:
-        # .debug_frame is in every cubin (unwind tables); anything else is -G/-lineinfo.
-        if section.name.startswith((".debug_", ".nv_debug")) and section.name != ".debug_frame":
+        if _is_debug_section(section):
             out.debug = True
         if section.name == ".nv_debug_ptx_txt":
             out.debug_ptx = True
         if section.name in PATH_SECTIONS:
             out.add_paths(image.content(section))
+
+
+def _is_debug_section(section: elf.Section) -> bool:
+    """DWARF, line tables and the PTX text that -G/-lineinfo add, with content.
+
+    .debug_frame is in every cubin (unwind tables); `.nv_debug.shared` (SHT_CUDA_SHARED,
+    no file content) is the global shared-memory placeholder of relocatable release builds.
+    """
+    if section.type in (elf.SHT_NOBITS, SHT_CUDA_SHARED) or section.size == 0:
+        return False
+    name = section.name
+    return (name.startswith(".debug_") and name != ".debug_frame") or name.startswith(".nv_debug_")
 
 
 def _compat(image: elf.Elf) -> dict[int, int]:
@@ -163,18 +192,29 @@ def _host(image: elf.Elf, out: _Collector) -> None:
             _scan(content, out)
 
 
+def _pe(image: pe.Pe, out: _Collector) -> None:
+    for section in image.sections:
+        content = image.content(section)
+        if section.name.startswith(PE_FATBIN_PREFIXES):
+            _entries(fatbin.parse_containers(content, f"{out.name}:{section.name}"), out)
+        elif not section.name.startswith((".debug", "/")):
+            _scan(content, out)  # the fallback: a fat binary in .rdata or a renamed section
+
+
 def _scan(content: memoryview, out: _Collector) -> None:
     """Find fatbins and cubins embedded as plain byte arrays (e.g. in .rodata)."""
     raw = content.obj if isinstance(content.obj, bytes) and len(content) == len(content.obj) else None
     blob = raw if raw is not None else bytes(content)
-    pos = blob.find(fatbin.MAGIC_BYTES)
-    while pos >= 0:
+    pos, hits = blob.find(fatbin.MAGIC_BYTES), 0
+    while pos >= 0 and hits < MAX_SCAN_HITS:
+        hits += 1
         found = fatbin.container_at(content, pos, out.name)
         if found:
             _entries(found[0], out)
         pos = blob.find(fatbin.MAGIC_BYTES, found[1] if found else pos + 4)
     pos = blob.find(_CUBIN_MAGIC)
-    while pos >= 0:
+    while pos >= 0 and hits < 2 * MAX_SCAN_HITS:
+        hits += 1
         if int.from_bytes(blob[pos + 18:pos + 20], "little") == elf.EM_CUDA:
             try:
                 _cubin(elf.parse(content[pos:], out.name), out)

@@ -157,5 +157,5 @@ def test_hostile_bytes_raise_only_cuda_format_error(cuda_matrix, name):
 
 
 def test_not_a_binary_is_a_format_error():
-    with pytest.raises(CudaFormatError, match="not an ELF file or a fat binary"):
+    with pytest.raises(CudaFormatError, match="not an ELF, PE or Mach-O file or a fat binary"):
         inspect_bytes(b"#!/bin/sh\necho hi\n", "tool.so")

@@ -1,0 +1,142 @@
+"""Which kind of binary a file is (ELF, PE/COFF, Mach-O, cubin, fat binary) and for which
+machine, from its header alone; and which kind a wheel's platform tag calls for.
+
+Why: a wheel whose `.so` was built for another machine, or whose DLL landed in a Linux
+wheel, installs cleanly and fails at import. Both halves are here so the verify rule
+is a comparison. Never raises on any input: an unknown header is simply not a binary.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+__all__ = ["BinaryKind", "Expected", "expected_binary", "identify", "matches"]
+
+ELF_MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "arm", 21: "ppc64", 22: "s390x", 243: "riscv64",
+                190: "cuda"}
+PE_MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i686", 0x1C4: "arm"}
+MACHO_CPUS = {7: "i686", 0x01000007: "x86_64", 0x0100000C: "aarch64", 0x0200000C: "arm64_32", 12: "arm",
+              18: "ppc", 0x01000012: "ppc64"}
+MACHO_THIN = {b"\xfe\xed\xfa\xce": ">", b"\xfe\xed\xfa\xcf": ">", b"\xce\xfa\xed\xfe": "<", b"\xcf\xfa\xed\xfe": "<"}
+MACHO_FAT = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # fat headers are big-endian on disk
+MAX_FAT_ARCHES = 20  # 0xCAFEBABE is also a Java class file, whose "count" is its version (>= 45)
+FATBIN_MAGIC = b"\x50\xed\x55\xba"
+# wheel tag arch -> the machine name used above
+_TAG_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "i686": "i686", "aarch64": "aarch64", "arm64": "aarch64",
+             "armv7l": "arm", "armv6l": "arm", "ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x",
+             "riscv64": "riscv64"}
+_MAC_MULTI = {"universal2": ("x86_64", "aarch64"), "intel": ("x86_64", "i686")}
+_LINUX = re.compile(r"^(?:linux|manylinux(?:1|2010|2014)|(?:many|musl)linux_\d+_\d+)_(\w+)$")
+_WINDOWS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
+_MAC = re.compile(r"^macosx_\d+_\d+_(\w+)$")
+
+
+@dataclass(frozen=True)
+class BinaryKind:
+    format: str  # "elf", "pe", "macho", "cubin", "fatbin"
+    machines: tuple[str, ...]  # one, except a universal (fat) Mach-O
+
+    @property
+    def machine(self) -> str:
+        return "+".join(self.machines)
+
+
+@dataclass(frozen=True)
+class Expected:
+    format: str
+    machines: tuple[str, ...]  # every one must be present (a universal2 wheel needs both slices)
+
+    def describe(self) -> str:
+        return f"{_FORMAT_NAMES[self.format]} for {'+'.join(self.machines)}"
+
+
+_FORMAT_NAMES = {"elf": "ELF", "pe": "a PE/COFF DLL", "macho": "Mach-O", "cubin": "a cubin", "fatbin": "a fat binary"}
+
+
+def describe(kind: BinaryKind) -> str:
+    return f"{_FORMAT_NAMES[kind.format]} for {kind.machine}"
+
+
+def expected_binary(platform: str) -> Expected | None:
+    """The binary a wheel platform tag calls for ('manylinux_2_34_aarch64' -> ELF aarch64), or
+    None where no single answer exists ('any', and tags not listed here)."""
+    if platform in _WINDOWS:
+        return Expected("pe", (_WINDOWS[platform],))
+    m = _LINUX.match(platform)
+    if m and m.group(1) in _TAG_ARCH:
+        return Expected("elf", (_TAG_ARCH[m.group(1)],))
+    m = _MAC.match(platform)
+    if m:
+        arch = m.group(1)
+        if arch in _MAC_MULTI:
+            return Expected("macho", _MAC_MULTI[arch])
+        if arch in _TAG_ARCH:
+            return Expected("macho", (_TAG_ARCH[arch],))
+    return None
+
+
+def matches(kind: BinaryKind, expected: Expected) -> bool:
+    return kind.format == expected.format and set(expected.machines) <= set(kind.machines)
+
+
+def identify(data) -> BinaryKind | None:
+    """The kind of binary `data` starts with, or None if it is not one."""
+    head = bytes(data[:8])
+    try:
+        if head[:4] == b"\x7fELF":
+            return _elf(data)
+        if head[:4] == FATBIN_MAGIC:
+            return BinaryKind("fatbin", ("cuda",))
+        if head[:2] == b"MZ":
+            return _pe(data)
+        if head[:4] in MACHO_THIN:
+            (cpu,) = struct.unpack_from(MACHO_THIN[head[:4]] + "I", data, 4)
+            return BinaryKind("macho", (MACHO_CPUS.get(cpu, hex(cpu)),))
+        if head[:4] in MACHO_FAT:
+            return _fat_macho(data, head[:4] == MACHO_FAT[1])
+    except struct.error:
+        return None
+    return None
+
+
+def _elf(data) -> BinaryKind | None:
+    if len(data) < 20 or data[5] not in (1, 2):
+        return None
+    (machine,) = struct.unpack_from("<H" if data[5] == 1 else ">H", data, 18)
+    if machine == 0:
+        return None  # EM_NONE: a damaged header, which the CUDA reader reports on its own
+    name = ELF_MACHINES.get(machine, f"em_{machine}")
+    if name == "cuda":
+        return BinaryKind("cubin", ("cuda",))
+    if name == "ppc64" and data[5] == 1:
+        name = "ppc64le"
+    return BinaryKind("elf", (name,))
+
+
+def pe_header_offset(data) -> int | None:
+    """Offset of the 'PE\\0\\0' signature named by the DOS header, or None."""
+    if len(data) < 0x40:
+        return None
+    (offset,) = struct.unpack_from("<I", data, 0x3C)
+    if offset + 24 > len(data) or bytes(data[offset:offset + 4]) != b"PE\0\0":
+        return None
+    return offset
+
+
+def _pe(data) -> BinaryKind | None:
+    offset = pe_header_offset(data)
+    if offset is None:
+        return None  # a file that happens to start with "MZ"
+    (machine,) = struct.unpack_from("<H", data, offset + 4)
+    return BinaryKind("pe", (PE_MACHINES.get(machine, hex(machine)),))
+
+
+def _fat_macho(data, fat64: bool) -> BinaryKind | None:
+    (count,) = struct.unpack_from(">I", data, 4)
+    if not 0 < count <= MAX_FAT_ARCHES:
+        return None
+    size = 32 if fat64 else 20
+    cpus = [struct.unpack_from(">I", data, 8 + i * size)[0] for i in range(count)]
+    return BinaryKind("macho", tuple(sorted({MACHO_CPUS.get(c, hex(c)) for c in cpus})))

@@ -1,0 +1,165 @@
+"""The CUDA reader on committed release builds of CUDA 11.8, 12.4, 12.8 and 13.0, on a Windows DLL and
+an aarch64 shared object (tests/data/cuda/release, made by make_release_builds.sh), against cuobjdump."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kestrel_release.inspect import binformat, elf
+from kestrel_release.inspect.cuda_binary import inspect_bytes
+from tests.data.cuda.builders import cuobjdump
+
+RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
+
+# file -> (format, machine, sass, ptx, debug): what each recipe in make_release_builds.sh produces.
+EXPECTED = {
+    "cu118-sm90.cubin": ("cubin", "cuda", ["sm_90"], [], False),
+    "cu118-sm90-rdc.cubin": ("cubin", "cuda", ["sm_90"], [], False),
+    "cu118-sm90-lineinfo.cubin": ("cubin", "cuda", ["sm_90"], [], True),
+    "cu124-sm90a.cubin": ("cubin", "cuda", ["sm_90a"], [], False),
+    "cu124-sm90a-rdc.cubin": ("cubin", "cuda", ["sm_90a"], [], False),
+    "cu124-sm90a-g.cubin": ("cubin", "cuda", ["sm_90a"], [], True),
+    "cu128-sm90a-rdc.cubin": ("cubin", "cuda", ["sm_90a"], [], False),
+    "cu128-sm100a.cubin": ("cubin", "cuda", ["sm_100a"], [], False),
+    "cu130-sm90a-rdc.cubin": ("cubin", "cuda", ["sm_90a"], [], False),
+    "cu130-sm90a-ptx.fatbin": ("fatbin", "cuda", ["sm_90a"], ["compute_90a"], False),
+    "aarch64_sm90a.so": ("elf", "aarch64", ["sm_90a"], ["compute_90a"], False),
+    "kernel_sm90a.dll": ("pe", "x86_64", ["sm_90a"], ["compute_90a"], False),
+    "rdata_sm90a.dll": ("pe", "x86_64", ["sm_90a"], ["compute_90a"], False),
+}
+# cuobjdump (Linux) reads no PE file: a DLL is compared with the fat binary it embeds.
+EMBEDDED = {"kernel_sm90a.dll": "cu130-sm90a-ptx.fatbin", "rdata_sm90a.dll": "cu130-sm90a-ptx.fatbin"}
+_DEBUG_SECTION = re.compile(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s+\S+\s+\S+\s+"
+                            r"(\.debug_\w+|\.nv_debug\S*)$", re.MULTILINE)
+
+
+def test_every_committed_binary_has_an_expectation():
+    assert {p.name for p in RELEASE.iterdir() if p.suffix != ".md"} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_reader_reports_each_release_build(name):
+    data = (RELEASE / name).read_bytes()
+    info = inspect_bytes(data, name)
+    assert (info.format, info.machine, info.sass, info.ptx, info.debug) == EXPECTED[name]
+
+
+def _cuobjdump(*args: str) -> str:
+    tool = cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
+    return subprocess.run([str(tool), *args], capture_output=True, text=True, check=False).stdout
+
+
+def _cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool]:
+    """SASS and PTX as `cuobjdump -lelf -lptx` lists them; debug as cuobjdump shows it: an entry's
+    'has debug info', or a DWARF / line / PTX-text section with content in `cuobjdump -elf`."""
+    listing = _cuobjdump("-lelf", "-lptx", str(path))
+    sass = sorted(set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", listing, re.MULTILINE)))
+    ptx = sorted({a.replace("sm_", "compute_")
+                  for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", listing, re.MULTILINE)})
+    dump = _cuobjdump("-all", "-elf", str(path))
+    debug = "has debug info" in dump or any(
+        int(size, 16) > 0 and kind not in ("NOBITS", "CUDA_SHARED") and name != ".debug_frame"
+        and not name.startswith(".nv_debug.")
+        for size, kind, name in _DEBUG_SECTION.findall(dump))
+    return sass, ptx, debug
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_reader_equals_cuobjdump_on_release_builds(name):
+    info = inspect_bytes((RELEASE / name).read_bytes(), name)
+    truth = _cuobjdump_report(RELEASE / EMBEDDED.get(name, name))
+    assert truth[0], "cuobjdump found no SASS: the comparison would prove nothing"
+    assert (info.sass, info.ptx, info.debug) == truth
+
+
+@pytest.mark.parametrize("name", ["cu118-sm90-rdc.cubin", "cu124-sm90a-rdc.cubin", "cu128-sm90a-rdc.cubin",
+                                  "cu130-sm90a-rdc.cubin"])
+def test_shared_memory_placeholder_is_not_debug_info(name):
+    """Relocatable release builds carry `.nv_debug.shared` (no file content); cuobjdump sees no debug info."""
+    image = elf.parse((RELEASE / name).read_bytes(), name)
+    assert any(s.name == ".nv_debug.shared" for s in image.sections)
+    assert not inspect_bytes((RELEASE / name).read_bytes(), name).debug
+
+
+@pytest.mark.parametrize("name", sorted(EMBEDDED))
+def test_dll_embeds_the_fat_binary_cuobjdump_was_compared_with(name):
+    assert (RELEASE / EMBEDDED[name]).read_bytes() in (RELEASE / name).read_bytes()
+
+
+def test_dll_section_is_found_by_the_section_table_and_the_fallback_by_the_scan():
+    from kestrel_release.inspect import pe
+
+    with_section = pe.parse((RELEASE / "kernel_sm90a.dll").read_bytes(), "k.dll")
+    plain = pe.parse((RELEASE / "rdata_sm90a.dll").read_bytes(), "r.dll")
+    assert ".nv_fatb" in [s.name for s in with_section.sections]
+    assert not any(s.name.startswith(".nv") for s in plain.sections)
+
+
+def _macho_thin(cpu: int) -> bytes:
+    # mach_header_64: magic, cputype, cpusubtype, filetype (MH_BUNDLE), ncmds, sizeofcmds, flags, reserved
+    return struct.pack("<IIIIIIII", 0xFEEDFACF, cpu, 0, 8, 0, 0, 0, 0)
+
+
+def _macho_fat(cpus: list[int]) -> bytes:
+    arches = b"".join(struct.pack(">IIIII", cpu, 0, 4096 * (i + 1), 32, 12) for i, cpu in enumerate(cpus))
+    return struct.pack(">II", 0xCAFEBABE, len(cpus)) + arches + bytes(64)
+
+
+@pytest.mark.parametrize("data, machine", [
+    (_macho_thin(0x0100000C), "aarch64"),
+    (_macho_thin(0x01000007), "x86_64"),
+    (_macho_fat([0x01000007, 0x0100000C]), "aarch64+x86_64"),
+    (struct.pack(">IIIIIII", 0xFEEDFACE, 7, 3, 8, 0, 0, 0), "i686"),  # 32-bit, big-endian header
+])
+def test_macho_is_recognised_as_cuda_free(data, machine):
+    info = inspect_bytes(data, "_C.cpython-312-darwin.so")
+    assert (info.format, info.machine, info.has_cuda, info.debug) == ("macho", machine, False, False)
+
+
+def test_java_class_is_not_a_universal_macho():
+    assert binformat.identify(b"\xca\xfe\xba\xbe\x00\x00\x00\x34" + bytes(64)) is None
+
+
+@pytest.mark.parametrize("tag, expected", [
+    ("manylinux_2_34_x86_64", ("elf", ("x86_64",))),
+    ("manylinux2014_aarch64", ("elf", ("aarch64",))),
+    ("musllinux_1_2_x86_64", ("elf", ("x86_64",))),
+    ("linux_ppc64le", ("elf", ("ppc64le",))),
+    ("win_amd64", ("pe", ("x86_64",))),
+    ("win_arm64", ("pe", ("aarch64",))),
+    ("win32", ("pe", ("i686",))),
+    ("macosx_11_0_arm64", ("macho", ("aarch64",))),
+    ("macosx_10_9_universal2", ("macho", ("x86_64", "aarch64"))),
+    ("any", None),
+])
+def test_platform_tag_to_expected_binary(tag, expected):
+    got = binformat.expected_binary(tag)
+    assert (got and (got.format, got.machines)) == expected
+
+
+@pytest.mark.parametrize("name, tag, ok", [
+    ("aarch64_sm90a.so", "manylinux_2_28_aarch64", True),
+    ("aarch64_sm90a.so", "manylinux_2_34_x86_64", False),
+    ("kernel_sm90a.dll", "win_amd64", True),
+    ("kernel_sm90a.dll", "manylinux_2_34_x86_64", False),
+    ("kernel_sm90a.dll", "win_arm64", False),
+    ("aarch64_sm90a.so", "win_amd64", False),
+])
+def test_binaries_match_their_platform(name, tag, ok):
+    kind = binformat.identify((RELEASE / name).read_bytes())
+    assert binformat.matches(kind, binformat.expected_binary(tag)) is ok
+
+
+def test_universal2_needs_both_slices():
+    universal = binformat.expected_binary("macosx_10_9_universal2")
+    assert binformat.matches(binformat.identify(_macho_fat([0x01000007, 0x0100000C])), universal)
+    assert not binformat.matches(binformat.identify(_macho_thin(0x0100000C)), universal)
+    assert binformat.matches(binformat.identify(_macho_fat([0x01000007, 0x0100000C])),
+                             binformat.expected_binary("macosx_11_0_arm64"))
