@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import console, secrets
+from kestrel_release import console, reaper, secrets
 from kestrel_release.errors import KestrelError
 
 
@@ -117,4 +117,6 @@ def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     kwargs["env"] = child_env(base=kwargs.get("env"))
     _check_argv(args)
     console.debug("+ " + shlex.join(args) + " &")
-    return subprocess.Popen(args, **kwargs)
+    child = subprocess.Popen(args, **kwargs)
+    reaper.watch(child, group=bool(kwargs.get("start_new_session")))  # dies with the tool, even on SIGKILL
+    return child
