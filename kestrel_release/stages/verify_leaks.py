@@ -10,7 +10,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kestrel_release.inspect import cuda_binary
+from kestrel_release.inspect import archname, binformat, cuda_binary
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
 SECRET_FILES = re.compile(r"^(\.pypirc|\.netrc|\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519))$")
@@ -76,9 +76,13 @@ class ContentScanner:
     project_dir: str = ""
     findings: list[Finding] = field(default_factory=list)
     cuda: list[cuda_binary.CudaInfo] = field(default_factory=list)
+    binaries: list[tuple[str, binformat.BinaryKind]] = field(default_factory=list)  # for the platform rule
 
     def visit(self, member, data) -> None:
         name = member.name
+        kind = binformat.identify(data)
+        if kind is not None:
+            self.binaries.append((name, kind))
         if cuda_binary.is_cuda_candidate(name):
             self._cuda(name, data)
         if len(data) > TEXT_LIMIT:
@@ -95,7 +99,7 @@ class ContentScanner:
             self.findings.append(Finding("cuda-format", "error", name,
                                          f"{exc.message}: a binary that cannot be read cannot be checked"))
             return
-        if info.has_cuda or name.endswith((".cubin", ".fatbin")):
+        if info.has_cuda or name.endswith((".cubin", ".fatbin")) or archname.named_archs(name):
             self.cuda.append(info)
 
     def _secrets(self, name: str, blob: bytes) -> None:
@@ -135,6 +139,10 @@ def check_cuda(info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx:
         extra = " including the full PTX text (.nv_debug_ptx_txt)" if info.debug_ptx_text else ""
         out.append(Finding("debug-info", "error", name, f"carries device debug info{extra}: "
                            "build without -G/-lineinfo or set verify.allow_debug"))
+    for arch in archname.named_archs(name):
+        if not archname.holds(arch, info.sass):
+            out.append(Finding("arch-name", "error", name, f"is named for {arch} but holds {have}: a loader that "
+                               f"picks it by name runs the wrong code; rebuild it for {arch} or rename it"))
     for path in info.source_paths:
         if path.startswith("/") and not path.startswith(SYSTEM_PREFIXES):
             out.append(Finding("build-path", "error", name,

@@ -144,6 +144,27 @@ def check_target(facts: dict, size: int, target: str, max_file_size: int) -> lis
     return out
 
 
+def check_binary_platform(tags: list[str], binaries: list) -> list[Finding]:
+    """Each host binary (name, binformat.BinaryKind) must be what every platform tag of the wheel
+    calls for: an x86_64 .so in an aarch64 wheel or a DLL in a Linux wheel fails at import."""
+    from kestrel_release.inspect import binformat
+
+    wanted = {}
+    for tag in tags:
+        expected = binformat.expected_binary(tag.rsplit("-", 1)[-1])
+        if expected is not None:
+            wanted[tag.rsplit("-", 1)[-1]] = expected
+    out = []
+    for name, kind in binaries:
+        if kind.format in ("cubin", "fatbin"):
+            continue  # device code: no host platform
+        bad = next((p for p, e in sorted(wanted.items()) if not binformat.matches(kind, e)), None)
+        if bad:
+            out.append(error("binary-platform", name, f"is {binformat.describe(kind)}, but the wheel's platform "
+                             f"'{bad}' needs {wanted[bad].describe()}: build it on (or for) that platform"))
+    return out
+
+
 def python_of(tags: list[str]) -> set[str]:
     """'3.12' for a cp312 tag; abi3 tags count for their version only (checked by the caller)."""
     out = set()
