@@ -35,6 +35,7 @@ existing tag. `--tag` implies `--commit` (a tag must point at the version change
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass, field
@@ -347,6 +348,13 @@ def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool 
         check_bumpable(cfg, value)
     elif action == "set":
         check_bumpable(cfg, "patch", str(parse(value)))
+    from kestrel_release.stages import version_resume
+
+    recovered = None if dry_run else version_resume.recover(cfg, action, value)  # a killed run's change
+    if recovered is not None:
+        if recovered[1]:
+            return recovered[0]
+        cfg = dataclasses.replace(cfg, version=recovered[0].new) if _static(cfg) else cfg
     locations = _locations(cfg)
     problem = _disagreement(locations)
     if problem and not force:
@@ -363,7 +371,8 @@ def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool 
         return result
     with fsutil.project_lock(cfg.project_dir, "version"):
         collect_leftovers(locations)
-        _write_all(changes, current)
+        with version_resume.journal(cfg, action, value, current, new):
+            _write_all(changes, current)
         if root is not None:
             _git_record(cfg, result, changes, tag)
     return result

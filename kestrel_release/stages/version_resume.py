@@ -7,7 +7,10 @@ bump never leads to a second bump or to "versions disagree".
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
+from collections.abc import Iterator
 
 from kestrel_release import fsutil
 from kestrel_release.errors import UsageError
@@ -41,3 +44,51 @@ def _pyproject_version(cfg) -> str | None:
             return str(tomllib.load(fh)["project"]["version"])
     except (OSError, KeyError, TypeError, ValueError):
         return None
+
+
+# ---------------------------------------------------------------- plain `version bump|set`
+
+JOURNAL = ".kestrel-version.json"
+
+
+@contextlib.contextmanager
+def journal(cfg, action: str, value: str, old: str, new: str) -> Iterator[None]:
+    """Record a change before its first write; remove the record once every file is written.
+
+    A run killed in between leaves the record, and the next `version` command finishes that
+    change first (see `recover`): the files never stay disagreeing and a retried bump is not
+    applied twice.
+    """
+    path = cfg.project_dir / JOURNAL
+    fsutil.atomic_write_text(path, json.dumps({"action": action, "value": value, "from": old, "to": new}) + "\n")
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)  # _write_all restored every file: nothing is pending
+        raise
+    path.unlink(missing_ok=True)
+
+
+def recover(cfg, action: str, value: str) -> tuple[version.VersionResult, bool] | None:
+    """Finish the change a killed run recorded: (its result, whether it was this same command).
+
+    None when nothing is pending. When it was the same command the caller is done (that bump
+    happens once); otherwise the caller goes on from the recovered version.
+    """
+    path = cfg.project_dir / JOURNAL
+    with fsutil.project_lock(cfg.project_dir, "version"):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            old, new = str(record["from"]), str(record["to"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)  # unreadable: the files themselves say what happened
+            return None
+        result = complete(cfg, old, new)
+        path.unlink(missing_ok=True)
+    result.action = str(record.get("action", "bump"))
+    same = (record.get("action"), record.get("value")) == (action, value)
+    result.warnings.append(f"finished an interrupted change {old} -> {new}"
+                           + ("" if same else f" before this {action} {value}"))
+    return result, same
