@@ -33,6 +33,8 @@ class Index:
     upload_url: str
     simple_url: str
     pypirc: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    source: str = ""  # where upload_url came from, for the plan
+    url_auth: tuple[str, str] | None = field(default=None, compare=False, repr=False)  # user:pw@ in the URL
 
 
 def simple_url_for(upload_url: str) -> str:
@@ -49,26 +51,62 @@ def read_pypirc(path: str = PYPIRC) -> dict[str, dict[str, Any]]:
     """Repositories of .pypirc (twine's view: pypi and testpypi always exist)."""
     import configparser
 
-    from twine import utils
+    from twine import exceptions, utils
 
     try:
         return utils.get_config(path)
+    except exceptions.UnableToReadConfigurationFile:  # twine's wrapper of a UnicodeDecodeError
+        raise UsageError(f"{path} is not UTF-8 text", "save it as UTF-8: "
+                         "https://packaging.python.org/specifications/pypirc/") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory, not a .pypirc file",
+                         "move it away or make it a file: https://packaging.python.org/specifications/pypirc/") from None
+    except PermissionError:
+        raise UsageError(f"{path} cannot be read (permission denied)", f"chmod 600 {path}") from None
     except FileNotFoundError:  # twine tolerates only a missing *default* file
         blank = {"username": None, "password": None}
         return {"pypi": {**blank, "repository": utils.DEFAULT_REPOSITORY},
                 "testpypi": {**blank, "repository": utils.TEST_REPOSITORY}}
-    except (configparser.Error, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text", "save it as UTF-8: "
+                         "https://packaging.python.org/specifications/pypirc/") from None
+    except (configparser.Error, OSError):
         # configparser quotes the offending line, which may hold a password
         raise UsageError(f"{path} is malformed", "see https://packaging.python.org/specifications/pypirc/") from None
 
 
+def default_target(env: Mapping[str, str] | None = None) -> str:
+    """The index target when --target is not given: TWINE_REPOSITORY (a .pypirc section), as twine, else testpypi."""
+    env = os.environ if env is None else env
+    return env.get("TWINE_REPOSITORY") or "testpypi"
+
+
+def _host(url: str | None) -> str:
+    return urlparse(url or "").netloc.lower()
+
+
 def resolve_index(target: str, configured: Mapping[str, Any], repository_url: str | None,
-                  simple_url: str | None, pypirc_path: str = PYPIRC) -> Index:
-    """Where to upload and read: --repository-url > [tool.kestrel-release.targets] > .pypirc."""
+                  simple_url: str | None, pypirc_path: str = PYPIRC,
+                  env: Mapping[str, str] | None = None) -> Index:
+    """Where to upload and read, as twine decides, with the project's own targets in between:
+
+    --repository-url > TWINE_REPOSITORY_URL > [tool.kestrel-release.targets.NAME] > .pypirc [NAME]
+    `repository =` (pypi/testpypi included) > the built-in PyPI/TestPyPI URLs.
+    """
+    from kestrel_release.config import DEFAULT_TARGETS
+
+    env = os.environ if env is None else env
     pypirc = read_pypirc(pypirc_path)
     section = pypirc.get(target)
-    cfg_target = configured.get(target)
-    upload = repository_url or getattr(cfg_target, "repository_url", None) or (section or {}).get("repository")
+    builtin = DEFAULT_TARGETS.get(target)
+    own = configured.get(target)
+    own = own if hasattr(own, "repository_url") and own != builtin else None
+    rc_url = (section or {}).get("repository")
+    rc_url = rc_url if rc_url and not (builtin and rc_url == builtin.repository_url) else None
+    choices = [(repository_url, "--repository-url"), (env.get("TWINE_REPOSITORY_URL"), "TWINE_REPOSITORY_URL"),
+               (own and own.repository_url, "[tool.kestrel-release.targets]"), (rc_url, f"{pypirc_path} [{target}]"),
+               (builtin and builtin.repository_url, "built-in")]
+    upload, source = next(((u, src) for u, src in choices if u), (None, ""))
     if not upload:
         import difflib
 
@@ -76,11 +114,26 @@ def resolve_index(target: str, configured: Mapping[str, Any], repository_url: st
         close = difflib.get_close_matches(target, known, n=1)
         raise UsageError(f"unknown publish target '{target}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
                          f"use one of {', '.join(known)}, add [{target}] to {pypirc_path}, or pass --repository-url")
-    if urlparse(upload).scheme not in ("http", "https") or not urlparse(upload).netloc:
-        raise UsageError(f"'{upload}' is not an http(s) URL", "pass the index's upload URL, e.g. https://HOST/legacy/")
-    if not simple_url and not repository_url:
-        simple_url = getattr(cfg_target, "simple_url", "") or None
-    return Index(target, upload, simple_url or simple_url_for(upload), section)
+    parsed = urlparse(upload)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageError(f"'{_strip_userinfo(upload)}' is not an http(s) URL",
+                         "pass the index's upload URL, e.g. https://HOST/legacy/")
+    url_auth = None
+    if parsed.username is not None:  # twine: user:password@ in the URL are the credentials
+        url_auth = (parsed.username, secrets.register(parsed.password) or "")
+        upload = _strip_userinfo(upload)
+    if not simple_url:
+        simple_url = (own.simple_url if own else builtin.simple_url if builtin and source == "built-in" else "") or None
+    # A .pypirc section's password and certificates belong to its own host, never to another URL.
+    rc_section = section if section and _host(section.get("repository")) == _host(upload) else None
+    return Index(target, upload, simple_url or simple_url_for(upload), rc_section, source, url_auth)
+
+
+def _strip_userinfo(url: str) -> str:
+    parsed = urlparse(url)
+    if "@" not in parsed.netloc:
+        return url
+    return parsed._replace(netloc=parsed.netloc.rpartition("@")[2]).geturl()
 
 
 def resolve_credentials(index: Index, *, token_env: str | None = None,
@@ -90,6 +143,8 @@ def resolve_credentials(index: Index, *, token_env: str | None = None,
     env = os.environ if env is None else env
     if given:
         user, password = given
+    elif index.url_auth and index.url_auth[1]:
+        user, password = index.url_auth
     elif token_env:
         password = env.get(token_env, "")
         if not password:

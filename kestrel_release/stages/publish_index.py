@@ -36,6 +36,7 @@ class PublishResult:
     failed: list[dict[str, Any]] = field(default_factory=list)
     planned: list[dict[str, Any]] = field(default_factory=list)
     smoke: list[dict[str, Any]] = field(default_factory=list)
+    url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
 
     @property
     def ok(self) -> bool:
@@ -60,7 +61,7 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     verify.raise_for(report)
     policy = _policy(cfg)
     result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
-                           version=report.wheels[0].version if report.wheels else "")
+                           version=report.wheels[0].version if report.wheels else "", url_source=index.source)
     todo = _plan(index, report.wheels, policy, creds, result)
     _show_plan(result, todo)
     if dry_run or not todo:
@@ -126,6 +127,9 @@ def _show_plan(result: PublishResult, todo: list) -> None:
     if console.json_mode():
         return
     from rich.table import Table
+
+    console.info(f"index {result.target}: upload URL {result.upload_url} (from {result.url_source or 'the target'}), "
+                 f"simple URL {result.simple_url}")
 
     table = Table(title=f"publish plan: {result.target} ({result.upload_url})", title_justify="left")
     for column in ("action", "file", "size"):
