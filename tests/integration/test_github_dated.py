@@ -15,8 +15,19 @@ import requests
 
 from kestrel_release.sandbox.github import GithubEmulator
 from tests.helpers import assert_one_line_error
-from tests.integration.github_support import CANARY, REPO, TAG, build_output, make_project
-from tests.integration.test_github_publish import local, publish, published, writes_since
+from tests.integration.github_support import (
+    CANARY,
+    REPO,
+    TAG,
+    build_output,
+    make_project,
+)
+from tests.integration.test_github_publish import (
+    local,
+    publish,
+    published,
+    writes_since,
+)
 
 
 @pytest.fixture()
