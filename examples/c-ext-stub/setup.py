@@ -21,7 +21,7 @@ STUBS = {"torch.c": "libtorch.so", "c10.c": "libc10.so", "cudart.c": "libcudart.
 
 def read_version() -> str:
     with open(os.path.join(HERE, "c_ext_stub", "__init__.py"), encoding="utf-8") as f:
-        return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
+        return re.search(r'^__version__ = "([^"]+)"', f.read(), re.MULTILINE).group(1)
 
 
 class BuildWithStubs(build_ext):

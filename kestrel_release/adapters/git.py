@@ -68,3 +68,14 @@ def history(path: Path) -> tuple[dict[str, list[str]], dict[str, str], str | Non
             refs[name] = shas[-1]
     branch = _git(path, "symbolic-ref", "--short", "-q", "HEAD")
     return commits, refs, branch
+
+
+def ignored(path: Path, names: list[str]) -> set[str] | None:
+    """Which of `names` (relative to `path`) git ignores; None when `path` is not in a repository."""
+    if _git(path, "rev-parse", "--show-toplevel") is None:
+        return None
+    result = proc.probe(["git", "-C", str(path), "check-ignore", "--", *names])
+    # Exit 1 means none is ignored; stdout lists the ignored ones as given.
+    if result is None or result.returncode != 0:
+        return set()
+    return {line.strip() for line in result.output.splitlines() if line.strip()}

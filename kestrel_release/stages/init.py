@@ -1,0 +1,354 @@
+"""`kestrel-release init`: set the tool up for an existing package.
+
+It reads the project (init_detect.py), picks settings that fit it, and appends a commented
+`[tool.kestrel-release]` table to pyproject.toml: the original bytes are kept as they are
+and the table goes after them (inserting into an existing [tool] would move text around).
+It also adds the tool's working files to .gitignore. A second run finds the table and the
+ignore lines in place and changes nothing. Without --yes it asks on a terminal and refuses
+(exit 2) without one, as `release` does.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release import config, console, fsutil
+from kestrel_release.adapters import git, pythons
+from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.stages import init_detect
+from kestrel_release.stages.init_detect import Detected
+
+CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
+NEXT = "kestrel-release release --rehearse"
+SOURCES = ("*.c", "*.cc", "*.cpp", "*.cxx", "*.cu")
+HEADERS = ("*.h", "*.hh", "*.hpp", "*.cuh")
+# Top-level directories that hold what a wheel must not: forbidden unless a package has one of
+# the same name (then the package ships it on purpose, and the glob would match it at any depth).
+NEVER_SHIPPED = ("tests", "test", "csrc", "scripts", "benchmarks", "benchmark", "examples", "example",
+                 "tools", "third_party", "docs", "doc", "include")
+
+
+@dataclass
+class Plan:
+    """The table init proposes: values (what config.py reads) and a comment per key."""
+
+    values: dict[str, Any]
+    comments: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # shown to the user, not written
+
+
+@dataclass
+class InitResult:
+    project_dir: Path
+    detected: Detected
+    plan: Plan | None  # None when the project already has the table
+    table_text: str = ""
+    gitignore_added: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written)
+
+    def next_command(self) -> str:
+        here = Path.cwd().resolve()
+        return NEXT if self.project_dir == here else f"{NEXT} --project {self.project_dir}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project": str(self.project_dir), "changed": self.changed, "written": self.written,
+                "detected": self.detected.to_json(), "table": self.plan.values if self.plan else None,
+                "notes": self.plan.notes if self.plan else [], "gitignore_added": self.gitignore_added,
+                "next": self.next_command()}
+
+
+def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None,
+        interactive: bool = True) -> InitResult:
+    project_dir = (project or Path.cwd()).resolve()
+    pyproject_path = project_dir / "pyproject.toml"
+    original = _read_pyproject(project_dir, pyproject_path)
+    try:
+        data = init_detect.tomllib.loads(original.decode("utf-8"))
+    except (init_detect.tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise UsageError(f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again") from None
+    detected = init_detect.detect(project_dir, data)
+    result = InitResult(project_dir, detected, None)
+    if not detected.configured:
+        result.plan = choose(detected, python or _pythons_on_machine(detected))
+        _check(result.plan)
+        result.table_text = table_text(result.plan, detected)
+    out_dir = _out_dir(data) if detected.configured else "dist-all"
+    result.gitignore_added = _missing_ignores(project_dir, out_dir)
+    if result.plan is None and not result.gitignore_added:
+        return result
+    if interactive:
+        _confirm(result, yes)
+    if result.plan is not None:
+        _append_table(pyproject_path, original, result)
+        result.written.append("pyproject.toml")
+    if result.gitignore_added:
+        _append_ignores(project_dir / ".gitignore", result.gitignore_added)
+        result.written.append(".gitignore")
+    return result
+
+
+def _read_pyproject(project_dir: Path, path: Path) -> bytes:
+    if not project_dir.is_dir():
+        raise UsageError(f"{project_dir} is not a directory", "pass --project DIR pointing at the package")
+    if path.is_file():
+        return path.read_bytes()
+    if (project_dir / "setup.py").is_file() or (project_dir / "setup.cfg").is_file():
+        return b""  # a setup.py-only project: init creates pyproject.toml holding just the table
+    raise UsageError(f"no pyproject.toml or setup.py in {project_dir}",
+                     "run init in the package's directory or pass --project DIR")
+
+
+def _out_dir(data: dict[str, Any]) -> str:
+    table = data.get("tool", {}).get("kestrel-release", {})
+    value = table.get("out_dir") if isinstance(table, dict) else None
+    return value if isinstance(value, str) and value else "dist-all"
+
+
+def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
+    """The candidate CPythons this machine has, among those the package supports."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = [v for v in CANDIDATE_PYTHONS if _allowed(v, d)]
+
+    def found(version: str) -> bool:
+        try:
+            pythons.find_interpreter(version)
+            return True
+        except KestrelError:
+            return False
+
+    with ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
+        present = [v for v, ok in zip(wanted, pool.map(found, wanted)) if ok]
+    return tuple(present)
+
+
+def _allowed(version: str, d: Detected) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    minor = int(version.split(".")[1])
+    if d.abi3 and d.abi3.startswith("cp3") and minor < int(d.abi3[3:]):
+        return False
+    try:
+        # X.Y.99: any patch release of X.Y satisfies ">=X.Y.2"-style bounds.
+        return not d.requires_python or f"{version}.99" in SpecifierSet(d.requires_python)
+    except InvalidSpecifier:
+        return True
+
+
+def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
+    """The settings that fit the detected project (pure: no files, no processes)."""
+    plan = Plan(values={})
+    v, c = plan.values, plan.comments
+    if found_pythons:
+        v["python"] = list(found_pythons)
+        c["python"] = "CPythons found on this machine that the package supports"
+    else:
+        v["python"] = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
+        c["python"] = "none of these was found on this machine: install them or edit the list"
+        plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(v['python'])}")
+    if d.abi3 == "py3" or (not d.native and not d.cuda):
+        v["abi"], c["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
+    elif d.abi3:
+        v["abi"], c["abi"] = "abi3", f"{d.abi3}-abi3: one wheel per platform serves every listed Python"
+    if d.version_file:
+        v["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
+        c["version_files"] = "`kestrel-release version bump` rewrites the version here"
+    if d.vcs:
+        plan.notes.append(f"the version comes from git tags ({d.vcs}): release by tagging, e.g. "
+                          f"git tag -a v1.2.3 -m v1.2.3")
+    elif not d.version_file and d.version_source == "not found":
+        plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
+    build: dict[str, Any] = {}
+    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else []}
+    if d.cuda:
+        v["cuda_arch"], c["cuda_arch"] = "90a", "H100 (sm_90a); add more arches in build.env as well"
+        env = {}
+        if d.torch:
+            env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
+        if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
+            env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+        if env:
+            build["env"] = env
+            c["build.env"] = "the CUDA architectures the build compiles for"
+    verify["forbid"] = _forbid(d)
+    c["verify.forbid"] = "sources and repository directories that must never ship"
+    if d.shipped_tests:
+        c["verify.forbid"] += f"; {', '.join(d.shipped_tests)} ships on purpose, so tests are not forbidden"
+    if d.packages:
+        verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
+        if d.native:
+            verify["allow"].append(f"{_dist(d)}.libs/*")  # libraries auditwheel grafts
+        c["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
+    if build:
+        v["build"] = build
+    v["verify"] = verify
+    return plan
+
+
+def _dist(d: Detected) -> str:
+    return re.sub(r"[-_.]+", "_", d.name or next(iter(d.packages), "package")).lower()
+
+
+def _forbid(d: Detected) -> list[str]:
+    inside = {Path(rel).name for pkg in d.packages.values()
+              for rel in (p.name for p in (d.project_dir / pkg).iterdir() if p.is_dir())}
+    out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
+    out += [f"{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs and name not in inside]
+    return out
+
+
+def _check(plan: Plan) -> None:
+    """The table must load: a key config.py does not know would break every later command."""
+    errors: list[str] = []
+    cfg = config._build(Path("."), "x", "0", plan.values, {}, errors)  # the same parser `load` uses
+    config._validate(cfg, errors)
+    if errors:  # a bug in init, not the user's doing
+        raise KestrelError(f"init built a table config.py refuses: {'; '.join(errors)}")
+
+
+def table_text(plan: Plan, d: Detected) -> str:
+    """The [tool.kestrel-release] table as TOML text, with a comment on each choice."""
+    import tomlkit
+
+    top = tomlkit.table()
+    top.add(tomlkit.comment("Written by `kestrel-release init`. Detected:"))
+    for line in _summary(d):
+        top.add(tomlkit.comment(f"  {line}"))
+    top.add(tomlkit.comment("The defaults already keep torch and CUDA runtime libraries (libtorch*, libc10*,"))
+    top.add(tomlkit.comment("libcudart*, ...) out of the wheel: add to build.exclude only what else must not be grafted."))
+    for key, value in plan.values.items():
+        if isinstance(value, dict):
+            sub = tomlkit.table()
+            for k, val in value.items():
+                sub.add(k, _item(val))
+                if plan.comments.get(f"{key}.{k}"):
+                    sub[k].comment(plan.comments[f"{key}.{k}"])
+            top.add(key, sub)
+        else:
+            top.add(key, _item(value))
+            if plan.comments.get(key):
+                top[key].comment(plan.comments[key])
+    doc = tomlkit.document()
+    tool = tomlkit.table(is_super_table=True)
+    tool.add("kestrel-release", top)
+    doc.add("tool", tool)
+    return tomlkit.dumps(doc)
+
+
+def _item(value: Any):
+    import tomlkit
+
+    if isinstance(value, dict):  # build.env: one line, `env = { KEY = "value" }`
+        inline = tomlkit.inline_table()
+        inline.update(value)
+        return inline
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        arr = tomlkit.array()
+        for entry in value:
+            inline = tomlkit.inline_table()
+            for k, val in entry.items():
+                # Literal strings: a pattern full of double quotes stays readable.
+                inline[k] = tomlkit.string(val, literal="'" not in val)
+            arr.append(inline)
+        return arr
+    if isinstance(value, list):
+        arr = tomlkit.array()
+        arr.extend(tomlkit.string(v) for v in value)
+        return arr.multiline(True) if len(value) > 4 else arr
+    return tomlkit.item(value)
+
+
+def _summary(d: Detected) -> list[str]:
+    lines = [f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
+             f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})"]
+    if d.native:
+        lines.append("native code: " + "; ".join(d.native))
+    if d.cuda:
+        lines.append("CUDA: " + "; ".join(d.cuda) + ("; links torch" if d.torch else ""))
+    if d.abi3:
+        lines.append(f"limited API: {d.abi3}" if d.abi3 != "py3" else "py3 wheel")
+    if d.requires_python:
+        lines.append(f"requires-python: {d.requires_python}")
+    return lines
+
+
+def working_files(out_dir: str) -> list[str]:
+    """The tool's files inside the project, as .gitignore lines anchored at the project."""
+    return [f"/{out_dir}/", f"/{out_dir}.rehearsal/", "/.kestrel-build-logs/", "/.kestrel-release.lock"]
+
+
+def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:
+    lines = working_files(out_dir)
+    ignored = git.ignored(project_dir, [line.lstrip("/") for line in lines])
+    if ignored is None:  # not a git repository: compare with .gitignore's lines
+        path = project_dir / ".gitignore"
+        present = {ln.strip().lstrip("/") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()} \
+            if path.is_file() else set()
+        return [ln for ln in lines if ln.lstrip("/") not in present]
+    return [ln for ln in lines if ln.lstrip("/") not in ignored]
+
+
+def _confirm(result: InitResult, yes: bool) -> None:
+    if not console.json_mode():
+        render_plan(result)
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("init needs confirmation but stdin is not a terminal", "pass --yes to write the changes shown")
+    from rich.prompt import Confirm
+
+    if not Confirm.ask(f"Write these changes to {', '.join(_targets(result))}?", console=console.console):
+        raise UsageError("init cancelled", "nothing was changed")
+
+
+def _targets(result: InitResult) -> list[str]:
+    return (["pyproject.toml"] if result.plan else []) + ([".gitignore"] if result.gitignore_added else [])
+
+
+def _append_table(path: Path, original: bytes, result: InitResult) -> None:
+    newline = b"\r\n" if b"\r\n" in original else b"\n"
+    sep = b"" if not original else (newline if original.endswith(b"\n") else newline * 2)
+    data = original + sep + result.table_text.replace("\n", newline.decode()).encode("utf-8")
+    try:  # the whole file must still parse, with exactly our table in it
+        parsed = init_detect.tomllib.loads(data.decode("utf-8"))["tool"]["kestrel-release"]
+    except (init_detect.tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot append [tool.kestrel-release] to {path}: {exc}",
+                         "add the table shown above by hand") from None
+    if result.plan is None or parsed != result.plan.values:  # a bug in table_text, not the user's doing
+        raise KestrelError(f"the table init wrote does not read back as planned: {parsed!r}")
+    fsutil.atomic_write_bytes(path, data)
+
+
+def _append_ignores(path: Path, lines: list[str]) -> None:
+    old = path.read_bytes() if path.is_file() else b""
+    block = "# kestrel-release working files\n" + "".join(f"{ln}\n" for ln in lines)
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    fsutil.atomic_write_bytes(path, old + sep + block.encode("utf-8"))
+
+
+def render_plan(result: InitResult) -> None:
+    if result.plan is not None:
+        console.step(f"[tool.kestrel-release] for {result.detected.name or result.project_dir.name}")
+        console.console.print(result.table_text.rstrip(), markup=False, highlight=False)
+        for note in result.plan.notes:
+            console.warn(note)
+    if result.gitignore_added:
+        console.step(f".gitignore: add {', '.join(result.gitignore_added)}")
+
+
+def render(result: InitResult) -> None:
+    if not result.changed:
+        console.ok(f"nothing to change: {result.project_dir} is already set up "
+                   "([tool.kestrel-release] and .gitignore lines present)")
+    else:
+        console.ok(f"wrote {', '.join(result.written)} in {result.project_dir}")
+    console.info(f"next: {result.next_command()}")
+

@@ -1,0 +1,348 @@
+"""What `init` reads from a project: backend, name/version sources, native code, CUDA, abi3.
+
+Reading only: files are parsed (TOML, setup.cfg, setup.py as an AST, CMakeLists.txt as
+text) and never executed, so a setup.py that imports torch can be inspected on a machine
+without torch. Each finding keeps a short "why" that `init` prints, so a wrong guess is
+easy to spot and fix in the written table.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+BACKENDS = {  # build-backend module -> the name init reports
+    "setuptools.build_meta": "setuptools", "setuptools.build_meta:__legacy__": "setuptools",
+    "scikit_build_core.build": "scikit-build-core", "hatchling.build": "hatchling", "mesonpy": "meson-python",
+    "flit_core.buildapi": "flit", "poetry.core.masonry.api": "poetry", "pdm.backend": "pdm", "maturin": "maturin",
+}
+VCS_REQUIRES = {"setuptools-scm": "setuptools-scm", "hatch-vcs": "hatch-vcs", "versioneer": "versioneer",
+                "setuptools-git-versioning": "setuptools-git-versioning", "dunamai": "dunamai",
+                "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
+# Directories that are never the importable package, and never worth walking.
+NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "benchmark", "scripts",
+                "tools", "build", "dist", "csrc", "include", "third_party", "setup"}
+SKIP_WALK = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", "dist-all",
+             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".kestrel-build-logs"}
+VERSION_FILES = ("version.py", "_version.py", "__about__.py", "__init__.py")
+_VERSION_ASSIGN = re.compile(r"""^(?P<head>[ \t]*(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*)"""
+                             r"""(?P<q>["'])(?P<v>[0-9][0-9A-Za-z.+!_-]*)(?P=q)""", re.MULTILINE)
+_LIMITED_HEX = re.compile(r"Py_LIMITED_API\s*=\s*(?:0x)?03([0-9A-Fa-f]{2})")
+_LIMITED_TAG = re.compile(r"""py_limited_api['"]?\s*[:=]\s*['"](cp3\d+)['"]""")
+MAX_WALK = 20000  # files; a huge monorepo is not scanned whole
+
+
+@dataclass
+class Detected:
+    """Everything init found, with the reason for each finding (shown to the user)."""
+
+    project_dir: Path
+    backend: str = "generic"
+    backend_spec: str = ""
+    build_requires: list[str] = field(default_factory=list)
+    name: str | None = None
+    name_source: str = "not found"
+    version: str | None = None
+    version_source: str = "not found"
+    version_file: tuple[str, str] | None = None  # (path, pattern) for version_files
+    vcs: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
+    native: list[str] = field(default_factory=list)  # why we think there is native code
+    cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
+    torch: bool = False
+    cmake_sets_arch: bool = False
+    abi3: str | None = None  # "cp39", "cp310", ... or "py3"; None: one wheel per CPython
+    requires_python: str | None = None
+    shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
+    ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
+    top_dirs: list[str] = field(default_factory=list)
+    configured: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "backend_spec": self.backend_spec, "name": self.name,
+                "name_source": self.name_source, "version": self.version, "version_source": self.version_source,
+                "vcs": self.vcs, "packages": self.packages, "native": self.native, "cuda": self.cuda,
+                "torch": self.torch, "abi3": self.abi3, "requires_python": self.requires_python,
+                "shipped_tests": self.shipped_tests, "configured": self.configured}
+
+
+def _norm(req: str) -> str:
+    """The distribution name of a requirement string, normalized ('setuptools_scm>=8' -> 'setuptools-scm')."""
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
+    d = Detected(project_dir=project_dir)
+    tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    d.configured = "kestrel-release" in tool
+    setup_py = _read(project_dir / "setup.py")
+    cfg = _setup_cfg(project_dir / "setup.cfg")
+    _backend(d, pyproject, bool(setup_py))
+    d.packages = _packages(project_dir, pyproject)
+    _name_version(d, pyproject, tool, setup_py, cfg)
+    _native(d, setup_py)
+    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    d.requires_python = (project.get("requires-python") or _setup_kw(setup_py, "python_requires")
+                         or cfg.get("options", {}).get("python_requires"))
+    _abi3(d, tool, setup_py, cfg)
+    _layout(d)
+    return d
+
+
+def _setup_cfg(path: Path) -> dict[str, dict[str, str]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(_read(path))
+    except configparser.Error:
+        return {}
+    return {s: dict(parser[s]) for s in parser.sections()}
+
+
+def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None:
+    bs = pyproject.get("build-system") if isinstance(pyproject.get("build-system"), dict) else {}
+    d.build_requires = [r for r in bs.get("requires", []) if isinstance(r, str)]
+    spec = bs.get("build-backend")
+    if not isinstance(spec, str):
+        # PEP 517: no build-backend means setuptools' legacy backend.
+        spec = "setuptools.build_meta:__legacy__" if has_setup_py or not bs else ""
+    d.backend_spec = spec
+    d.backend = BACKENDS.get(spec) or ("setuptools" if spec.startswith("setuptools") else "generic")
+    d.torch = any(_norm(r) == "torch" for r in d.build_requires)
+
+
+def _setup_kw(text: str, key: str) -> str | None:
+    """A setup() keyword given as a string literal (or a module-level name bound to one)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+              and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+              for t in n.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
+            for kw in node.keywords:
+                if kw.arg == key and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    return kw.value.value
+                if kw.arg == key and isinstance(kw.value, ast.Name) and kw.value.id in consts:
+                    return consts[kw.value.id]
+    return None
+
+
+def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
+    """Top-level import packages: directories with __init__.py at the root, in src/ or python/."""
+    found: dict[str, str] = {}
+    for base in (root, root / "src", root / "python"):
+        if not base.is_dir():
+            continue
+        for child in sorted(base.iterdir()):
+            if (child.is_dir() and child.name.isidentifier() and child.name not in NOT_PACKAGES
+                    and (child / "__init__.py").is_file()):
+                found.setdefault(child.name, child.relative_to(root).as_posix())
+    return found
+
+
+def _name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
+    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    meta = cfg.get("metadata", {})
+    if isinstance(project.get("name"), str):
+        d.name, d.name_source = project["name"], "pyproject.toml [project]"
+    elif _setup_kw(setup_py, "name"):
+        d.name, d.name_source = _setup_kw(setup_py, "name"), "setup.py"
+    elif meta.get("name"):
+        d.name, d.name_source = meta["name"], "setup.cfg [metadata]"
+    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
+    if isinstance(project.get("version"), str) and "version" not in dynamic:
+        d.version, d.version_source = project["version"], "pyproject.toml [project]"
+        # A package that also states its version in code keeps both in step through version_files.
+        d.version_file = _version_in_packages(d, prefer=(), must_equal=d.version)
+        return
+    d.vcs = _vcs(d, tool, setup_py, cfg)
+    if d.vcs:
+        d.version_source = f"VCS tags ({d.vcs})"
+        return
+    hinted = _hinted_version_file(d, tool, setup_py, meta)
+    if hinted:
+        d.version_file, d.version = hinted
+    elif _setup_kw(setup_py, "version"):
+        d.version = _setup_kw(setup_py, "version")
+        d.version_file = _pattern_for(d.project_dir, "setup.py", d.version)
+    elif re.match(r"^[0-9]", meta.get("version", "")):
+        d.version = meta["version"]
+        d.version_file = ("setup.cfg", "version = {version}")
+    else:
+        found = _version_in_packages(d, prefer=(setup_py,), must_equal=None)
+        if found:
+            d.version_file = found
+            d.version = _value_in(d.project_dir / found[0], found[1])
+    if d.version_file:
+        d.version_source = d.version_file[0]
+
+
+def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
+    for req in d.build_requires:
+        if _norm(req) in VCS_REQUIRES:
+            return VCS_REQUIRES[_norm(req)]
+    if "setuptools_scm" in tool or "use_scm_version" in setup_py:
+        return "setuptools-scm"
+    if (d.project_dir / "versioneer.py").is_file() or "versioneer" in cfg or "versioneer" in tool:
+        return "versioneer"
+    hatch_version = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if isinstance(hatch_version, dict) and hatch_version.get("source") == "vcs":
+        return "hatch-vcs"
+    provider = str(tool.get("scikit-build", {}).get("metadata", {}).get("version", {}).get("provider", ""))
+    return "setuptools-scm" if "setuptools_scm" in provider else None
+
+
+def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+    """A version file the configuration names: setuptools attr:, hatch path, scikit-build regex input."""
+    candidates: list[str] = []
+    attr = tool.get("setuptools", {}).get("dynamic", {}).get("version", {}).get("attr") \
+        if isinstance(tool.get("setuptools"), dict) else None
+    cfg_attr = meta.get("version", "")
+    for spec in (attr, cfg_attr[5:].strip() if cfg_attr.startswith("attr:") else None):
+        if isinstance(spec, str) and "." in spec:
+            module = spec.rsplit(".", 1)[0].replace(".", "/")
+            candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
+    hatch = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if isinstance(hatch, dict) and isinstance(hatch.get("path"), str):
+        candidates.append(hatch["path"])
+    skb = tool.get("scikit-build", {}).get("metadata", {}).get("version", {})
+    if isinstance(skb, dict) and isinstance(skb.get("input"), str):
+        candidates.append(skb["input"])
+    for rel in candidates:
+        text = _read(d.project_dir / rel)
+        m = _VERSION_ASSIGN.search(text)
+        if m:
+            return (rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")), m.group("v")
+    return None
+
+
+def _version_in_packages(d: Detected, prefer: tuple[str, ...], must_equal: str | None) -> tuple[str, str] | None:
+    """The first `__version__ = "X"` in a package's version.py/_version.py/__init__.py.
+
+    Files whose name setup.py mentions come first: that is the one it reads.
+    """
+    files = [f"{rel}/{name}" for rel in d.packages.values() for name in VERSION_FILES]
+    files.sort(key=lambda f: not any(Path(f).name in text for text in prefer))
+    for rel in files:
+        m = _VERSION_ASSIGN.search(_read(d.project_dir / rel))
+        if m and (must_equal is None or m.group("v") == must_equal):
+            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
+    return None
+
+
+def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
+    for m in _VERSION_ASSIGN.finditer(_read(root / rel)):
+        if m.group("v") == version:
+            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
+    m = re.search(r"""\bversion\s*=\s*(["'])""" + re.escape(version) + r"\1", _read(root / rel))
+    if m:  # setup(version="1.2.3"): the keyword with its quotes
+        return rel, m.group(0).replace(version, "{version}")
+    return None
+
+
+def _value_in(path: Path, pattern: str) -> str | None:
+    head, _, tail = pattern.partition("{version}")
+    m = re.search(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), _read(path))
+    return m.group(1) if m else None
+
+
+def _walk(root: Path):
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [n for n in dirnames if n not in SKIP_WALK and not n.startswith(".")
+                       and not n.endswith((".egg-info", ".rehearsal"))]
+        for name in filenames:
+            count += 1
+            if count > MAX_WALK:
+                return
+            yield Path(dirpath) / name
+
+
+def _native(d: Detected, setup_py: str) -> None:
+    exts: dict[str, int] = {}
+    for path in _walk(d.project_dir):
+        exts[path.suffix] = exts.get(path.suffix, 0) + 1
+    if exts.get(".cu") or exts.get(".cuh"):
+        d.cuda.append(f"{exts.get('.cu', 0)} .cu / {exts.get('.cuh', 0)} .cuh files")
+    if "CUDAExtension" in setup_py:
+        d.cuda.append("setup.py uses torch CUDAExtension")
+    if "torch.utils.cpp_extension" in setup_py:
+        d.torch = True
+    if re.search(r"\b(CUDAExtension|CppExtension|Pybind11Extension|Extension)\s*\(|ext_modules", setup_py):
+        d.native.append("setup.py builds extension modules")
+    cmake = _read(d.project_dir / "CMakeLists.txt")
+    if cmake:
+        d.native.append("CMakeLists.txt")
+        if re.search(r"LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDAToolkit", cmake):
+            d.cuda.append("CMake enables the CUDA language")
+        d.cmake_sets_arch = "CMAKE_CUDA_ARCHITECTURES" in cmake or "CUDA_ARCHITECTURES" in cmake
+    meson = _read(d.project_dir / "meson.build")
+    if "extension_module" in meson:
+        d.native.append("meson.build builds extension modules")
+    if re.search(r"""['"]cuda['"]""", meson):
+        d.cuda.append("meson.build enables CUDA")
+    sources = sum(exts.get(s, 0) for s in (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".rs"))
+    if sources and not d.native and d.backend in ("setuptools", "maturin", "generic"):
+        d.native.append(f"{sources} C/C++/CUDA/Cython/Rust source files")
+
+
+def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
+    """The abi3 floor ("cp39") or "py3", from whichever place the backend reads it."""
+    tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)]
+    bdist = {**cfg.get("bdist_wheel", {}), **_table(tool, "distutils", "bdist_wheel")}
+    tags += [str(v) for k, v in bdist.items() if k.replace("-", "_") == "py_limited_api" and str(v).startswith("cp3")]
+    api = _table(tool, "scikit-build", "wheel").get("py-api") or _table(tool, "scikit-build").get("wheel.py-api")
+    if isinstance(api, str) and (api.startswith("cp3") or api == "py3"):
+        tags.append(api)
+    limited = re.search(r"py_limited_api\s*=\s*True", setup_py) or _table(tool, "meson-python").get("limited-api")
+    if not tags and limited:
+        # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's.
+        tags = [f"cp3{int(h, 16)}" for h in _LIMITED_HEX.findall(setup_py)] or [f"cp3{_floor_minor(d.requires_python)}"]
+    if tags:
+        d.abi3 = "py3" if "py3" in tags else min(tags, key=lambda t: int(t[3:]))
+
+
+def _floor_minor(spec: str | None) -> str:
+    m = re.search(r">=\s*3\.(\d+)", spec or "")
+    return m.group(1) if m else "9"
+
+
+def _table(tool: dict[str, Any], *keys: str) -> dict[str, Any]:
+    node: Any = tool
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def _layout(d: Detected) -> None:
+    root = d.project_dir
+    d.top_dirs = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name in NOT_PACKAGES - {"build", "dist"})
+    for rel in d.packages.values():
+        pkg = root / rel
+        d.shipped_tests += [f"{rel}/{t}" for t in ("tests", "test") if (pkg / t).is_dir()]
+        d.ships_headers = d.ships_headers or (pkg / "include").is_dir()
+
+
+def load_pyproject(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
