@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import struct
-import subprocess
 
 import pytest
 
 from kestrel_release.inspect import elf, fatbin
 from kestrel_release.inspect.cuda_binary import CudaFormatError, inspect_bytes
-from tests.data.cuda.builders import CASES, build_cuda_matrix, cuobjdump, nvcc_version
+from tests.data.cuda.builders import (
+    CASES,
+    build_cuda_matrix,
+    cuobjdump_report,
+    nvcc_version,
+)
 
 # name -> (sass, ptx, lto_ir, debug): what each recipe must produce.
 EXPECTED = {
@@ -60,23 +63,14 @@ def test_reader_reports_what_the_recipe_builds(cuda_matrix, name):
         assert info.source_paths == []
 
 
-def _cuobjdump_lists(path) -> tuple[set[str], set[str]]:
-    out = subprocess.run([str(cuobjdump()), "--list-elf", "--list-ptx", "-all", str(path)],
-                         capture_output=True, text=True, check=False).stdout
-    sass = set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", out, re.MULTILINE))
-    ptx = {a.replace("sm_", "compute_") for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", out, re.MULTILINE)}
-    return sass, ptx
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_reader_matches_cuobjdump(cuda_matrix, name):
-    if cuobjdump() is None:
+    truth = cuobjdump_report(cuda_matrix / name)
+    if truth is None:
         pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
-    sass, ptx = _cuobjdump_lists(cuda_matrix / name)
     info = inspect_bytes((cuda_matrix / name).read_bytes(), name)
     # cuobjdump names an sm_120f image sm_120: compare without the family suffix.
-    assert {a.rstrip("f") for a in info.sass} == sass
-    assert set(info.ptx) == ptx
+    assert ({a.rstrip("f") for a in info.sass}, info.ptx, info.debug) == (set(truth[0]), truth[1], truth[2])
 
 
 def test_matrix_exercises_lz4_zstd_and_stored_entries(cuda_matrix):

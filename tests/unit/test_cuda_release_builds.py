@@ -3,16 +3,14 @@ an aarch64 shared object (tests/data/cuda/release, made by make_release_builds.s
 
 from __future__ import annotations
 
-import re
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from kestrel_release.inspect import binformat, elf
-from kestrel_release.inspect.cuda_binary import inspect_bytes
-from tests.data.cuda.builders import cuobjdump
+from kestrel_release.inspect.cuda_binary import CudaFormatError, inspect_bytes
+from tests.data.cuda.builders import cuobjdump_report
 
 RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
 
@@ -34,8 +32,6 @@ EXPECTED = {
 }
 # cuobjdump (Linux) reads no PE file: a DLL is compared with the fat binary it embeds.
 EMBEDDED = {"kernel_sm90a.dll": "cu130-sm90a-ptx.fatbin", "rdata_sm90a.dll": "cu130-sm90a-ptx.fatbin"}
-_DEBUG_SECTION = re.compile(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s+\S+\s+\S+\s+"
-                            r"(\.debug_\w+|\.nv_debug\S*)$", re.MULTILINE)
 
 
 def test_every_committed_binary_has_an_expectation():
@@ -49,32 +45,12 @@ def test_reader_reports_each_release_build(name):
     assert (info.format, info.machine, info.sass, info.ptx, info.debug) == EXPECTED[name]
 
 
-def _cuobjdump(*args: str) -> str:
-    tool = cuobjdump()
-    if tool is None:
-        pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
-    return subprocess.run([str(tool), *args], capture_output=True, text=True, check=False).stdout
-
-
-def _cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool]:
-    """SASS and PTX as `cuobjdump -lelf -lptx` lists them; debug as cuobjdump shows it: an entry's
-    'has debug info', or a DWARF / line / PTX-text section with content in `cuobjdump -elf`."""
-    listing = _cuobjdump("-lelf", "-lptx", str(path))
-    sass = sorted(set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", listing, re.MULTILINE)))
-    ptx = sorted({a.replace("sm_", "compute_")
-                  for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", listing, re.MULTILINE)})
-    dump = _cuobjdump("-all", "-elf", str(path))
-    debug = "has debug info" in dump or any(
-        int(size, 16) > 0 and kind not in ("NOBITS", "CUDA_SHARED") and name != ".debug_frame"
-        and not name.startswith(".nv_debug.")
-        for size, kind, name in _DEBUG_SECTION.findall(dump))
-    return sass, ptx, debug
-
-
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_reader_equals_cuobjdump_on_release_builds(name):
     info = inspect_bytes((RELEASE / name).read_bytes(), name)
-    truth = _cuobjdump_report(RELEASE / EMBEDDED.get(name, name))
+    truth = cuobjdump_report(RELEASE / EMBEDDED.get(name, name))
+    if truth is None:
+        pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
     assert truth[0], "cuobjdump found no SASS: the comparison would prove nothing"
     assert (info.sass, info.ptx, info.debug) == truth
 
@@ -163,3 +139,15 @@ def test_universal2_needs_both_slices():
     assert not binformat.matches(binformat.identify(_macho_thin(0x0100000C)), universal)
     assert binformat.matches(binformat.identify(_macho_fat([0x01000007, 0x0100000C])),
                              binformat.expected_binary("macosx_11_0_arm64"))
+
+
+@pytest.mark.parametrize("name", ["kernel_sm90a.dll", "rdata_sm90a.dll", "aarch64_sm90a.so", "cu124-sm90a-rdc.cubin"])
+def test_hostile_variants_raise_only_cuda_format_error(name):
+    data = (RELEASE / name).read_bytes()
+    variants = [data[:n] for n in range(0, len(data), max(1, len(data) // 97))]
+    variants += [data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:] for i in range(0, len(data), max(1, len(data) // 151))]
+    for variant in variants:
+        try:
+            inspect_bytes(variant, name)
+        except CudaFormatError:
+            pass

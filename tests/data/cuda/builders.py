@@ -92,6 +92,32 @@ def cuobjdump() -> Path | None:
     return shutil.which("cuobjdump") and Path(shutil.which("cuobjdump"))  # type: ignore[arg-type]
 
 
+def cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool] | None:
+    """SASS and PTX as `cuobjdump -lelf -lptx -all` lists them; debug as cuobjdump shows it: an entry's
+    'has debug info', or a DWARF / line / PTX-text section with content in `cuobjdump -elf`
+    (not .debug_frame, in every cubin, nor the `.nv_debug.shared` memory placeholder). None without cuobjdump."""
+    import re
+
+    tool = cuobjdump()
+    if tool is None:
+        return None
+
+    def run(*args: str) -> str:
+        return subprocess.run([str(tool), *args, str(path)], capture_output=True, text=True, check=False).stdout
+
+    listing = run("-lelf", "-lptx", "-all")  # -all: also __nv_relfatbin, where -rdc PTX ships
+    sass = sorted(set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", listing, re.MULTILINE)))
+    ptx = sorted({a.replace("sm_", "compute_")
+                  for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", listing, re.MULTILINE)})
+    dump = run("-all", "-elf")
+    rows = re.findall(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s+\S+\s+\S+\s+"
+                      r"(\.debug_\w+|\.nv_debug\S*)$", dump, re.MULTILINE)
+    debug = "has debug info" in dump or any(
+        int(size, 16) > 0 and kind not in ("NOBITS", "CUDA_SHARED") and name != ".debug_frame"
+        and not name.startswith(".nv_debug.") for size, kind, name in rows)
+    return sass, ptx, debug
+
+
 def _digest(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
