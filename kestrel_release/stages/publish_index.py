@@ -278,7 +278,8 @@ def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
     uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
     with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
-        return list(pool.map(lambda py: _smoke_one(cfg.name, version, simple_url, py), pythons))
+        return list(pool.map(lambda py: _smoke_one(cfg.name, version, simple_url, py,
+                                                   _install_deadline(cfg.publish.timeout)), pythons))
 
 
 # Only the target index may serve the install: neutralise uv's and pip's extra sources.
@@ -286,7 +287,12 @@ _ISOLATED_ENV = {"UV_PYTHON_DOWNLOADS": "never", "UV_EXTRA_INDEX_URL": "", "UV_F
                  "UV_DEFAULT_INDEX": "", "UV_INDEX_URL": "", "UV_NO_CACHE": "1", "PIP_CONFIG_FILE": "/dev/null"}
 
 
-def _smoke_one(name: str, version: str, simple_url: str, python: str) -> dict[str, Any]:
+def _install_deadline(timeout: float) -> float:
+    """Whole-install deadline: an index that trickles must not hold the smoke test (10 requests' worth)."""
+    return max(120.0, 10 * timeout)
+
+
+def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: float = 600.0) -> dict[str, Any]:
     import tempfile
 
     from kestrel_release import proc
@@ -305,7 +311,8 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str) -> dict[st
             proc.run([uv_bin, "venv", "--no-config", "--python", interpreter, Path(tmp) / "venv"],
                      what=f"uv venv (Python {python})", **common)
             proc.run([uv_bin, "pip", "install", "--no-config", "--no-cache", "--index-url", simple_url,
-                      "--python", venv_python, f"{name}=={version}"], what=f"install on Python {python}", **common)
+                      "--python", venv_python, f"{name}=={version}"], what=f"install on Python {python} from {simple_url}",
+                     timeout=deadline, **common)
             out = proc.run([venv_python, "-I", "-c", f"import {module}; print({module}.__version__)"],
                            what=f"import {module} on Python {python}", **common)
         except KestrelError as exc:
