@@ -114,10 +114,14 @@ def verify(
     target: Annotated[Optional[str], typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
-    from kestrel_release.stages import verify as stage
+    from kestrel_release.config import discover_project
+    from kestrel_release.stages import verify as stage, verify_pypi
 
-    cfg = _config(project, json)
-    report = stage.run(cfg, paths or [], target=target)
+    found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
+    cfg = _config(found, json) if found else verify_pypi.standalone_config()
+    if found is None:
+        console.configure(json_mode=json)
+    report = stage.run(cfg, paths or [], target=target, project=found is not None)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
 
@@ -153,7 +157,7 @@ def version(
 @app.command()
 def publish(
     paths: PathsArg = None,
-    target: Annotated[str, typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name.")] = "testpypi",
+    target: Annotated[Optional[str], typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).")] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
     repository_url: Annotated[Optional[str], typer.Option("--repository-url", help="Upload URL of the index.")] = None,
@@ -168,6 +172,10 @@ def publish(
     prune: Annotated[Optional[bool], typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
+    if target is None:
+        from kestrel_release.adapters import pypi
+
+        target = pypi.default_target()
     if target == "github":
         from kestrel_release.stages import publish_github as stage
 
