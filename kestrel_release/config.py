@@ -242,6 +242,26 @@ def _default(f: dataclasses.Field) -> Any:
     return f.default_factory()  # type: ignore[misc]
 
 
+def discover_project(start: Path | None = None) -> Path | None:
+    """The kernel project verify works in: the nearest directory from `start` (the cwd) upward whose
+    pyproject.toml has [tool.kestrel-release], else ./kernels if configured; None when there is none."""
+    start = (start or Path.cwd()).resolve()
+    for directory in (start, *start.parents, start / "kernels"):
+        pyproject = directory / "pyproject.toml"
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+            if directory == start:
+                return directory  # let load() report this file's problem
+            continue
+        tool = data.get("tool")
+        if isinstance(tool, dict) and "kestrel-release" in tool:
+            return directory
+    return None
+
+
 def find_project(project: Path | None) -> Path:
     """--project DIR, else the cwd if its pyproject has the table, else ./kernels."""
     if project is not None:

@@ -21,7 +21,7 @@ from kestrel_release import __version__, console, fsutil, manifest, outputs, saf
 from kestrel_release.adapters import auditwheel, git, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages import _buildenv, _jobs, _progress, _repair, _wheelcache, _wheelzip, precompile
+from kestrel_release.stages import _buildenv, _jobs, _progress, _repair, _wheelcache, _wheelzip, build_native, precompile
 from kestrel_release.stages.build_preflight import Plan, preflight
 
 
@@ -56,6 +56,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
     start = time.monotonic()
     check_paths(cfg)
     plan = preflight(cfg, gpu_check=gpu_check)
+    plan.pythons = build_native.pythons_to_build(cfg, plan.pythons)  # abi3/py3: one build
     for warning in plan.warnings:
         console.warn(warning)
     with fsutil.project_lock(cfg.project_dir, "build"):
@@ -68,7 +69,11 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
                 pre = _precompile(cfg, plan, logs, steps)
                 plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
                 with fsutil.staging_dir(cfg.out_path) as stage:
-                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True)
+                    built = build_native.one_per_wheel(_build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True))
+                    build_native.check_metadata(cfg, built)
+                    oldest = min(built, key=lambda py: int(py.split(".")[1]))
+                    plan.tool_versions["torch"] = build_native.torch_record(
+                        (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest])
                     reproducible = None
                     if check_reproducible:
                         again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
@@ -162,6 +167,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
             _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
                              what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
+        build_native.check_floor(cfg, wheel, logs / f"glibc-floor-{py}.log")  # exit 4 naming the symbols
         steps.start(name, "repairing")
         log = logs / f"repair-{py}.log"
         repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
@@ -188,7 +194,8 @@ def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.Pr
         wheels.append({"filename": final.name, "python": py,
                        "python_tag": ".".join(sorted({t.interpreter for t in tags})),
                        "platform_tag": ".".join(sorted({t.platform for t in tags})),
-                       "size": final.stat().st_size, "sha256": fsutil.sha256_file(final)})
+                       "size": final.stat().st_size, "sha256": fsutil.sha256_file(final),
+                       **build_native.glibc_facts(final.name)})
     state = git.state(cfg.project_dir)
     manifest.save(out, {
         "package": cfg.name, "version": cfg.version or _version_of(wheels),
@@ -211,3 +218,7 @@ def render(result: BuildResult) -> None:
     console.console.print(_progress.table(result.steps))
     console.ok(f"{len(result.wheels)} wheels in {result.out_dir} ({result.seconds:.1f} s)"
                + (", byte-identical across two builds" if result.reproducible else ""))
+    from kestrel_release.stages.verify_native import floor_text
+
+    for floor in sorted({w["glibc_floor"] for w in result.wheels if w.get("glibc_floor")}):
+        console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]

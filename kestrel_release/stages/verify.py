@@ -19,8 +19,14 @@ from kestrel_release.config import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
+from kestrel_release.stages import verify_pypi
 from kestrel_release.stages import verify_rules as rules
-from kestrel_release.stages.verify_leaks import ContentScanner, Finding, check_cuda, check_names
+from kestrel_release.stages.verify_leaks import (
+    ContentScanner,
+    Finding,
+    check_cuda,
+    check_names,
+)
 
 TARGETS = ("pypi", "testpypi", "github")
 DEFAULT_TARGET = "pypi"
@@ -59,6 +65,7 @@ class VerifyReport:
     target: str
     wheels: list[WheelReport]
     findings: list[Finding] = field(default_factory=list)  # set-level
+    mode: str = "project"  # "standalone": no kernel project, so integrity, PyPI's rules and the CUDA report only
 
     @property
     def ok(self) -> bool:
@@ -69,7 +76,7 @@ class VerifyReport:
             f.severity == "error" for f in self.findings)
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
+        return {"ok": self.ok, "mode": self.mode, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
                 "findings": [f.to_json() for f in self.findings]}
 
 
@@ -103,24 +110,34 @@ def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(p.resolve() for p in out))
 
 
-def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True) -> VerifyReport:
-    """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules."""
+def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True,
+        project: bool = True, ask_index: bool = False) -> VerifyReport:
+    """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules.
+    project=False (no kernel project; cfg from verify_pypi.standalone_config): no matrix, no
+    config rules, nothing recorded. ask_index: read the target index's upload times for the
+    14-day rule (the CLI does when --target names an index)."""
     target = target or DEFAULT_TARGET
     if target not in TARGETS:
         raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
+    if not project and not paths:
+        raise UsageError("no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
+                         "directory or above) and no wheels given", "pass wheel files or directories, or --project DIR")
     wheels = resolve_wheels(cfg, paths)
     workers = min(len(wheels), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
-        reports = list(pool.map(lambda p: _verify_one(cfg, p, target), wheels))
+        reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project), wheels))
     v = cfg.verify
-    report = VerifyReport(target, reports, rules.check_set(reports, cfg.python, target, v.project_size_budget,
-                                                               (cfg.name, cfg.version)))
-    if record and report.ok:
+    found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version)) \
+        if project else []
+    if ask_index and target in ("pypi", "testpypi"):
+        found += verify_pypi.release_age_set(reports, cfg, target)
+    report = VerifyReport(target, reports, found, "project" if project else "standalone")
+    if record and project and report.ok:
         _record(report)
     return report
 
 
-def _verify_one(cfg: Config, path: Path, target: str) -> WheelReport:
+def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:
     from kestrel_release.stages import verify_native
 
     scanner = ContentScanner(project_dir=str(cfg.project_dir))
@@ -153,7 +170,9 @@ def _verify_one(cfg: Config, path: Path, target: str) -> WheelReport:
     native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
     report.native["needed"] = native.needed
     findings += native.findings + native_findings
-    report.findings = findings
+    if target in ("pypi", "testpypi"):
+        findings += verify_pypi.pypi_findings(path)
+    report.findings = findings if project else verify_pypi.standalone_severity(findings)
     report.kernels = {m.name: m.digest or "" for m in wheel.members if m.name.endswith((".cubin", ".fatbin"))}
     return report
 

@@ -7,8 +7,15 @@ from rich.text import Text
 
 from kestrel_release import console
 
+MODES = {
+    "project": "project mode: the kernel project's rules, integrity and PyPI's rules",
+    "standalone": "standalone mode (no kernel project here): integrity and PyPI's rules, CUDA binaries "
+                  "reported; no project rules (matrix, architectures, forbid lists)",
+}
+
 
 def render(report) -> None:
+    console.info(f"verify: {MODES.get(report.mode, report.mode)}")
     shown: dict[tuple, str] = {}  # CUDA rows already printed -> the wheel that showed them
     for wheel in report.wheels:
         rows = _cuda_rows(wheel)

@@ -18,7 +18,6 @@ from packaging.version import InvalidVersion, Version
 from kestrel_release.inspect.wheel import WheelFile
 from kestrel_release.stages.verify_leaks import Finding
 
-PYPI_METADATA_VERSIONS = {"1.0", "1.1", "1.2", "2.1", "2.2", "2.3", "2.4", "2.5"}
 GITHUB_ASSET_LIMIT = 2 * 1024 ** 3
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
 _PYPI_PLATFORM = re.compile(
@@ -75,25 +74,21 @@ def check_metadata(wheel: WheelFile) -> tuple[list[Finding], dict]:
     dist_info = dirs.pop()
     out += _check_metadata_file(wheel, f"{dist_info}/METADATA", fname, fversion)
     out += _check_wheel_file(wheel, f"{dist_info}/WHEEL", ftags)
-    prefix = wheel.filename.split("-", 1)[0]
-    if prefix != str(fname).replace("-", "_"):
-        out.append(error("metadata", "", f"filename must start with '{str(fname).replace('-', '_')}': rebuild the wheel"))
-    return out, facts
+    return out, facts  # an unnormalized filename prefix is PyPI's pypi-filename rule (verify_pypi)
 
 
 def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
-    from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata, parse_email
+    from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata
+
+    from kestrel_release.inspect.pypi_rules import parse_metadata
 
     data = wheel.dist_info.get(path)
     if data is None:
         return [error("metadata", path, "missing: rebuild the wheel")]
-    raw, _unparsed = parse_email(data)
-    mv = raw.get("metadata_version")
-    if mv not in PYPI_METADATA_VERSIONS:
-        return [error("metadata", path, f"Metadata-Version {mv!r} is not accepted by PyPI "
-                      f"(accepted: {', '.join(sorted(PYPI_METADATA_VERSIONS))})")]
+    # PyPI's Metadata-Version limit is the pypi-metadata rule; here only what installers need.
+    raw = parse_metadata(data)
     try:
-        meta = Metadata.from_raw(raw, validate=True)
+        meta = Metadata.from_raw(raw, validate=True)  # type: ignore[arg-type]
     except InvalidMetadata as exc:
         return [error("metadata", path, f"invalid: {exc}")]
     except ExceptionGroup as exc:  # packaging collects every InvalidMetadata

@@ -1,0 +1,81 @@
+"""Child process: auditwheel's own policy analysis of one wheel, plus the symbols behind its floor.
+
+`python -m kestrel_release.adapters._glibc_floor_child WHEEL MAJOR.MINOR [EXCLUDE...]` prints
+one JSON line: {"policy": best manylinux tag, "sym_policy": best tag by symbol versions,
+"symbols": ["sym@GLIBC_2.38 (member)", ...] (only those newer than MAJOR.MINOR)}.
+A child because auditwheel keeps global state and takes ~1 s to import.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+_GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)")
+
+
+def best_policy(wheel: Path, exclude: list[str]) -> tuple[str, str]:
+    from auditwheel.libc import Libc
+    from auditwheel.wheel_abi import analyze_wheel_abi
+    from auditwheel.wheeltools import get_wheel_architecture, get_wheel_libc
+
+    try:
+        arch = get_wheel_architecture(wheel.name)
+    except Exception:  # a linux_* tag auditwheel cannot read: let it detect
+        arch = None
+    try:
+        libc = get_wheel_libc(wheel.name)
+    except Exception:  # linux_x86_64: the host's libc (auditwheel cannot tell from an extension without libc.so.6)
+        libc = Libc.detect()
+    info = analyze_wheel_abi(libc, arch, wheel, frozenset(exclude), disable_isa_ext_check=False, allow_graft=True)
+    overall = info.overall_policy
+    if overall == info.policies.linux:
+        overall = info.policies.lowest
+    return overall.name, info.sym_policy.name
+
+
+def _too_new(data: bytes, member: str, floor: tuple[int, int]) -> list[str]:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        dynsym, versym, verneed = (elf.get_section_by_name(n) for n in (".dynsym", ".gnu.version", ".gnu.version_r"))
+        if dynsym is None or versym is None or verneed is None:
+            return []
+        names = {aux["vna_other"]: aux.name for _vn, auxes in verneed.iter_versions() for aux in auxes}
+        out = []
+        for i, sym in enumerate(dynsym.iter_symbols()):
+            if sym["st_shndx"] != "SHN_UNDEF" or not sym.name:
+                continue
+            ndx = versym.get_symbol(i)["ndx"]
+            version = names.get(ndx & 0x7FFF if isinstance(ndx, int) else -1, "")
+            m = _GLIBC.match(version)
+            if m and (int(m.group(1)), int(m.group(2))) > floor:
+                out.append(f"{sym.name}@{version} ({member.rsplit('/', 1)[-1]})")
+        return out
+    except (ELFError, ValueError, KeyError):
+        return []
+
+
+def main(argv: list[str]) -> int:
+    wheel, floor_text, exclude = Path(argv[0]), argv[1], argv[2:]
+    floor = tuple(int(p) for p in floor_text.split("."))
+    policy, sym_policy = best_policy(wheel, exclude)
+    symbols: list[str] = []
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            if info.filename.endswith(".so") or ".so." in info.filename:
+                data = zf.read(info)
+                if data[:4] == b"\x7fELF":
+                    symbols += _too_new(data, info.filename, floor)  # type: ignore[arg-type]
+    print(json.dumps({"policy": policy, "sym_policy": sym_policy, "symbols": sorted(set(symbols))}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

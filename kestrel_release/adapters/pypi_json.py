@@ -1,0 +1,67 @@
+"""A release's files and upload times from an index's JSON API (PyPI's /pypi/<name>/<version>/json).
+
+Used for PyPI's 14-day rule (new files cannot be added to a release created more
+than 14 days ago) by verify with an explicit --target, and by publish's preflight.
+PyPI, TestPyPI and the strict sandbox serve this API; an index that does not
+(pypiserver, devpi) or cannot be reached answers None: the rule is then unknown,
+never assumed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class ReleaseFiles:
+    files: dict[str, str]  # filename -> sha256
+    first_upload: dt.datetime | None  # the earliest upload_time_iso_8601; None: no such release yet
+
+
+def json_url_for(simple_url: str, name: str, version: str) -> str:
+    """https://pypi.org/simple/ -> https://pypi.org/pypi/NAME/VERSION/json (same host, beside /simple/)."""
+    base = simple_url.rstrip("/")
+    base = base.removesuffix("/simple")
+    quoted = urllib.parse.quote
+    return f"{base}/pypi/{quoted(name, safe='')}/{quoted(version, safe='')}/json"
+
+
+def parse_release(doc: object) -> ReleaseFiles:
+    """The files and first upload time of a JSON API document; tolerant of missing fields."""
+    urls = doc.get("urls") if isinstance(doc, dict) else None
+    files: dict[str, str] = {}
+    times = []
+    for entry in urls if isinstance(urls, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
+            continue
+        digests = entry.get("digests") if isinstance(entry.get("digests"), dict) else {}
+        files[entry["filename"]] = str(digests.get("sha256", ""))
+        stamp = entry.get("upload_time_iso_8601")
+        try:
+            when = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        times.append(when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc))
+    return ReleaseFiles(files, min(times) if times else None)
+
+
+def release_files(simple_url: str, name: str, version: str, timeout: float = TIMEOUT) -> ReleaseFiles | None:
+    """The release as the index sees it; ReleaseFiles({}, None) when it has no such release (404),
+    None when the index cannot be reached or answers something else."""
+    request = urllib.request.Request(json_url_for(simple_url, name, version), headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return parse_release(json.loads(resp.read(16 * 1024 * 1024)))
+    except urllib.error.HTTPError as exc:
+        # PyPI answers 404 for a release it does not have; an index without the API answers 404 too,
+        # and then no release is known either: the rule cannot refuse what the index never saw.
+        return ReleaseFiles({}, None) if exc.code == 404 else None
+    except (urllib.error.URLError, OSError, ValueError):
+        return None

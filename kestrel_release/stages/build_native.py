@@ -1,0 +1,162 @@
+"""What build does for native extensions: abi3/py3 (one wheel per platform), the glibc floor,
+metadata agreement with the backend, and the torch a wheel was built against.
+
+Kept out of build.py so the pipeline there stays a pipeline; each function is one hook.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from kestrel_release import console, proc
+from kestrel_release.config import Config
+from kestrel_release.errors import BuildError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+_CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.M)
+_PY_LIMITED = re.compile(r"""["']py_limited_api["']\s*:\s*["'](cp3\d+)["']""")
+
+
+def _minor(py: str) -> int:
+    return int(py.split(".")[1])
+
+
+def detect_abi(project: Path) -> str | None:
+    """"abi3" or "py3" when the project's build config says so (setup.cfg/setup.py bdist_wheel
+    py_limited_api, [tool.distutils.bdist_wheel], scikit-build-core wheel.py-api); else None."""
+    try:
+        data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    skb = tool.get("scikit-build", {}) if isinstance(tool.get("scikit-build"), dict) else {}
+    py_api = str((skb.get("wheel") or {}).get("py-api", "") if isinstance(skb.get("wheel"), dict) else "")
+    if py_api.startswith("cp3"):
+        return "abi3"
+    if py_api.startswith("py3"):
+        return "py3"
+    bdist = (tool.get("distutils") or {}).get("bdist_wheel", {}) if isinstance(tool.get("distutils"), dict) else {}
+    if isinstance(bdist, dict) and str(bdist.get("py-limited-api", bdist.get("py_limited_api", ""))).startswith("cp3"):
+        return "abi3"
+    for name, pattern in (("setup.cfg", _CFG_LIMITED), ("setup.py", _PY_LIMITED)):
+        path = project / name
+        if path.is_file() and pattern.search(path.read_text("utf-8", "replace")):
+            return "abi3"
+    return None
+
+
+def abi_mode(cfg: Config) -> str:
+    return cfg.abi if cfg.abi != "auto" else (detect_abi(cfg.project_dir) or "auto")
+
+
+def pythons_to_build(cfg: Config, pythons: dict[str, Path]) -> dict[str, Path]:
+    """abi3/py3: one build with the oldest configured Python serves them all."""
+    if abi_mode(cfg) not in ("abi3", "py3") or len(pythons) < 2:
+        return pythons
+    oldest = min(pythons, key=_minor)
+    console.info(f"{abi_mode(cfg)}: one wheel per platform, built with Python {oldest}, "
+                 f"for Python {', '.join(sorted(pythons, key=_minor))}")
+    return {oldest: pythons[oldest]}
+
+
+def one_per_wheel(built: dict[str, Path]) -> dict[str, Path]:
+    """Builds that produced the same wheel (abi3 found from the tags): keep the oldest Python's."""
+    seen: dict[str, str] = {}
+    for py in sorted(built, key=_minor):
+        seen.setdefault(built[py].name, py)
+    return {py: built[py] for py in seen.values()}
+
+
+def check_metadata(cfg: Config, built: dict[str, Path]) -> None:
+    """The wheels' name and version must be what the backend reported (exit 4 naming both)."""
+    from packaging.utils import canonicalize_name, parse_wheel_filename
+
+    if cfg.metadata_source != "backend" and cfg.version is not None:
+        return  # a static [project] table: verify's identity rule covers it
+    expected_version = cfg.version
+    if expected_version is None:
+        from kestrel_release.adapters import backend_meta
+
+        expected_version = backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation,
+                                                 env=cfg.build.env).version
+    for wheel in built.values():
+        name, version, _, _ = parse_wheel_filename(wheel.name)
+        if canonicalize_name(name) != canonicalize_name(cfg.name) or str(version) != str(expected_version):
+            raise BuildError(f"{wheel.name} is {name} {version}, but the build backend's metadata says "
+                             f"{cfg.name} {expected_version}",
+                             "the version must not change during a build (setup.py reading the clock or git?)")
+
+
+def wanted_floor(cfg: Config) -> tuple[int, int] | None:
+    """The glibc the wheel must install on: build.min_glibc, else an explicit build.plat's."""
+    from kestrel_release.adapters.glibc_floor import plat_floor
+
+    if cfg.build.min_glibc:
+        major, minor = cfg.build.min_glibc.split(".")
+        return int(major), int(minor)
+    return plat_floor(cfg.build.plat) if cfg.build.plat != "auto" else None
+
+
+def check_floor(cfg: Config, wheel: Path, log: Path) -> None:
+    """BuildError (exit 4) when the wheel cannot meet the configured floor, naming the symbols."""
+    from kestrel_release.adapters import glibc_floor
+    from kestrel_release.stages.verify_native import floor_text
+
+    wanted = wanted_floor(cfg)
+    if wanted is None:
+        return
+    found = glibc_floor.analyze(wheel, wanted, cfg.build.exclude, log)
+    if found.floor is not None and found.floor <= wanted:
+        return
+    what = (f"build.min_glibc = {cfg.build.min_glibc}" if cfg.build.min_glibc else f"build.plat = {cfg.build.plat}")
+    symbols = ", ".join(found.symbols[:6]) + (f" and {len(found.symbols) - 6} more" if len(found.symbols) > 6 else "")
+    why = f"symbols {symbols} raise it" if symbols else "auditwheel's policy analysis (see the log) raises it"
+    best = f"{found.floor[0]}.{found.floor[1]}" if found.floor else "?"
+    raise BuildError(f"{wheel.name} needs glibc {best} ({found.policy}), above {what}: {why}"
+                     + (f"; {floor_text(found.floor)}" if found.floor else ""),
+                     "build in a manylinux image (e.g. PyTorch's pytorch/manylinux2_28-builder images) or with an "
+                     "older toolchain, or raise the floor")
+
+
+_TORCH_PROBE = r"""
+import importlib.util, json
+if importlib.util.find_spec("torch") is None:
+    print("null")
+else:
+    import torch
+    print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda,
+                      "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI)}))
+"""
+
+
+def torch_record(python: Path | None) -> dict | None:
+    """torch version, CUDA and C++ ABI in the build's Python (a child imports torch, never the tool)."""
+    if python is None:
+        return None
+    out = proc.probe([python, "-c", _TORCH_PROBE], timeout=120)
+    if out is None or out.returncode != 0:
+        return None
+    try:
+        lines = out.output.strip().splitlines()
+        return json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+
+
+def glibc_facts(filename: str) -> dict:
+    """The floor of a built wheel (from its tag) and the distributions that can install it."""
+    from packaging.utils import parse_wheel_filename
+
+    from kestrel_release.stages.verify_native import glibc_floor, installs_on
+
+    floor = glibc_floor([str(t) for t in parse_wheel_filename(filename)[3]])
+    if floor is None:
+        return {}
+    return {"glibc_floor": f"{floor[0]}.{floor[1]}", "installs_on": installs_on(floor)[0]}
