@@ -121,7 +121,7 @@ def verify(
     cfg = _config(found, json) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
-    report = stage.run(cfg, paths or [], target=target, project=found is not None)
+    report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
 
