@@ -186,6 +186,7 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
     import time
 
     from kestrel_release import console
+    from kestrel_release.errors import UsageError
     from kestrel_release.fsutil import atomic_write_text
 
     why = "given with --repo"
@@ -197,6 +198,9 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
         for name in repos:
             pushed = gh.push_history(name, source)
             gh.enable_immutable_releases(name, immutable)
+        if git_dir is not None and not pushed:
+            raise UsageError(f"--git {git_dir}: no git repository with commits there",
+                             "pass the directory of a git checkout (or leave --git out to use the cwd's)")
         token_file = Path(tempfile.mkdtemp(prefix="kestrel-gh-")) / "token"
         atomic_write_text(token_file, gh.token + "\n", mode=0o600)
         mode = ", immutable releases" if immutable else ""

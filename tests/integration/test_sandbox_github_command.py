@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import assert_one_line_error, run_cli
 from tests.integration.github_support import REPO, build_output, make_project
 
 
@@ -67,3 +68,32 @@ def test_printed_publish_command_works_as_printed(tmp_path, immutable) -> None:
         server.send_signal(signal.SIGTERM)
         server.communicate(timeout=30)
     assert server.returncode == 0
+
+
+def test_git_option_gives_another_directory_s_history(tmp_path) -> None:
+    project = make_project(tmp_path / "kernels", "0.4.0")
+    git(project, "init", "-q")
+    git(project, "add", "pyproject.toml")
+    git(project, "commit", "-q", "-m", "kernels")
+    build_output(project, "0.4.0", git(project, "rev-parse", "HEAD"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    server = subprocess.Popen([sys.executable, "-m", "kestrel_release", "sandbox", "github", "--repo", REPO,
+                               "--git", str(project)], cwd=elsewhere, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = printed_lines(server)
+        assert any("1 commit(s)" in line for line in lines), lines
+        script = "\n".join(lines[lines.index("publish with:") + 1:])
+        run = subprocess.run(["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+
+
+def test_git_option_without_commits_is_a_one_line_usage_error(tmp_path) -> None:
+    result = run_cli(["sandbox", "github", "--git", str(tmp_path)], cwd=tmp_path, timeout=60)
+    assert_one_line_error(result, 2, "--git", "no git repository with commits")
