@@ -104,6 +104,8 @@ def inspect_bytes(data: bytes | memoryview, name: str) -> CudaInfo:
         raise CudaFormatError(f"{name}: not a byte buffer") from None
     out = _Collector(name)
     kind = binformat.identify(view)
+    if kind is None and elf.is_elf(view):
+        kind = binformat.BinaryKind("elf", ("unknown",))  # e_machine 0 or cut short: elf.parse says what
     if kind is None:
         raise CudaFormatError(f"{name}: not an ELF, PE or Mach-O file or a fat binary")
     out.kind = kind
