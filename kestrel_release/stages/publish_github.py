@@ -8,6 +8,8 @@ published. Leftovers of failed runs (temporary names, assets not `uploaded`) are
 first; identical assets are skipped (re-runs are idempotent); the rolling release is
 pruned to exactly the current wheels. New releases start as drafts and are published
 after every asset is up, which is what repositories with immutable releases require.
+There a rolling nightly is refused before any change; `targets.github.nightly = "dated"`
+makes one prerelease per nightly instead (publish_github_dated.py).
 """
 
 from __future__ import annotations
