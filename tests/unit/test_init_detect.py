@@ -1,0 +1,202 @@
+"""`init`'s detection and choices on small synthetic projects (files only, no processes)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kestrel_release import config
+from kestrel_release.stages import init, init_detect
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def detect(root: Path) -> init_detect.Detected:
+    pyproject = root / "pyproject.toml"
+    data = tomllib.loads(pyproject.read_text()) if pyproject.exists() else {}
+    return init_detect.detect(root, data)
+
+
+SETUPTOOLS = '[build-system]\nrequires = ["setuptools", "torch"]\nbuild-backend = "setuptools.build_meta"\n'
+
+
+def test_extension_cpp_shape_no_project_table(tmp_path):
+    """PyTorch's extension template: conditional py_limited_api, options cp39, CUDAExtension, literal version."""
+    d = detect(make(tmp_path, {
+        "pyproject.toml": SETUPTOOLS,
+        "setup.py": '''
+            import torch
+            from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+            library_name = "extension_cpp"
+            if torch.__version__ >= "2.6.0":
+                py_limited_api = True
+            else:
+                py_limited_api = False
+            setup(
+                name=library_name,
+                version="0.0.1",
+                ext_modules=[CUDAExtension("extension_cpp._C", ["a.cpp"], py_limited_api=py_limited_api,
+                             extra_compile_args={"cxx": ["-DPy_LIMITED_API=0x03090000"]})],
+                options={"bdist_wheel": {"py_limited_api": "cp39"}} if py_limited_api else {},
+            )
+        ''',
+        "extension_cpp/__init__.py": "from . import _C\n",
+        "extension_cpp/csrc/cuda/muladd.cu": "// kernel\n",
+    }))
+    assert (d.backend, d.name, d.name_source) == ("setuptools", "extension_cpp", "setup.py")
+    assert d.version == "0.0.1" and d.version_file == ("setup.py", 'version="{version}"')
+    assert d.abi3 == "cp39" and d.torch and d.cuda and d.native
+    plan = init.choose(d, ("3.10", "3.12"))
+    assert plan.values["abi"] == "abi3"
+    assert plan.values["build"]["env"] == {"TORCH_CUDA_ARCH_LIST": "9.0a"}
+    assert plan.values["verify"]["required_sass"] == ["sm_90a"]
+
+
+@pytest.mark.parametrize(("mentioned", "expected"), [("version.py", "pkg/version.py"), ("__init__.py", "pkg/__init__.py")])
+def test_version_file_is_the_one_setup_py_reads(tmp_path, mentioned, expected):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": SETUPTOOLS,
+        "setup.py": f'import re\nv = re.search("x", open("pkg/{mentioned}").read())\nsetup(name="pkg", version=v)\n',
+        "pkg/__init__.py": '__version__ = "1.2.3"\n',
+        "pkg/version.py": "__version__ = '1.2.3'\n",
+    }))
+    assert d.version == "1.2.3" and d.version_file is not None and d.version_file[0] == expected
+    quote = "'" if expected.endswith("version.py") else '"'
+    assert d.version_file[1] == f"__version__ = {quote}{{version}}{quote}"
+
+
+def test_setup_cfg_attr_version_and_bdist_wheel_abi3(tmp_path):
+    d = detect(make(tmp_path, {
+        "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('src.m', ['m.c'])])\n",
+        "setup.cfg": "[metadata]\nname = cfgpkg\nversion = attr: cfgpkg.about.__version__\n"
+                     "[options]\npython_requires = >=3.11\n[bdist_wheel]\npy_limited_api = cp311\n",
+        "src/cfgpkg/__init__.py": "",
+        "src/cfgpkg/about.py": '__version__ = "0.3.0"\n',
+    }))
+    assert d.backend_spec == "setuptools.build_meta:__legacy__"  # no pyproject: PEP 517's fallback
+    assert (d.name, d.name_source) == ("cfgpkg", "setup.cfg [metadata]")
+    assert d.version_file == ("src/cfgpkg/about.py", '__version__ = "{version}"') and d.version == "0.3.0"
+    assert d.abi3 == "cp311" and d.requires_python == ">=3.11" and d.packages == {"cfgpkg": "src/cfgpkg"}
+
+
+@pytest.mark.parametrize(("files", "vcs"), [
+    ({"pyproject.toml": '[build-system]\nrequires = ["setuptools>=64", "setuptools_scm>=8"]\n'
+                        'build-backend = "setuptools.build_meta"\n[project]\nname = "p"\ndynamic = ["version"]\n'},
+     "setuptools-scm"),
+    ({"pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
+                        '[project]\nname = "p"\ndynamic = ["version"]\n[tool.hatch.version]\nsource = "vcs"\n'},
+     "hatch-vcs"),
+    ({"setup.py": "import versioneer\nsetup(name='p', version=versioneer.get_version())\n",
+      "versioneer.py": "# vendored\n"}, "versioneer"),
+])
+def test_version_from_vcs_is_recognised_and_no_version_file_is_written(tmp_path, files, vcs):
+    d = detect(make(tmp_path, {**files, "p/__init__.py": '__version__ = "0.0.0"\n'}))
+    assert d.vcs == vcs and d.version_file is None
+    plan = init.choose(d, ("3.12",))
+    assert "version_files" not in plan.values
+    assert any("git tag -a" in note for note in plan.notes)
+
+
+def test_scikit_build_core_cmake_cuda_with_py_api(tmp_path):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
+                          '[project]\nname = "skb"\nversion = "2.0.0"\nrequires-python = ">=3.10"\n'
+                          '[tool.scikit-build]\nwheel.py-api = "cp310"\n',
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(skb LANGUAGES CXX CUDA)\n",
+        "src/skb/__init__.py": '__version__ = "2.0.0"\n',
+        "src/kernel.cu": "",
+    }))
+    assert (d.backend, d.abi3, d.version_source) == ("scikit-build-core", "cp310", "pyproject.toml [project]")
+    assert d.version_file == ("src/skb/__init__.py", '__version__ = "{version}"')  # kept in step with [project]
+    plan = init.choose(d, ("3.11",))
+    assert plan.values["build"]["env"] == {"CUDAARCHS": "90a"}  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+
+
+def test_cmake_that_sets_its_own_architectures_gets_no_env(tmp_path):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nbuild-backend = "scikit_build_core.build"\n[project]\nname = "a"\nversion = "1"\n',
+        "CMakeLists.txt": "project(a LANGUAGES CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90a)\n",
+    }))
+    assert d.cuda and "build" not in init.choose(d, ("3.12",)).values
+
+
+def test_meson_limited_api_floor_from_requires_python(tmp_path):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "m"\nversion = "1.0"\n'
+                          'requires-python = ">=3.11"\n[tool.meson-python]\nlimited-api = true\n',
+        "meson.build": "project('m', 'c')\npy.extension_module('_m', 'm.c', limited_api: '3.11')\n",
+    }))
+    assert (d.backend, d.abi3, d.native) == ("meson-python", "cp311", ["meson.build builds extension modules"])
+
+
+def test_pure_hatchling_project_is_py3(tmp_path):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+                          '[project]\nname = "pure"\nversion = "0.1.0"\n',
+        "pure/__init__.py": "",
+        "tests/test_pure.py": "",
+    }))
+    plan = init.choose(d, ("3.12", "3.13"))
+    assert not d.native and not d.cuda and plan.values["abi"] == "py3"
+    assert plan.values["verify"]["required_sass"] == [] and "tests/**" in plan.values["verify"]["forbid"]
+    assert plan.values["verify"]["allow"] == ["pure/**"]  # no native code: no .libs/ for grafted libraries
+
+
+def test_unknown_backend_is_generic(tmp_path):
+    d = detect(make(tmp_path, {"pyproject.toml": '[build-system]\nbuild-backend = "mybackend.api"\n'}))
+    assert (d.backend, d.backend_spec) == ("generic", "mybackend.api")
+
+
+def test_tests_shipped_inside_the_package_are_not_forbidden(tmp_path):
+    d = detect(make(tmp_path, {
+        "setup.py": "setup(name='shipper', version='1.0')\n",
+        "shipper/__init__.py": "", "shipper/tests/test_a.py": "", "tests/test_b.py": "",
+        "shipper/include/shipper.h": "", "csrc/a.cpp": "",
+    }))
+    forbid = init.choose(d, ("3.12",)).values["verify"]["forbid"]
+    assert d.shipped_tests == ["shipper/tests"] and d.ships_headers
+    # "tests/**" matches at any depth, so it would flag shipper/tests: left out; the allow-list
+    # still keeps a top-level tests/ out of the wheel.
+    assert "tests/**" not in forbid and "*.h" not in forbid and "*.cpp" in forbid and "csrc/**" in forbid
+
+
+def test_pythons_respect_requires_python_and_the_abi3_floor():
+    d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.11,!=3.12.*")
+    assert [v for v in init.CANDIDATE_PYTHONS if init._allowed(v, d)] == ["3.11", "3.13", "3.14"]
+    d = init_detect.Detected(project_dir=Path("."), abi3="cp312")
+    assert [v for v in init.CANDIDATE_PYTHONS if init._allowed(v, d)] == ["3.12", "3.13", "3.14"]
+
+
+def test_no_python_found_lists_the_defaults_and_says_so():
+    d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.12")
+    plan = init.choose(d, ())
+    assert plan.values["python"] == [p for p in config.DEFAULT_PYTHONS if p >= "3.12"]
+    assert any("no supported CPython found" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize("example", ["torch-cuda-ext", "c-ext-stub"])
+def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
+    """table_text is TOML whose table equals the plan, and config.py accepts every key in it."""
+    root = Path(__file__).resolve().parents[2] / "examples" / example
+    d = init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
+    plan = init.choose(d, ("3.10", "3.11"))
+    parsed = tomllib.loads(init.table_text(plan, d))["tool"]["kestrel-release"]
+    assert parsed == plan.values
+    errors: list[str] = []
+    cfg = config._build(tmp_path, "x", "1.0", parsed, {}, errors)
+    assert errors == [] and cfg.python == ("3.10", "3.11") and cfg.abi == "abi3"
+    assert cfg.verify.allow[0].endswith("/**")
