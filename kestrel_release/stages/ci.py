@@ -1,11 +1,15 @@
 """`kestrel-release ci init`: write the GitHub Actions release workflow for the kernel package.
 
-The workflow (rendered from templates/ci-workflow.yml.j2) has three jobs: `plan`
-computes one version (the tag's, or a single nightly version shared by every build),
-`build` fans out per configured Python on the self-hosted GPU runners, and `publish`
-(in the protected environment, the only job with write permissions) verifies the
-wheels, publishes to PyPI by trusted publishing on tags, and to the GitHub release.
+The workflow (rendered from templates/ci-workflow.yml.j2) fans out: `plan` computes one
+version (the tag's, or one nightly version shared by every build); `build` runs once per
+platform and Python (once per platform when the wheel is abi3/py3), on the GPU runners
+(`ci.runner_labels`) for Linux CUDA builds and on plain hosted runners otherwise, and uploads
+its build output; `assemble` combines the outputs (`kestrel-release assemble`) and verifies
+them; `publish` (tags only, the protected environment, the only job with `id-token: write`)
+signs PEP 740 attestations with pypi-attestations and uploads them with the wheels by
+trusted publishing; `github` (the only job with `contents: write`) publishes the GitHub release.
 Actions are pinned to full commit SHAs; untrusted values reach `run:` only via `env:`.
+A project without uv.lock gets the tool by `uv tool install` (pinned to this version).
 """
 
 from __future__ import annotations
@@ -19,7 +23,14 @@ from kestrel_release.errors import UsageError
 TEMPLATE = "ci-workflow.yml.j2"
 WORKFLOW = Path(".github/workflows/kernels-release.yml")
 NIGHTLY_CRON = "17 3 * * *"  # off the hour: scheduled runs at :00 are delayed the most
-TOOL = "uv run --locked kestrel-release"
+LOCKED_TOOL = "uv run --locked kestrel-release"
+# Pinned publishing tools (the publish job installs exactly these).
+TWINE = "twine==7.0.0"
+ATTESTATIONS = "pypi-attestations==0.0.30"
+# Hosted runners for builds that need no GPU; Linux CUDA builds go to ci.runner_labels.
+HOSTED = {"linux-x86_64": "ubuntu-latest", "linux-aarch64": "ubuntu-24.04-arm",
+          "windows-x86_64": "windows-latest", "windows-arm64": "windows-11-arm",
+          "macos-arm64": "macos-14", "macos-x86_64": "macos-13"}
 # Full commit SHAs of the released tags (a tag can be moved; a SHA cannot).
 ACTIONS = {
     "checkout": {"sha": "11bd71901bbe5b1630ceea73d27597364c9af683", "version": "v4.2.2"},
@@ -69,22 +80,80 @@ def render_workflow(cfg, root: Path) -> str:
     """The workflow text for `cfg`, with paths relative to the repository `root`."""
     import jinja2
 
+    from kestrel_release import __version__
     from kestrel_release.templates import templates_dir
 
     _check_words(cfg)
     env = jinja2.Environment(  # not templates.render: this one needs its own delimiters
         loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True, autoescape=False,
+        keep_trailing_newline=True, autoescape=False, trim_blocks=True, lstrip_blocks=True,
         # GitHub owns ${{ ... }}: our own placeholders are [[ ... ]].
         variable_start_string="[[", variable_end_string="]]",
         block_start_string="[%", block_end_string="%]", comment_start_string="[#", comment_end_string="#]",
     )
     project = _relative(cfg.project_dir, root, "project directory")
+    locked = has_lock(root)
+    builds = build_jobs(cfg)
     return env.get_template(TEMPLATE).render(
         name=cfg.name, project=project, workflow_name="kernels-release", cron=NIGHTLY_CRON,
-        out_dir=_relative(cfg.out_path, root, "output directory"), tool=TOOL, actions=ACTIONS,
-        pythons=list(cfg.python), runner_labels=list(cfg.ci.runner_labels), environment=cfg.ci.environment,
+        out_dir=_relative(cfg.out_path, root, "output directory"), actions=ACTIONS, builds=builds, build_ids=[f"build-{b['platform']}" for b in builds],
+        locked=locked, tool=LOCKED_TOOL if locked else "kestrel-release",
+        tool_requirement=f"kestrel-release=={__version__}", twine=TWINE, attestations=ATTESTATIONS,
+        environment=cfg.ci.environment,
     )
+
+
+def has_lock(root: Path) -> bool:
+    """A uv.lock at the repository root that locks kestrel-release: the jobs run the locked tool.
+
+    Without one, `uv run --locked` fails on the first step (issue 16), so the jobs install it.
+    """
+    lock = root / "uv.lock"
+    try:
+        return lock.is_file() and 'name = "kestrel-release"' in lock.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def build_jobs(cfg) -> list[dict]:
+    """One build job per platform, with its Python matrix (one Python for abi3/py3 wheels).
+
+    A job per platform, not one matrix over runners: actionlint checks a static `runs-on`.
+    """
+    import sysconfig
+
+    platforms = tuple(getattr(cfg, "platforms", ()) or ()) or (sysconfig.get_platform(),)
+    once = getattr(cfg, "abi", "per-python") in ("abi3", "py3")
+    pythons = sorted(cfg.python, key=lambda v: tuple(int(p) for p in v.split(".")))
+    jobs: dict[str, dict] = {}
+    for configured in platforms:
+        key = platform_key(configured)
+        jobs.setdefault(key, {"platform": key, "runner": _runner(cfg, key),
+                              "pythons": pythons[:1] if once else pythons})
+    return list(jobs.values())
+
+
+def platform_key(name: str) -> str:
+    """'linux-x86_64' for a wheel platform tag or sysconfig platform (manylinux_2_34_x86_64, win-amd64...)."""
+    low = name.lower().replace("_", "-")
+    arch = ("aarch64" if "aarch64" in low or ("linux" in low and "arm64" in low) else
+            "arm64" if "arm64" in low else "x86_64" if ("x86-64" in low or "amd64" in low or "x64" in low) else "")
+    system = ("windows" if low.startswith("win") else "macos" if low.startswith("macos") else
+              "linux" if "linux" in low else "")
+    if not arch or not system:
+        raise UsageError(f"platforms: '{name}' is not a platform this workflow can build on",
+                         "use e.g. manylinux_2_34_x86_64, manylinux_2_28_aarch64, win_amd64, macosx_14_0_arm64")
+    return f"{system}-{arch}"
+
+
+def _runner(cfg, key: str):
+    """GPU runners for Linux CUDA builds (ARM64 added for aarch64); hosted runners otherwise."""
+    cuda = bool(cfg.precompile) or cfg.requires_gpu or bool(cfg.verify.required_sass)
+    if cuda and key == "linux-x86_64":
+        return list(cfg.ci.runner_labels)
+    if cuda and key == "linux-aarch64":
+        return [*cfg.ci.runner_labels, "ARM64"]
+    return HOSTED[key]
 
 
 def init(cfg, output: Path | None = None, force: bool = False) -> Path:

