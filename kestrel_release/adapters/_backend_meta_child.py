@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     before = set(_egg_infos(root))
     try:
         meta = _metadata(str(root), isolated, python)
-    except Exception as exc:  # the backend's failure: its output is already above
+    except Exception as exc:  # noqa: BLE001 - any failure of third-party backend code is reported, one line
         cause = getattr(exc, "exception", None) or exc
         print(f"backend failed: {type(cause).__name__}: {cause}", file=sys.stderr)
         return 1

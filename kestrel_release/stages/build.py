@@ -21,8 +21,18 @@ from kestrel_release import __version__, console, fsutil, manifest, outputs, saf
 from kestrel_release.adapters import auditwheel, git, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages import _buildenv, _jobs, _progress, _repair, _wheelcache, _wheelzip, build_native, precompile
+from kestrel_release.stages import (
+    _buildenv,
+    _jobs,
+    _progress,
+    _repair,
+    _wheelcache,
+    _wheelzip,
+    build_native,
+    precompile,
+)
 from kestrel_release.stages.build_preflight import Plan, preflight
+from kestrel_release.stages.verify_pypi import check_built_wheel
 
 
 @dataclass
@@ -173,6 +183,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
         repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
                         what=f"auditwheel repair for Python {py}")
         final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+        check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:
         steps.finish(name, "stopped" if _jobs.stopping() else "failed", f"log: {log}")
         raise

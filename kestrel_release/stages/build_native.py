@@ -6,12 +6,11 @@ Kept out of build.py so the pipeline there stays a pipeline; each function is on
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
-from kestrel_release import console, proc
+from kestrel_release import console
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError
 
@@ -20,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
-_CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.M)
+_CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.MULTILINE)
 _PY_LIMITED = re.compile(r"""["']py_limited_api["']\s*:\s*["'](cp3\d+)["']""")
 
 
@@ -125,29 +124,11 @@ def check_floor(cfg: Config, wheel: Path, log: Path) -> None:
                      "older toolchain, or raise the floor")
 
 
-_TORCH_PROBE = r"""
-import importlib.util, json
-if importlib.util.find_spec("torch") is None:
-    print("null")
-else:
-    import torch
-    print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda,
-                      "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI)}))
-"""
-
-
 def torch_record(python: Path | None) -> dict | None:
     """torch version, CUDA and C++ ABI in the build's Python (a child imports torch, never the tool)."""
-    if python is None:
-        return None
-    out = proc.probe([python, "-c", _TORCH_PROBE], timeout=120)
-    if out is None or out.returncode != 0:
-        return None
-    try:
-        lines = out.output.strip().splitlines()
-        return json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return None
+    from kestrel_release.adapters import torch_probe
+
+    return torch_probe.probe(python)
 
 
 def glibc_facts(filename: str) -> dict:

@@ -15,7 +15,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kestrel_release import console
-from kestrel_release.adapters import auditwheel, git, gpu, pythons, toolchain, uv
+from kestrel_release.adapters import (
+    auditwheel,
+    git,
+    gpu,
+    pythons,
+    toolchain,
+    torch_probe,
+    uv,
+)
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
 
@@ -77,14 +85,14 @@ def _pythons(cfg: Config) -> list[Check]:
     checks = []
     with ThreadPoolExecutor(max_workers=max(1, len(cfg.python))) as pool:
         found = dict(zip(cfg.python, pool.map(_find, cfg.python)))
-        torches = dict(zip(cfg.python, pool.map(lambda p: p and toolchain.torch_info(p), found.values())))
+        torches = dict(zip(cfg.python, pool.map(torch_probe.probe, found.values())))
     for py, path in found.items():
         if path is None:
             checks.append(Check(f"Python {py}", "fail", "not found (searched PATH, pyenv, uv, conda)",
                                 f"uv python install {py} (or pyenv install {py}), or drop it from --python"))
             continue
         torch = torches[py]
-        extra = f"; torch {torch[0]} (CUDA {torch[1]})" if torch else ""
+        extra = f"; {torch_probe.describe(torch)}" if torch else ""
         checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
     return checks
 

@@ -244,7 +244,8 @@ def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
 
     tool = None if _static(cfg) else version_source.vcs_tool(cfg.project_dir)
     if tool:
-        raise version_source.refuse_bump(cfg.name, tool, _backend_version(cfg), kind, new)
+        current = version_source.last_tag_version(cfg.project_dir) or _backend_version(cfg)
+        raise version_source.refuse_bump(cfg.name, tool, current, kind, new)
 
 
 def _locations(cfg) -> list[_Location]:

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from kestrel_release.errors import UsageError
+from kestrel_release.errors import KestrelError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,7 +20,7 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
 _SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
-                      r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.I)
+                      r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.IGNORECASE)
 
 
 def _pyproject(project: Path) -> dict:
@@ -54,6 +54,23 @@ def vcs_tool(project: Path) -> str | None:
     if setup_py.is_file() and re.search(r"use_scm_version\s*=", setup_py.read_text("utf-8", "replace")):
         return "setuptools-scm"
     return None
+
+
+def last_tag_version(project: Path) -> str | None:
+    """The version of the newest tag reachable from HEAD (v1.2.3 -> 1.2.3), as the VCS tools read it."""
+    from packaging.version import InvalidVersion, Version
+
+    from kestrel_release import proc
+
+    try:
+        found = proc.run(["git", "describe", "--tags", "--abbrev=0"], cwd=project, check=False)
+    except KestrelError:  # git missing: ask the backend instead
+        return None
+    text = found.output.strip().splitlines()[-1] if found.returncode == 0 and found.output.strip() else ""
+    try:
+        return str(Version(text.removeprefix("v"))) if text else None
+    except InvalidVersion:
+        return None
 
 
 def tag_command(name: str, version: str) -> str:

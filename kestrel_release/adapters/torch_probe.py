@@ -1,0 +1,43 @@
+"""The torch an interpreter (or build env) has: version, CUDA, C++ ABI.
+
+A torch C++ extension is tied to the torch it was built against (C++ ABI,
+`_GLIBCXX_USE_CXX11_ABI`), so build records it and doctor shows it. torch is imported
+in a child of that interpreter, never in the tool (it takes seconds and gigabytes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kestrel_release import proc
+
+_PROBE = r"""
+import importlib.util, json
+if importlib.util.find_spec("torch") is None:
+    print("null")
+else:
+    import torch
+    print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda,
+                      "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI)}))
+"""
+
+
+def probe(python: Path | None) -> dict | None:
+    """{"version", "cuda", "cxx11_abi"} or None (no torch, or it would not import)."""
+    if python is None:
+        return None
+    out = proc.probe([python, "-c", _PROBE], timeout=180)
+    if out is None or out.returncode != 0:
+        return None
+    lines = out.output.strip().splitlines()
+    try:
+        found = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def describe(info: dict) -> str:
+    abi = "cxx11 ABI" if info.get("cxx11_abi") else "pre-cxx11 ABI"
+    return f"torch {info.get('version')} (CUDA {info.get('cuda') or 'none'}, {abi})"
