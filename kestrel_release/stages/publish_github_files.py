@@ -98,6 +98,26 @@ def human(size: int) -> str:
     return str(size)
 
 
+def _built_with(files: list[LocalFile]) -> list[str]:
+    """Lines on what the wheels need at run time (torch and its C++ ABI, glibc), from the build manifest."""
+    from kestrel_release.adapters import torch_probe
+    from kestrel_release.stages.verify_native import floor_text
+
+    dirs = {f.path.parent for f in files if f.wheel}
+    data = manifest.load(dirs.pop()) if len(dirs) == 1 else None
+    if not data:
+        return []
+    lines = []
+    torch = (data.get("toolchain") or {}).get("torch")
+    if isinstance(torch, dict):
+        lines.append(f"Built against {torch_probe.describe(torch)}: install the same torch.")
+    floors = {w.get("glibc_floor") for w in data.get("wheels", []) if isinstance(w, dict) and w.get("glibc_floor")}
+    for floor in sorted(floors):
+        major, minor = (int(p) for p in floor.split("."))
+        lines.append(floor_text((major, minor)) + ".")
+    return lines
+
+
 def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rolling: bool,
                  download_base: str, files: list[LocalFile], now: _dt.datetime | None = None) -> str:
     """Release notes: version, commit, date, wheel table with sha256, pip lines per Python."""
@@ -118,6 +138,7 @@ def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rol
     when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     try:
         return tmpl.render(package=cfg.name, version=version, commit=commit, tag=tag, rolling=rolling,
-                           date=when, wheels=wheels, sums_url=f"{download_base}/{manifest.SUMS}")
+                           date=when, wheels=wheels, sums_url=f"{download_base}/{manifest.SUMS}",
+                           built_with=_built_with(files))
     except jinja2.TemplateError as exc:
         raise UsageError(f"release notes template '{template}': {exc}") from None
