@@ -12,7 +12,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-__all__ = ["BinaryKind", "Expected", "expected_binary", "identify", "matches"]
+__all__ = ["BinaryKind", "Expected", "expected_binary", "identify", "loaded_on_the_platform", "matches"]
 
 ELF_MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "arm", 21: "ppc64", 22: "s390x", 243: "riscv64",
                 190: "cuda"}
@@ -75,6 +75,14 @@ def expected_binary(platform: str) -> Expected | None:
         if arch in _TAG_ARCH:
             return Expected("macho", (_TAG_ARCH[arch],))
     return None
+
+
+def loaded_on_the_platform(member: str) -> bool:
+    """Shared libraries, extension modules, objects and suffix-less executables: what runs on the
+    wheel's own platform. Other suffixes are payloads for another machine on purpose (the Windows
+    `.exe` launchers some tools vendor in every wheel, firmware `.bin`), so they are not judged."""
+    base = member.rsplit("/", 1)[-1]
+    return base.endswith((".so", ".pyd", ".dll", ".dylib", ".o")) or ".so." in base or "." not in base
 
 
 def matches(kind: BinaryKind, expected: Expected) -> bool:

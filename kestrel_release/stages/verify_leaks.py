@@ -80,7 +80,7 @@ class ContentScanner:
 
     def visit(self, member, data) -> None:
         name = member.name
-        kind = binformat.identify(data)
+        kind = binformat.identify(data) if binformat.loaded_on_the_platform(name) else None
         if kind is not None:
             self.binaries.append((name, kind))
         if cuda_binary.is_cuda_candidate(name):

@@ -70,6 +70,14 @@ def test_binary_of_another_platform_is_an_error(tmp_path, member, data, tag):
     assert tag in message
 
 
+def test_executables_are_judged_but_foreign_payloads_are_not(tmp_path):
+    aarch64 = (RELEASE / "aarch64_sm90a.so").read_bytes()
+    dll = (RELEASE / "kernel_sm90a.dll").read_bytes()
+    files = {f"{PKG}/bin/tool": aarch64, f"{PKG}/_vendor/launcher-64.exe": dll, f"{PKG}/fw/npu.bin": aarch64}
+    report = _verify(tmp_path, files, "manylinux_2_34_x86_64", "[]")
+    assert {(r, m) for r, m in _found(report) if r == "binary-platform"} == {("binary-platform", f"{PKG}/bin/tool")}
+
+
 def test_macho_in_a_macos_wheel_is_clean(tmp_path):
     report = _verify(tmp_path, {f"{PKG}/_C.cpython-311-darwin.so": _macho_arm64()}, "macosx_11_0_arm64", "[]")
     assert _found(report) == set()
