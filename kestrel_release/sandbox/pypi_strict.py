@@ -29,9 +29,10 @@ import threading
 from pathlib import Path
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
-from kestrel_release.sandbox import pypi_body
+from kestrel_release.sandbox import pypi_body, pypi_index_rules
 
 FAULTS_HELP = __doc__
+_JSON_API = re.compile(r"^/pypi/([^/]+)/([^/]+)/json/?$")
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
 # warehouse/forklift/legacy.py: the platform tags PyPI accepts for binary wheels.
 _PLATFORM_OK = re.compile(
@@ -87,7 +88,20 @@ class StrictFront:
             return self._remove(environ, start_response)
         if environ.get("REQUEST_METHOD") == "POST" and "multipart" in environ.get("CONTENT_TYPE", ""):
             return self._upload(environ, start_response)
+        if environ.get("REQUEST_METHOD") == "GET" and _JSON_API.match(environ.get("PATH_INFO", "")):
+            return self._release_json(environ, start_response)
         return self.app(environ, start_response)
+
+    def _release_json(self, environ, start_response):
+        """PyPI's JSON API for one release: its files and upload times (the 14-day rule's input)."""
+        name, version = _JSON_API.match(environ["PATH_INFO"]).groups()  # type: ignore[union-attr]
+        with self.lock:
+            doc = pypi_index_rules.release_json(self.root, name, version)
+        if doc is None:
+            return _reply(start_response, 404, "Not Found")
+        body = json.dumps(doc).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
 
     def _control(self, environ, start_response):
         if environ["REQUEST_METHOD"] == "POST":
@@ -144,6 +158,9 @@ class StrictFront:
             check_wheel_rules(upload.raw_filename, request.forms.get("version", ""), len(data), self.max_size)
             if self._identical(upload.raw_filename, data):
                 return _reply(start_response, 200, "OK")  # PyPI: an identical re-upload is a no-op
+            reason = pypi_index_rules.refusal(upload.raw_filename, data, self.root)  # verify's own checks
+            if reason:
+                raise _Refused(reason)
         except _Refused as exc:
             with self.lock:
                 self.counters["refused"] += 1
