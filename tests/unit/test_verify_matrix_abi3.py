@@ -1,0 +1,74 @@
+"""The matrix reads abi3 and py3 wheels as covering every configured Python above their floor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kestrel_release.stages import verify_matrix, version_source
+
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+
+
+@dataclass
+class W:
+    filename: str
+    tags: list[str] = field(default_factory=list)
+
+
+def _wheel(tag: str) -> W:
+    return W(f"k-0.1.0-{tag}.whl", [tag])
+
+
+def _messages(findings) -> list[tuple[str, str]]:
+    return [(f.severity, f.message) for f in findings]
+
+
+def test_one_abi3_wheel_covers_every_configured_python() -> None:
+    assert verify_matrix.check([_wheel("cp310-abi3-manylinux_2_28_x86_64")], PYTHONS) == []
+
+
+def test_py3_none_covers_every_python() -> None:
+    assert verify_matrix.check([_wheel("py3-none-manylinux_2_28_x86_64")], PYTHONS) == []
+
+
+def test_a_python_below_the_abi3_floor_is_uncovered_and_says_why() -> None:
+    found = _messages(verify_matrix.check([_wheel("cp311-abi3-manylinux_2_28_x86_64")], PYTHONS))
+    assert found == [("error", "no wheel for Python 3.10 (cp311-abi3 starts above it): build it "
+                               "(kestrel-release build --python 3.10)")]
+
+
+def test_abi3_plus_a_per_python_wheel_is_two_wheels_for_that_python() -> None:
+    wheels = [_wheel("cp310-abi3-manylinux_2_28_x86_64"), _wheel("cp312-cp312-manylinux_2_28_x86_64")]
+    found = _messages(verify_matrix.check(wheels, PYTHONS))
+    assert len(found) == 1 and found[0][0] == "error" and found[0][1].startswith("2 wheels for Python 3.12")
+
+
+def test_each_platform_needs_its_own_coverage() -> None:
+    wheels = [_wheel("cp310-abi3-manylinux_2_28_x86_64"), _wheel("cp312-cp312-manylinux_2_28_aarch64")]
+    found = _messages(verify_matrix.check(wheels, PYTHONS))
+    missing = sorted(m.split(":")[0] for _, m in found)
+    assert missing == ["no wheel for Python 3.10 on manylinux_2_28_aarch64",
+                       "no wheel for Python 3.11 on manylinux_2_28_aarch64",
+                       "no wheel for Python 3.13 on manylinux_2_28_aarch64"]
+
+
+def test_per_python_wheels_still_need_one_each() -> None:
+    wheels = [_wheel(f"cp3{m}-cp3{m}-manylinux_2_28_x86_64") for m in (10, 11, 12)]
+    assert [m.split(":")[0] for _, m in _messages(verify_matrix.check(wheels, PYTHONS))] == [
+        "no wheel for Python 3.13"]
+
+
+def test_vcs_versions_are_recognised(tmp_path) -> None:
+    cases = {
+        '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n': "setuptools-scm",
+        '[build-system]\nrequires = ["setuptools", "setuptools_scm[toml]"]\n': "setuptools-scm",
+        '[project]\nname = "x"\ndynamic = ["version"]\n[tool.setuptools_scm]\n': "setuptools-scm",
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\n': "hatch-vcs",
+        '[tool.hatch.version]\nsource = "vcs"\n': "hatch-vcs",
+        '[build-system]\nrequires = ["setuptools", "versioneer[toml]"]\n': "versioneer",
+        '[build-system]\nrequires = ["setuptools>=64"]\n': None,
+        '[tool.hatch.version]\npath = "x/__init__.py"\n': None,
+    }
+    for text, tool in cases.items():
+        (tmp_path / "pyproject.toml").write_text(text)
+        assert version_source.vcs_tool(tmp_path) == tool, text
