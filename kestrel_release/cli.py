@@ -99,7 +99,7 @@ def build(
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
 
-    out = str(Path(out).resolve()) if out else None  # a flag's path is relative to the cwd
+    out = str(Path(out).expanduser().resolve()) if out else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, python=_csv(python), out_dir=out, **{
         "build.jobs": jobs, "build.frontend": frontend, "build.isolation": False if no_isolation else None})
     result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible)
