@@ -76,15 +76,25 @@ class GithubClient:
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
 
     # -- policy -----------------------------------------------------------------
-    def call(self, what: str, fn: Callable[[], Any], on_retry: Callable[[], None] | None = None) -> Any:
-        """Run `fn` under the retry policy; translate failures into PublishError."""
+    def call(self, what: str, fn: Callable[[], Any], on_retry: Callable[[], None] | None = None,
+             deadline: float | None = None, abandon: Callable[[], None] | None = None) -> Any:
+        """Run `fn` under the retry policy, each attempt within a whole-request deadline
+        (default publish.timeout); translate failures into PublishError."""
         import requests
         from github import GithubException
+
+        from kestrel_release.adapters import _deadline
 
         attempt = 0
         while True:
             try:
-                return fn()
+                return _deadline.call(fn, deadline or self.policy.timeout, f"GitHub: {what}", abandon)
+            except requests.exceptions.SSLError:  # retrying cannot fix a certificate
+                raise PublishError(f"TLS certificate check failed while {what}",
+                                   "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or "
+                                   "SSL_CERT_FILE) at its CA bundle") from None
+            except _deadline.DeadlineExceeded as exc:
+                failure = str(exc)
             except GithubException as exc:
                 if self._rate_limit_wait(exc, what):
                     continue
@@ -208,12 +218,14 @@ class GithubClient:
                advance: Callable[[int], None] | None = None) -> AssetInfo:
         """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
         size = path.stat().st_size
+        opened: list = []
 
         def attempt() -> AssetInfo:
             from github import GithubException
 
             try:
                 with open(path, "rb") as fh:
+                    opened.append(fh)
                     return _info(rel.upload_asset_from_memory(
                         _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"))
             except GithubException as exc:
@@ -232,7 +244,14 @@ class GithubClient:
             if broken is not None and broken.state != "uploaded":
                 self.delete_asset(broken)
 
-        return self.call(f"uploading {name}", attempt, on_retry=cleanup)
+        def abandon() -> None:  # deadline passed: closing the file stops the abandoned request sending
+            for fh in opened:
+                fh.close()
+
+        from kestrel_release.adapters._deadline import upload_deadline
+
+        return self.call(f"uploading {name}", attempt, on_retry=cleanup,
+                         deadline=upload_deadline(self.policy.timeout, size), abandon=abandon)
 
     def _named(self, rel, name: str) -> AssetInfo | None:
         return next((a for a in self.list_assets(rel) if a.name == name), None)

@@ -122,3 +122,20 @@ def test_an_untrusted_certificate_fails_at_once_with_the_fix(dist_project: Path,
     assert_one_line_error(result, 6, "certificate")
     assert "REQUESTS_CA_BUNDLE" in result.stderr
     assert connections == 1, "a certificate error was retried"
+
+
+def test_a_github_api_that_trickles_bytes_cannot_hold_publish(tmp_path: Path) -> None:
+    from tests.integration.github_support import build_output, make_project
+
+    project = make_project(tmp_path / "kernels", "0.1.0", retries=1)
+    build_output(project, "0.1.0", "0" * 40)
+    body = b"{" + b" " * 5000 + b"}"
+    with RawServer(_head("application/json", len(body)), body, every=0.5) as trickle:
+        start = time.monotonic()
+        result = run_cli(["publish", "--target", "github", "--project", str(project), "--api-url",
+                          trickle.url + "api/v3", "--yes"],
+                         env={"GH_TOKEN": "ghp_" + "Tr1ckle" * 5, "GITHUB_TOKEN": "",
+                              "KESTREL_RELEASE_PUBLISH_TIMEOUT": "3"}, timeout=120)
+        elapsed = time.monotonic() - start
+    assert_one_line_error(result, 6, "no complete answer within 3 s")
+    assert elapsed < 60, elapsed
