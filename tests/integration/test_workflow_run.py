@@ -1,0 +1,122 @@
+"""The workflow `ci init` writes, run end to end here against the sandboxes (issue 17).
+
+A tiny C-extension project in a git repository; `ci init` writes its workflow; the runner
+(workflow_runner.py) executes every job: two build legs (Python 3.11 and 3.12, each its own build
+output), assemble + verify, the tag's PyPI publish (strict sandbox PyPI) and the GitHub release
+(GitHub emulator). Only two steps are replaced, in this test only: installing the tool from PyPI
+(the tool under test is already on PATH) and Sigstore signing (a recorded fake attestation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from kestrel_release.sandbox.github import GithubEmulator
+from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.stages import ci
+from tests.helpers import run_cli
+from tests.integration.workflow_runner import Expressions, WorkflowRunner
+from tests.reliability import miniproject
+
+pytestmark = pytest.mark.slow
+
+REPO = "acme/mini-ext"
+FAKE_ATTESTATION = '{"version": 1, "note": "recorded fake: signing needs a Sigstore identity"}'
+# The signing step, replaced: one fixed attestation per wheel, where pypi-attestations would write it.
+FAKE_SIGN = f"for w in release/*.whl; do printf '%s' '{FAKE_ATTESTATION}' > \"$w.publish.attestation\"; done"
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A committed git repository: mini-ext in kernels/ (3.11 + 3.12) and its generated workflow."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    miniproject.make(repo / "kernels", pythons=("3.11", "3.12"))
+    result = run_cli(["ci", "init", "--project", str(repo / "kernels")])
+    assert result.code == 0, result.output
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "mini-ext 0.1.0")
+    (repo / ".gitignore").write_text("*\n")  # build outputs never make the checkout dirty
+    return repo
+
+
+def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tmp_path: Path) -> None:
+    workflow = repo / ".github" / "workflows" / "kernels-release.yml"
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    tool_bin = str(Path(sys.executable).parent)
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as index, GithubEmulator(repos=(REPO,)) as gh:
+        gh.push_history(REPO, repo)
+        env = {**os.environ, "PATH": f"{tool_bin}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200",
+               "UV_PYTHON_DOWNLOADS": "never", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+               # Where the publish step's twine sends the files: the sandbox instead of PyPI's default.
+               "TWINE_REPOSITORY_URL": index.upload_url, "TWINE_USERNAME": index.username,
+               "TWINE_PASSWORD": index.password}
+        env.pop("KESTREL_RELEASE_DEBUG", None)
+        runner = WorkflowRunner(
+            workflow, repo, tmp_path / "runner",
+            github={"ref_type": "tag", "ref_name": "v0.1.0", "repository": REPO, "api_url": gh.api_url,
+                    "token": gh.token, "run_id": "7001"},
+            env=env,
+            substitute={"install-tool": "command -v kestrel-release",
+                        "install-publish-tools": "twine --version | grep -q 'twine version 7.0.0'",
+                        "attest": FAKE_SIGN})
+        jobs = runner.run()
+        log = "\n".join(f"[{s.job}] {s.name}: {s.status}\n{s.output}" for s in runner.steps if s.status != "skipped")
+        here = ci.platform_key(sysconfig.get_platform())
+        build = f"build-{here}"
+        assert {n: j.result for n, j in jobs.items()} == {
+            "plan": "success", build: "success", "assemble": "success", "publish": "success", "github": "success"}, log
+        assert [leg["matrix"]["python"] for leg in jobs[build].legs] == ["3.11", "3.12"]
+        assert jobs["plan"].outputs == {"version": "0.1.0"}
+        assert sorted(runner.substituted) == sorted(  # once per job leg: the build job has two
+            [f"{job}:install-tool" for job in [*jobs, build]] + ["publish:install-publish-tools", "publish:attest"])
+
+        # The assemble job combined two build outputs, verified them, and handed on one release.
+        release = tmp_path / "runner" / "artifacts" / "release"
+        wheels = {p.name: p.read_bytes() for p in release.glob("*.whl")}
+        assert sorted(n.split("-")[2] for n in wheels) == ["cp311", "cp312"]
+        data = json.loads((release / "release-manifest.json").read_text())
+        assert set(data["verified"]) == {"pypi"} and set(data["verified"]["pypi"]["wheels"]) == set(wheels)
+        by = {w["python"]: w["built_by"] for w in data["wheels"]}
+        assert {py: b["label"] for py, b in by.items()} == {"3.11": f"{here}-py3.11", "3.12": f"{here}-py3.12"}
+        for py, b in by.items():
+            assert b["ci"]["job"] == build and b["ci"]["run_id"] == "7001" and b["ci"]["repository"] == REPO
+            assert b["ci"]["runner"] == f"local-{build}-{py}"
+        assert {w["commit"] for w in data["wheels"]} == {head} and data["git"] == {"commit": head, "dirty": False}
+        assert sorted(i["input"] for i in data["assembled"]["inputs"]) == [f"build-{here}-py3.11", f"build-{here}-py3.12"]
+        assert sorted(w["sha256"] for w in data["wheels"]) == sorted(
+            line.split()[0] for line in (release / "SHA256SUMS").read_text().splitlines())
+
+        # PyPI (the strict sandbox) holds exactly the assembled wheels, byte for byte.
+        published = {p.name: p.read_bytes() for p in (tmp_path / "index").glob("*.whl")}
+        assert published == wheels
+        # The GitHub release v0.1.0 holds the wheels, SHA256SUMS and the assembled manifest.
+        assets = gh.assets(REPO, "v0.1.0")
+        assert set(wheels) | {"SHA256SUMS", "release-manifest.json"} <= set(assets)
+        assert gh.tag_sha(REPO, "v0.1.0") == head
+
+
+def test_runner_expressions_and_control() -> None:
+    """The runner's expression evaluator gives GitHub's answers for the forms the workflow uses."""
+    ctx = {"github": {"ref_type": "tag"}, "needs": {"publish": {"result": "skipped"}, "assemble": {"result": "success"}},
+           "matrix": {"python": "3.12"}}
+    exprs = Expressions(ctx, {"cancelled": False, "always": True, "success": True})
+    assert exprs.evaluate("github.ref_type == 'tag' && 'pypi' || 'github'") == "pypi"
+    assert exprs.expand("py${{ matrix.python }}-${{ github.ref_type != 'tag' }}") == "py3.12-false"
+    assert exprs.condition("${{ !cancelled() && needs.assemble.result == 'success' && (needs.publish.result == "
+                           "'success' || needs.publish.result == 'skipped') }}", "success()") is True
+    assert exprs.condition("github.ref_type != 'tag'", "success()") is False
+    assert exprs.evaluate("needs.missing.outputs.version") is None
