@@ -31,11 +31,13 @@ def _hash(data: bytes) -> str:
 
 
 def members(metadata: str = "", metadata_version: str = "2.4", files: dict[str, bytes] | None = None,
-            dist: str = DIST) -> dict[str, bytes]:
+            dist: str | None = None, version: str = VERSION, tags: tuple[str, ...] = (TAG,)) -> dict[str, bytes]:
     """A wheel's members, RECORD last and correct."""
+    dist = dist or f"{PKG}-{version}.dist-info"
     out = dict(files if files is not None else {f"{PKG}/__init__.py": INIT})
-    out[f"{dist}/METADATA"] = f"Metadata-Version: {metadata_version}\nName: {NAME}\nVersion: {VERSION}\n{metadata}".encode()
-    out[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: kestrel-tests\nRoot-Is-Purelib: true\nTag: {TAG}\n".encode()
+    out[f"{dist}/METADATA"] = f"Metadata-Version: {metadata_version}\nName: {NAME}\nVersion: {version}\n{metadata}".encode()
+    tag_lines = "".join(f"Tag: {t}\n" for t in tags)
+    out[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: kestrel-tests\nRoot-Is-Purelib: true\n{tag_lines}".encode()
     record = "".join(f"{m},{_hash(d)},{len(d)}\n" for m, d in out.items()) + f"{dist}/RECORD,,\n"
     out[f"{dist}/RECORD"] = record.encode()
     return out
@@ -178,11 +180,11 @@ CASES = {
     "tar-polyglot": (lambda: tar_polyglot(valid()), "pypi-zip",
                      "Invalid distribution file. File is both a zip and a tar file"),
     "license-and-expression": (lambda: _with_metadata("License: MIT\nLicense-Expression: MIT\n"), "pypi-metadata",
-                               "License is deprecated when License-Expression is present. "
-                               "Only License-Expression should be present."),
+                               ("License is deprecated when License-Expression is present. "
+                                "Only License-Expression should be present.")),
     "missing-license-file": (lambda: _with_metadata("License-Expression: MIT\nLicense-File: LICENSE\n"),
-                             "pypi-license-file", f"License-File LICENSE does not exist in distribution file "
-                             f"{FILENAME} at {DIST}/licenses/LICENSE"),
+                             "pypi-license-file", (f"License-File LICENSE does not exist in distribution file "
+                                                  f"{FILENAME} at {DIST}/licenses/LICENSE")),
     "bad-entry-points": (lambda: zip_bytes(members(files={f"{PKG}/__init__.py": INIT,
                                                           f"{DIST}/entry_points.txt": b"[console_scripts]\nkk\n"})),
                          "pypi-entry-points",
