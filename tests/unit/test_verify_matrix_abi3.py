@@ -33,8 +33,8 @@ def test_py3_none_covers_every_python() -> None:
 
 def test_a_python_below_the_abi3_floor_is_uncovered_and_says_why() -> None:
     found = _messages(verify_matrix.check([_wheel("cp311-abi3-manylinux_2_28_x86_64")], PYTHONS))
-    assert found == [("error", "no wheel for Python 3.10 (cp311-abi3 starts above it): build it "
-                               "(kestrel-release build --python 3.10)")]
+    assert found == [("error", ("no wheel for Python 3.10 (cp311-abi3 starts above it): build it "
+                                "(kestrel-release build --python 3.10)"))]
 
 
 def test_abi3_plus_a_per_python_wheel_is_two_wheels_for_that_python() -> None:
