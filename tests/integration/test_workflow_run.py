@@ -109,6 +109,33 @@ def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tm
         assert gh.tag_sha(REPO, "v0.1.0") == head
 
 
+def test_nightly_run_skips_pypi_and_refreshes_the_rolling_github_release(repo: Path, tmp_path: Path) -> None:
+    """A scheduled run on the branch: one nightly version for every leg, no PyPI publish, the rolling release."""
+    workflow = repo / ".github" / "workflows" / "kernels-release.yml"
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as index, GithubEmulator(repos=(REPO,)) as gh:
+        gh.push_history(REPO, repo)
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               "UV_PYTHON_DOWNLOADS": "never", "TWINE_REPOSITORY_URL": index.upload_url,
+               "TWINE_USERNAME": index.username, "TWINE_PASSWORD": index.password}
+        runner = WorkflowRunner(
+            workflow, repo, tmp_path / "runner",
+            github={"ref_type": "branch", "ref_name": "main", "repository": REPO, "api_url": gh.api_url,
+                    "token": gh.token, "run_id": "7002"},
+            env=env, substitute={"install-tool": "command -v kestrel-release"})
+        jobs = runner.run()
+        log = "\n".join(f"[{s.job}] {s.name}: {s.status}\n{s.output}" for s in runner.steps if s.status != "skipped")
+        results = {n: j.result for n, j in jobs.items()}
+        assert results.pop("publish") == "skipped" and set(results.values()) == {"success"}, log
+        version = jobs["plan"].outputs["version"]
+        assert version.startswith("0.1.1.dev"), version
+        wheels = sorted(p.name for p in (tmp_path / "runner" / "artifacts" / "release").glob("*.whl"))
+        assert len(wheels) == 2 and all(f"-{version}-" in w for w in wheels)
+        assert list((tmp_path / "index").glob("*.whl")) == []  # nothing went to the index
+        releases = gh.snapshot()[REPO]["releases"]
+        assert [r["tag_name"] for r in releases] == ["mini-ext-nightly"] and releases[0]["prerelease"]
+        assert set(wheels) <= {a["name"] for a in releases[0]["assets"]}
+
+
 def test_runner_expressions_and_control() -> None:
     """The runner's expression evaluator gives GitHub's answers for the forms the workflow uses."""
     ctx = {"github": {"ref_type": "tag"}, "needs": {"publish": {"result": "skipped"}, "assemble": {"result": "success"}},

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import os
 import re
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from typing import Any
 import yaml
 
 SKIPPED_ACTIONS = ("actions/checkout@", "astral-sh/setup-uv@", "actions/setup-python@")
-_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)
 _TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|"
                     r"(?P<num>\d+(?:\.\d+)?)|(?P<path>[A-Za-z_][\w-]*(?:\.[\w*-]+)*))")
 
@@ -92,7 +91,8 @@ class Expressions:
                 key = f"_v{len(names)}"
                 names[key] = value
                 out.append(key)
-        return eval("".join(out), {"__builtins__": {}}, names)  # noqa: S307 - our own token stream
+        # Safe: only our own tokens reach eval (values are bound names, never source text).
+        return eval("".join(out), {"__builtins__": {}}, names)
 
     def expand(self, text: Any) -> Any:
         """`${{ ... }}` inside a string; an `if:` without braces is an expression itself."""
