@@ -79,3 +79,8 @@ def ignored(path: Path, names: list[str]) -> set[str] | None:
     if result is None or result.returncode != 0:
         return set()
     return {line.strip() for line in result.output.splitlines() if line.strip()}
+
+
+def remote_url(path: Path, name: str = "origin") -> str | None:
+    """The URL of a remote (None when there is none or `path` is not in a repository)."""
+    return _git(path, "remote", "get-url", name) or None

@@ -22,6 +22,11 @@ from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages import init_detect
 from kestrel_release.stages.init_detect import Detected
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
 CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
 NEXT = "kestrel-release release --rehearse"
 SOURCES = ("*.c", "*.cc", "*.cpp", "*.cxx", "*.cu")
@@ -71,13 +76,14 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     pyproject_path = project_dir / "pyproject.toml"
     original = _read_pyproject(project_dir, pyproject_path)
     try:
-        data = init_detect.tomllib.loads(original.decode("utf-8"))
-    except (init_detect.tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        data = tomllib.loads(original.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise UsageError(f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again") from None
     detected = init_detect.detect(project_dir, data)
     result = InitResult(project_dir, detected, None)
     if not detected.configured:
         result.plan = choose(detected, python or _pythons_on_machine(detected))
+        _github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
         _check(result.plan)
         result.table_text = table_text(result.plan, detected)
     out_dir = _out_dir(data) if detected.configured else "dist-all"
@@ -198,11 +204,27 @@ def _dist(d: Detected) -> str:
 
 
 def _forbid(d: Detected) -> list[str]:
-    inside = {Path(rel).name for pkg in d.packages.values()
-              for rel in (p.name for p in (d.project_dir / pkg).iterdir() if p.is_dir())}
+    inside = {sub.name for pkg in d.packages.values() for sub in (d.project_dir / pkg).iterdir() if sub.is_dir()}
     out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
     out += [f"{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs and name not in inside]
     return out
+
+
+def github_repo(url: str) -> str | None:
+    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
+    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
+                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
+def _github_target(plan: Plan, repo: str | None) -> None:
+    # Without a repository, a GitHub release would go to the tool's own default: say so instead.
+    if repo:
+        plan.values["targets"] = {"github": {"repo": repo}}
+        plan.comments["targets.github"] = "from the git remote 'origin'"
+    else:
+        plan.notes.append("no github.com remote 'origin': set [tool.kestrel-release.targets.github] "
+                          "repo = \"OWNER/NAME\" before publishing to GitHub, or use --targets testpypi,pypi")
 
 
 def _check(plan: Plan) -> None:
@@ -318,8 +340,8 @@ def _append_table(path: Path, original: bytes, result: InitResult) -> None:
     sep = b"" if not original else (newline if original.endswith(b"\n") else newline * 2)
     data = original + sep + result.table_text.replace("\n", newline.decode()).encode("utf-8")
     try:  # the whole file must still parse, with exactly our table in it
-        parsed = init_detect.tomllib.loads(data.decode("utf-8"))["tool"]["kestrel-release"]
-    except (init_detect.tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        parsed = tomllib.loads(data.decode("utf-8"))["tool"]["kestrel-release"]
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot append [tool.kestrel-release] to {path}: {exc}",
                          "add the table shown above by hand") from None
     if result.plan is None or parsed != result.plan.values:  # a bug in table_text, not the user's doing

@@ -76,6 +76,8 @@ def test_c_ext_stub_ships_its_tests_on_purpose(tmp_path):
     assert "tests/**" not in verify["forbid"] and "*.c" in verify["forbid"]
     assert verify["allow"] == ["c_ext_stub/**", "c_ext_stub.libs/*"] and verify["required_sass"] == []
     assert "c_ext_stub/tests ships on purpose" in result.stderr
+    assert "targets" not in table(project)  # not a git checkout: no repository to name
+    assert "no github.com remote 'origin'" in result.stderr
 
 
 def test_second_run_changes_nothing_and_says_so(tmp_path):
@@ -191,9 +193,13 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pyproject.toml").write_text(HATCH + "\n")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/pure-pkg.git"], check=True)
     (project / ".gitignore").write_text("dist-all*\n")  # covers the output and the rehearsal dir
-    assert run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"]).code == 0
+    result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"])
+    assert result.code == 0, result.output
     assert ignore_lines(project) == ["dist-all*", "# kestrel-release working files", *WORKING_FILES[2:]]
+    assert table(project)["targets"] == {"github": {"repo": "acme/pure-pkg"}}  # releases go to the user's repo
+    assert "no github.com remote" not in result.stderr
 
 
 def test_refuses_without_a_terminal_and_changes_nothing(tmp_path):

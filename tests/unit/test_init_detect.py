@@ -200,3 +200,16 @@ def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
     cfg = config._build(tmp_path, "x", "1.0", parsed, {}, errors)
     assert errors == [] and cfg.python == ("3.10", "3.11") and cfg.abi == "abi3"
     assert cfg.verify.allow[0].endswith("/**")
+
+
+@pytest.mark.parametrize(("url", "repo"), [
+    ("https://github.com/acme/widgets.git", "acme/widgets"),
+    ("https://x-access-token:abc@github.com/acme/widgets", "acme/widgets"),
+    ("git@github.com:acme/wid.gets.git", "acme/wid.gets"),
+    ("ssh://git@github.com/acme/widgets/", "acme/widgets"),
+    ("https://gitlab.com/acme/widgets.git", None),
+    ("https://github.com/acme", None),
+    ("", None),
+])
+def test_github_repo_from_the_remote_url(url, repo):
+    assert init.github_repo(url) == repo
