@@ -34,7 +34,7 @@ def spool(environ: dict) -> None:
     except ValueError:
         raise BodyRefused("Invalid Content-Length.") from None
     stream: BinaryIO = environ["wsgi.input"]
-    copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)
+    copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115 - lives on as wsgi.input
     got = 0
     while got < expected:
         try:

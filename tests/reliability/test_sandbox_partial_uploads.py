@@ -61,14 +61,14 @@ def test_a_body_shorter_than_content_length_is_refused(tmp_path: Path) -> None:
             sock.sendall(head + part)
             sock.shutdown(socket.SHUT_WR)
             answer = sock.recv(65536).decode(errors="replace")
-        assert answer.startswith("HTTP/1.0 400") or answer.startswith("HTTP/1.1 400"), answer
+        assert answer.startswith(("HTTP/1.0 400", "HTTP/1.1 400")), answer
         assert "Incomplete request body" in answer
         assert _stored(box) == {}
 
 
 def test_bytes_that_do_not_match_sha256_digest_are_refused_with_pypis_words(dist_project: Path,
                                                                            tmp_path: Path) -> None:
-    wheel = sorted((dist_project / "dist-all").glob("*.whl"))[0]
+    wheel = min((dist_project / "dist-all").glob("*.whl"))
     name, version = wheel.name.split("-")[:2]
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
         form = {":action": "file_upload", "protocol_version": "1", "name": name, "version": version,
@@ -88,7 +88,7 @@ def test_bytes_that_do_not_match_sha256_digest_are_refused_with_pypis_words(dist
 
 def _leave_truncated_copy(project: Path, directory: Path) -> Path:
     """What a sandbox without body checks kept after a cut upload: the wheel's first bytes."""
-    wheel = sorted((project / "dist-all").glob("*.whl"))[0]
+    wheel = min((project / "dist-all").glob("*.whl"))
     directory.mkdir(parents=True, exist_ok=True)
     (directory / wheel.name).write_bytes(wheel.read_bytes()[:20000])
     return wheel
@@ -117,7 +117,7 @@ def test_a_truncated_copy_on_an_index_that_cannot_remove_it_says_what_to_do(dist
 
 
 def test_a_different_file_under_our_name_is_still_a_conflict(dist_project: Path, tmp_path: Path) -> None:
-    wheel = sorted((dist_project / "dist-all").glob("*.whl"))[0]
+    wheel = min((dist_project / "dist-all").glob("*.whl"))
     (tmp_path / "index").mkdir()
     (tmp_path / "index" / wheel.name).write_bytes(b"PK-not-our-bytes" * 10)
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
