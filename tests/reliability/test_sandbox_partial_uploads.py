@@ -124,3 +124,30 @@ def test_a_different_file_under_our_name_is_still_a_conflict(dist_project: Path,
         result = _publish(dist_project, box.upload_url, box)
         assert_one_line_error(result, 6, "other bytes")
         assert (tmp_path / "index" / wheel.name).read_bytes() == b"PK-not-our-bytes" * 10
+
+
+def test_a_write_that_fails_mid_file_leaves_neither_file_nor_temp(tmp_path: Path) -> None:
+    """Disk full while the sandbox stores an upload: the file appears whole or not at all."""
+    import errno
+
+    import pytest
+
+    from kestrel_release.sandbox import pypi_body
+
+    class FullDisk:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def read(self, n: int = -1) -> bytes:
+            self.calls += 1
+            if self.calls > 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return b"x" * 1024
+
+    with pytest.raises(OSError):
+        pypi_body.write_atomic(FullDisk(), tmp_path / "mini-0.1.0-py3-none-any.whl")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / (pypi_body.PARTIAL_PREFIX + "left-by-a-killed-server")).write_bytes(b"x")
+    (tmp_path / "someone-elses.whl").write_bytes(b"y")
+    pypi_body.sweep_partials(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["someone-elses.whl"]
