@@ -187,12 +187,13 @@ def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
                     raise VerifyError(f"inputs disagree: {name} has other contents in {seen['source']} and "
                                       f"{item.path} (sha256 {seen['sha256'][:12]}... != {row['sha256'][:12]}...)",
                                       "one filename must have one content: rebuild one of them; nothing was written")
-                seen.setdefault("also_built_by", []).append(_built_by(item))
+                seen.setdefault("also_built_by", []).append(row.get("built_by") or _built_by(item))
                 continue
+            # An input that is itself assembled keeps each wheel's own builder and toolchain.
             rows[name] = {**{k: row[k] for k in ("filename", "python", "python_tag", "platform_tag", "size", "sha256")
                              if k in row},
-                          "commit": item.commit, "built_by": _built_by(item), "toolchain": _toolchain(item, row),
-                          "source": str(item.path)}
+                          "commit": item.commit, "built_by": row.get("built_by") or _built_by(item),
+                          "toolchain": row.get("toolchain") or _toolchain(item, row), "source": str(item.path)}
     return [rows[name] for name in sorted(rows)]
 
 

@@ -89,6 +89,9 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
     if prebuilt:
         params["from"] = str(cfg.out_path)
+        if not (cfg.out_path / "release-manifest.json").is_file():  # before the state file is written there
+            raise UsageError(f"--from {cfg.out_path} holds no release-manifest.json",
+                             "pass the output of kestrel-release build or assemble")
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
     with project_lock(cfg.project_dir, "release"):
         state = _start_state(cfg, params, resume, force, steps)

@@ -200,3 +200,23 @@ def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path
     published = {p.name: p.read_bytes() for p in (tmp_path / "release.rehearsal" / "pypi").glob("*.whl")}
     assert published == built and len(built) == 2
     assert "2 uploaded" in steps["publish-pypi"]["detail"]
+
+
+def test_assembled_outputs_assemble_again_keeping_each_builder(project: Path, tmp_path: Path) -> None:
+    """Per-platform releases combined later: each wheel keeps the machine that built it."""
+    first = tmp_path / "first"
+    a = machine_output(tmp_path, "a", ("3.12",))
+    assert assemble(project, str(a), "--out", str(first)).code == 0
+    b = machine_output(tmp_path, "b", ("3.13",))
+    out = tmp_path / "all"
+    result = assemble(project, str(first), str(b), "--out", str(out))
+    assert result.code == 0, result.output
+    data = json.loads((out / "release-manifest.json").read_text())
+    assert {w["python"]: w["built_by"]["label"] for w in data["wheels"]} == {"3.12": "a", "3.13": "b"}
+
+
+def test_release_from_refuses_a_directory_without_manifest(project: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nothing-here"
+    result = run_cli(["release", "--project", str(project), "--from", str(missing), "--rehearse", "--yes"])
+    assert_one_line_error(result, 2, f"--from {missing} holds no release-manifest.json")
+    assert not missing.exists()
