@@ -26,7 +26,7 @@ def _project(tmp_path: Path, table: str) -> Path:
 def test_defaults(tmp_path):
     cfg = config.load(_project(tmp_path, ""), env={})
     assert cfg.python == ("3.10", "3.11", "3.12", "3.13")
-    assert cfg.build.plat == "manylinux_2_34_x86_64"
+    assert cfg.build.plat == "auto" and cfg.build.min_glibc == "" and cfg.abi == "auto"
     assert cfg.out_path == (tmp_path / "dist-all").resolve()
 
 
