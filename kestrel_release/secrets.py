@@ -73,7 +73,11 @@ def is_credential_var(name: str, value: str = "") -> bool:
         values = list(_secrets)
     if named or _CREDENTIAL_NAMES.match(name):
         return True
-    return bool(value) and (any(v in value for v in values) or any(p.search(value) for p in _PATTERNS))
+    if not value:
+        return False
+    # Containment only for long secrets: a short password ("test") inside PATH must not strip PATH.
+    return any(v == value or (len(v) >= 12 and v in value) for v in values) or \
+        any(p.search(value) for p in _PATTERNS)
 
 
 def register_startup(environ: dict[str, str] | None = None, argv: list[str] | None = None,

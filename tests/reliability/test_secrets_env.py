@@ -102,3 +102,15 @@ def test_child_env_drops_credentials_and_keeps_the_rest(monkeypatch, tmp_path: P
         assert not [v for v in CANARIES.values() if v in out]
     finally:
         secrets.clear()
+
+
+def test_a_short_password_does_not_strip_ordinary_variables(monkeypatch) -> None:
+    secrets.clear()
+    monkeypatch.setenv("TWINE_PASSWORD", "weakpw")  # a weak password that also occurs inside PATH
+    monkeypatch.setenv("PATH", "/opt/weakpw/bin:" + os.environ["PATH"])
+    secrets.register_startup(argv=["kestrel-release"], pypirc="/nonexistent/.pypirc")
+    try:
+        env = proc.child_env()
+        assert "TWINE_PASSWORD" not in env and env["PATH"] == os.environ["PATH"]
+    finally:
+        secrets.clear()
