@@ -163,7 +163,8 @@ def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
     if d.abi3 == "py3" or (not d.native and not d.cuda):
         v["abi"], c["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
     elif d.abi3:
-        v["abi"], c["abi"] = "abi3", f"{d.abi3}-abi3: one wheel per platform serves every listed Python"
+        tag = f"{d.abi3}-abi3" if d.abi3 != "abi3" else "abi3"
+        v["abi"], c["abi"] = "abi3", f"{tag}: one wheel per platform serves every listed Python"
     if d.version_file:
         v["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
         c["version_files"] = "`kestrel-release version bump` rewrites the version here"

@@ -62,7 +62,7 @@ class Detected:
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
     torch: bool = False
     cmake_sets_arch: bool = False
-    abi3: str | None = None  # "cp39", "cp310", ... or "py3"; None: one wheel per CPython
+    abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
     shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
     ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
@@ -130,21 +130,36 @@ def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None
 
 
 def _setup_kw(text: str, key: str) -> str | None:
-    """A setup() keyword given as a string literal (or a module-level name bound to one)."""
+    """A setup() keyword given as a string (or a module-level name bound to one).
+
+    setup(name=...) first; then the keyword arguments many setup.py files gather before
+    the call: `kwargs = dict(name=...)` or `{"name": ...}` passed as setup(**kwargs).
+    """
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         return None
     consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
               and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
               for t in n.targets if isinstance(t, ast.Name)}
+
+    def value(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return consts.get(node.id) if isinstance(node, ast.Name) else None
+
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    named = [c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", "")) == "setup"]
+    gathered = [c for c in calls if getattr(c.func, "id", "") == "dict"]
+    for call in named + gathered:
+        found = next((value(kw.value) for kw in call.keywords if kw.arg == key), None)
+        if found:
+            return found
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
-            for kw in node.keywords:
-                if kw.arg == key and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
-                    return kw.value.value
-                if kw.arg == key and isinstance(kw.value, ast.Name) and kw.value.id in consts:
-                    return consts[kw.value.id]
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == key and value(v):
+                    return value(v)
     return None
 
 
@@ -315,17 +330,21 @@ def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
     api = _table(tool, "scikit-build", "wheel").get("py-api") or _table(tool, "scikit-build").get("wheel.py-api")
     if isinstance(api, str) and (api.startswith("cp3") or api == "py3"):
         tags.append(api)
-    limited = re.search(r"py_limited_api\s*=\s*True", setup_py) or _table(tool, "meson-python").get("limited-api")
+    limited = (re.search(r"""py_limited_api['"]?\s*[:=]\s*True""", setup_py)
+               or _table(tool, "meson-python").get("limited-api"))
     if not tags and limited:
-        # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's.
-        tags = [f"cp3{int(h, 16)}" for h in _LIMITED_HEX.findall(setup_py)] or [f"cp3{_floor_minor(d.requires_python)}"]
+        # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's;
+        # "abi3" alone when setup.py computes it (the wheel's tag will tell).
+        floor = _floor_minor(d.requires_python)
+        tags = [f"cp3{int(h, 16)}" for h in _LIMITED_HEX.findall(setup_py)] or [f"cp3{floor}" if floor else "abi3"]
     if tags:
-        d.abi3 = "py3" if "py3" in tags else min(tags, key=lambda t: int(t[3:]))
+        cp = [t for t in tags if t.startswith("cp3")]
+        d.abi3 = "py3" if "py3" in tags else min(cp, key=lambda t: int(t[3:])) if cp else "abi3"
 
 
-def _floor_minor(spec: str | None) -> str:
+def _floor_minor(spec: str | None) -> str | None:
     m = re.search(r">=\s*3\.(\d+)", spec or "")
-    return m.group(1) if m else "9"
+    return m.group(1) if m else None
 
 
 def _table(tool: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -213,3 +213,24 @@ def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
 ])
 def test_github_repo_from_the_remote_url(url, repo):
     assert init.github_repo(url) == repo
+
+
+def test_psutil_shape_kwargs_dict_and_computed_limited_api(tmp_path):
+    """setup(**kwargs) with kwargs = dict(name=...), py_limited_api from a dict, the floor computed."""
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n',
+        "setup.py": '''
+            MIN_PY_VERSION = (3, 8)
+            _abi3_tag = "cp{}{}".format(*MIN_PY_VERSION)
+            py_limited_api = {"py_limited_api": True}
+            options = {"bdist_wheel": {"py_limited_api": _abi3_tag}}
+            ext = Extension("psutil._psutil_linux", sources=["psutil/_psutil_linux.c"], **py_limited_api)
+            def main():
+                kwargs = dict(name='psutil', version=VERSION, ext_modules=[ext])
+                setup(**kwargs)
+        ''',
+        "psutil/__init__.py": '__version__ = "8.0.0"\n',
+    }))
+    assert (d.name, d.version, d.abi3) == ("psutil", "8.0.0", "abi3")
+    plan = init.choose(d, ("3.12",))
+    assert plan.values["abi"] == "abi3" and plan.comments["abi"].startswith("abi3:")
