@@ -71,7 +71,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
         console.warn(warning)
     with fsutil.project_lock(cfg.project_dir, "build"):
         logs = cfg.out_path.parent / ".kestrel-build-logs"
-        safepaths.collect_leftovers(cfg.out_path.parent, swapped=cfg.out_path.name)
+        safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         envs = _start_envs(cfg, plan, logs)
         try:
@@ -177,12 +177,13 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
             _jobs.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
                              what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
-        build_native.check_floor(cfg, wheel, logs / f"glibc-floor-{py}.log")  # exit 4 naming the symbols
         steps.start(name, "repairing")
         log = logs / f"repair-{py}.log"
-        repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
-                        what=f"auditwheel repair for Python {py}")
-        final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+        with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
+            repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
+                            what=f"auditwheel repair for Python {py}")
+            final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+            build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:
         steps.finish(name, "stopped" if _jobs.stopping() else "failed", f"log: {log}")

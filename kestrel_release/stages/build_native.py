@@ -6,8 +6,10 @@ Kept out of build.py so the pipeline there stays a pipeline; each function is on
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from kestrel_release import console
@@ -101,6 +103,41 @@ def wanted_floor(cfg: Config) -> tuple[int, int] | None:
         major, minor = cfg.build.min_glibc.split(".")
         return int(major), int(minor)
     return plat_floor(cfg.build.plat) if cfg.build.plat != "auto" else None
+
+
+class FloorTooHighError(BuildError):
+    """The repaired wheel's tag is above build.min_glibc (replaced by check_floor's explanation)."""
+
+
+def check_min_glibc(cfg: Config, final: Path) -> None:
+    """After repair (plat auto picks the best tag): is that tag within build.min_glibc?"""
+    wanted = wanted_floor(cfg)
+    floor = glibc_facts(final.name).get("glibc_floor")
+    if wanted and floor and tuple(int(p) for p in floor.split(".")) > wanted:
+        raise FloorTooHighError(f"{final.name} needs glibc {floor}")
+
+
+@contextlib.contextmanager
+def floor_explained(cfg: Config, wheel: Path, log: Path) -> Iterator[None]:
+    """When repair fails or the tag is above the floor, and the floor is why: exit 4 naming the symbols.
+
+    auditwheel's own analysis runs only on this failure path, so a good build pays nothing for it.
+    """
+    try:
+        yield
+    except BuildError as exc:
+        if wanted_floor(cfg) is None or _jobs_stopping():
+            raise
+        check_floor(cfg, wheel, log)  # raises the explained error when the floor is the cause
+        if isinstance(exc, FloorTooHighError):  # analysis disagrees with the tag: still refuse
+            raise BuildError(str(exc) + f", above the configured floor {cfg.build.min_glibc}") from None
+        raise
+
+
+def _jobs_stopping() -> bool:
+    from kestrel_release.stages import _jobs
+
+    return _jobs.stopping()
 
 
 def check_floor(cfg: Config, wheel: Path, log: Path) -> None:

@@ -145,6 +145,11 @@ def test_a_min_glibc_the_wheel_cannot_meet_is_exit_4_naming_the_symbols(tmp_path
     failed = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200)
     assert_one_line_error(failed, 4, "dlopen@GLIBC_2.34", "min_glibc = 2.28", "manylinux")
     assert not (project / "dist-all").exists()
+    # An explicit plat below the wheel's floor: auditwheel refuses, the tool says why.
+    plat = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200,
+                   env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "", "KESTREL_RELEASE_BUILD_PLAT": "manylinux_2_28_x86_64"})
+    assert_one_line_error(plat, 4, "dlopen@GLIBC_2.34", "build.plat = manylinux_2_28_x86_64")
+    assert not (project / "dist-all").exists()
     # The floor the wheel can have is reported, with who can install it.
     ok = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200,
                  env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "2.34"})
