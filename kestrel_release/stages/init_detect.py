@@ -31,8 +31,10 @@ VCS_REQUIRES = {"setuptools-scm": "setuptools-scm", "hatch-vcs": "hatch-vcs", "v
                 "setuptools-git-versioning": "setuptools-git-versioning", "dunamai": "dunamai",
                 "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
 # Directories that are never the importable package, and never worth walking.
+# (build/ and dist/ are not here: setuptools' output dirs have no __init__.py, and pypa/build's
+# own package is src/build.)
 NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "benchmark", "scripts",
-                "tools", "build", "dist", "csrc", "include", "third_party", "setup"}
+                "tools", "csrc", "include", "third_party", "setup"}
 SKIP_WALK = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", "dist-all",
              ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".kestrel-build-logs"}
 VERSION_FILES = ("version.py", "_version.py", "__about__.py", "__init__.py")
@@ -356,7 +358,7 @@ def _table(tool: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 def _layout(d: Detected) -> None:
     root = d.project_dir
-    d.top_dirs = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name in NOT_PACKAGES - {"build", "dist"})
+    d.top_dirs = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name in NOT_PACKAGES - {"setup"})
     for rel in d.packages.values():
         pkg = root / rel
         d.shipped_tests += [f"{rel}/{t}" for t in ("tests", "test") if (pkg / t).is_dir()]

@@ -234,3 +234,14 @@ def test_psutil_shape_kwargs_dict_and_computed_limited_api(tmp_path):
     assert (d.name, d.version, d.abi3) == ("psutil", "8.0.0", "abi3")
     plan = init.choose(d, ("3.12",))
     assert plan.values["abi"] == "abi3" and plan.comments["abi"].startswith("abi3:")
+
+
+def test_flit_dynamic_version_in_a_package_named_build(tmp_path):
+    """pypa/build's shape: flit, dynamic version read from src/build/__init__.py."""
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["flit-core"]\nbuild-backend = "flit_core.buildapi"\n'
+                          '[project]\nname = "build"\ndynamic = ["version"]\n',
+        "src/build/__init__.py": "__version__ = '1.5.0'\n",
+    }))
+    assert (d.backend, d.packages) == ("flit", {"build": "src/build"})
+    assert (d.version, d.version_file) == ("1.5.0", ("src/build/__init__.py", "__version__ = '{version}'"))
