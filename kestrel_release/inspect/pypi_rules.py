@@ -17,6 +17,7 @@ import configparser
 import datetime as dt
 import io
 import re
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
     try:
         archive = zipfile.ZipFile(fh if fh is not None else io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError,
+            struct.error, RuntimeError, OverflowError):
         return [Violation("pypi-zip", "", INVALID + "File is not a zipfile")]
     with archive:
         dist = _dist_info(filename)
@@ -82,7 +84,7 @@ def _read(archive: zipfile.ZipFile, name: str, limit: int = _SCAN_MAX) -> bytes 
         with archive.open(info) as fh:
             return fh.read(limit)
     except (KeyError, zipfile.BadZipFile, NotImplementedError, OSError, ValueError, EOFError, RuntimeError,
-            zlib.error):
+            zlib.error, OverflowError, struct.error):
         return None  # missing or unreadable: the integrity rules report it
 
 
@@ -104,7 +106,7 @@ def zip_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
 def _encrypted(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     """PyPI's YARA rules pyarmor.yar and sourcedefender.yar, on .py/.pye members up to 5 MiB."""
     for info in infos:
-        if info.is_dir() or PurePosixPath(info.filename).suffix.lower() not in _SCAN_SUFFIXES:
+        if info.filename.endswith("/") or PurePosixPath(info.filename).suffix.lower() not in _SCAN_SUFFIXES:
             continue
         blob = _read(archive, info.filename)
         if blob is None:

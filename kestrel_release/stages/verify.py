@@ -140,7 +140,7 @@ def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool 
 def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:
     from kestrel_release.stages import verify_native
 
-    scanner = ContentScanner(project_dir=str(cfg.project_dir))
+    scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "")  # no project: no build dir
     native = verify_native.NativeScanner(cfg.build.exclude)
 
     def visit(member, data) -> None:

@@ -7,6 +7,7 @@ so verify, build and the sandbox can never disagree on what PyPI refuses.
 from __future__ import annotations
 
 import mmap
+import struct
 from pathlib import Path
 
 from kestrel_release.errors import BuildError
@@ -25,7 +26,8 @@ def _violations(path: Path, only_zip: bool = False) -> list[pypi_rules.Violation
         try:
             with zipfile.ZipFile(fh) as archive:
                 infos = archive.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError):
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError,
+                OverflowError, RuntimeError, struct.error):
             return [pypi_rules.Violation("pypi-zip", "", pypi_rules.INVALID + "File is not a zipfile")]
         return pypi_rules.zip_violations(mm, infos)
 

@@ -149,3 +149,13 @@ def test_the_build_gate_fails_a_streamed_wheel_with_exit_4(tmp_path):
         verify_pypi.check_built_wheel(bad)
     assert info.value.exit_code == 4
     assert "(pypi-zip)" in info.value.message and "ZIP contains a data descriptor" in info.value.message
+
+
+def test_no_single_byte_corruption_makes_the_rules_raise():
+    # The sandbox runs these on whatever is uploaded: any input ends in a list of violations.
+    data = W.zip_bytes(W.members(files={f"{W.PKG}/__init__.py": W.INIT,
+                                        f"{W.DIST}/entry_points.txt": b"[console_scripts]\nkk = a:b\n"}))
+    for pos in range(0, len(data), 3):
+        for value in (0x00, 0xFF):
+            corrupt = data[:pos] + bytes([value]) + data[pos + 1:]
+            assert isinstance(pypi_rules.check_wheel(W.FILENAME, corrupt), list)
