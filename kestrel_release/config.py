@@ -350,7 +350,7 @@ def _from_backend(cfg: Config) -> Config:
     """Fill name and version from the build backend's metadata (cached by its inputs)."""
     from kestrel_release.adapters import backend_meta
 
-    meta = backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env)
+    meta = backend_meta.for_config(cfg)
     return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 

@@ -61,6 +61,25 @@ def input_digest(project: Path, isolated: bool) -> str:
     return h.hexdigest()
 
 
+def for_config(cfg) -> Metadata:
+    """The metadata of cfg's project, with its isolation setting and build env.
+
+    Without isolation the backend must run in a build Python (where the user installed the
+    build requirements), not in the tool's own environment: the oldest configured one.
+    """
+    python = None
+    if not cfg.build.isolation:
+        from kestrel_release.adapters import pythons
+        from kestrel_release.errors import PreflightError
+
+        oldest = min(cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 else 0)
+        try:
+            python = pythons.find_interpreter(oldest)
+        except PreflightError:
+            python = None
+    return metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env, python=python)
+
+
 def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None = None,
              python: Path | None = None) -> Metadata:
     """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure."""

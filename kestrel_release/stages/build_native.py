@@ -85,8 +85,7 @@ def check_metadata(cfg: Config, built: dict[str, Path]) -> None:
     if expected_version is None:
         from kestrel_release.adapters import backend_meta
 
-        expected_version = backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation,
-                                                 env=cfg.build.env).version
+        expected_version = backend_meta.for_config(cfg).version
     for wheel in built.values():
         name, version, _, _ = parse_wheel_filename(wheel.name)
         if canonicalize_name(name) != canonicalize_name(cfg.name) or str(version) != str(expected_version):

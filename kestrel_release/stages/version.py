@@ -235,7 +235,7 @@ def _backend_version(cfg) -> str:
         return cfg.version
     from kestrel_release.adapters import backend_meta
 
-    return backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env).version
+    return backend_meta.for_config(cfg).version
 
 
 def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
