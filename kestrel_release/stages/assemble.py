@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, console, fsutil, manifest
+from kestrel_release import __version__, console, fsutil, manifest, safepaths
 from kestrel_release.errors import UsageError, VerifyError
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
@@ -54,7 +54,7 @@ def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
     """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
     if not inputs:
         raise UsageError("assemble needs at least one build output directory", "pass DIR... --out OUT")
-    out = Path(out).resolve()
+    out = safepaths.check_target(out, cfg.project_dir, "release directory")  # never the project or home
     dirs = list(dict.fromkeys(Path(p).resolve() for p in inputs))
     _check_paths(dirs, out)
     loaded = [_load_input(d) for d in dirs]
@@ -102,8 +102,11 @@ def _check_files(item: Input) -> None:
     """The manifest, SHA256SUMS and the wheels on disk must tell the same story."""
     on_disk = {p.name for p in item.path.glob("*.whl")}
     listed = set(item.wheels)
-    if on_disk != listed:
-        extra, missing = sorted(on_disk - listed), sorted(listed - on_disk)
+    # A shared wheelhouse keeps other versions' wheels beside a build (outputs.install): those are
+    # not part of this release and are left out; an unlisted wheel of this release is a mismatch.
+    extra = sorted(n for n in on_disk - listed if _of_release(n, item.data))
+    missing = sorted(listed - on_disk)
+    if extra or missing:
         what = "; ".join(x for x in (f"not in the manifest: {', '.join(extra)}" if extra else "",
                                      f"missing: {', '.join(missing)}" if missing else "") if x)
         raise VerifyError(f"refused {item.path}: its manifest does not match its files ({what})",
@@ -118,9 +121,21 @@ def _check_files(item: Input) -> None:
             raise VerifyError(f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
                               f"(sha256 {actual} != recorded {row.get('sha256')})",
                               "the file changed after the build: rebuild that output; nothing was written")
-    if sums is not None and set(sums) != listed:
+    if sums is not None and {n for n in sums if n.endswith(".whl")} != listed:
         raise VerifyError(f"refused {item.path}: {manifest.SUMS} and the manifest list different wheels",
                           "rebuild that output; nothing was written")
+
+
+def _of_release(filename: str, data: dict[str, Any]) -> bool:
+    """Is `filename` a wheel of the manifest's package and version (or not a valid wheel name at all)?"""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        name, version, _, _ = parse_wheel_filename(filename)
+        return name == canonicalize_name(str(data.get("package") or "")) and version == Version(str(data.get("version")))
+    except (InvalidWheelFilename, InvalidVersion):
+        return True
 
 
 def _read_sums(path: Path) -> dict[str, str] | None:

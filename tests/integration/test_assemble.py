@@ -159,7 +159,7 @@ def test_json_failure_is_one_document(project: Path, tmp_path: Path) -> None:
     result = assemble(project, *map(str, inputs), "--out", str(tmp_path / "release"), "--json")
     assert result.code == 5
     doc = json.loads(result.stdout)
-    assert doc["ok"] is False and doc["exit_code"] == 5 and "inputs disagree" in doc["error"]
+    assert doc["ok"] is False and doc["error"]["exit_code"] == 5 and "inputs disagree" in doc["error"]["message"]
 
 
 def test_user_files_in_out_are_never_replaced(project: Path, tmp_path: Path) -> None:
@@ -220,3 +220,15 @@ def test_release_from_refuses_a_directory_without_manifest(project: Path, tmp_pa
     result = run_cli(["release", "--project", str(project), "--from", str(missing), "--rehearse", "--yes"])
     assert_one_line_error(result, 2, f"--from {missing} holds no release-manifest.json")
     assert not missing.exists()
+
+
+def test_other_versions_in_a_shared_wheelhouse_are_left_out(project: Path, tmp_path: Path) -> None:
+    """A build output that is a shared wheelhouse keeps older versions' wheels: not part of this release."""
+    a, b = machine_output(tmp_path, "a", ("3.12",)), machine_output(tmp_path, "b", ("3.13",))
+    old = make_dist(tmp_path / "old", version="0.0.9", pythons=("3.12",))[0]
+    shutil.copy(old, a / old.name)
+    out = tmp_path / "release"
+    result = assemble(project, str(a), str(b), "--out", str(out))
+    assert result.code == 0, result.output
+    assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.1.0", "0.1.0"]
+    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(project)), 2, "project directory")
