@@ -63,12 +63,25 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
                            version=report.wheels[0].version if report.wheels else "", url_source=index.source)
     todo = _plan(index, report.wheels, policy, creds, result)
+    _release_age(todo, index, target)
     _show_plan(result, todo)
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
     _confirm(target, yes, len(todo))
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
+
+
+def _release_age(todo: list, index: pypi.Index, target: str) -> None:
+    """PyPI refuses new files for a release created over 14 days ago, after the whole upload: ask first."""
+    from kestrel_release.stages import verify_pypi
+
+    if not todo or target not in _PYPI_RULES:
+        return
+    refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url) if f.severity == "error"]
+    if refused:
+        raise PublishError(f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; "
+                           "nothing was uploaded", "bump the version (kestrel-release version bump ...) and rebuild")
 
 
 def _policy(cfg: Config) -> RetryPolicy:

@@ -70,9 +70,14 @@ def release_age_findings(filename: str, existing: dict[str, str], first_upload) 
 def release_age_set(reports: list, cfg, target: str) -> list[Finding]:
     """The 14-day rule for every release in `reports`, against `target`'s index (its JSON API).
     An index that cannot be read gives a warning: the rule is then unknown, not passed."""
+    return release_age_check(reports, index_simple_url(cfg, target))
+
+
+def release_age_check(reports: list, url: str) -> list[Finding]:
+    """The 14-day rule for wheels (WheelReports: name, version, filename) against the index at the
+    simple URL `url`; publish's preflight calls it with the wheels it is about to upload."""
     from kestrel_release.adapters import pypi_json
 
-    url = index_simple_url(cfg, target)
     out: list[Finding] = []
     releases = sorted({(w.name, w.version) for w in reports if w.name and w.version})
     for name, version in releases:

@@ -152,4 +152,10 @@ def test_the_14_day_rule_against_the_index(tmp_path):
             ("pypi-release-age", second.name)]
         result = run_cli(["verify", str(first), "--target", "testpypi", "--project", str(project)], timeout=120)
         assert result.code == 0, result.output  # the index has these very bytes: nothing new is uploaded
+        env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password}
+        result = run_cli(["publish", str(second), "--target", "testpypi", "--project", str(project), "--yes"],
+                         env=env, timeout=120)
+        assert_one_line_error(result, 6, second.name, "Uploading new files to releases older than 14 days",
+                              "nothing was uploaded")
+        assert box.files() == [W.FILENAME]  # publish asked before sending anything
 
