@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 MARKER = "KESTREL-METADATA "
+FAILED = "KESTREL-FAILED "
 
 
 def _metadata(srcdir: str, isolated: bool, python: str | None):
@@ -47,8 +48,10 @@ def main(argv: list[str]) -> int:
     try:
         meta = _metadata(str(root), isolated, python)
     except Exception as exc:  # noqa: BLE001 - any failure of third-party backend code is reported, one line
-        cause = getattr(exc, "exception", None) or exc
-        print(f"backend failed: {type(cause).__name__}: {cause}", file=sys.stderr)
+        # pypa/build wraps the hook's failure; its own output (the real reason) is already above.
+        hook = getattr(getattr(exc, "exception", None), "cmd", None)
+        where = f"in {hook[2]}" if isinstance(hook, list) and len(hook) > 2 else f"{type(exc).__name__}: {exc}"
+        print(f"{FAILED}{where}", flush=True)
         return 1
     finally:
         # setuptools leaves NAME.egg-info in the source tree; remove only the ones this run made.

@@ -99,7 +99,7 @@ def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None
 
 
 def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Path | None) -> Metadata:
-    from kestrel_release.adapters._backend_meta_child import MARKER
+    from kestrel_release.adapters._backend_meta_child import FAILED, MARKER
 
     argv = [sys.executable, "-m", "kestrel_release.adapters._backend_meta_child", str(project),
             "1" if isolated else "0", *([str(python)] if python else [])]
@@ -109,9 +109,13 @@ def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Pat
                       error=BuildError, timeout=900)
     line = next((ln for ln in reversed(result.output.splitlines()) if ln.startswith(MARKER)), None)
     if result.returncode != 0 or line is None:
-        tail = " | ".join(ln for ln in result.output.splitlines()[-4:] if ln.strip())
-        raise BuildError(f"the build backend could not report {project.name}'s metadata "
-                         f"(prepare_metadata_for_build_wheel): {tail or 'no output'}",
+        lines = result.output.splitlines()
+        where = next((ln[len(FAILED):] for ln in reversed(lines) if ln.startswith(FAILED)), "")
+        # The backend's last words (the exception), without tracebacks' ^^^ markers or our own lines.
+        said = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(FAILED) and ln.strip(" ^~")]
+        tail = " | ".join(said[-3:]) or "no output"
+        raise BuildError(f"the build backend could not report {project.name}'s metadata"
+                         f"{' (' + where + ')' if where else ''}: {tail}",
                          "fix the project so that `python -m build --wheel` works, then run again")
     data = json.loads(line[len(MARKER):])
     return Metadata(data["name"], data["version"], tuple(data["requires_dist"]), data["requires_python"])

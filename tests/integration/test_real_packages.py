@@ -157,3 +157,17 @@ def test_a_min_glibc_the_wheel_cannot_meet_is_exit_4_naming_the_symbols(tmp_path
     assert "glibc >= 2.34: installs on RHEL 9" in ok.output and "not on RHEL/Rocky 8" in ok.output
     assert [w.name for w in (project / "dist-all").glob("*.whl")] == [
         "dl_user-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl"]
+
+
+def test_a_backend_that_fails_is_one_line_exit_4_with_its_last_words(tmp_path: Path) -> None:
+    project = tmp_path / "broken"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[tool.kestrel-release]\npython = ["3.11"]\n')
+    (project / "setup.py").write_text('raise RuntimeError("CUDA_HOME is not set")\n')
+    for args in (["version"], ["build", "--no-gpu-check"]):
+        result = run_cli([*args, "--project", str(project)])
+        assert_one_line_error(result, 4, "could not report broken's metadata", "RuntimeError: CUDA_HOME is not set")
+    as_json = run_cli(["version", "--project", str(project), "--json"])
+    assert as_json.code == 4 and json.loads(as_json.stdout)["error"]["exit_code"] == 4
