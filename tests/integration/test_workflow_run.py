@@ -147,3 +147,41 @@ def test_runner_expressions_and_control() -> None:
                            "'success' || needs.publish.result == 'skipped') }}", "success()") is True
     assert exprs.condition("github.ref_type != 'tag'", "success()") is False
     assert exprs.evaluate("needs.missing.outputs.version") is None
+
+
+def test_runner_failure_stops_dependents_and_artifacts_are_folders(tmp_path: Path) -> None:
+    """Control: a failing step fails its job and skips what needs it; artifacts travel only by upload/download."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "README").write_text("x")
+    workflow = tmp_path / "wf.yml"
+    workflow.write_text("""
+jobs:
+  make:
+    strategy: {matrix: {n: ["1", "2"]}}
+    steps:
+      - uses: actions/checkout@0000000000000000000000000000000000000000
+      - id: out
+        env: {N: "${{ matrix.n }}"}
+        run: mkdir out && echo "leg $N" > "out/f$N" && echo "n=$N" >> "$GITHUB_OUTPUT"
+      - uses: actions/upload-artifact@0000000000000000000000000000000000000000
+        with: {name: "part-${{ matrix.n }}", path: out/}
+  use:
+    needs: make
+    steps:
+      - run: test ! -e out  # a fresh checkout: nothing of the other job's tree
+      - uses: actions/download-artifact@0000000000000000000000000000000000000000
+        with: {pattern: "part-*", path: parts}
+      - run: cat parts/part-1/f1 parts/part-2/f2 && false
+  after:
+    needs: use
+    steps:
+      - run: "true"
+""")
+    runner = WorkflowRunner(workflow, checkout, tmp_path / "run", env=dict(os.environ),
+                            github={"ref_type": "branch", "ref_name": "main", "repository": "a/b", "api_url": ""})
+    jobs = runner.run()
+    assert {n: j.result for n, j in jobs.items()} == {"make": "success", "use": "failure", "after": "skipped"}
+    assert [leg["matrix"] for leg in jobs["make"].legs] == [{"n": "1"}, {"n": "2"}]
+    cat = next(s for s in runner.steps if s.job == "use" and s.status == "failure")
+    assert cat.output == "leg 1\nleg 2\n"
