@@ -16,10 +16,7 @@ from a size field.
 
 from __future__ import annotations
 
-import bz2
-import lzma
 import struct
-import tarfile
 import zlib
 
 __all__ = ["ZIP_ERROR_PREFIX", "is_tar", "validate_zip"]
@@ -231,6 +228,10 @@ def is_tar(buf) -> bool:
     """True when `buf` opens as a tar archive (plain, gzip, bzip2 or xz), as tarfile.is_tarfile
     decides: its first 512-byte header has a valid checksum. Only that block is decompressed,
     so a hostile stream costs nothing."""
+    import bz2  # only here: verify's start-up stays light
+    import lzma
+    import tarfile
+
     head = bytes(buf[:1 << 16])
     block = head[:512]
     try:

@@ -10,6 +10,8 @@ Faults for reliability tests (FAULTS_HELP): `POST /_sandbox/faults` with JSON
   {"reset": 1}                           next upload: connection reset before the body is read
   {"exit_after_uploads": 1}              the server exits after the next accepted upload
 `GET /_sandbox/faults` returns the pending faults and counters (uploads, accepted, refused).
+PyPI's 2025-2026 rules (inspect/pypi_rules.py, the functions verify runs) refuse with PyPI's 400 and words;
+`GET /pypi/<name>/<version>/json` serves a release's files and upload times as PyPI's JSON API does.
 `DELETE /_sandbox/files/<filename>` (authorized) removes one stored file: the client's repair of a
 damaged copy of its own upload (kept by sandboxes before bodies were checked; see pypi_body).
 """
