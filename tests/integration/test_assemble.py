@@ -17,10 +17,10 @@ PYTHONS = ("3.12", "3.13")
 
 
 def machine_output(root: Path, label: str, pythons: tuple[str, ...], *, commit: str = "a" * 40,
-                   version: str = "0.1.0", payload_size: int = 0) -> Path:
+                   version: str = "0.1.0", payload_size: int = 0, plat: str = "manylinux_2_34_x86_64") -> Path:
     """A build output as one machine's `build` writes it, with its builder recorded."""
     out = root / label
-    make_dist(out, version=version, pythons=pythons, payload_size=payload_size)
+    make_dist(out, version=version, pythons=pythons, payload_size=payload_size, plat=plat)
     data = manifest.load(out)
     assert data is not None
     data["git"] = {"commit": commit, "dirty": False}
@@ -232,3 +232,20 @@ def test_other_versions_in_a_shared_wheelhouse_are_left_out(project: Path, tmp_p
     assert result.code == 0, result.output
     assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.1.0", "0.1.0"]
     assert_one_line_error(assemble(project, str(a), str(b), "--out", str(project)), 2, "project directory")
+
+
+def test_two_platforms_assemble_into_one_verified_release(project: Path, tmp_path: Path) -> None:
+    """Each platform's machine builds every Python; the release holds both platforms, complete per platform."""
+    x86 = machine_output(tmp_path, "x86", PYTHONS)
+    arm = machine_output(tmp_path, "arm", PYTHONS, plat="manylinux_2_28_aarch64")
+    out = tmp_path / "release"
+    assert assemble(project, str(x86), str(arm), "--out", str(out)).code == 0
+    assert len(list(out.glob("*.whl"))) == 4
+    verified = run_cli(["verify", str(out), "--project", str(project), "--target", "pypi"])
+    assert verified.code == 0, verified.output
+    # A platform missing a Python is still caught by verify after assembling.
+    partial = machine_output(tmp_path, "arm-partial", ("3.12",), plat="manylinux_2_28_aarch64")
+    out2 = tmp_path / "release2"
+    assert assemble(project, str(x86), str(partial), "--out", str(out2)).code == 0
+    result = run_cli(["verify", str(out2), "--project", str(project), "--target", "pypi"])
+    assert result.code == 5 and "no wheel for Python 3.13 on manylinux_2_28_aarch64" in result.output
