@@ -44,6 +44,9 @@ from pathlib import Path
 
 from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
+from kestrel_release.stages.version_source import backend_version as _backend_version
+from kestrel_release.stages.version_source import check_bumpable
+from kestrel_release.stages.version_source import is_static as _static
 
 KINDS = ("major", "minor", "patch", "pre", "rc", "post", "dev", "nightly")
 PYPROJECT = "pyproject.toml"
@@ -223,29 +226,6 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
         raise UsageError(f"{path_text} holds several versions: {', '.join(sorted(values))}",
                          "make them equal by hand")
     return _Location(path, path_text, text, values.pop(), pattern)
-
-
-def _static(cfg) -> bool:
-    """True when [project].version holds the version (else: setup.py, __init__.py or git tags)."""
-    return cfg.version is not None and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
-
-
-def _backend_version(cfg) -> str:
-    if cfg.version is not None:
-        return cfg.version
-    from kestrel_release.adapters import backend_meta
-
-    return backend_meta.for_config(cfg).version
-
-
-def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
-    """Refuse (exit 2) before anything runs when the version comes from git tags."""
-    from kestrel_release.stages import version_source
-
-    tool = None if _static(cfg) else version_source.vcs_tool(cfg.project_dir)
-    if tool:
-        current = version_source.last_tag_version(cfg.project_dir) or _backend_version(cfg)
-        raise version_source.refuse_bump(cfg.name, tool, current, kind, new)
 
 
 def _locations(cfg) -> list[_Location]:

@@ -88,3 +88,24 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
     return UsageError(f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
                       f"tag instead: {tag_command(name, new)}",
                       "the next build picks the version up from the tag")
+
+
+def is_static(cfg) -> bool:
+    """True when [project].version holds the version (else: setup.py, __init__.py or git tags)."""
+    return cfg.version is not None and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
+
+
+def backend_version(cfg) -> str:
+    if cfg.version is not None:
+        return cfg.version
+    from kestrel_release.adapters import backend_meta
+
+    return backend_meta.for_config(cfg).version
+
+
+def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
+    """Refuse (exit 2) before anything runs when the version comes from git tags."""
+    tool = None if is_static(cfg) else vcs_tool(cfg.project_dir)
+    if tool:
+        current = last_tag_version(cfg.project_dir) or backend_version(cfg)
+        raise refuse_bump(cfg.name, tool, current, kind, new)
