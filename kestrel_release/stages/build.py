@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.adapters import auditwheel, git, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
@@ -70,7 +70,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
     for warning in plan.warnings:
         console.warn(warning)
     with fsutil.project_lock(cfg.project_dir, "build"):
-        logs = cfg.out_path.parent / ".kestrel-build-logs"
+        logs = statedir.build_logs(cfg.project_dir)  # outside the work tree: never untracked in git
         safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         envs = _start_envs(cfg, plan, logs)
@@ -104,7 +104,6 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
 def check_paths(cfg: Config) -> None:
     """Refuse (exit 2, nothing written) an output or log dir that would hold the user's own files."""
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")
-    safepaths.check_target(cfg.out_path.parent / ".kestrel-build-logs", cfg.project_dir, "build log directory")
 
 
 def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:

@@ -94,6 +94,7 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
                              "pass the output of kestrel-release build or assemble")
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
     with project_lock(cfg.project_dir, "release"):
+        safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
         state = _start_state(cfg, params, resume, force, steps)
         _print_plan(cfg, steps, state, rehearse)
         if not rehearse:
