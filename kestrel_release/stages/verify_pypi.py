@@ -112,7 +112,14 @@ def standalone_config(cwd: Path | None = None):
     return Config(project_dir=(cwd or Path.cwd()).resolve(), name="", version=None, python=(), verify=rules)
 
 
+# Outside a project only these fail verify: the wheel's integrity and what PyPI refuses.
+STANDALONE_ERRORS = frozenset({"unsafe-path", "zip-bomb", "zip-format", "record-mismatch", "metadata", "cuda-format",
+                               "binary-platform", "platform-tag", "local-version", "file-size"})
+
+
 def standalone_severity(findings: list[Finding]) -> list[Finding]:
-    """Outside a project a build path in a third-party wheel is worth a look, not a failure:
-    PyPI accepts it and it is no project's policy here."""
-    return [Finding(f.rule, "warning", f.member, f.message) if f.rule == "build-path" else f for f in findings]
+    """Outside a project, integrity and PyPI's rules fail verify; the rest (leak heuristics, build
+    paths, runtime policies) is reported as a warning: it is no project's policy here, and a
+    third-party wheel may carry such text legitimately (cryptography parses OpenSSH key headers)."""
+    return [f if f.rule in STANDALONE_ERRORS or f.rule.startswith("pypi-") or f.severity != "error"
+            else Finding(f.rule, "warning", f.member, f.message) for f in findings]

@@ -97,11 +97,15 @@ def test_verify_from_an_empty_folder_passes_a_real_pypi_wheel(tmp_path):
 
 def test_standalone_verify_applies_no_project_rules(tmp_path):
     # A .cu file would be a source leak under a project's forbid list; outside one it is PyPI's business only.
-    files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n"}
+    # Key-shaped text (cryptography's OpenSSH parser has it) is a warning there, an error in a project.
+    files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n",
+             f"{W.PKG}/ssh.py": b'_HEADER = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'}
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(files=files)))
-    result = run_cli(["verify", str(wheel)], cwd=tmp_path, timeout=120)
+    result = run_cli(["verify", str(wheel), "--json"], cwd=tmp_path, timeout=120)
     assert result.code == 0, result.output
+    found = {(f["rule"], f["severity"]) for f in json.loads(result.stdout)["wheels"][0]["findings"]}
+    assert found == {("secret", "warning")}
     project = tmp_path / "proj"
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'
@@ -111,7 +115,8 @@ def test_standalone_verify_applies_no_project_rules(tmp_path):
     result = run_cli(["verify", str(wheel), "--json"], cwd=sub, timeout=120)  # the project is found upward
     assert result.code == 5
     doc = json.loads(result.stdout)
-    assert doc["mode"] == "project" and "source-leak" in {f["rule"] for f in doc["wheels"][0]["findings"]}
+    errors = {f["rule"] for f in doc["wheels"][0]["findings"] if f["severity"] == "error"}
+    assert doc["mode"] == "project" and {"source-leak", "secret"} <= errors
 
 
 def test_standalone_verify_without_wheels_is_one_usage_line(tmp_path):
