@@ -65,3 +65,56 @@ def release_files(simple_url: str, name: str, version: str, timeout: float = TIM
         return ReleaseFiles({}, None) if exc.code == 404 else None
     except (urllib.error.URLError, OSError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class ProjectUsage:
+    """What a project holds on an index, from /pypi/<name>/json (`releases.<ver>[].size`)."""
+
+    exists: bool  # False: the index answered 404 (no such project, or no JSON API)
+    releases: dict[str, int]  # version -> bytes of its files
+    files: dict[str, int]  # filename -> bytes
+
+    @property
+    def total(self) -> int:
+        return sum(self.files.values())
+
+
+def project_json_url(simple_url: str, name: str) -> str:
+    """https://pypi.org/simple/ -> https://pypi.org/pypi/NAME/json."""
+    base = simple_url.rstrip("/").removesuffix("/simple")
+    return f"{base}/pypi/{urllib.parse.quote(name, safe='')}/json"
+
+
+def parse_project(doc: object) -> ProjectUsage:
+    """Sizes per release and file of a project JSON document; entries without a size count 0."""
+    releases_doc = doc.get("releases") if isinstance(doc, dict) else None
+    releases: dict[str, int] = {}
+    files: dict[str, int] = {}
+    for version, entries in (releases_doc.items() if isinstance(releases_doc, dict) else []):
+        total = 0
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
+                continue
+            size = entry.get("size")
+            size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else 0
+            files[entry["filename"]] = size
+            total += size
+        releases[str(version)] = total
+    return ProjectUsage(True, releases, files)
+
+
+def project_usage(simple_url: str, name: str, timeout: float = TIMEOUT) -> ProjectUsage | None:
+    """The project's files and sizes; ProjectUsage(False, ...) on 404; None when the index cannot be
+    reached or answers something that is not the JSON API (the caller says the check was not made)."""
+    request = urllib.request.Request(project_json_url(simple_url, name), headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            doc = json.loads(resp.read(64 * 1024 * 1024))
+    except urllib.error.HTTPError as exc:
+        return ProjectUsage(False, {}, {}) if exc.code == 404 else None
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("releases"), dict):
+        return None  # an HTML page or another API: not PyPI's JSON
+    return parse_project(doc)

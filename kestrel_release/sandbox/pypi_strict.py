@@ -35,6 +35,7 @@ from kestrel_release.sandbox import pypi_body, pypi_index_rules
 
 FAULTS_HELP = __doc__
 _JSON_API = re.compile(r"^/pypi/([^/]+)/([^/]+)/json/?$")
+_PROJECT_JSON = re.compile(r"^/pypi/([^/]+)/json/?$")  # the whole project: sizes for quota forecasts
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
 # warehouse/forklift/legacy.py: the platform tags PyPI accepts for binary wheels.
 _PLATFORM_OK = re.compile(
@@ -92,6 +93,8 @@ class StrictFront:
             return self._upload(environ, start_response)
         if environ.get("REQUEST_METHOD") == "GET" and _JSON_API.match(environ.get("PATH_INFO", "")):
             return self._release_json(environ, start_response)
+        if environ.get("REQUEST_METHOD") == "GET" and _PROJECT_JSON.match(environ.get("PATH_INFO", "")):
+            return self._project_json(environ, start_response)
         return self.app(environ, start_response)
 
     def _release_json(self, environ, start_response):
@@ -99,6 +102,19 @@ class StrictFront:
         name, version = _JSON_API.match(environ["PATH_INFO"]).groups()  # type: ignore[union-attr]
         with self.lock:
             doc = pypi_index_rules.release_json(self.root, name, version)
+        if doc is None:
+            return _reply(start_response, 404, "Not Found")
+        body = json.dumps(doc).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    def _project_json(self, environ, start_response):
+        from kestrel_release.sandbox.pypi_project_json import project_json
+
+        name = _PROJECT_JSON.match(environ["PATH_INFO"]).group(1)  # type: ignore[union-attr]
+        host = environ.get("HTTP_HOST") or f"127.0.0.1:{environ.get('SERVER_PORT', '')}"
+        with self.lock:
+            doc = project_json(self.root, name, f"http://{host}")
         if doc is None:
             return _reply(start_response, 404, "Not Found")
         body = json.dumps(doc).encode()

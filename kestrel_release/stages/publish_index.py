@@ -37,6 +37,7 @@ class PublishResult:
     planned: list[dict[str, Any]] = field(default_factory=list)
     smoke: list[dict[str, Any]] = field(default_factory=list)
     url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
+    quota: dict[str, Any] = field(default_factory=dict)  # stages/quota.py: project usage and file margins
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,8 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     todo = _plan(index, report.wheels, policy, creds, result)
     _release_age(todo, index, target)
     _show_plan(result, todo)
+    if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
+        result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds)
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
     _confirm(target, yes, len(todo))
@@ -156,6 +159,14 @@ def _show_plan(result: PublishResult, todo: list) -> None:
         console.info("dry run: nothing uploaded")
 
 
+def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy, creds) -> dict[str, Any]:
+    from kestrel_release.stages import quota
+
+    name = wheels[0].name or cfg.name
+    return quota.forecast(name, index, wheels, todo, cfg.verify.project_size_budget, cfg.verify.max_file_size,
+                          lambda: bool(pypi.existing_files(index, name, policy, creds)), min(policy.timeout, 10.0))
+
+
 def _confirm(target: str, yes: bool, count: int) -> None:
     if yes or target != "pypi":
         return
@@ -169,46 +180,9 @@ def _confirm(target: str, yes: bool, count: int) -> None:
 
 
 def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishResult) -> None:
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+    from kestrel_release.stages import publish_uploads
 
-    uploader = pypi.Uploader(index, creds, policy)
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=console.console, disable=console.json_mode()) as bar:
-        def one(wheel) -> None:
-            task = bar.add_task(wheel.filename, total=wheel.size)
-            try:
-                attempts = uploader.upload(wheel.path, lambda done, total: bar.update(task, completed=done,
-                                                                                      total=total), wheel.sha256)
-                result.uploaded.append({"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size,
-                                        "attempts": attempts})
-            except pypi.FileExists:
-                _resolve_exists(index, wheel, policy, creds, result)
-            except PublishError as exc:
-                result.failed.append({"filename": wheel.filename, "error": str(exc)})
-
-        pool = ThreadPoolExecutor(max_workers=max(1, min(cfg.publish.parallel, len(todo))))
-        try:
-            for future in [pool.submit(one, wheel) for wheel in todo]:
-                future.result()
-        finally:
-            # Ctrl-C: files not yet started are never sent; those in flight finish (or fail) whole,
-            # so the index is never left with a partial file and a re-run resumes cleanly.
-            pool.shutdown(wait=True, cancel_futures=True)
-            uploader.close()
-    result.planned.clear()
-
-
-def _resolve_exists(index, wheel, policy, creds, result: PublishResult) -> None:
-    """'already exists' after a retry can be our own earlier attempt: the index's hash decides."""
-    there = pypi.existing_files(index, wheel.name, policy, creds).get(wheel.filename)
-    row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
-    if there and there["sha256"] == wheel.sha256:
-        result.uploaded.append({**row, "attempts": 1, "note": "already on the index (an earlier attempt landed)"})
-    else:
-        theirs = (there or {}).get("sha256") or "(unknown)"
-        result.failed.append({"filename": wheel.filename,
-                              "error": f"already on {index.name} with other bytes: index sha256 {theirs}, "
-                                       f"local {wheel.sha256}"})
+    publish_uploads.upload_all(cfg.publish.parallel, index, creds, policy, todo, result)
 
 
 def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> PublishResult:
