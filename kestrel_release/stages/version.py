@@ -296,6 +296,9 @@ def show(cfg) -> VersionResult:
         current = _backend_version(cfg)
         return VersionResult("show", cfg.name, current, current, [],
                              warnings=[f"the version comes from git tags ({tool})"])
+    if cfg.metadata_source == "backend" and not cfg.version_files and cfg.version is not None:
+        return VersionResult("show", cfg.name, cfg.version, cfg.version, [], warnings=[
+            "the build backend reports this version; list the files that hold it in version_files to bump it"])
     locations = _locations(cfg)
     problem = _disagreement(locations)
     current = cfg.version if _static(cfg) else locations[0].value

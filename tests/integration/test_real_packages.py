@@ -171,3 +171,25 @@ def test_a_backend_that_fails_is_one_line_exit_4_with_its_last_words(tmp_path: P
         assert_one_line_error(result, 4, "could not report broken's metadata", "RuntimeError: CUDA_HOME is not set")
     as_json = run_cli(["version", "--project", str(project), "--json"])
     assert as_json.code == 4 and json.loads(as_json.stdout)["error"]["exit_code"] == 4
+
+
+def test_the_backend_never_sees_publish_credentials(tmp_path: Path) -> None:
+    project = tmp_path / "spy"
+    project.mkdir()
+    seen = tmp_path / "seen-env.txt"
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[tool.kestrel-release]\npython = ["3.11"]\n')
+    # setup.py is third-party code: it records the environment it was given.
+    (project / "setup.py").write_text(
+        "import os, pathlib\n"
+        f"pathlib.Path({str(seen)!r}).write_text('\\n'.join(f'{{k}}={{v}}' for k, v in os.environ.items()))\n"
+        "from setuptools import setup\nsetup(name='spy', version='1.0')\n")
+    token = "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlszLCJ4In0AAAYg" + "A" * 40
+    result = run_cli(["version", "--project", str(project), "--json"],
+                     env={"TWINE_PASSWORD": token, "GH_TOKEN": "ghp_" + "a" * 36})
+    assert result.code == 0, result.output
+    assert json.loads(result.stdout)["new"] == "1.0"
+    env_text = seen.read_text()
+    assert "PATH=" in env_text  # the spy ran
+    assert token not in env_text and "ghp_" not in env_text and "TWINE_PASSWORD" not in env_text
