@@ -70,8 +70,10 @@ class InitResult:
                 "next": self.next_command()}
 
 
-def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None,
-        interactive: bool = True) -> InitResult:
+def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None) -> InitResult:
+    bad = [v for v in python or () if not re.fullmatch(r"3\.\d+", v)]
+    if bad:
+        raise UsageError(f"--python: {', '.join(bad)} is not a CPython version like 3.12", "e.g. --python 3.11,3.12")
     project_dir = (project or Path.cwd()).resolve()
     pyproject_path = project_dir / "pyproject.toml"
     original = _read_pyproject(project_dir, pyproject_path)
@@ -90,8 +92,7 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     result.gitignore_added = _missing_ignores(project_dir, out_dir)
     if result.plan is None and not result.gitignore_added:
         return result
-    if interactive:
-        _confirm(result, yes)
+    _confirm(result, yes)
     if result.plan is not None:
         _append_table(pyproject_path, original, result)
         result.written.append("pyproject.toml")

@@ -103,7 +103,8 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     _name_version(d, pyproject, tool, setup_py, cfg)
     _native(d, setup_py)
     project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
-    d.requires_python = (project.get("requires-python") or _setup_kw(setup_py, "python_requires")
+    declared = project.get("requires-python")
+    d.requires_python = ((declared if isinstance(declared, str) else None) or _setup_kw(setup_py, "python_requires")
                          or cfg.get("options", {}).get("python_requires"))
     _abi3(d, tool, setup_py, cfg)
     _layout(d)
@@ -121,7 +122,8 @@ def _setup_cfg(path: Path) -> dict[str, dict[str, str]]:
 
 def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None:
     bs = pyproject.get("build-system") if isinstance(pyproject.get("build-system"), dict) else {}
-    d.build_requires = [r for r in bs.get("requires", []) if isinstance(r, str)]
+    requires = bs.get("requires")
+    d.build_requires = [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
     spec = bs.get("build-backend")
     if not isinstance(spec, str):
         # PEP 517: no build-backend means setuptools' legacy backend.
@@ -223,29 +225,25 @@ def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
         return "setuptools-scm"
     if (d.project_dir / "versioneer.py").is_file() or "versioneer" in cfg or "versioneer" in tool:
         return "versioneer"
-    hatch_version = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
-    if isinstance(hatch_version, dict) and hatch_version.get("source") == "vcs":
+    if _table(tool, "hatch", "version").get("source") == "vcs":
         return "hatch-vcs"
-    provider = str(tool.get("scikit-build", {}).get("metadata", {}).get("version", {}).get("provider", ""))
+    provider = str(_table(tool, "scikit-build", "metadata", "version").get("provider", ""))
     return "setuptools-scm" if "setuptools_scm" in provider else None
 
 
 def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
     """A version file the configuration names: setuptools attr:, hatch path, scikit-build regex input."""
     candidates: list[str] = []
-    attr = tool.get("setuptools", {}).get("dynamic", {}).get("version", {}).get("attr") \
-        if isinstance(tool.get("setuptools"), dict) else None
+    attr = _table(tool, "setuptools", "dynamic", "version").get("attr")
     cfg_attr = meta.get("version", "")
     for spec in (attr, cfg_attr[5:].strip() if cfg_attr.startswith("attr:") else None):
         if isinstance(spec, str) and "." in spec:
             module = spec.rsplit(".", 1)[0].replace(".", "/")
             candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
-    hatch = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
-    if isinstance(hatch, dict) and isinstance(hatch.get("path"), str):
-        candidates.append(hatch["path"])
-    skb = tool.get("scikit-build", {}).get("metadata", {}).get("version", {})
-    if isinstance(skb, dict) and isinstance(skb.get("input"), str):
-        candidates.append(skb["input"])
+    for path in (_table(tool, "hatch", "version").get("path"),
+                 _table(tool, "scikit-build", "metadata", "version").get("input")):
+        if isinstance(path, str):
+            candidates.append(path)
     for rel in candidates:
         text = _read(d.project_dir / rel)
         m = _VERSION_ASSIGN.search(text)

@@ -259,3 +259,10 @@ def test_setup_py_only_project_gets_a_pyproject_with_just_the_table(tmp_path):
     data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
     assert list(data) == ["tool"] and list(data["tool"]) == ["kestrel-release"]
     assert data["tool"]["kestrel-release"]["version_files"] == [{"path": "setup.py", "pattern": "version='{version}'"}]
+
+
+def test_bad_python_flag_is_one_error_line(tmp_path):
+    project, _ = example_before_init("c-ext-stub", tmp_path / "c")
+    result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12,python3.13"])
+    assert_one_line_error(result, 2, "--python: python3.13 is not a CPython version")
+    assert not (project / ".gitignore").exists()

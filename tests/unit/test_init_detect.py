@@ -245,3 +245,15 @@ def test_flit_dynamic_version_in_a_package_named_build(tmp_path):
     }))
     assert (d.backend, d.packages) == ("flit", {"build": "src/build"})
     assert (d.version, d.version_file) == ("1.5.0", ("src/build/__init__.py", "__version__ = '{version}'"))
+
+
+def test_odd_value_types_do_not_crash_detection(tmp_path):
+    """Valid TOML with unexpected types: detection degrades to "not found", never a traceback."""
+    d = detect(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = 5\nbuild-backend = 7\n[project]\nname = 1\nversion = 2\n'
+                          'dynamic = "version"\nrequires-python = 3\n'
+                          '[tool]\nhatch = 1\nsetuptools = { dynamic = "x" }\nscikit-build = { metadata = [1] }\n'
+                          'distutils = { bdist_wheel = 3 }\nmeson-python = "yes"\n',
+    }))
+    assert (d.backend, d.name, d.version, d.requires_python, d.abi3) == ("generic", None, None, None, None)
+    assert init.choose(d, ("3.12",)).values["python"] == ["3.12"]
