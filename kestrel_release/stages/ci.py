@@ -42,6 +42,7 @@ ACTIONS = {
 # What may appear unquoted in YAML and shell lines: keep the workflow injection-free.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9._-]+")
+_LINUX_TAG = re.compile(r"(manylinux|musllinux)_\d+_\d+_(x86_64|aarch64)")
 
 
 def _repo_root(cfg, output: Path | None) -> Path:
@@ -119,6 +120,8 @@ def build_jobs(cfg) -> list[dict]:
     """One build job per platform, with its Python matrix (one Python for abi3/py3 wheels).
 
     A job per platform, not one matrix over runners: actionlint checks a static `runs-on`.
+    A manylinux/musllinux tag (two glibc flavours of x86_64 are two platforms) is passed to
+    the build as its repair target; the default (no `platforms`) is this machine's platform.
     """
     import sysconfig
 
@@ -128,8 +131,10 @@ def build_jobs(cfg) -> list[dict]:
     jobs: dict[str, dict] = {}
     for configured in platforms:
         key = platform_key(configured)
-        jobs.setdefault(key, {"platform": key, "runner": _runner(cfg, key),
-                              "pythons": pythons[:1] if once else pythons})
+        plat = configured if _LINUX_TAG.fullmatch(configured) else None
+        name = plat or key
+        jobs.setdefault(name, {"platform": name, "runner": _runner(cfg, key), "plat": plat,
+                               "pythons": pythons[:1] if once else pythons})
     return list(jobs.values())
 
 

@@ -189,14 +189,19 @@ def _cfg(**changes) -> SimpleNamespace:
 def test_platform_jobs_and_runners(tmp_path: Path) -> None:
     """GPU runners for Linux CUDA builds (ARM64 for aarch64); hosted runners elsewhere or without CUDA."""
     jobs = ci.build_jobs(_cfg())
-    assert [(j["platform"], j["runner"], j["pythons"]) for j in jobs] == [
-        ("linux-x86_64", ["self-hosted", "gpu"], ["3.11", "3.12"]),
-        ("linux-aarch64", ["self-hosted", "gpu", "ARM64"], ["3.11", "3.12"]),
-        ("windows-x86_64", "windows-latest", ["3.11", "3.12"]), ("macos-arm64", "macos-14", ["3.11", "3.12"])]
+    assert [(j["platform"], j["runner"], j["pythons"], j["plat"]) for j in jobs] == [
+        ("manylinux_2_34_x86_64", ["self-hosted", "gpu"], ["3.11", "3.12"], "manylinux_2_34_x86_64"),
+        ("manylinux_2_28_aarch64", ["self-hosted", "gpu", "ARM64"], ["3.11", "3.12"], "manylinux_2_28_aarch64"),
+        ("windows-x86_64", "windows-latest", ["3.11", "3.12"], None),
+        ("macos-arm64", "macos-14", ["3.11", "3.12"], None)]
     plain = ci.build_jobs(_cfg(verify=SimpleNamespace(required_sass=()), abi="py3"))
     assert [(j["platform"], j["runner"], j["pythons"]) for j in plain] == [
-        ("linux-x86_64", "ubuntu-latest", ["3.11"]), ("linux-aarch64", "ubuntu-24.04-arm", ["3.11"]),
+        ("manylinux_2_34_x86_64", "ubuntu-latest", ["3.11"]), ("manylinux_2_28_aarch64", "ubuntu-24.04-arm", ["3.11"]),
         ("windows-x86_64", "windows-latest", ["3.11"]), ("macos-arm64", "macos-14", ["3.11"])]
+    # Two glibc flavours of x86_64 are two platforms, each repaired to its own tag.
+    flavours = ci.build_jobs(_cfg(platforms=("manylinux_2_34_x86_64", "manylinux_2_28_x86_64")))
+    assert [(j["platform"], j["plat"]) for j in flavours] == [
+        ("manylinux_2_34_x86_64", "manylinux_2_34_x86_64"), ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64")]
     with pytest.raises(UsageError, match="'linux_armv7l' is not a platform"):
         ci.build_jobs(_cfg(platforms=("linux_armv7l",)))
     # Both five-platform workflows are lint-clean, the hosted runners' labels included.
@@ -209,8 +214,12 @@ def test_platform_jobs_and_runners(tmp_path: Path) -> None:
         newer_hosted = ["macos-14", "ubuntu-24.04-arm"]
         assert actionlint(path, ["self-hosted", "gpu", *newer_hosted]).stdout.strip() == "[]"
         assert zizmor(path).returncode == 0
-        assert yaml.safe_load(path.read_text())["jobs"]["assemble"]["needs"] == [
-            "plan", "build-linux-x86_64", "build-linux-aarch64", "build-windows-x86_64", "build-macos-arm64"]
+        jobs = yaml.safe_load(path.read_text())["jobs"]
+        assert jobs["assemble"]["needs"] == ["plan", "build-manylinux_2_34_x86_64", "build-manylinux_2_28_aarch64",
+                                             "build-windows-x86_64", "build-macos-arm64"]
+        build_env = jobs["build-manylinux_2_28_aarch64"]["steps"][-2]["env"]
+        assert build_env["KESTREL_RELEASE_BUILD_PLAT"] == "manylinux_2_28_aarch64"
+        assert "KESTREL_RELEASE_BUILD_PLAT" not in jobs["build-windows-x86_64"]["steps"][-2]["env"]
 
 
 def test_every_action_pinned_and_no_expression_in_run(workflow: Path) -> None:

@@ -13,8 +13,8 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -28,6 +28,7 @@ from tests.reliability import miniproject
 pytestmark = pytest.mark.slow
 
 REPO = "acme/mini-ext"
+PLATFORMS = ("manylinux_2_34_x86_64", "manylinux_2_28_x86_64")
 FAKE_ATTESTATION = '{"version": 1, "note": "recorded fake: signing needs a Sigstore identity"}'
 # The signing step, replaced: one fixed attestation per wheel, where pypi-attestations would write it.
 FAKE_SIGN = f"for w in release/*.whl; do printf '%s' '{FAKE_ATTESTATION}' > \"$w.publish.attestation\"; done"
@@ -52,8 +53,25 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tmp_path: Path) -> None:
+def two_platform_workflow(repo: Path) -> Path:
+    """The workflow for `platforms = [manylinux_2_34_x86_64, manylinux_2_28_x86_64]` (two glibc flavours,
+    both buildable on this machine), rendered by ci init's own code, then committed."""
+    import dataclasses
+
+    from kestrel_release import config
+
+    cfg = config.load(repo / "kernels")
+    with_platforms = SimpleNamespace(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)},
+                                     out_path=cfg.out_path, platforms=PLATFORMS)
     workflow = repo / ".github" / "workflows" / "kernels-release.yml"
+    workflow.write_text(ci.render_workflow(with_platforms, repo))
+    _git(repo, "add", "-f", str(workflow))
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "two platforms")
+    return workflow
+
+
+def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tmp_path: Path) -> None:
+    workflow = two_platform_workflow(repo)
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
     tool_bin = str(Path(sys.executable).parent)
@@ -75,28 +93,32 @@ def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tm
                         "attest": FAKE_SIGN})
         jobs = runner.run()
         log = "\n".join(f"[{s.job}] {s.name}: {s.status}\n{s.output}" for s in runner.steps if s.status != "skipped")
-        here = ci.platform_key(sysconfig.get_platform())
-        build = f"build-{here}"
+        builds = [f"build-{plat}" for plat in PLATFORMS]
         assert {n: j.result for n, j in jobs.items()} == {
-            "plan": "success", build: "success", "assemble": "success", "publish": "success", "github": "success"}, log
-        assert [leg["matrix"]["python"] for leg in jobs[build].legs] == ["3.11", "3.12"]
+            "plan": "success", **dict.fromkeys(builds, "success"), "assemble": "success", "publish": "success",
+            "github": "success"}, log
+        for build in builds:
+            assert [leg["matrix"]["python"] for leg in jobs[build].legs] == ["3.11", "3.12"]
         assert jobs["plan"].outputs == {"version": "0.1.0"}
-        assert sorted(runner.substituted) == sorted(  # once per job leg: the build job has two
-            [f"{job}:install-tool" for job in [*jobs, build]] + ["publish:install-publish-tools", "publish:attest"])
+        assert sorted(runner.substituted) == sorted(  # once per job leg: each build job has two
+            [f"{job}:install-tool" for job in [*jobs, *builds]] + ["publish:install-publish-tools", "publish:attest"])
 
         # The assemble job combined two build outputs, verified them, and handed on one release.
         release = tmp_path / "runner" / "artifacts" / "release"
         wheels = {p.name: p.read_bytes() for p in release.glob("*.whl")}
-        assert sorted(n.split("-")[2] for n in wheels) == ["cp311", "cp312"]
+        assert sorted((n.split("-")[2], n.split("-")[4]) for n in wheels) == sorted(
+            (f"cp{py}", f"{plat}.whl") for py in ("311", "312") for plat in PLATFORMS)
         data = json.loads((release / "release-manifest.json").read_text())
         assert set(data["verified"]) == {"pypi"} and set(data["verified"]["pypi"]["wheels"]) == set(wheels)
-        by = {w["python"]: w["built_by"] for w in data["wheels"]}
-        assert {py: b["label"] for py, b in by.items()} == {"3.11": f"{here}-py3.11", "3.12": f"{here}-py3.12"}
-        for py, b in by.items():
-            assert b["ci"]["job"] == build and b["ci"]["run_id"] == "7001" and b["ci"]["repository"] == REPO
-            assert b["ci"]["runner"] == f"local-{build}-{py}"
+        # Per wheel: which CI job (and leg) built it, from which commit.
+        for wheel in data["wheels"]:
+            plat, py, by = wheel["platform_tag"], wheel["python"], wheel["built_by"]
+            assert by["label"] == f"{plat}-py{py}" and by["input"] == f"build-{plat}-py{py}"
+            assert by["ci"]["job"] == f"build-{plat}" and by["ci"]["run_id"] == "7001"
+            assert by["ci"]["repository"] == REPO and by["ci"]["runner"] == f"local-build-{plat}-{py}"
+            assert wheel["toolchain"]["python"] == py and wheel["toolchain"]["auditwheel"]
         assert {w["commit"] for w in data["wheels"]} == {head} and data["git"] == {"commit": head, "dirty": False}
-        assert sorted(i["input"] for i in data["assembled"]["inputs"]) == [f"build-{here}-py3.11", f"build-{here}-py3.12"]
+        assert len(data["assembled"]["inputs"]) == 4
         assert sorted(w["sha256"] for w in data["wheels"]) == sorted(
             line.split()[0] for line in (release / "SHA256SUMS").read_text().splitlines())
 
