@@ -114,6 +114,9 @@ class Config:
     metadata_source: str = "pyproject"
     abi: str = "auto"  # auto | abi3 | py3 | per-python: how many wheels one platform needs
     python: tuple[str, ...] = DEFAULT_PYTHONS
+    # Wheel platforms a release covers (manylinux_2_34_x86_64, win_amd64...): `ci init` writes one
+    # build job each; () = the platform of the machine running the tool.
+    platforms: tuple[str, ...] = ()
     cuda_arch: str = "90a"
     requires_gpu: bool = False
     precompile: tuple[str, ...] = ()

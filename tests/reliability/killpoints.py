@@ -5,6 +5,8 @@ tool's own filesystem mutations (create, mkdir, rename/replace, unlink, rmdir) a
 process just before the n-th: every seed lands between two real steps, deterministically, on a
 busy machine too. `count_ops` runs it to the end and returns how many there were.
 
+`signalled_during_import` sends SIGINT/SIGTERM while a given module is being imported.
+
 `wait_ready(proc)` waits until the tool has installed its signal handlers (SIGTERM appears in
 /proc/PID/status SigCgt), so an interrupt test never races interpreter start-up.
 """
@@ -49,6 +51,17 @@ os.open = os_open
 if count_file:
     import atexit
     atexit.register(lambda: open(count_file, "w").write(str(count[0])))
+on_import = os.environ.pop("KESTREL_TEST_SIGNAL_ON_IMPORT", "")
+if on_import:  # "module:signum": the signal lands while the CLI imports that module
+    import builtins
+    module, _, signum = on_import.partition(":")
+    real_import, fired = builtins.__import__, []
+    def signalling_import(name, *args, **kwargs):
+        if name == module and not fired:
+            fired.append(1)
+            os.kill(os.getpid(), int(signum))
+        return real_import(name, *args, **kwargs)
+    builtins.__import__ = signalling_import
 sys.argv = ["kestrel-release", *sys.argv[1:]]
 runpy.run_module("kestrel_release", run_name="__main__", alter_sys=True)
 """
@@ -70,6 +83,13 @@ def start(args: list[str], extra_env: dict[str, str] | None = None, kill_at: int
         full["KESTREL_TEST_OP_COUNT_FILE"] = str(count_file)
     return subprocess.Popen([sys.executable, "-c", _WRAPPER, *args], cwd=ROOT, env=full,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def signalled_during_import(args: list[str], module: str, signum: int) -> tuple[int, str]:
+    """Run `args` with `signum` sent while the CLI imports `module`: (exit status, stderr)."""
+    proc = start(args, {"KESTREL_TEST_SIGNAL_ON_IMPORT": f"{module}:{int(signum)}"})
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
 
 
 def count_ops(args: list[str], tmp: Path, extra_env: dict[str, str] | None = None) -> int:

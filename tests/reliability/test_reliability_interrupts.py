@@ -18,7 +18,7 @@ import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
 from tests.helpers import ROOT, run_cli
-from tests.reliability import miniproject
+from tests.reliability import killpoints, miniproject
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -45,14 +45,21 @@ def _timed(args: list[str], env: dict[str, str] | None = None) -> float:
     return time.monotonic() - start
 
 
+_STARTUP = [0.0]
+
+
 def _startup() -> float:
-    """Until main() installs its handlers a signal cannot be turned into exit 130: start after that."""
-    return _timed(["--version"])
+    """Start-up time of the CLI; delays are drawn over the whole run and `_interrupt` waits this part out."""
+    _STARTUP[0] = _timed(["--version"])
+    return _STARTUP[0]
 
 
 def _interrupt(args: list[str], delay: float, signum: int, env: dict[str, str] | None = None):
     proc = _cli(args, env)
-    time.sleep(delay)
+    # Deterministic on a busy machine: the delay counts from the moment the tool's handlers are in
+    # place (it catches SIGTERM), never from process start, which may still be importing.
+    killpoints.wait_ready(proc)
+    time.sleep(max(0.0, delay - _STARTUP[0]))
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err, err
@@ -182,3 +189,19 @@ def test_build_interrupted_leaves_the_output_untouched_or_complete(tmp_path: Pat
     rerun = run_cli(args, env=env, timeout=300)
     assert rerun.code == 0, rerun.output
     _consistent_output(out)
+
+
+# --- a signal while the CLI is still importing ------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["typer", "kestrel_release.cli", "tomlkit"])
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_signal_during_imports_is_one_line_not_a_traceback(tmp_path: Path, module: str, signum: int) -> None:
+    """Before: a Ctrl-C here printed a raw traceback, a SIGTERM killed the tool without a word."""
+    project = miniproject.make(tmp_path / "p")
+    old = _version_state(project)
+    code, err = killpoints.signalled_during_import(["version", "bump", "patch", "--project", str(project)],
+                                                  module, signum)
+    assert "Traceback" not in err, err
+    assert code == 130, (code, err)
+    assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
+    assert _version_state(project) == old  # tomlkit is imported before the first write

@@ -199,7 +199,7 @@ def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Pa
 def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path, release_ops: int) -> None:
     """The step's files are written but the state does not say so yet: resume must not disagree."""
     def killed_at(n: int) -> Path:
-        project = miniproject.make(tmp_path / f"p{n}")
+        project = miniproject.make(tmp_path / f"p{n}-{len(list(tmp_path.iterdir()))}")
         killpoints.run_killed_at(n, [*RELEASE, "--project", str(project)], ENV)
         return project
 
