@@ -19,7 +19,7 @@ from kestrel_release.config import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
-from kestrel_release.stages import verify_pypi
+from kestrel_release.stages import verify_dedupe, verify_pypi
 from kestrel_release.stages import verify_rules as rules
 from kestrel_release.stages.verify_leaks import (
     ContentScanner,
@@ -48,6 +48,7 @@ class WheelReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: dict[str, str] = field(default_factory=dict)  # cubin/fatbin member -> RECORD digest
     native: dict = field(default_factory=dict)  # DT_NEEDED per binary, glibc floor, abi3 (verify_native)
+    binaries: dict = field(default_factory=dict)  # host binary -> (digest, compressed size), for verify_dedupe
 
     @property
     def ok(self) -> bool:
@@ -129,6 +130,7 @@ def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool 
     v = cfg.verify
     found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version)) \
         if project else []
+    found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
     if ask_index and target in ("pypi", "testpypi"):
         found += verify_pypi.release_age_set(reports, cfg, target)
     report = VerifyReport(target, reports, found, "project" if project else "standalone")
@@ -156,6 +158,7 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> W
         return WheelReport(path, path.name, sha256_file(path), size,
                            findings=[Finding("zip-format", "error", "", exc.message)])
     report = WheelReport(path, wheel.filename, wheel.sha256, wheel.size, cuda=scanner.cuda)
+    report.binaries = verify_dedupe.binaries_of(wheel, scanner.binaries)
     findings = [Finding(rule, "error", member, message) for rule, member, message in wheel.problems]
     meta_findings, facts = rules.check_metadata(wheel)
     report.name, report.version, report.tags = facts["name"], facts["version"], facts["tags"]
