@@ -167,6 +167,10 @@ def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, wheel
     if info.flag_bits & 0x1:
         wheel.problems.append(("zip-format", member.name, "encrypted member: rebuild the wheel"))
         return None
+    disagree = _header_disagreement(view, info)
+    if disagree:
+        why = f"its local header and the central directory disagree on {disagree}: zip readers would see different files"
+        wheel.problems.append(("zip-format", member.name, why + "; rebuild the wheel"))
     raw = view[start:start + info.compress_size]
     if info.compress_type == zipfile.ZIP_STORED:
         return raw
@@ -192,6 +196,20 @@ def _inflate(raw: memoryview, member: Member, wheel: WheelFile):
         wheel.problems.append(("zip-format", member.name, "deflate stream is truncated: rebuild the wheel"))
         return None
     return data
+
+
+_CHECKED_FLAGS = 0x0001 | 0x0008 | 0x0800  # encryption, data descriptor, UTF-8 name
+
+
+def _header_disagreement(view: memoryview, info: zipfile.ZipInfo) -> str | None:
+    """What a streaming reader (local headers) would see differently from the central directory.
+    PyPI compares names and sizes (the pypi-zip rule); the method and flags matter as much."""
+    _sig, _ver, flags, method, *_rest = _LOCAL.unpack_from(view, info.header_offset)
+    if method != info.compress_type:
+        return f"the compression method ({method} vs {info.compress_type})"
+    if (flags ^ info.flag_bits) & _CHECKED_FLAGS:
+        return f"the flags (0x{flags:04x} vs 0x{info.flag_bits:04x})"
+    return None
 
 
 def _data_offset(view: memoryview, info: zipfile.ZipInfo) -> int | None:

@@ -159,3 +159,20 @@ def test_no_single_byte_corruption_makes_the_rules_raise():
         for value in (0x00, 0xFF):
             corrupt = data[:pos] + bytes([value]) + data[pos + 1:]
             assert isinstance(pypi_rules.check_wheel(W.FILENAME, corrupt), list)
+
+
+@pytest.mark.parametrize("offset, value, what", [(8, 0, "the compression method (0 vs 8)"),
+                                                 (6, 0x0800, "the flags (0x0800 vs 0x0000)")])
+def test_a_local_header_that_disagrees_on_method_or_flags_is_a_zip_format_error(tmp_path, offset, value, what):
+    # PyPI compares names and sizes only; a streaming installer reading this member would see another file.
+    from kestrel_release.inspect.wheel import read_wheel
+
+    data = bytearray(W.valid())
+    pos = data.find(b"PK\x03\x04")
+    struct.pack_into("<H", data, pos + offset, value)
+    path = tmp_path / W.FILENAME
+    path.write_bytes(bytes(data))
+    problems = read_wheel(path).problems
+    assert [(r, m) for r, m, _ in problems] == [("zip-format", f"{W.PKG}/__init__.py")]
+    assert what in problems[0][2]
+    assert _zip_verdict(bytes(data)) is None  # PyPI itself would take it
