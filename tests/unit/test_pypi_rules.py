@@ -176,3 +176,16 @@ def test_a_local_header_that_disagrees_on_method_or_flags_is_a_zip_format_error(
     assert [(r, m) for r, m, _ in problems] == [("zip-format", f"{W.PKG}/__init__.py")]
     assert what in problems[0][2]
     assert _zip_verdict(bytes(data)) is None  # PyPI itself would take it
+
+
+def test_builds_normalizer_turns_a_streamed_wheel_into_one_pypi_accepts(tmp_path):
+    # auditwheel or a backend may stream; build's rewrite (then its gate) is what reaches --out.
+    from kestrel_release.stages import _wheelzip
+
+    wheel = tmp_path / W.FILENAME
+    wheel.write_bytes(W.zip_bytes(W.members(), stream=True) + b"\n")
+    with pytest.raises(BuildError):
+        verify_pypi.check_built_wheel(wheel)
+    _wheelzip.normalize(wheel, 1_700_000_000)
+    verify_pypi.check_built_wheel(wheel)
+    assert pypi_rules.check_wheel(wheel.name, wheel.read_bytes()) == []
