@@ -264,3 +264,14 @@ def test_unsafe_label_refused(repo: Path) -> None:
     result = ci_init(repo, env={"KESTREL_RELEASE_CI_RUNNER_LABELS": "self-hosted,gpu; rm -rf ~"})
     assert_one_line_error(result, 2, "'gpu; rm -rf ~' is not a valid runner label")
     assert not (repo / WORKFLOW).exists()
+
+
+def test_configured_platforms_and_a_bad_one(repo: Path) -> None:
+    env = {"KESTREL_RELEASE_PLATFORMS": "manylinux_2_28_aarch64,win_amd64"}
+    assert ci_init(repo, env=env).code == 0
+    builds = _builds(yaml.safe_load((repo / WORKFLOW).read_text()))
+    assert {name: job["runs-on"] for name, job in builds.items()} == {
+        "build-manylinux_2_28_aarch64": [*LABELS, "ARM64"], "build-windows-x86_64": "windows-latest"}
+    result = ci_init(repo, "--force", env={"KESTREL_RELEASE_PLATFORMS": "linux_armv7l"})
+    assert_one_line_error(result, 2, "platforms: 'linux_armv7l' is not a platform")
+    assert "build-windows-x86_64" in (repo / WORKFLOW).read_text()  # the earlier workflow is untouched
