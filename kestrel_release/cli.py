@@ -138,7 +138,13 @@ def version(
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Allow a dirty git tree with --commit/--tag.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Allow a version that goes backwards, or overwrite files that disagree.")] = False,
 ) -> None:
-    """Print, bump or set the version in pyproject.toml and every configured file."""
+    """Print (on stdout), bump or set the version in pyproject.toml and every configured file.
+
+    \b
+    kestrel-release version              print the version (v=$(kestrel-release version))
+    kestrel-release version bump KIND    KIND: major, minor, patch, pre, rc, post, dev, nightly
+    kestrel-release version set X.Y.Z    set an exact PEP 440 version
+    """
     from kestrel_release.stages import version as stage
 
     cfg = _config(project, json)
@@ -175,7 +181,7 @@ def publish(
     if target is None:
         from kestrel_release.adapters import pypi
 
-        target = pypi.default_target()
+        target = pypi.default_target(repository_url=repository_url)
     if target == "github":
         from kestrel_release.stages import publish_github as stage
 
@@ -202,12 +208,7 @@ def assemble(
     from kestrel_release.stages import assemble as stage
 
     cfg = _config(project, json)
-    try:
-        result = stage.run(cfg, inputs, out)
-    except KestrelError as exc:
-        if json:  # one JSON document even on failure
-            console.emit_json({"ok": False, "error": str(exc), "exit_code": exc.exit_code})
-        raise
+    result = stage.run(cfg, inputs, out)  # a failure's JSON document comes from _dispatch
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -246,12 +247,7 @@ def init(
     from kestrel_release.stages import init as stage
 
     console.configure(json_mode=json)
-    try:
-        result = stage.run(project, yes=yes, python=_csv(python))
-    except KestrelError as exc:
-        if json:  # one document even on failure
-            console.emit_json({"ok": False, "error": str(exc), "exit_code": exc.exit_code})
-        raise
+    result = stage.run(project, yes=yes, python=_csv(python))  # a failure's JSON document comes from _dispatch
     console.emit_json({"ok": True, **result.to_json()}) if json else stage.render(result)
 
 
@@ -323,6 +319,7 @@ def _click_exceptions():
 def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
     signal.signal(signal.SIGTERM, _sigterm)
+    sys.argv[1:] = _global_flags_first(sys.argv[1:])
     try:
         code = _dispatch()
     except KeyboardInterrupt:  # a second Ctrl-C while reporting the first failure
@@ -333,8 +330,44 @@ def main() -> None:
     sys.exit(code)
 
 
+_GLOBAL_FLAGS = ("-v", "--verbose")
+
+
+def _global_flags_first(args: list[str]) -> list[str]:
+    """`build -v` means what `-v build` means: the global flag moves before the command.
+
+    No command has an option spelled -v/--verbose or one whose value starts with a dash, so a
+    bare -v/--verbose anywhere before `--` can only be the global flag."""
+    end = args.index("--") if "--" in args else len(args)
+    moved = [a for a in args[:end] if a in _GLOBAL_FLAGS]
+    return moved + [a for a in args[:end] if a not in _GLOBAL_FLAGS] + args[end:]
+
+
 def _dispatch() -> int:
-    """Run the app; return its exit code after printing at most one `error:` line."""
+    """Run the app; return its exit code after printing at most one `error:` line (and, with
+    --json, one JSON document on stdout: the command's, or {"ok": false, "error": {...}})."""
+    code = _run_app()
+    if code != EXIT_OK and _failure is not None and _wants_json() and not console.json_emitted():
+        console.emit_json({"ok": False, "error": _failure})
+    return code
+
+
+_failure: dict | None = None  # what _run_app reported, for the --json failure document
+
+
+def _wants_json() -> bool:
+    # Also before the command configured the console: a bad flag or a config error with --json.
+    return console.json_mode() or "--json" in sys.argv[1:sys.argv.index("--") if "--" in sys.argv else None]
+
+
+def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
+    global _failure
+    _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
+    console.error(message if hint is None else f"{message} — {hint}")
+    return code
+
+
+def _run_app() -> int:
     from typer import Abort, Exit
 
     click_exc = _click_exceptions()
@@ -343,34 +376,45 @@ def _dispatch() -> int:
         # typer answers a KeyboardInterrupt inside a command by returning 130.
         code = code if isinstance(code, int) else 0
         if code == EXIT_INTERRUPTED:
-            console.error("interrupted; nothing was left half-written")
+            return _fail(_INTERRUPTED, code, "interrupted")
         return code
     except KestrelError as exc:
-        console.error(str(exc))
-        return exc.exit_code
+        return _fail(" ".join(exc.message.split()), exc.exit_code, exc.kind,
+                     " ".join(exc.hint.split()) if exc.hint else None)
     except (KeyboardInterrupt, Abort):
-        console.error("interrupted; nothing was left half-written")
-        return EXIT_INTERRUPTED
+        return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
     except Exit as exc:
         if exc.exit_code == EXIT_INTERRUPTED:
-            console.error("interrupted; nothing was left half-written")
+            return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
         return exc.exit_code
     except click_exc.NoArgsIsHelpError as exc:  # bare `kestrel-release`: show the help
         sys.stdout.write(exc.format_message() + "\n")
         return EXIT_OK
     except click_exc.ClickException as exc:
-        console.error(exc.format_message().replace("\n", " ") + " (see --help)")
-        return EXIT_USAGE
+        return _fail(_click_message(exc), EXIT_USAGE, "usage", "see --help")
     except OSError as exc:  # disk full, read-only, permissions: one line, not "internal error"
         from kestrel_release.errors import from_os_error
 
         mapped = from_os_error(exc)
         if mapped is None:
             return _bug(exc)
-        console.error(str(mapped))
-        return mapped.exit_code
+        return _fail(mapped.message, mapped.exit_code, mapped.kind, mapped.hint)
     except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
         return _bug(exc)
+
+
+_INTERRUPTED = "interrupted; nothing was left half-written"
+
+
+def _click_message(exc) -> str:
+    """Click's message on one line, each sentence once: typer and click both add "Did you mean"."""
+    import re
+
+    seen: list[str] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", exc.format_message().replace("\n", " ").strip()):
+        if sentence and sentence not in seen:
+            seen.append(sentence)
+    return " ".join(seen)
 
 
 def _bug(exc: BaseException) -> int:
@@ -379,8 +423,8 @@ def _bug(exc: BaseException) -> int:
         import traceback
 
         console.console.print(traceback.format_exc(), markup=False)
-    console.error(f"internal error: {type(exc).__name__}: {exc} (set KESTREL_RELEASE_DEBUG=1 for the traceback)")
-    return EXIT_BUG
+    return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_BUG, "internal",
+                 "set KESTREL_RELEASE_DEBUG=1 for the traceback")
 
 
 if __name__ == "__main__":

@@ -31,10 +31,15 @@ DEFAULT_EXCLUDES = (
     "libcuda_dialect_runtime*", "libtvm_ffi*",
 )
 ABI_MODES = ("auto", "abi3", "py3", "per-python")
-# What must never ship from a kernel package.
+# What must never ship from a kernel package: C/C++/CUDA sources and headers, Cython sources
+# (.pyx/.pxi; a .pxd is the cimport interface dependents need, so it may ship), kernel templates,
+# source and script directories at any depth, and tests at the top of the wheel only: a top-level
+# `tests` package lands in site-packages and clashes with every other, while `<pkg>/tests/` is
+# shipped on purpose by many packages. A leading "/" anchors a pattern at the wheel's root.
 DEFAULT_FORBID = (
-    "*.cu", "*.cuh", "*.cpp", "*.cc", "*.h", "*.hpp", "**/kernel.py", "**/cute_moe_*.py",
-    "**/flash_*.py", "csrc/**", "scripts/**", "tests/**",
+    "*.c", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.cu", "*.cuh", "*.h", "*.hh", "*.hpp", "*.hxx",
+    "*.pyx", "*.pxi", "**/kernel.py", "**/cute_moe_*.py", "**/flash_*.py", "csrc/**", "scripts/**",
+    "/tests/**", "/test/**",
 )
 MIB = 1024 * 1024
 # Variables under the prefix that are not configuration keys.
@@ -245,11 +250,22 @@ def _default(f: dataclasses.Field) -> Any:
     return f.default_factory()  # type: ignore[misc]
 
 
+def _upward(start: Path) -> list[Path]:
+    """`start` and its parents up to the enclosing git root (a project never spans repositories)."""
+    out = []
+    for directory in (start, *start.parents):
+        out.append(directory)
+        if (directory / ".git").exists():
+            break
+    return out
+
+
 def discover_project(start: Path | None = None) -> Path | None:
-    """The kernel project verify works in: the nearest directory from `start` (the cwd) upward whose
-    pyproject.toml has [tool.kestrel-release], else ./kernels if configured; None when there is none."""
+    """The kernel project: the nearest directory from `start` (the cwd) upward, stopping at the git
+    root or the filesystem root, whose pyproject.toml has [tool.kestrel-release], else ./kernels if
+    configured; None when there is none."""
     start = (start or Path.cwd()).resolve()
-    for directory in (start, *start.parents, start / "kernels"):
+    for directory in (*_upward(start), start / "kernels"):
         pyproject = directory / "pyproject.toml"
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
@@ -266,20 +282,15 @@ def discover_project(start: Path | None = None) -> Path | None:
 
 
 def find_project(project: Path | None) -> Path:
-    """--project DIR, else the cwd if its pyproject has the table, else ./kernels."""
+    """--project DIR, else the nearest configured directory upward from the cwd, else ./kernels."""
     if project is not None:
-        return Path(project).resolve()
-    cwd = Path.cwd()
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text())
-            tool = data.get("tool")
-            if isinstance(tool, dict) and "kestrel-release" in tool:
-                return cwd
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
-            return cwd  # let load() report the parse error for this file
-    return (cwd / "kernels").resolve()
+        return Path(project).expanduser().resolve()
+    found = discover_project()
+    if found is None:
+        raise ConfigError(f"no pyproject.toml with a [tool.kestrel-release] table in {Path.cwd()} or its parent "
+                          "directories (up to the git root)",
+                          "run `kestrel-release init` in your package's directory, or pass --project DIR")
+    return found
 
 
 def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
@@ -290,7 +301,7 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
     pyproject = project_dir / "pyproject.toml"
     if not pyproject.is_file():
         raise ConfigError(f"no pyproject.toml in {project_dir}",
-                          "pass --project DIR pointing at the kernel package")
+                          "pass --project DIR pointing at the kernel package (set one up with `kestrel-release init`)")
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting recurses
@@ -309,12 +320,10 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
             errors.append(f"{key}: unknown variable{_suggest(key, _env_names())}")
     if overrides:
         cfg = _apply_overrides(cfg, overrides, errors)
-    _validate(cfg, errors)
+    _validate(cfg, errors, _origins(env, overrides or {}))
     if errors:
-        raise ConfigError(
-            f"{len(errors)} configuration problem(s) in {pyproject}: " + "; ".join(errors),
-            "fix them and run again",
-        )
+        raise ConfigError(f"{len(errors)} configuration problem(s) " + _by_origin(errors, pyproject),
+                          "fix them and run again")
     if source == "backend":
         cfg = _from_backend(cfg)
     return cfg
@@ -444,23 +453,57 @@ def _apply_overrides(cfg: Config, overrides: dict[str, Any], errors: list[str]) 
     return dataclasses.replace(cfg, **top)
 
 
-def _validate(cfg: Config, errors: list[str]) -> None:
+# Flags that override configuration keys (cli passes them as `overrides`), for error messages.
+FLAG_NAMES = {"python": "--python", "out_dir": "--out", "build.jobs": "--jobs", "build.frontend": "--frontend",
+              "build.isolation": "--no-isolation"}
+
+
+def _origins(env: dict[str, str], overrides: dict[str, Any]) -> dict[str, str]:
+    """Key -> where its value came from when not pyproject.toml: the flag, else the variable."""
+    out: dict[str, str] = {}
+    for key in [k for k in _fields(Config) if k not in _TOP_SKIP]:
+        out[key] = f"KESTREL_RELEASE_{key.upper()}"
+    for section, cls in _SECTIONS.items():
+        out.update({f"{section}.{k}": f"KESTREL_RELEASE_{section.upper()}_{k.upper()}" for k in _fields(cls)})
+    out.update({f"targets.github.{k}": f"KESTREL_RELEASE_GITHUB_{k.upper()}" for k in _fields(GithubTarget)})
+    out = {k: v for k, v in out.items() if v in env}
+    out.update({k: FLAG_NAMES.get(k, k) for k, v in overrides.items() if v is not None})
+    return out
+
+
+def _by_origin(errors: list[str], pyproject: Path) -> str:
+    """Group the problems by where they are: the file, the environment, the flags."""
+    groups: dict[str, list[str]] = {}
+    for error in errors:
+        where = ("in environment variables" if error.startswith("KESTREL_RELEASE_")
+                 else "in flags" if error.startswith("--") else f"in {pyproject}")
+        groups.setdefault(where, []).append(error)
+    return "; ".join(f"{where}: " + "; ".join(items) for where, items in groups.items())
+
+
+def _validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = None) -> None:
     from packaging.version import InvalidVersion, Version
+
+    origins = origins or {}
+
+    def at(key: str) -> str:
+        return origins.get(key, key)
 
     for py in cfg.python:
         parts = py.split(".")
         if len(parts) != 2 or not all(p.isdigit() for p in parts) or parts[0] != "3":
-            errors.append(f"python: '{py}' is not a CPython version like 3.12")
+            errors.append(f"{at('python')}: '{py}' is not a CPython version like 3.12")
     if not cfg.python:
-        errors.append("python: the list of Python versions is empty")
+        errors.append(f"{at('python')}: the list of Python versions is empty")
     if cfg.abi not in ABI_MODES:
-        errors.append(f"abi: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{_suggest(cfg.abi, ABI_MODES)}")
+        errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{_suggest(cfg.abi, ABI_MODES)}")
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
-        errors.append(f"build.min_glibc: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
+        errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others
-        errors.append(f"publish.timeout: expected a positive number of seconds, got {cfg.publish.timeout!r}")
+        errors.append(f"{at('publish.timeout')}: expected a positive number of seconds, got {cfg.publish.timeout!r}")
     if cfg.build.frontend not in ("uv", "build"):
-        errors.append(f"build.frontend: '{cfg.build.frontend}' is not 'uv' or 'build'{_suggest(cfg.build.frontend, ['uv', 'build'])}")
+        errors.append(f"{at('build.frontend')}: '{cfg.build.frontend}' is not 'uv' or 'build'"
+                      f"{_suggest(cfg.build.frontend, ['uv', 'build'])}")
     if cfg.version is not None:
         try:
             Version(cfg.version)
@@ -468,12 +511,12 @@ def _validate(cfg: Config, errors: list[str]) -> None:
             errors.append(f"[project].version: '{cfg.version}' is not a valid PEP 440 version")
     gh = cfg.github()
     if gh.repo and gh.repo.count("/") != 1:
-        errors.append(f"targets.github.repo: '{gh.repo}' is not OWNER/NAME")
+        errors.append(f"{at('targets.github.repo')}: '{gh.repo}' is not OWNER/NAME")
     if gh.nightly not in ("rolling", "dated"):
-        errors.append(f"targets.github.nightly: '{gh.nightly}' is not 'rolling' or 'dated'"
+        errors.append(f"{at('targets.github.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
                       f"{_suggest(gh.nightly, ['rolling', 'dated'])}")
     if gh.keep < 1:
-        errors.append(f"targets.github.keep: {gh.keep} keeps no nightly; use 1 or more")
+        errors.append(f"{at('targets.github.keep')}: {gh.keep} keeps no nightly; use 1 or more")
 
 
 def _is_glibc(text: str) -> bool:

@@ -1,18 +1,21 @@
 """The single Rich console. Everything printed goes through here and is masked.
 
 Human output goes to stderr so that `--json` output on stdout stays machine
-readable; `emit_json` is the only writer of stdout.
+readable; `emit_json` and `answer` are the only writers of stdout.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 from kestrel_release import secrets
 
-_state = {"verbose": False, "json": False}
+_state = {"verbose": False, "json": False, "emitted": False}
+# Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
+WIDE = 200
 _console = None
 
 
@@ -26,7 +29,16 @@ def _make_console():
         def _render_buffer(self, buffer):  # type: ignore[override]
             return secrets.mask(super()._render_buffer(buffer))
 
-    return _MaskingConsole(stderr=True, highlight=False, soft_wrap=True)
+    # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
+    # progress as fragments; use COLUMNS or a wide default, and no live display (progress users
+    # check `live()`).
+    width = None if sys.stderr.isatty() or os.environ.get("COLUMNS") else WIDE
+    return _MaskingConsole(stderr=True, highlight=False, soft_wrap=True, width=width)
+
+
+def live() -> bool:
+    """Whether live displays (progress bars, spinners) may redraw: only on a terminal."""
+    return get_console().is_terminal
 
 
 def get_console():
@@ -103,5 +115,17 @@ def error(message: str) -> None:
 def emit_json(payload: Any) -> None:
     """Print one JSON document on stdout (masked)."""
     text = json.dumps(payload, indent=2, sort_keys=False, default=str)
+    sys.stdout.write(secrets.mask(text) + "\n")
+    sys.stdout.flush()
+    _state["emitted"] = True
+
+
+def json_emitted() -> bool:
+    """Whether this run already wrote its JSON document (a failure must not add a second one)."""
+    return bool(_state["emitted"])
+
+
+def answer(text: str) -> None:
+    """The command's answer on stdout, for pipes (`v=$(kestrel-release version)`); masked."""
     sys.stdout.write(secrets.mask(text) + "\n")
     sys.stdout.flush()

@@ -111,7 +111,11 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
     """
     from filelock import FileLock, Timeout
 
-    lock_path = str((Path(project_dir) / ".kestrel-release.lock").resolve())
+    from kestrel_release import statedir
+
+    # Outside the work tree (the tool's state dir): a lock file never shows in `git status`.
+    lock_path = str(statedir.lock_path(project_dir))
+    holder = Path(lock_path + ".holder")  # what holds it: the lock file itself is truncated by each try
     if _held.get(lock_path):
         _held[lock_path] += 1
         try:
@@ -123,12 +127,18 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
     try:
         lock.acquire(timeout=wait)
     except Timeout:
+        try:
+            running, _, pid = holder.read_text(encoding="utf-8").strip().partition(" ")
+        except OSError:
+            running, pid = "", ""
         raise UsageError(
-            f"another kestrel-release {what} is running on {project_dir}",
-            f"wait for it to finish (lock: {lock_path})",
+            f"another kestrel-release {running or 'run'} is running on {project_dir}" + (f" ({pid})" if pid else ""),
+            f"wait for it to finish, then run {what} again (lock: {lock_path})",
         ) from None
     _held[lock_path] = 1
     try:
+        with contextlib.suppress(OSError):  # only the refusal message reads it (a torn read says "run")
+            holder.write_text(f"{what} pid {os.getpid()}\n", encoding="utf-8")
         yield
     finally:
         _held.pop(lock_path, None)

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from kestrel_release import manifest, safepaths
+from kestrel_release import manifest, safepaths, statedir
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text
 
@@ -41,6 +41,9 @@ def owned(final: Path) -> set[str]:
             names |= {manifest.SUMS, manifest.MANIFEST}
     if (final / manifest.MANIFEST).is_file():
         names.add(manifest.MANIFEST)
+    with contextlib.suppress(OSError):  # our `*` .gitignore; a user's own one is never ours
+        if (final / statedir.GITIGNORE).read_text(encoding="utf-8") == statedir.GITIGNORE_TEXT:
+            names.add(statedir.GITIGNORE)
     try:
         names |= set(json.loads((final / JOURNAL).read_text(encoding="utf-8"))["files"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -58,6 +61,8 @@ def install(staged: Path, final: Path) -> list[str]:
     """Move every file of `staged` into `final` (see the module doc); returns the names moved."""
     final = Path(final)
     final.mkdir(parents=True, exist_ok=True)
+    if not (final / statedir.GITIGNORE).exists():  # keeps the output out of `git status`, as venv does
+        (Path(staged) / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")
     names = _order([p.name for p in Path(staged).iterdir()])
     ours = owned(final)
     clash = [n for n in names if (final / n).exists() and n not in ours

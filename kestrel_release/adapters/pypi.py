@@ -75,10 +75,16 @@ def read_pypirc(path: str = PYPIRC) -> dict[str, dict[str, Any]]:
         raise UsageError(f"{path} is malformed", "see https://packaging.python.org/specifications/pypirc/") from None
 
 
-def default_target(env: Mapping[str, str] | None = None) -> str:
-    """The index target when --target is not given: TWINE_REPOSITORY (a .pypirc section), as twine, else testpypi."""
+CUSTOM = "custom-index"  # the target of --repository-url (or TWINE_REPOSITORY_URL) without --target
+
+
+def default_target(env: Mapping[str, str] | None = None, repository_url: str | None = None) -> str:
+    """The index target when --target is not given: TWINE_REPOSITORY (a .pypirc section), as twine;
+    else "custom-index" when an upload URL is given (it is not TestPyPI, and must not be called so); else testpypi."""
     env = os.environ if env is None else env
-    return env.get("TWINE_REPOSITORY") or "testpypi"
+    if env.get("TWINE_REPOSITORY"):
+        return env["TWINE_REPOSITORY"]
+    return CUSTOM if repository_url or env.get("TWINE_REPOSITORY_URL") else "testpypi"
 
 
 def _host(url: str | None) -> str:

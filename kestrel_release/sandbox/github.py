@@ -182,7 +182,6 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
     Each repository gets the git history of `git_dir` (default: the cwd's repository), so
     the printed publish command finds the commit the wheels were built from."""
     import shlex
-    import tempfile
     import time
 
     from kestrel_release import console
@@ -193,7 +192,10 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
     if not repos:
         repo, why = default_repo()
         repos = [repo]
-    with GithubEmulator(repos=tuple(repos), token=token, port=port) as gh:
+    from kestrel_release import statedir
+
+    # The token file lives in a private session dir of the tool's state dir, removed on exit.
+    with statedir.session("github") as session, GithubEmulator(repos=tuple(repos), token=token, port=port) as gh:
         source = Path(git_dir or Path.cwd()).resolve()
         for name in repos:
             pushed = gh.push_history(name, source)
@@ -201,7 +203,7 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
         if git_dir is not None and not pushed:
             raise UsageError(f"--git {git_dir}: no git repository with commits there",
                              "pass the directory of a git checkout (or leave --git out to use the cwd's)")
-        token_file = Path(tempfile.mkdtemp(prefix="kestrel-gh-")) / "token"
+        token_file = session / "token"
         atomic_write_text(token_file, gh.token + "\n", mode=0o600)
         mode = ", immutable releases" if immutable else ""
         console.ok(f"GitHub emulator at {gh.api_url} (repos: {', '.join(repos)}, {why}{mode})")

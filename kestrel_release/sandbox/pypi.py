@@ -148,14 +148,6 @@ class PypiSandbox:
         return (f"[distutils]\nindex-servers =\n    {name}\n\n[{name}]\nrepository = {self.upload_url}\n"
                 f"username = {self.username}\n# password: export TWINE_PASSWORD (never write it here)\n")
 
-    def write_password_file(self) -> Path:
-        """Write the password to a 0600 file next to the server state (removed on close)."""
-        from kestrel_release.fsutil import atomic_write_text
-
-        path = self._state / "password"
-        atomic_write_text(path, self.password + "\n", mode=0o600)
-        return path
-
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self._state, ignore_errors=True)
@@ -172,17 +164,29 @@ class PypiSandbox:
 
 
 def serve_forever(port: int = 0, directory: Path | None = None, strict: bool = False) -> None:
-    """`kestrel-release sandbox pypi`: run until Ctrl-C, printing the URL and a .pypirc snippet."""
-    if directory is None:
-        directory = Path(tempfile.mkdtemp(prefix="kestrel-pypi-packages-"))
-    with PypiSandbox(directory=directory, strict=strict, port=port) as box:
+    """`kestrel-release sandbox pypi`: run until Ctrl-C, printing the lines that publish to it.
+
+    The password file (and the packages, without --dir) live in a private session directory of
+    the tool's state dir, removed when the sandbox stops: nothing is left in /tmp."""
+    import shlex
+
+    from kestrel_release import statedir
+
+    with statedir.session("pypi") as session, \
+            PypiSandbox(directory=directory or session / "packages", strict=strict, port=port) as box:
         mode = "strict (PyPI's upload rules)" if strict else "plain pypiserver"
-        console.ok(f"sandbox PyPI ({mode}) at {box.url}  packages: {box.directory}")
+        kept = "" if directory else " (removed when it stops; --dir DIR keeps them)"
+        console.ok(f"sandbox PyPI ({mode}) at {box.url}  packages: {box.directory}{kept}")
         console.info(f"upload URL: {box.upload_url}\nsimple index: {box.simple_url}")
         # The console masks every registered secret, so the password goes to a 0600 file.
-        secret_file = box.write_password_file()
-        console.info(f"user: {box.username}  password file: {secret_file}")
-        console.info(f'export TWINE_USERNAME={box.username} TWINE_PASSWORD="$(cat {secret_file})"')
+        secret_file = session / "password"
+        from kestrel_release.fsutil import atomic_write_text
+
+        atomic_write_text(secret_file, box.password + "\n", mode=0o600)
+        console.info("publish to it with (the password is read from a 0600 file, never put on a command line):")
+        console.plain(f"export TWINE_USERNAME={shlex.quote(box.username)}")
+        console.plain(f'export TWINE_PASSWORD="$(cat {shlex.quote(str(secret_file))})"')
+        console.plain(f"kestrel-release publish --repository-url {box.upload_url}")
         console.info(".pypirc snippet:\n" + box.pypirc())
         if strict:
             console.info(f"faults: curl -X POST {box.url}/_sandbox/faults -d '{{\"status\": 503, \"count\": 2}}'")

@@ -77,6 +77,10 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
         shutil.rmtree(base, ignore_errors=True)  # ours: it holds the marker (or is empty)
     base.mkdir(parents=True, exist_ok=True)
     marker.touch()
+    from kestrel_release import statedir
+
+    if not (base / statedir.GITIGNORE).exists():  # the stand-ins' files never show in `git status`
+        (base / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")
     repo = cfg.github().repo or "m87-labs/kestrel"
     with contextlib.ExitStack() as stack:
         index = {}

@@ -36,11 +36,13 @@ class Finding:
 
 
 def glob_match(name: str, pattern: str) -> bool:
-    """Match a member path at any depth: '*.cu', '**/kernel.py', 'csrc/**'.
+    """Match a member path at any depth: '*.cu', '**/kernel.py', 'csrc/**'; '/tests/**' only at the root.
 
     Why every suffix: a kernel package's source dirs land under the package
     (kestrel_kernels/csrc/...) as easily as at the top of the wheel.
     """
+    if pattern.startswith("/"):  # anchored: the wheel's top level only
+        return fnmatch.fnmatchcase(name, pattern[1:])
     pattern = pattern[3:] if pattern.startswith("**/") else pattern
     parts = name.split("/")
     for i in range(len(parts)):

@@ -414,7 +414,7 @@ def render(result: VersionResult) -> None:
     for warning in result.warnings:
         console.warn(warning)
     if result.action == "show":
-        console.info(f"{result.name} {result.new}")
+        console.answer(result.new)  # stdout, alone: v=$(kestrel-release version)
         return
     if result.dry_run:
         console.info(result.diff.rstrip("\n"))

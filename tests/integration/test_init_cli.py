@@ -211,7 +211,9 @@ def test_refuses_without_a_terminal_and_changes_nothing(tmp_path):
     assert (project / "pyproject.toml").read_bytes() == before and not (project / ".gitignore").exists()
     as_json = run_cli(["init", "--project", str(project), "--python", PYS, "--json"], input="")
     assert as_json.code == 2
-    assert json.loads(as_json.stdout) == {"ok": False, "exit_code": 2, "error": as_json.stderr.split("error: ", 1)[1].strip()}
+    error = json.loads(as_json.stdout)["error"]
+    assert json.loads(as_json.stdout)["ok"] is False and error["exit_code"] == 2 and error["kind"] == "usage"
+    assert as_json.stderr.split("error: ", 1)[1].strip() == f"{error['message']} — {error['hint']}"
 
 
 def run_on_tty(args: list[str], answer: str) -> tuple[int, str]:

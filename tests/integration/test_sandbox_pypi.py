@@ -128,7 +128,7 @@ def test_cli_serves_until_interrupted_and_never_prints_the_password(tmp_path, st
                 break
         text = "".join(lines)
         assert f"http://127.0.0.1:{port}/simple/" in text and "[sandbox]" in text
-        password_file = re.search(r"password file: (\S+)", text).group(1)
+        password_file = re.search(r'TWINE_PASSWORD="\$\(cat (\S+)\)"', text).group(1)
         password = Path(password_file).read_text().strip()
         assert password and password not in text
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).status == 200
@@ -136,5 +136,6 @@ def test_cli_serves_until_interrupted_and_never_prints_the_password(tmp_path, st
         child.send_signal(signal.SIGINT)
         child.wait(timeout=10)
     assert child.returncode == 0  # Ctrl-C is how a sandbox is stopped: a clean exit
+    assert not Path(password_file).exists()  # the session directory went with it
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)

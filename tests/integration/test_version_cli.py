@@ -45,7 +45,7 @@ def files(root: Path) -> tuple[str, str]:
 def test_show_prints_the_version(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     result = version_cli(root)
-    assert result.code == 0 and "demo-kernels 0.1.0" in result.stderr
+    assert result.code == 0 and result.stdout == "0.1.0\n"  # alone on stdout: v=$(kestrel-release version)
     assert json.loads(version_cli(root, "--json").stdout)["new"] == "0.1.0"
 
 

@@ -85,7 +85,7 @@ def test_cli_config_error_is_one_line_exit_2(tmp_path):
 
 def test_cli_bad_flag_value_is_config_error(tmp_path):
     result = run_cli(["build", "--project", str(_project(tmp_path, "")), "--frontend", "buidl"])
-    assert_one_line_error(result, 2, "build.frontend", "did you mean 'build'?")
+    assert_one_line_error(result, 2, "in flags: --frontend: 'buidl'", "did you mean 'build'?")
 
 
 def test_cli_broken_toml(tmp_path):
