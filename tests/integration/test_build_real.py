@@ -129,9 +129,9 @@ def test_sigterm_kills_children_and_leaves_output(project, env, tmp_path):
     child = subprocess.Popen([sys.executable, "-m", "kestrel_release", "build", "--project", str(project),
                               "--out", str(out), "--python", PYTHONS, "--no-gpu-check"], cwd=ROOT, env=full_env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    logs = tmp_path / ".kestrel-build-logs"
+    logs = tmp_path / "cache" / "projects"  # the project's build-logs/ in the tool's state dir
     deadline = time.monotonic() + 120
-    while not list(logs.glob("build-*.log")) and time.monotonic() < deadline:
+    while not list(logs.glob("*/build-logs/build-*.log")) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)  # let uv start its build backends
     child.send_signal(signal.SIGTERM)
@@ -176,7 +176,8 @@ def test_warm_rebuild_reuses_build_env_and_build_dir(project, env, tmp_path):
     result, data = _build(project, out, env, "--python", "3.12")
     assert result.code == 0, result.output
     assert (marker.stat().st_ino, (envs[0] / "bin/python").stat().st_mtime_ns) == created  # env reused as is
-    log = (tmp_path / ".kestrel-build-logs/build-3.12.log").read_text()
+    log = (Path(data["logs"]) / "build-3.12.log").read_text()
+    assert Path(data["logs"]).is_relative_to(tmp_path / "cache")  # the state dir, not the work tree
     assert f"--python {envs[0]}/bin/python" in log and "--no-build-isolation" in log
     assert "ninja: no work to do." in log  # the extension was not recompiled: an incremental build
     with zipfile.ZipFile(out / data["wheels"][0]["filename"]) as zf:

@@ -225,3 +225,39 @@ def test_sandbox_github_token_file_is_removed_on_exit(tmp_path: Path) -> None:
         server.send_signal(signal.SIGTERM)
         server.communicate(timeout=30)
     assert server.returncode == 0 and not token_file.exists()
+
+
+# --- 5: nothing untracked in the user's repository --------------------------------------------
+
+@pytest.mark.slow
+def test_build_leaves_git_status_clean(tmp_path: Path) -> None:
+    from tests.reliability import miniproject
+
+    project = miniproject.make(tmp_path / "repo")
+    # What any setuptools project ignores: the backend's own in-tree build dirs, nothing of this tool.
+    (project / ".gitignore").write_text("build/\n*.egg-info/\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "init")
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # the second build replaces the first, .gitignore included, without a clash
+        result = run_cli(["build", "--no-gpu-check", "--json"], cwd=project / "src", env=env)
+        assert result.code == 0, result.output
+        assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+    logs = Path(json.loads(result.stdout)["logs"])
+    assert logs.is_relative_to(tmp_path / "cache") and list(logs.glob("build-3.12.log"))
+    assert (project / "dist-all" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+@pytest.mark.slow
+def test_a_users_own_gitignore_in_the_output_is_kept(tmp_path: Path) -> None:
+    from tests.reliability import miniproject
+
+    project = miniproject.make(tmp_path / "p")
+    out = tmp_path / "wheelhouse"
+    out.mkdir()
+    (out / ".gitignore").write_text("*.tmp\n")
+    result = run_cli(["build", "--no-gpu-check", "--out", str(out)], cwd=project,
+                     env={"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.code == 0, result.output
+    assert (out / ".gitignore").read_text() == "*.tmp\n"
