@@ -112,3 +112,17 @@ def test_a_clean_abi3_wheel_passes_the_audit(tmp_path: Path) -> None:
                tag="cp310-abi3-manylinux_2_17_x86_64")
     code, report = _verify_json(project, dist)
     assert code == 0, report
+
+
+def test_a_wheel_above_the_configured_min_glibc_fails_verify(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj", pythons=("3.11",))
+    with (project / "pyproject.toml").open("a") as fh:
+        fh.write('\n[tool.kestrel-release.build]\nmin_glibc = "2.28"\n')
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    make_wheel(dist, tag="cp311-cp311-manylinux_2_34_x86_64")
+    code, report = _verify_json(project, dist)
+    assert code == 5
+    floor = [f for f in report["wheels"][0]["findings"] if f["rule"] == "glibc-floor"]
+    assert len(floor) == 1 and "needs glibc 2.34, above build.min_glibc 2.28" in floor[0]["message"]
+    assert "not on RHEL/Rocky 8" in floor[0]["message"]
