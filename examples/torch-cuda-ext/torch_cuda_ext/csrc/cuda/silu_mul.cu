@@ -1,8 +1,9 @@
 // silu(x[..., :d]) * x[..., d:] fused into one pass over x (SwiGLU's gating step).
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/all.h>
 #include <torch/library.h>
 
@@ -35,7 +36,7 @@ at::Tensor silu_mul_cuda(const at::Tensor& x) {
   if (numel == 0) return out;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((numel + threads - 1) / threads, 65535);
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();  // torch's stream: ordered with its ops
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, xc.scalar_type(), "silu_mul", [&] {
     silu_mul_kernel<scalar_t><<<blocks, threads, 0, stream>>>(
         out.mutable_data_ptr<scalar_t>(), xc.const_data_ptr<scalar_t>(), numel, d);
