@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, console, fsutil, manifest, safepaths
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import UsageError, VerifyError
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
@@ -69,6 +69,7 @@ def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
                 _copy_checked(row, staged)
             manifest.save(staged, _manifest(package, version, loaded, rows))
             manifest.write_sums(staged, rows)
+            fsutil.atomic_write_text(staged / statedir.GITIGNORE, statedir.GITIGNORE_TEXT)  # as build's output
             fsutil.replace_dir(staged, out)
     return AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
 
@@ -260,7 +261,7 @@ def _check_out(out: Path) -> None:
     if data is None:
         raise UsageError(f"--out {out} is not empty and holds no release manifest of ours",
                          "pass a new or empty directory; nothing was written")
-    ours = _OURS | {str(r.get("filename")) for r in data.get("wheels") or [] if isinstance(r, dict)}
+    ours = _OURS | outputs.owned(out)  # the manifest's wheels, our `*` .gitignore (never a user's own)
     foreign = sorted(e.name for e in entries if e.name not in ours or not e.is_file())
     if foreign:
         raise UsageError(f"--out {out} holds files the tool did not write ({', '.join(foreign[:5])})",

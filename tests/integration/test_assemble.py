@@ -79,7 +79,7 @@ def test_two_machines_combine_into_one_release(project: Path, tmp_path: Path) ->
     # A second assemble may replace an earlier assembled output (only our files are in it).
     again = assemble(project, str(a), str(b), "--out", str(out))
     assert again.code == 0, again.output
-    assert sorted(p.name for p in out.iterdir()) == sorted([*wheels, "SHA256SUMS", "release-manifest.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*wheels, ".gitignore", "SHA256SUMS", "release-manifest.json"])
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging left behind"
 
 
@@ -178,6 +178,10 @@ def test_user_files_in_out_are_never_replaced(project: Path, tmp_path: Path) -> 
     assert_one_line_error(assemble(project, str(a), str(b), "--out", str(release)), 2,
                           "files the tool did not write", "notes.txt")
     assert snapshot(release) == before
+    (release / "notes.txt").unlink()
+    (release / ".gitignore").write_text("my own rules\n")  # a user's .gitignore is never the tool's
+    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(release)), 2, ".gitignore")
+    assert (release / ".gitignore").read_text() == "my own rules\n"
     assert_one_line_error(assemble(project, str(a), "--out", str(a / "sub")), 2, "overlaps the input")
 
 
