@@ -59,15 +59,24 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
             struct.error, RuntimeError, OverflowError):
         return [Violation("pypi-zip", "", INVALID + "File is not a zipfile")]
     with archive:
-        dist = _dist_info(filename)
+        dist, names = _dist_info(filename), {i.filename for i in infos}
         metadata = _read(archive, f"{dist}/METADATA")
         out = metadata_violations(metadata) if metadata is not None else []
-        out += zip_violations(data, infos)
+        out += _archive_violations(data, infos)
+        if f"{dist}/WHEEL" not in names:
+            out.append(Violation("pypi-metadata", f"{dist}/WHEEL", f"{INVALID}WHEEL not found at {dist}/WHEEL"))
         out += _encrypted(archive, infos)
+        out += _structure_violations(data, infos)
         if metadata is not None:
             out += filename_violations(filename, metadata)
-            out += license_file_violations(filename, metadata, {i.filename for i in infos})
+            out += license_file_violations(filename, metadata, names)
+        if f"{dist}/RECORD" not in names:
+            out.append(Violation("pypi-metadata", f"{dist}/RECORD", f"Wheel '{filename}' does not contain the "
+                                 f"required RECORD file: {dist}/RECORD"))
         out += entry_points_violations(filename, _read(archive, f"{dist}/entry_points.txt"))
+        if f"{dist}/METADATA" not in names:
+            out.append(Violation("pypi-metadata", f"{dist}/METADATA", f"Wheel '{filename}' does not contain the "
+                                 f"required METADATA file: {dist}/METADATA"))
     return out
 
 
@@ -90,12 +99,21 @@ def _read(archive: zipfile.ZipFile, name: str, limit: int = _SCAN_MAX) -> bytes 
 
 def zip_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     """Polyglots, compression methods and the byte-level framing (zipstruct)."""
+    return _archive_violations(data, infos) + _structure_violations(data, infos)
+
+
+def _archive_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     out = []
     if is_tar(data):
         out.append(Violation("pypi-zip", "", INVALID + "File is both a zip and a tar file"))
     bad = [i.filename for i in infos if i.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)]
     if bad:
         out.append(Violation("pypi-zip", bad[0], INVALID + "File does not use a supported compression type"))
+    return out
+
+
+def _structure_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
+    out = []
     sizes = {i.orig_filename: (i.compress_size, i.file_size) for i in infos}
     error = validate_zip(data, sizes)
     if error:

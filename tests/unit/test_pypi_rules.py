@@ -189,3 +189,20 @@ def test_builds_normalizer_turns_a_streamed_wheel_into_one_pypi_accepts(tmp_path
     _wheelzip.normalize(wheel, 1_700_000_000)
     verify_pypi.check_built_wheel(wheel)
     assert pypi_rules.check_wheel(wheel.name, wheel.read_bytes()) == []
+
+
+@pytest.mark.parametrize("drop, words", [
+    ("WHEEL", f"Invalid distribution file. WHEEL not found at {W.DIST}/WHEEL"),
+    ("RECORD", f"Wheel '{W.FILENAME}' does not contain the required RECORD file: {W.DIST}/RECORD"),
+    ("METADATA", f"Wheel '{W.FILENAME}' does not contain the required METADATA file: {W.DIST}/METADATA"),
+])
+def test_a_dist_info_file_missing_where_pypi_looks_is_refused(drop, words):
+    entries = {k: v for k, v in W.members().items() if k != f"{W.DIST}/{drop}"}
+    assert words in [v.message for v in pypi_rules.check_wheel(W.FILENAME, W.zip_bytes(entries))]
+
+
+def test_a_dist_info_named_otherwise_than_the_filename_is_not_found():
+    # PyPI looks for <filename's name>-<version>.dist-info, not for whatever .dist-info is there.
+    data = W.zip_bytes(W.members(dist=f"{W.NAME}-{W.VERSION}.dist-info"))
+    first = pypi_rules.check_wheel(W.FILENAME, data)[0]
+    assert first.message == f"Invalid distribution file. WHEEL not found at {W.DIST}/WHEEL"
