@@ -257,3 +257,24 @@ def test_odd_value_types_do_not_crash_detection(tmp_path):
     }))
     assert (d.backend, d.name, d.version, d.requires_python, d.abi3) == ("generic", None, None, None, None)
     assert init.choose(d, ("3.12",)).values["python"] == ["3.12"]
+
+
+# DT_NEEDED of a torch CUDAExtension (extension-cpp on torch 2.11+cu130, real-packages.md section 3)
+# and of examples/c-ext-stub: all come from the user's torch install, none may be grafted.
+TORCH_EXTENSION_NEEDED = ["libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so", "libc10_cuda.so",
+                          "libtorch_cuda.so", "libcudart.so.13", "libcudart.so.12"]
+
+
+@pytest.mark.parametrize("soname", TORCH_EXTENSION_NEEDED)
+def test_default_excludes_cover_what_the_examples_link(soname):
+    import fnmatch
+
+    assert any(fnmatch.fnmatchcase(soname, pattern) for pattern in config.DEFAULT_EXCLUDES)
+    # init writes no exclude list of its own, so these defaults are what its table gets
+    d = detect_example("torch-cuda-ext")
+    assert "exclude" not in init.choose(d, ("3.12",)).values.get("build", {})
+
+
+def detect_example(name: str) -> init_detect.Detected:
+    root = Path(__file__).resolve().parents[2] / "examples" / name
+    return init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
