@@ -32,6 +32,7 @@ MAX_RELEASE_AGE = dt.timedelta(days=14)
 INVALID = "Invalid distribution file. "
 _CORE_METADATA = "See https://packaging.python.org/specifications/core-metadata for more information."
 _ARCHIVES = "See https://docs.pypi.org/archives for more information"
+_RATIO_MIN_SIZE, _RATIO_MAX = 64 * 1024 * 1024, 50  # a zip bomb, as PyPI measures it
 _SCAN_SUFFIXES = (".py", ".pye")
 _SCAN_MAX = 5 * 1024 * 1024  # PyPI scans members up to 5 MiB
 _PYARMOR = (b"__pyarmor__(__name__, __file__,", b"__pyarmor_enter__", b"__pyarmor_exit__",
@@ -104,6 +105,9 @@ def zip_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
 
 def _archive_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     out = []
+    declared = sum(i.file_size for i in infos)  # never inflated: the central directory's word is enough
+    if declared > _RATIO_MIN_SIZE and declared / max(len(data), 1) > _RATIO_MAX:
+        return [Violation("pypi-zip", "", f"{INVALID}File exceeds compression ratio of {_RATIO_MAX}")]
     if is_tar(data):
         out.append(Violation("pypi-zip", "", INVALID + "File is both a zip and a tar file"))
     bad = [i.filename for i in infos if i.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)]

@@ -206,3 +206,9 @@ def test_a_dist_info_named_otherwise_than_the_filename_is_not_found():
     data = W.zip_bytes(W.members(dist=f"{W.NAME}-{W.VERSION}.dist-info"))
     first = pypi_rules.check_wheel(W.FILENAME, data)[0]
     assert first.message == f"Invalid distribution file. WHEEL not found at {W.DIST}/WHEEL"
+
+
+def test_a_bomb_is_refused_by_its_declared_sizes_without_inflating():
+    files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/zeros.bin": bytes(65 * 1024 * 1024)}
+    violations = pypi_rules.check_wheel(W.FILENAME, W.zip_bytes(W.members(files=files)))
+    assert violations[0].message == "Invalid distribution file. File exceeds compression ratio of 50"
