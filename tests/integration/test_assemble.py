@@ -253,3 +253,13 @@ def test_two_platforms_assemble_into_one_verified_release(project: Path, tmp_pat
     assert assemble(project, str(x86), str(partial), "--out", str(out2)).code == 0
     result = run_cli(["verify", str(out2), "--project", str(project), "--target", "pypi"])
     assert result.code == 5 and "no wheel for Python 3.13 on manylinux_2_28_aarch64" in result.output
+
+
+def test_builder_records_the_ci_job_only_on_ci() -> None:
+    ci_env = {"GITHUB_JOB": "build-manylinux_2_34_x86_64", "GITHUB_RUN_ID": "99", "GITHUB_RUN_ATTEMPT": "2",
+              "RUNNER_NAME": "gpu-7", "KESTREL_RELEASE_BUILDER": "manylinux_2_34_x86_64-py3.12"}
+    on_ci = manifest.builder(ci_env)
+    assert on_ci["ci"] == {"job": "build-manylinux_2_34_x86_64", "run_id": "99", "run_attempt": "2", "runner": "gpu-7"}
+    assert on_ci["label"] == "manylinux_2_34_x86_64-py3.12" and on_ci["host"]
+    local = manifest.builder({"GITHUB_JOB": "stale"})  # no run id: not a CI job
+    assert local["ci"] is None and local["label"] is None and local["host"] == on_ci["host"]
