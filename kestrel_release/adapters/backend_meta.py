@@ -47,12 +47,12 @@ def _version_inputs(project: Path) -> list[Path]:
     return found
 
 
-def input_digest(project: Path, isolated: bool) -> str:
+def input_digest(project: Path, isolated: bool, extra: tuple[str, ...] = ()) -> str:
     """sha256 over the metadata's inputs (and the git commit: VCS versions come from it)."""
     from kestrel_release.adapters import git
 
     h = hashlib.sha256(f"{CACHE_FORMAT}\0{isolated}\0".encode())
-    for path in [*(project / n for n in _INPUTS), *_version_inputs(project)]:
+    for path in [*(project / n for n in _INPUTS), *_version_inputs(project), *(project / e for e in extra)]:
         if path.is_file():
             h.update(str(path.relative_to(project)).encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
@@ -77,14 +77,15 @@ def for_config(cfg) -> Metadata:
             python = pythons.find_interpreter(oldest)
         except PreflightError:
             python = None
-    return metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env, python=python)
+    return metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env, python=python,
+                    extra_inputs=tuple(vf.path for vf in cfg.version_files))
 
 
 def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None = None,
-             python: Path | None = None) -> Metadata:
+             python: Path | None = None, extra_inputs: tuple[str, ...] = ()) -> Metadata:
     """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure."""
     project = project.resolve()
-    key = input_digest(project, isolated)
+    key = input_digest(project, isolated, extra_inputs)
     cache = toolchain.cache_dir() / "metadata" / f"{key}.json"
     try:
         return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(cache.read_text()).items()})

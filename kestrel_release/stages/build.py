@@ -79,7 +79,8 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
                 pre = _precompile(cfg, plan, logs, steps)
                 plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
                 with fsutil.staging_dir(cfg.out_path) as stage:
-                    built = build_native.one_per_wheel(_build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True))
+                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True)
+                    built = build_native.one_per_wheel(cfg, built)  # abi3 found from the tags: one wheel
                     build_native.check_metadata(cfg, built)
                     oldest = min(built, key=lambda py: int(py.split(".")[1]))
                     plan.tool_versions["torch"] = build_native.torch_record(

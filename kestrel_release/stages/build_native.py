@@ -54,7 +54,38 @@ def detect_abi(project: Path) -> str | None:
 
 
 def abi_mode(cfg: Config) -> str:
-    return cfg.abi if cfg.abi != "auto" else (detect_abi(cfg.project_dir) or "auto")
+    """abi = "auto": the project's build config, else what an earlier build's wheel tag showed."""
+    if cfg.abi != "auto":
+        return cfg.abi
+    return detect_abi(cfg.project_dir) or _remembered(cfg.project_dir) or "auto"
+
+
+def _memo(project: Path) -> Path:
+    import hashlib
+
+    from kestrel_release.adapters import toolchain
+
+    return toolchain.cache_dir() / "abi" / hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
+
+
+def _remembered(project: Path) -> str | None:
+    try:
+        found = _memo(project).read_text().strip()
+    except OSError:
+        return None
+    return found if found in ("abi3", "py3") else None
+
+
+def _remember(project: Path, mode: str | None) -> None:
+    """Record (or forget) the abi3/py3 tag a build produced, so the next build runs once."""
+    from kestrel_release import fsutil
+
+    memo = _memo(project)
+    if mode is None:
+        memo.unlink(missing_ok=True)
+        return
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    fsutil.atomic_write_text(memo, mode + "\n")
 
 
 def pythons_to_build(cfg: Config, pythons: dict[str, Path]) -> dict[str, Path]:
@@ -67,11 +98,27 @@ def pythons_to_build(cfg: Config, pythons: dict[str, Path]) -> dict[str, Path]:
     return {oldest: pythons[oldest]}
 
 
-def one_per_wheel(built: dict[str, Path]) -> dict[str, Path]:
-    """Builds that produced the same wheel (abi3 found from the tags): keep the oldest Python's."""
+def one_per_wheel(cfg: Config, built: dict[str, Path]) -> dict[str, Path]:
+    """Builds that produced the same wheel (abi3 found from the tags): keep the oldest Python's.
+
+    With abi = "auto" the tag is remembered, so the next build runs once (recognised from the wheel).
+    """
     seen: dict[str, str] = {}
     for py in sorted(built, key=_minor):
         seen.setdefault(built[py].name, py)
+    if cfg.abi == "auto" and detect_abi(cfg.project_dir) is None:
+        from packaging.utils import parse_wheel_filename
+
+        was = _remembered(cfg.project_dir)
+        abis = {t.abi for py in seen.values() for t in parse_wheel_filename(built[py].name)[3]}
+        mode = "abi3" if abis == {"abi3"} else "py3" if abis == {"none"} else None
+        _remember(cfg.project_dir, mode)
+        if was and mode is None:  # built once on an earlier build's word; the project changed since
+            raise BuildError(f"an earlier build gave a {was} wheel, this one is per-Python "
+                             f"({', '.join(sorted(w.name for w in built.values()))})",
+                             "run the build again: it now builds every configured Python")
+        if mode and len(built) > len(seen):
+            console.info(f"the wheel is {mode}: later builds run once (set abi = \"{mode}\" to say so)")
     return {py: built[py] for py in seen.values()}
 
 

@@ -193,3 +193,27 @@ def test_the_backend_never_sees_publish_credentials(tmp_path: Path) -> None:
     env_text = seen.read_text()
     assert "PATH=" in env_text  # the spy ran
     assert token not in env_text and "ghp_" not in env_text and "TWINE_PASSWORD" not in env_text
+
+
+@pytest.mark.slow
+def test_abi3_is_recognised_from_the_first_wheels_tag(stub_project: Path, tmp_path: Path) -> None:
+    """No static hint (the limited-API tag is computed in setup.py): the wheel's tag decides."""
+    _without_abi_key(stub_project)
+    cfg = stub_project / "setup.cfg"
+    cfg.write_text(re.sub(r"(?ms)^\[bdist_wheel\].*?(?=^\[|\Z)", "", cfg.read_text()))
+    setup = stub_project / "setup.py"
+    text = setup.read_text().replace("setup(\n", 'LIMITED = "cp" + "310"\n\nsetup(\n    options={"bdist_wheel": '
+                                     '{"py_limited_api": LIMITED}},\n', 1)
+    setup.write_text(text)
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_cli(["build", "--project", str(stub_project), "--no-gpu-check", "--json"], env=env, timeout=1200)
+    assert first.code == 0, first.output
+    data = json.loads(first.stdout)
+    assert [w["filename"].split("-")[2:4] for w in data["wheels"]] == [["cp310", "abi3"]]
+    assert [s["name"] for s in data["steps"] if s["name"].startswith("python")] == [f"python {p}" for p in PYTHONS]
+    again = run_cli(["build", "--project", str(stub_project), "--no-gpu-check", "--json"], env=env, timeout=1200)
+    assert again.code == 0, again.output
+    steps = [s["name"] for s in json.loads(again.stdout)["steps"] if s["name"].startswith("python")]
+    assert steps == ["python 3.10"]  # built once, with the oldest configured Python
+    verified = run_cli(["verify", "--project", str(stub_project)], env=env)
+    assert verified.code == 0, verified.output
