@@ -227,12 +227,15 @@ def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
         return "versioneer"
     if _table(tool, "hatch", "version").get("source") == "vcs":
         return "hatch-vcs"
+    if _table(tool, "pdm", "version").get("source") == "scm":
+        return "pdm-backend (scm)"
     provider = str(_table(tool, "scikit-build", "metadata", "version").get("provider", ""))
     return "setuptools-scm" if "setuptools_scm" in provider else None
 
 
 def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
-    """A version file the configuration names: setuptools attr:, hatch path, scikit-build regex input."""
+    """A version file the configuration names: setuptools attr:/file:, hatch/pdm path, scikit-build
+    regex input, meson.build's project(version:), or a VERSION file setup.py reads."""
     candidates: list[str] = []
     attr = _table(tool, "setuptools", "dynamic", "version").get("attr")
     cfg_attr = meta.get("version", "")
@@ -240,7 +243,7 @@ def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[
         if isinstance(spec, str) and "." in spec:
             module = spec.rsplit(".", 1)[0].replace(".", "/")
             candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
-    for path in (_table(tool, "hatch", "version").get("path"),
+    for path in (_table(tool, "hatch", "version").get("path"), _table(tool, "pdm", "version").get("path"),
                  _table(tool, "scikit-build", "metadata", "version").get("input")):
         if isinstance(path, str):
             candidates.append(path)
@@ -249,6 +252,27 @@ def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[
         m = _VERSION_ASSIGN.search(text)
         if m:
             return (rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")), m.group("v")
+    return _plain_version_file(d, tool, setup_py, meta) or _meson_version(d)
+
+
+def _plain_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+    """A file holding only the version (VERSION, version.txt): named by setuptools, or read by setup.py."""
+    named = _table(tool, "setuptools", "dynamic", "version").get("file")
+    cfg_file = meta.get("version", "")
+    files = [named] if isinstance(named, str) else [f for f in named if isinstance(f, str)] if isinstance(named, list) else []
+    files += [cfg_file[5:].strip()] if cfg_file.startswith("file:") else []
+    files += [n for n in ("VERSION", "VERSION.txt", "version.txt") if n in setup_py]
+    for rel in files:
+        text = _read(d.project_dir / rel).strip()
+        if re.fullmatch(r"[0-9][0-9A-Za-z.+!_-]*", text):
+            return (rel, "{version}"), text
+    return None
+
+
+def _meson_version(d: Detected) -> tuple[tuple[str, str], str] | None:
+    m = re.search(r"""\bversion\s*:\s*(['"])([0-9][0-9A-Za-z.+!_-]*)\1""", _read(d.project_dir / "meson.build"))
+    if m and d.backend == "meson-python":
+        return ("meson.build", m.group(0).replace(m.group(2), "{version}")), m.group(2)
     return None
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kestrel_release import config
 from kestrel_release.stages import init, init_detect
+from kestrel_release.stages import version as version_stage
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,7 +29,11 @@ def make(root: Path, files: dict[str, str]) -> Path:
 def detect(root: Path) -> init_detect.Detected:
     pyproject = root / "pyproject.toml"
     data = tomllib.loads(pyproject.read_text()) if pyproject.exists() else {}
-    return init_detect.detect(root, data)
+    d = init_detect.detect(root, data)
+    if d.version_file:  # every pattern init writes must find exactly the detected version
+        path, pattern = d.version_file
+        assert version_stage._regex(pattern).findall((root / path).read_text()) == [d.version]
+    return d
 
 
 SETUPTOOLS = '[build-system]\nrequires = ["setuptools", "torch"]\nbuild-backend = "setuptools.build_meta"\n'
@@ -278,3 +283,23 @@ def test_default_excludes_cover_what_the_examples_link(soname):
 def detect_example(name: str) -> init_detect.Detected:
     root = Path(__file__).resolve().parents[2] / "examples" / name
     return init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"pyproject.toml": '[build-system]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "v"\n'
+                        'dynamic = ["version"]\n[tool.setuptools.dynamic]\nversion = { file = "VERSION" }\n',
+      "VERSION": "3.1.4\n"}, (("VERSION", "{version}"), "3.1.4")),
+    ({"setup.py": "setup(name='v', version=open('version.txt').read().strip())\n", "version.txt": "0.9\n"},
+     (("version.txt", "{version}"), "0.9")),
+    ({"pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "v"\ndynamic = ["version"]\n',
+      "meson.build": "project('v', 'c', version : '1.2.0', license: 'MIT')\n"},
+     (("meson.build", "version : '{version}'"), "1.2.0")),
+    ({"pyproject.toml": '[build-system]\nbuild-backend = "pdm.backend"\n[project]\nname = "v"\ndynamic = ["version"]\n'
+                        '[tool.pdm.version]\nsource = "file"\npath = "v/__about__.py"\n',
+      "v/__about__.py": "__version__: str = '5.0'\n"}, (("v/__about__.py", "__version__: str = '{version}'"), "5.0")),
+])
+def test_version_files_named_by_the_backend(tmp_path, files, expected):
+    d = detect(make(tmp_path, files))
+    assert (d.version_file, d.version) == expected and d.version_source == expected[0][0]
+    # `version bump` finds exactly this version through the pattern
+    assert version_stage._regex(expected[0][1]).findall((tmp_path / expected[0][0]).read_text()) == [expected[1]]
