@@ -8,7 +8,6 @@ easy to spot and fix in the written table.
 
 from __future__ import annotations
 
-import ast
 import configparser
 import os
 import re
@@ -16,6 +15,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kestrel_release.stages.init_version import (
+    name_version,
+    norm,
+    read,
+    setup_kw,
+    table,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,9 +34,6 @@ BACKENDS = {  # build-backend module -> the name init reports
     "scikit_build_core.build": "scikit-build-core", "hatchling.build": "hatchling", "mesonpy": "meson-python",
     "flit_core.buildapi": "flit", "poetry.core.masonry.api": "poetry", "pdm.backend": "pdm", "maturin": "maturin",
 }
-VCS_REQUIRES = {"setuptools-scm": "setuptools-scm", "hatch-vcs": "hatch-vcs", "versioneer": "versioneer",
-                "setuptools-git-versioning": "setuptools-git-versioning", "dunamai": "dunamai",
-                "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
 # Directories that are never the importable package, and never worth walking.
 # (build/ and dist/ are not here: setuptools' output dirs have no __init__.py, and pypa/build's
 # own package is src/build.)
@@ -37,9 +41,6 @@ NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "example", "benchmar
                 "tools", "csrc", "include", "third_party", "setup"}
 SKIP_WALK = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", "dist-all",
              ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".kestrel-build-logs"}
-VERSION_FILES = ("version.py", "_version.py", "__about__.py", "__init__.py")
-_VERSION_ASSIGN = re.compile(r"""^(?P<head>[ \t]*(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*)"""
-                             r"""(?P<q>["'])(?P<v>[0-9][0-9A-Za-z.+!_-]*)(?P=q)""", re.MULTILINE)
 _LIMITED_HEX = re.compile(r"Py_LIMITED_API\s*=\s*(?:0x)?03([0-9A-Fa-f]{2})")
 _LIMITED_TAG = re.compile(r"""py_limited_api['"]?\s*[:=]\s*['"](cp3\d+)['"]""")
 MAX_WALK = 20000  # files; a huge monorepo is not scanned whole
@@ -79,32 +80,19 @@ class Detected:
                 "shipped_tests": self.shipped_tests, "configured": self.configured}
 
 
-def _norm(req: str) -> str:
-    """The distribution name of a requirement string, normalized ('setuptools_scm>=8' -> 'setuptools-scm')."""
-    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
-    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     d = Detected(project_dir=project_dir)
     tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
     d.configured = "kestrel-release" in tool
-    setup_py = _read(project_dir / "setup.py")
+    setup_py = read(project_dir / "setup.py")
     cfg = _setup_cfg(project_dir / "setup.cfg")
     _backend(d, pyproject, bool(setup_py))
     d.packages = _packages(project_dir, pyproject)
-    _name_version(d, pyproject, tool, setup_py, cfg)
+    name_version(d, pyproject, tool, setup_py, cfg)
     _native(d, setup_py)
     project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
-    d.requires_python = ((declared if isinstance(declared, str) else None) or _setup_kw(setup_py, "python_requires")
+    d.requires_python = ((declared if isinstance(declared, str) else None) or setup_kw(setup_py, "python_requires")
                          or cfg.get("options", {}).get("python_requires"))
     _abi3(d, tool, setup_py, cfg)
     _layout(d)
@@ -114,7 +102,7 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
 def _setup_cfg(path: Path) -> dict[str, dict[str, str]]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(_read(path))
+        parser.read_string(read(path))
     except configparser.Error:
         return {}
     return {s: dict(parser[s]) for s in parser.sections()}
@@ -130,41 +118,7 @@ def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None
         spec = "setuptools.build_meta:__legacy__" if has_setup_py or not bs else ""
     d.backend_spec = spec
     d.backend = BACKENDS.get(spec) or ("setuptools" if spec.startswith("setuptools") else "generic")
-    d.torch = any(_norm(r) == "torch" for r in d.build_requires)
-
-
-def _setup_kw(text: str, key: str) -> str | None:
-    """A setup() keyword given as a string (or a module-level name bound to one).
-
-    setup(name=...) first; then the keyword arguments many setup.py files gather before
-    the call: `kwargs = dict(name=...)` or `{"name": ...}` passed as setup(**kwargs).
-    """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
-              and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
-              for t in n.targets if isinstance(t, ast.Name)}
-
-    def value(node: ast.AST) -> str | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        return consts.get(node.id) if isinstance(node, ast.Name) else None
-
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    named = [c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", "")) == "setup"]
-    gathered = [c for c in calls if getattr(c.func, "id", "") == "dict"]
-    for call in named + gathered:
-        found = next((value(kw.value) for kw in call.keywords if kw.arg == key), None)
-        if found:
-            return found
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
-                if isinstance(k, ast.Constant) and k.value == key and value(v):
-                    return value(v)
-    return None
+    d.torch = any(norm(r) == "torch" for r in d.build_requires)
 
 
 def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
@@ -178,132 +132,6 @@ def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
                     and (child / "__init__.py").is_file()):
                 found.setdefault(child.name, child.relative_to(root).as_posix())
     return found
-
-
-def _name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
-    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
-    meta = cfg.get("metadata", {})
-    if isinstance(project.get("name"), str):
-        d.name, d.name_source = project["name"], "pyproject.toml [project]"
-    elif _setup_kw(setup_py, "name"):
-        d.name, d.name_source = _setup_kw(setup_py, "name"), "setup.py"
-    elif meta.get("name"):
-        d.name, d.name_source = meta["name"], "setup.cfg [metadata]"
-    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
-    if isinstance(project.get("version"), str) and "version" not in dynamic:
-        d.version, d.version_source = project["version"], "pyproject.toml [project]"
-        # A package that also states its version in code keeps both in step through version_files.
-        d.version_file = _version_in_packages(d, prefer=(), must_equal=d.version)
-        return
-    d.vcs = _vcs(d, tool, setup_py, cfg)
-    if d.vcs:
-        d.version_source = f"VCS tags ({d.vcs})"
-        return
-    hinted = _hinted_version_file(d, tool, setup_py, meta)
-    if hinted:
-        d.version_file, d.version = hinted
-    elif _setup_kw(setup_py, "version"):
-        d.version = _setup_kw(setup_py, "version")
-        d.version_file = _pattern_for(d.project_dir, "setup.py", d.version)
-    elif re.match(r"^[0-9]", meta.get("version", "")):
-        d.version = meta["version"]
-        d.version_file = ("setup.cfg", "version = {version}")
-    else:
-        found = _version_in_packages(d, prefer=(setup_py,), must_equal=None)
-        if found:
-            d.version_file = found
-            d.version = _value_in(d.project_dir / found[0], found[1])
-    if d.version_file:
-        d.version_source = d.version_file[0]
-
-
-def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
-    for req in d.build_requires:
-        if _norm(req) in VCS_REQUIRES:
-            return VCS_REQUIRES[_norm(req)]
-    if "setuptools_scm" in tool or "use_scm_version" in setup_py:
-        return "setuptools-scm"
-    if (d.project_dir / "versioneer.py").is_file() or "versioneer" in cfg or "versioneer" in tool:
-        return "versioneer"
-    if _table(tool, "hatch", "version").get("source") == "vcs":
-        return "hatch-vcs"
-    if _table(tool, "pdm", "version").get("source") == "scm":
-        return "pdm-backend (scm)"
-    provider = str(_table(tool, "scikit-build", "metadata", "version").get("provider", ""))
-    return "setuptools-scm" if "setuptools_scm" in provider else None
-
-
-def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
-    """A version file the configuration names: setuptools attr:/file:, hatch/pdm path, scikit-build
-    regex input, meson.build's project(version:), or a VERSION file setup.py reads."""
-    candidates: list[str] = []
-    attr = _table(tool, "setuptools", "dynamic", "version").get("attr")
-    cfg_attr = meta.get("version", "")
-    for spec in (attr, cfg_attr[5:].strip() if cfg_attr.startswith("attr:") else None):
-        if isinstance(spec, str) and "." in spec:
-            module = spec.rsplit(".", 1)[0].replace(".", "/")
-            candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
-    for path in (_table(tool, "hatch", "version").get("path"), _table(tool, "pdm", "version").get("path"),
-                 _table(tool, "scikit-build", "metadata", "version").get("input")):
-        if isinstance(path, str):
-            candidates.append(path)
-    for rel in candidates:
-        text = _read(d.project_dir / rel)
-        m = _VERSION_ASSIGN.search(text)
-        if m:
-            return (rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")), m.group("v")
-    return _plain_version_file(d, tool, setup_py, meta) or _meson_version(d)
-
-
-def _plain_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
-    """A file holding only the version (VERSION, version.txt): named by setuptools, or read by setup.py."""
-    named = _table(tool, "setuptools", "dynamic", "version").get("file")
-    cfg_file = meta.get("version", "")
-    files = [named] if isinstance(named, str) else [f for f in named if isinstance(f, str)] if isinstance(named, list) else []
-    files += [cfg_file[5:].strip()] if cfg_file.startswith("file:") else []
-    files += [n for n in ("VERSION", "VERSION.txt", "version.txt") if n in setup_py]
-    for rel in files:
-        text = _read(d.project_dir / rel).strip()
-        if re.fullmatch(r"[0-9][0-9A-Za-z.+!_-]*", text):
-            return (rel, "{version}"), text
-    return None
-
-
-def _meson_version(d: Detected) -> tuple[tuple[str, str], str] | None:
-    m = re.search(r"""\bversion\s*:\s*(['"])([0-9][0-9A-Za-z.+!_-]*)\1""", _read(d.project_dir / "meson.build"))
-    if m and d.backend == "meson-python":
-        return ("meson.build", m.group(0).replace(m.group(2), "{version}")), m.group(2)
-    return None
-
-
-def _version_in_packages(d: Detected, prefer: tuple[str, ...], must_equal: str | None) -> tuple[str, str] | None:
-    """The first `__version__ = "X"` in a package's version.py/_version.py/__init__.py.
-
-    Files whose name setup.py mentions come first: that is the one it reads.
-    """
-    files = [f"{rel}/{name}" for rel in d.packages.values() for name in VERSION_FILES]
-    files.sort(key=lambda f: not any(Path(f).name in text for text in prefer))
-    for rel in files:
-        m = _VERSION_ASSIGN.search(_read(d.project_dir / rel))
-        if m and (must_equal is None or m.group("v") == must_equal):
-            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
-    return None
-
-
-def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
-    for m in _VERSION_ASSIGN.finditer(_read(root / rel)):
-        if m.group("v") == version:
-            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
-    m = re.search(r"""\bversion\s*=\s*(["'])""" + re.escape(version) + r"\1", _read(root / rel))
-    if m:  # setup(version="1.2.3"): the keyword with its quotes
-        return rel, m.group(0).replace(version, "{version}")
-    return None
-
-
-def _value_in(path: Path, pattern: str) -> str | None:
-    head, _, tail = pattern.partition("{version}")
-    m = re.search(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), _read(path))
-    return m.group(1) if m else None
 
 
 def _walk(root: Path):
@@ -330,13 +158,13 @@ def _native(d: Detected, setup_py: str) -> None:
         d.torch = True
     if re.search(r"\b(CUDAExtension|CppExtension|Pybind11Extension|Extension)\s*\(|ext_modules", setup_py):
         d.native.append("setup.py builds extension modules")
-    cmake = _read(d.project_dir / "CMakeLists.txt")
+    cmake = read(d.project_dir / "CMakeLists.txt")
     if cmake:
         d.native.append("CMakeLists.txt")
         if re.search(r"LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDAToolkit", cmake):
             d.cuda.append("CMake enables the CUDA language")
         d.cmake_sets_arch = "CMAKE_CUDA_ARCHITECTURES" in cmake or "CUDA_ARCHITECTURES" in cmake
-    meson = _read(d.project_dir / "meson.build")
+    meson = read(d.project_dir / "meson.build")
     if "extension_module" in meson:
         d.native.append("meson.build builds extension modules")
     if re.search(r"""['"]cuda['"]""", meson):
@@ -349,13 +177,13 @@ def _native(d: Detected, setup_py: str) -> None:
 def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
     """The abi3 floor ("cp39") or "py3", from whichever place the backend reads it."""
     tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)]
-    bdist = {**cfg.get("bdist_wheel", {}), **_table(tool, "distutils", "bdist_wheel")}
+    bdist = {**cfg.get("bdist_wheel", {}), **table(tool, "distutils", "bdist_wheel")}
     tags += [str(v) for k, v in bdist.items() if k.replace("-", "_") == "py_limited_api" and str(v).startswith("cp3")]
-    api = _table(tool, "scikit-build", "wheel").get("py-api") or _table(tool, "scikit-build").get("wheel.py-api")
+    api = table(tool, "scikit-build", "wheel").get("py-api") or table(tool, "scikit-build").get("wheel.py-api")
     if isinstance(api, str) and (api.startswith("cp3") or api == "py3"):
         tags.append(api)
     limited = (re.search(r"""py_limited_api['"]?\s*[:=]\s*True""", setup_py)
-               or _table(tool, "meson-python").get("limited-api"))
+               or table(tool, "meson-python").get("limited-api"))
     if not tags and limited:
         # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's;
         # "abi3" alone when setup.py computes it (the wheel's tag will tell).
@@ -369,13 +197,6 @@ def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
 def _floor_minor(spec: str | None) -> str | None:
     m = re.search(r">=\s*3\.(\d+)", spec or "")
     return m.group(1) if m else None
-
-
-def _table(tool: dict[str, Any], *keys: str) -> dict[str, Any]:
-    node: Any = tool
-    for key in keys:
-        node = node.get(key) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else {}
 
 
 def _layout(d: Detected) -> None:
