@@ -122,13 +122,14 @@ def test_flag_and_environment_problems_are_named_as_such(tmp_path: Path) -> None
 def test_the_lock_message_names_the_operation_holding_it(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p")
     env = {**os.environ, "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from kestrel_release import fsutil\n"
-         "with fsutil.project_lock(sys.argv[1], 'publish'):\n print('held', flush=True); sys.stdin.read()",
-         str(project)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    code = ("import sys; from kestrel_release import fsutil\n"
+            "with fsutil.project_lock(sys.argv[1], 'publish'):\n print('held', flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(project)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert holder.stdout.readline() == "held\n"
-        result = run_cli(["version", "bump", "patch", "--project", str(project)], env={"KESTREL_RELEASE_CACHE_DIR": env["KESTREL_RELEASE_CACHE_DIR"]})
+        result = run_cli(["version", "bump", "patch", "--project", str(project)],
+                         env={"KESTREL_RELEASE_CACHE_DIR": env["KESTREL_RELEASE_CACHE_DIR"]})
         assert_one_line_error(result, 2, "another kestrel-release publish is running", f"(pid {holder.pid})",
                               "then run version again")
     finally:
@@ -200,8 +201,8 @@ def test_sandbox_pypi_lines_publish_to_the_sandbox_as_printed(tmp_path: Path) ->
         url = re.search(r"--repository-url (\S+)", lines[-1]).group(1)
         password_file = Path(re.search(r"cat (\S+)\)", lines[-2]).group(1))
         assert password_file.is_relative_to(tmp_path / "cache") and password_file.stat().st_mode & 0o077 == 0
-        run = subprocess.run(["bash", "-e", "-c", script], cwd=project, env=env, capture_output=True, text=True,
-                             timeout=300)
+        run = subprocess.run(["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True,
+                             text=True, timeout=300)
         out = run.stdout + run.stderr
         assert run.returncode == 0, out
         assert url in out and "custom-index" in out and "testpypi" not in out
