@@ -80,7 +80,7 @@ class PublishConfig:
     retries: int = 5
     backoff: float = 1.0  # seconds, doubled each retry, with jitter
     max_backoff: float = 30.0
-    parallel: int = 2
+    parallel: int = 8  # concurrent uploads, at most one per file (tuned: benchmarks/bench_upload_shaped.py)
     timeout: float = 60.0
     rate_limit_wait_cap: float = 120.0
 

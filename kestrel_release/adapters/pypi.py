@@ -353,7 +353,8 @@ def _route_twine_logs() -> None:
 class Uploader:
     """Uploads through twine's Repository session: one POST per attempt, our retry policy, a byte callback."""
 
-    def __init__(self, index: Index, credentials: tuple[str, str], policy: RetryPolicy) -> None:
+    def __init__(self, index: Index, credentials: tuple[str, str], policy: RetryPolicy,
+                 connections: int = 10) -> None:
         from requests.adapters import HTTPAdapter
         from twine.repository import Repository
 
@@ -362,7 +363,8 @@ class Uploader:
         self.repo = Repository(index.upload_url, *credentials, disable_progress_bar=True)
         for scheme in ("http://", "https://"):
             # twine's session retries connection errors itself (urllib3 connect=5): ours would multiply it
-            self.repo.session.mount(scheme, HTTPAdapter(max_retries=0))
+            # one pooled connection per parallel upload (urllib3 would log "pool is full" past its 10)
+            self.repo.session.mount(scheme, HTTPAdapter(max_retries=0, pool_maxsize=max(10, connections)))
         pypirc = index.pypirc or {}
         self.repo.set_certificate_authority(pypirc.get("ca_cert"))
         self.repo.set_client_certificate(pypirc.get("client_cert"))

@@ -84,7 +84,7 @@ class Progress:
 def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
     """Upload `todo` (verify's wheel reports) on `parallel` connections; fill result.uploaded/failed."""
     workers = workers_for(parallel, len(todo))
-    uploader = pypi.Uploader(index, creds, policy)
+    uploader = pypi.Uploader(index, creds, policy, connections=workers)
     order = sorted(todo, key=lambda w: -w.size)  # largest first: the shortest finish for the whole set
     with Progress() as progress:
         def one(wheel) -> None:
