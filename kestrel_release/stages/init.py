@@ -29,11 +29,12 @@ else:  # pragma: no cover - 3.10
 
 CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
 NEXT = "kestrel-release release --rehearse"
-SOURCES = ("*.c", "*.cc", "*.cpp", "*.cxx", "*.cu")
-HEADERS = ("*.h", "*.hh", "*.hpp", "*.cuh")
-# Top-level directories that hold what a wheel must not: forbidden unless a package has one of
-# the same name (then the package ships it on purpose, and the glob would match it at any depth).
-NEVER_SHIPPED = ("tests", "test", "csrc", "scripts", "benchmarks", "benchmark", "examples", "example",
+SOURCES = ("*.c", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.cu", "*.pyx", "*.pxi")
+HEADERS = ("*.h", "*.hh", "*.hpp", "*.hxx", "*.cuh")
+# Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
+# matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
+# stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
+NEVER_SHIPPED = ("tests", "test", "scripts", "benchmarks", "benchmark", "examples", "example",
                  "tools", "third_party", "docs", "doc", "include")
 
 
@@ -189,7 +190,7 @@ def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
     verify["forbid"] = _forbid(d)
     c["verify.forbid"] = "sources and repository directories that must never ship"
     if d.shipped_tests:
-        c["verify.forbid"] += f"; {', '.join(d.shipped_tests)} ships on purpose, so tests are not forbidden"
+        c["verify.forbid"] += f"; {', '.join(d.shipped_tests)} ships on purpose (/tests/** is the top level only)"
     if d.packages:
         verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
         if d.native:
@@ -206,10 +207,10 @@ def _dist(d: Detected) -> str:
 
 
 def _forbid(d: Detected) -> list[str]:
-    inside = {sub.name for pkg in d.packages.values() for sub in (d.project_dir / pkg).iterdir() if sub.is_dir()}
     out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
-    out += [f"{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs and name not in inside]
-    return out
+    if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
+        out.append("csrc/**")
+    return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]
 
 
 def github_repo(url: str) -> str | None:
@@ -305,8 +306,12 @@ def _summary(d: Detected) -> list[str]:
 
 
 def working_files(out_dir: str) -> list[str]:
-    """The tool's files inside the project, as .gitignore lines anchored at the project."""
-    return [f"/{out_dir}/", f"/{out_dir}.rehearsal/", "/.kestrel-build-logs/", "/.kestrel-release.lock"]
+    """The tool's directories inside the project, as .gitignore lines anchored at the project.
+
+    Its lock and build logs live in its state directory (statedir.py), and the output dirs carry a
+    `*` .gitignore of their own once written; these lines also cover them before the first build
+    and in tools that ignore nested .gitignore files."""
+    return [f"/{out_dir}/", f"/{out_dir}.rehearsal/"]
 
 
 def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:

@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"
-WORKING_FILES = ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-build-logs/", "/.kestrel-release.lock"]
+WORKING_FILES = ["/dist-all/", "/dist-all.rehearsal/"]  # lock and logs live in the tool's state dir
 MARK = b"\n[tool.kestrel-release]\n"
 
 
@@ -64,7 +64,7 @@ def test_torch_example_choices(tmp_path):
     assert t["abi"] == "abi3" and t["cuda_arch"] == "90a" and t["python"] == PYS.split(",")
     assert t["version_files"] == [{"path": "torch_cuda_ext/version.py", "pattern": '__version__ = "{version}"'}]
     assert t["build"] == {"env": {"TORCH_CUDA_ARCH_LIST": "9.0a"}}
-    assert t["verify"]["required_sass"] == ["sm_90a"] and "tests/**" in t["verify"]["forbid"]
+    assert t["verify"]["required_sass"] == ["sm_90a"] and "/tests/**" in t["verify"]["forbid"]
     assert "exclude" not in t.get("build", {})  # the defaults already cover libtorch*, libc10*, libcudart*
 
 
@@ -73,7 +73,7 @@ def test_c_ext_stub_ships_its_tests_on_purpose(tmp_path):
     result = run_cli(["init", "--project", str(project), "--yes", "--python", PYS])
     assert result.code == 0, result.output
     verify = table(project)["verify"]
-    assert "tests/**" not in verify["forbid"] and "*.c" in verify["forbid"]
+    assert "/tests/**" not in verify["forbid"] and "tests/**" not in verify["forbid"] and "*.c" in verify["forbid"]
     assert verify["allow"] == ["c_ext_stub/**", "c_ext_stub.libs/*"] and verify["required_sass"] == []
     assert "c_ext_stub/tests ships on purpose" in result.stderr
     assert "targets" not in table(project)  # not a git checkout: no repository to name
@@ -197,7 +197,7 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     (project / ".gitignore").write_text("dist-all*\n")  # covers the output and the rehearsal dir
     result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
-    assert ignore_lines(project) == ["dist-all*", "# kestrel-release working files", *WORKING_FILES[2:]]
+    assert ignore_lines(project) == ["dist-all*"]  # git already ignores both: nothing appended
     assert table(project)["targets"] == {"github": {"repo": "acme/pure-pkg"}}  # releases go to the user's repo
     assert "no github.com remote" not in result.stderr
 

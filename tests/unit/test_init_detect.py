@@ -11,6 +11,7 @@ import pytest
 from kestrel_release import config
 from kestrel_release.stages import init, init_detect
 from kestrel_release.stages import version as version_stage
+from kestrel_release.stages.verify_leaks import check_names
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -157,7 +158,7 @@ def test_pure_hatchling_project_is_py3(tmp_path):
     }))
     plan = init.choose(d, ("3.12", "3.13"))
     assert not d.native and not d.cuda and plan.values["abi"] == "py3"
-    assert plan.values["verify"]["required_sass"] == [] and "tests/**" in plan.values["verify"]["forbid"]
+    assert plan.values["verify"]["required_sass"] == [] and "/tests/**" in plan.values["verify"]["forbid"]
     assert plan.values["verify"]["allow"] == ["pure/**"]  # no native code: no .libs/ for grafted libraries
 
 
@@ -172,11 +173,15 @@ def test_tests_shipped_inside_the_package_are_not_forbidden(tmp_path):
         "shipper/__init__.py": "", "shipper/tests/test_a.py": "", "tests/test_b.py": "",
         "shipper/include/shipper.h": "", "csrc/a.cpp": "",
     }))
-    forbid = init.choose(d, ("3.12",)).values["verify"]["forbid"]
+    forbid = tuple(init.choose(d, ("3.12",)).values["verify"]["forbid"])
     assert d.shipped_tests == ["shipper/tests"] and d.ships_headers
-    # "tests/**" matches at any depth, so it would flag shipper/tests: left out; the allow-list
-    # still keeps a top-level tests/ out of the wheel.
-    assert "tests/**" not in forbid and "*.h" not in forbid and "*.cpp" in forbid and "csrc/**" in forbid
+
+    def flagged(member: str) -> bool:
+        return bool(check_names([member], forbid, ()))
+
+    # The package's own tests and headers ship; a top-level tests/ package and sources do not.
+    assert not flagged("shipper/tests/test_a.py") and not flagged("shipper/include/shipper.h")
+    assert flagged("tests/test_b.py") and flagged("shipper/csrc/a.cpp") and flagged("shipper/_ext.pyx")
 
 
 def test_pythons_respect_requires_python_and_the_abi3_floor():
