@@ -360,9 +360,9 @@ def _static_metadata(data: dict, errors: list[str]) -> tuple[str, str | None, st
 
 def _from_backend(cfg: Config) -> Config:
     """Fill name and version from the build backend's metadata (cached by its inputs)."""
-    from kestrel_release.adapters import backend_meta
+    from kestrel_release.stages import project_meta
 
-    meta = backend_meta.for_config(cfg)
+    meta = project_meta.for_config(cfg)
     return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 

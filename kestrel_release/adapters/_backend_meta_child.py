@@ -36,7 +36,7 @@ def _metadata(srcdir: str, isolated: bool, python: str | None):
         return _project_wheel_metadata(builder)
 
 
-def _egg_infos(root: Path) -> list[Path]:
+def egg_infos(root: Path) -> list[Path]:
     return [*root.glob("*.egg-info"), *root.glob("*/*.egg-info")]
 
 
@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
     srcdir, isolated = argv[0], argv[1] == "1"
     python = argv[2] if len(argv) > 2 else None
     root = Path(srcdir).resolve()
-    before = set(_egg_infos(root))
+    before = set(egg_infos(root))
     try:
         meta = _metadata(str(root), isolated, python)
     except Exception as exc:  # noqa: BLE001 - any failure of third-party backend code is reported, one line
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
         return 1
     finally:
         # setuptools leaves NAME.egg-info in the source tree; remove only the ones this run made.
-        for made in set(_egg_infos(root)) - before:
+        for made in set(egg_infos(root)) - before:
             shutil.rmtree(made, ignore_errors=True)
     answer = {"name": meta["Name"], "version": meta["Version"],
               "requires_dist": meta.get_all("Requires-Dist") or [], "requires_python": meta.get("Requires-Python")}

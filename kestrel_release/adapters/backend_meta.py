@@ -61,36 +61,34 @@ def input_digest(project: Path, isolated: bool, extra: tuple[str, ...] = ()) -> 
     return h.hexdigest()
 
 
-def for_config(cfg) -> Metadata:
-    """The metadata of cfg's project, with its isolation setting and build env.
+def _cache_file(project: Path, isolated: bool, extra_inputs: tuple[str, ...]) -> Path:
+    return toolchain.cache_dir() / "metadata" / f"{input_digest(project.resolve(), isolated, extra_inputs)}.json"
 
-    Without isolation the backend must run in a build Python (where the user installed the
-    build requirements), not in the tool's own environment: the oldest configured one.
-    """
-    python = None
-    if not cfg.build.isolation:
-        from kestrel_release.adapters import pythons
-        from kestrel_release.errors import PreflightError
 
-        oldest = min(cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 else 0)
-        try:
-            python = pythons.find_interpreter(oldest)
-        except PreflightError:
-            python = None
-    return metadata(cfg.project_dir, isolated=cfg.build.isolation, env=cfg.build.env, python=python,
-                    extra_inputs=tuple(vf.path for vf in cfg.version_files))
+def cached(project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...] = ()) -> Metadata | None:
+    """The cached answer for these exact inputs, or None."""
+    try:
+        data = json.loads(_cache_file(project, isolated, extra_inputs).read_text())
+        return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None = None,
-             python: Path | None = None, extra_inputs: tuple[str, ...] = ()) -> Metadata:
-    """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure."""
+             python: Path | None = None, extra_inputs: tuple[str, ...] = (),
+             cache_as_isolated: bool | None = None) -> Metadata:
+    """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure.
+
+    `python`: run the backend in that interpreter (a build env or the user's build Python)
+    instead of a throwaway isolated env; `cache_as_isolated` keys the cache as the caller's
+    isolation setting says (a reusable build env is isolation too).
+    """
     project = project.resolve()
-    key = input_digest(project, isolated, extra_inputs)
-    cache = toolchain.cache_dir() / "metadata" / f"{key}.json"
-    try:
-        return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(cache.read_text()).items()})
-    except (OSError, ValueError, TypeError):
-        pass
+    key_isolated = isolated if cache_as_isolated is None else cache_as_isolated
+    found = cached(project, isolated=key_isolated, extra_inputs=extra_inputs)
+    if found is not None:
+        return found
+    cache = _cache_file(project, key_isolated, extra_inputs)
     meta = _ask_backend(project, isolated, env or {}, python)
     cache.parent.mkdir(parents=True, exist_ok=True)
     fsutil.atomic_write_text(cache, json.dumps({"name": meta.name, "version": meta.version,

@@ -130,9 +130,9 @@ def check_metadata(cfg: Config, built: dict[str, Path]) -> None:
         return  # a static [project] table: verify's identity rule covers it
     expected_version = cfg.version
     if expected_version is None:
-        from kestrel_release.adapters import backend_meta
+        from kestrel_release.stages import project_meta
 
-        expected_version = backend_meta.for_config(cfg).version
+        expected_version = project_meta.for_config(cfg).version
     for wheel in built.values():
         name, version, _, _ = parse_wheel_filename(wheel.name)
         if canonicalize_name(name) != canonicalize_name(cfg.name) or str(version) != str(expected_version):

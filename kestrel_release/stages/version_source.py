@@ -98,9 +98,9 @@ def is_static(cfg) -> bool:
 def backend_version(cfg) -> str:
     if cfg.version is not None:
         return cfg.version
-    from kestrel_release.adapters import backend_meta
+    from kestrel_release.stages import project_meta
 
-    return backend_meta.for_config(cfg).version
+    return project_meta.for_config(cfg).version
 
 
 def check_bumpable(cfg, kind: str, new: str | None = None) -> None:

@@ -76,19 +76,20 @@ def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_pyth
     assert [(r["python"], r["ok"]) for r in rows] == [(py, True) for py in PYTHONS], rows
 
 
-def test_version_reads_and_bumps_through_version_files(stub_project: Path) -> None:
+def test_version_reads_and_bumps_through_version_files(stub_project: Path, tmp_path: Path) -> None:
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}  # a first run: nothing cached
     pyproject = (stub_project / "pyproject.toml").read_bytes()
     setup_py = (stub_project / "setup.py").read_bytes()
-    shown = run_cli(["version", "--project", str(stub_project), "--json"])
+    shown = run_cli(["version", "--project", str(stub_project), "--json"], env=env)
     assert shown.code == 0, shown.output
     assert json.loads(shown.stdout)["new"] == "0.1.0"
-    bumped = run_cli(["version", "--project", str(stub_project), "bump", "minor", "--json"])
+    bumped = run_cli(["version", "--project", str(stub_project), "bump", "minor", "--json"], env=env)
     assert bumped.code == 0, bumped.output
     assert json.loads(bumped.stdout)["files"] == ["c_ext_stub/__init__.py"]
     assert '__version__ = "0.2.0"' in (stub_project / "c_ext_stub" / "__init__.py").read_text()
     assert (stub_project / "pyproject.toml").read_bytes() == pyproject
     assert (stub_project / "setup.py").read_bytes() == setup_py
-    again = run_cli(["version", "--project", str(stub_project), "--json"])
+    again = run_cli(["version", "--project", str(stub_project), "--json"], env=env)
     assert again.code == 0 and json.loads(again.stdout)["new"] == "0.2.0", again.output
     assert not list(stub_project.glob("*.egg-info")), "the metadata query left files in the project"
 
