@@ -2,11 +2,14 @@
 
 Why here: a Ctrl-C or SIGTERM that lands while the CLI's libraries are still importing must end
 as one line and exit 130 like any other interrupt, never as a traceback or a bare kill status.
-Only `signal` and `sys` are imported before the handlers are in place.
+Only `os`, `signal` and `sys` are imported before the handlers are in place.
 """
 
+import os
 import signal
 import sys
+
+EXIT_INTERRUPTED = 130  # errors.EXIT_INTERRUPTED; not imported, to keep this module import-free
 
 
 def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
@@ -24,7 +27,18 @@ def main() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stderr.write("error: interrupted; nothing was left half-written\n")
-        sys.exit(130)
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+    # Interrupted, and already reported and cleaned up. Leave with the status as is: CPython turns
+    # a KeyboardInterrupt that was raised inside some extension modules' import into a SIGINT
+    # self-kill at interpreter exit even when it was handled, which would replace exit 130.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

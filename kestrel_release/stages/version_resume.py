@@ -60,7 +60,8 @@ def journal(cfg, action: str, value: str, old: str, new: str) -> Iterator[None]:
     applied twice.
     """
     path = cfg.project_dir / JOURNAL
-    fsutil.atomic_write_text(path, json.dumps({"action": action, "value": value, "from": old, "to": new}) + "\n")
+    record = {"action": action, "value": value, "from": old, "to": new}
+    fsutil.atomic_write_bytes(path, (json.dumps(record) + "\n").encode())  # not a version file: bytes API
     try:
         yield
     except BaseException:
