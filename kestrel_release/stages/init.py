@@ -21,6 +21,7 @@ from kestrel_release.adapters import git, pythons
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages import init_detect
 from kestrel_release.stages.init_detect import Detected
+from kestrel_release.stages.init_table import table_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -187,6 +188,7 @@ def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
         if env:
             build["env"] = env
             c["build.env"] = "the CUDA architectures the build compiles for"
+    _torch_build(d, plan, build)
     verify["forbid"] = _forbid(d)
     c["verify.forbid"] = "sources and repository directories that must never ship"
     if d.shipped_tests:
@@ -200,6 +202,17 @@ def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
         v["build"] = build
     v["verify"] = verify
     return plan
+
+
+def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
+    """Which torch the extension is compiled against: it ties the wheel to that torch's C++ ABI."""
+    if d.torch_unlisted:  # an isolated build would fail at `import torch` in setup.py
+        build["isolation"] = False
+        plan.comments["build.isolation"] = "setup.py imports torch, which [build-system].requires does not list"
+        plan.notes.append("builds use the torch installed with each Python (build.isolation = false)")
+    elif d.torch:
+        plan.notes.append("an isolated build compiles against the newest torch on the index: pin it in "
+                          "[build-system].requires (torch==X.Y.*) to match the torch your users run")
 
 
 def _dist(d: Detected) -> str:
@@ -237,72 +250,6 @@ def _check(plan: Plan) -> None:
     config._validate(cfg, errors)
     if errors:  # a bug in init, not the user's doing
         raise KestrelError(f"init built a table config.py refuses: {'; '.join(errors)}")
-
-
-def table_text(plan: Plan, d: Detected) -> str:
-    """The [tool.kestrel-release] table as TOML text, with a comment on each choice."""
-    import tomlkit
-
-    top = tomlkit.table()
-    top.add(tomlkit.comment("Written by `kestrel-release init`. Detected:"))
-    for line in _summary(d):
-        top.add(tomlkit.comment(f"  {line}"))
-    top.add(tomlkit.comment("The defaults already keep torch and CUDA runtime libraries (libtorch*, libc10*,"))
-    top.add(tomlkit.comment("libcudart*, ...) out of the wheel: add to build.exclude only what else must not be grafted."))
-    for key, value in plan.values.items():
-        if isinstance(value, dict):
-            sub = tomlkit.table()
-            for k, val in value.items():
-                sub.add(k, _item(val))
-                if plan.comments.get(f"{key}.{k}"):
-                    sub[k].comment(plan.comments[f"{key}.{k}"])
-            top.add(key, sub)
-        else:
-            top.add(key, _item(value))
-            if plan.comments.get(key):
-                top[key].comment(plan.comments[key])
-    doc = tomlkit.document()
-    tool = tomlkit.table(is_super_table=True)
-    tool.add("kestrel-release", top)
-    doc.add("tool", tool)
-    return tomlkit.dumps(doc)
-
-
-def _item(value: Any):
-    import tomlkit
-
-    if isinstance(value, dict):  # build.env: one line, `env = { KEY = "value" }`
-        inline = tomlkit.inline_table()
-        inline.update(value)
-        return inline
-    if isinstance(value, list) and value and isinstance(value[0], dict):
-        arr = tomlkit.array()
-        for entry in value:
-            inline = tomlkit.inline_table()
-            for k, val in entry.items():
-                # Literal strings: a pattern full of double quotes stays readable.
-                inline[k] = tomlkit.string(val, literal="'" not in val)
-            arr.append(inline)
-        return arr
-    if isinstance(value, list):
-        arr = tomlkit.array()
-        arr.extend(tomlkit.string(v) for v in value)
-        return arr.multiline(True) if len(value) > 4 else arr
-    return tomlkit.item(value)
-
-
-def _summary(d: Detected) -> list[str]:
-    lines = [f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
-             f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})"]
-    if d.native:
-        lines.append("native code: " + "; ".join(d.native))
-    if d.cuda:
-        lines.append("CUDA: " + "; ".join(d.cuda) + ("; links torch" if d.torch else ""))
-    if d.abi3:
-        lines.append(f"limited API: {d.abi3}" if d.abi3 != "py3" else "py3 wheel")
-    if d.requires_python:
-        lines.append(f"requires-python: {d.requires_python}")
-    return lines
 
 
 def working_files(out_dir: str) -> list[str]:

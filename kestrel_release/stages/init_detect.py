@@ -64,6 +64,7 @@ class Detected:
     native: list[str] = field(default_factory=list)  # why we think there is native code
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
     torch: bool = False
+    torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
     cmake_sets_arch: bool = False
     abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
@@ -156,6 +157,8 @@ def _native(d: Detected, setup_py: str) -> None:
         d.cuda.append("setup.py uses torch CUDAExtension")
     if "torch.utils.cpp_extension" in setup_py:
         d.torch = True
+    imports_torch = re.search(r"^\s*(?:import torch\b|from torch[ .])", setup_py, re.MULTILINE)
+    d.torch_unlisted = bool(imports_torch) and not any(norm(r) == "torch" for r in d.build_requires)
     if re.search(r"\b(CUDAExtension|CppExtension|Pybind11Extension|Extension)\s*\(|ext_modules", setup_py):
         d.native.append("setup.py builds extension modules")
     cmake = read(d.project_dir / "CMakeLists.txt")

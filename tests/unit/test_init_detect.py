@@ -308,3 +308,14 @@ def test_version_files_named_by_the_backend(tmp_path, files, expected):
     assert (d.version_file, d.version) == expected and d.version_source == expected[0][0]
     # `version bump` finds exactly this version through the pattern
     assert version_stage._regex(expected[0][1]).findall((tmp_path / expected[0][0]).read_text()) == [expected[1]]
+
+
+@pytest.mark.parametrize(("requires", "isolation"), [('["setuptools"]', False), ('["setuptools", "torch>=2.6"]', None)])
+def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tmp_path, requires, isolation):
+    d = detect(make(tmp_path, {
+        "pyproject.toml": f'[build-system]\nrequires = {requires}\nbuild-backend = "setuptools.build_meta"\n',
+        "setup.py": "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(name='t', version='1.0')\n",
+    }))
+    plan = init.choose(d, ("3.12",))
+    assert plan.values["build"].get("isolation") is isolation
+    assert any("torch" in note for note in plan.notes)  # which torch the wheel is built against is said
