@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark kestrel-release against the seed's loop and today's tools; write benchmarks/RESULTS.md.
 
-    uv run python benchmarks/run.py [--quick] [--only build,verify,publish,startup] [--wheels DIR]
+    uv run python benchmarks/run.py [--quick] [--only build,verify,publish,shaped,startup] [--wheels DIR]
                                     [--wait-quiet MINUTES]
 
 A full run (no --quick, no --only) writes benchmarks/RESULTS.md; any other run
@@ -26,9 +26,10 @@ from benchmarks import report
 from benchmarks.common import BenchFailed, NotAvailable, Section
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("build", "verify", "publish", "startup")
+BENCHES = ("build", "verify", "publish", "shaped", "startup")
 QUIET_LOAD = 1.0
-TITLES = {"build": "Build matrix", "verify": "Verify", "publish": "Publish", "startup": "Start-up"}
+TITLES = {"build": "Build matrix", "verify": "Verify", "publish": "Publish", "shaped": "Upload through a shaped link",
+          "startup": "Start-up"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,6 +74,10 @@ def _one(name: str, args: argparse.Namespace, work: Path, wheels: Path | None) -
         from benchmarks import bench_publish
 
         return bench_publish.run(args.quick, wheels, work / "publish.log"), wheels
+    if name == "shaped":
+        from benchmarks import bench_upload_shaped
+
+        return bench_upload_shaped.run(args.quick, work / "shaped"), wheels
     from benchmarks import bench_startup
 
     return bench_startup.run(args.quick), wheels

@@ -45,9 +45,10 @@ class Progress:
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress:  # noqa: PYI034 - final class in practice
         if self.live:
-            from rich.progress import BarColumn, DownloadColumn, Progress as Bar, TextColumn, TransferSpeedColumn
+            from rich.progress import BarColumn, DownloadColumn, TextColumn, TransferSpeedColumn
+            from rich.progress import Progress as Bar
 
             columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
             self._bar = Bar(*columns, console=console.get_console(), transient=False)
