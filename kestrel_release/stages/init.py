@@ -155,53 +155,77 @@ def _allowed(version: str, d: Detected) -> bool:
 def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
     """The settings that fit the detected project (pure: no files, no processes)."""
     plan = Plan(values={})
-    v, c = plan.values, plan.comments
-    if found_pythons:
-        v["python"] = list(found_pythons)
-        c["python"] = "CPythons found on this machine that the package supports"
-    else:
-        v["python"] = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
-        c["python"] = "none of these was found on this machine: install them or edit the list"
-        plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(v['python'])}")
+    _choose_pythons(d, plan, found_pythons)
+    _choose_abi(d, plan)
+    _choose_version(d, plan)
+    build = _choose_cuda(d, plan)
+    _torch_build(d, plan, build)
+    if build:
+        plan.values["build"] = build
+    plan.values["verify"] = _choose_verify(d, plan)
+    return plan
+
+
+def _choose_pythons(d: Detected, plan: Plan, found: tuple[str, ...]) -> None:
+    if found:
+        plan.values["python"] = list(found)
+        plan.comments["python"] = "CPythons found on this machine that the package supports"
+        return
+    listed = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
+    plan.values["python"] = listed
+    plan.comments["python"] = "none of these was found on this machine: install them or edit the list"
+    plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(listed)}")
+
+
+def _choose_abi(d: Detected, plan: Plan) -> None:
+    # Left out (config's "auto") for per-CPython extensions: the first wheel's tag tells.
     if d.abi3 == "py3" or (not d.native and not d.cuda):
-        v["abi"], c["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
+        plan.values["abi"], plan.comments["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
     elif d.abi3:
         tag = f"{d.abi3}-abi3" if d.abi3 != "abi3" else "abi3"
-        v["abi"], c["abi"] = "abi3", f"{tag}: one wheel per platform serves every listed Python"
+        plan.values["abi"], plan.comments["abi"] = "abi3", f"{tag}: one wheel per platform serves every listed Python"
+
+
+def _choose_version(d: Detected, plan: Plan) -> None:
     if d.version_file:
-        v["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
-        c["version_files"] = "`kestrel-release version bump` rewrites the version here"
+        plan.values["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
+        plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version here"
     if d.vcs:
         plan.notes.append(f"the version comes from git tags ({d.vcs}): release by tagging, e.g. "
                           f"git tag -a v1.2.3 -m v1.2.3")
     elif not d.version_file and d.version_source == "not found":
         plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
-    build: dict[str, Any] = {}
-    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else []}
-    if d.cuda:
-        v["cuda_arch"], c["cuda_arch"] = "90a", "H100 (sm_90a); add more arches in build.env as well"
-        env = {}
-        if d.torch:
-            env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
-        if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
-            env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
-        if env:
-            build["env"] = env
-            c["build.env"] = "the CUDA architectures the build compiles for"
-    _torch_build(d, plan, build)
-    verify["forbid"] = _forbid(d)
-    c["verify.forbid"] = "sources and repository directories that must never ship"
+
+
+def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
+    """cuda_arch and the build environment that makes the backend compile for it; the build table."""
+    if not d.cuda:
+        return {}
+    plan.values["cuda_arch"] = "90a"
+    plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
+    env = {}
+    if d.torch:
+        env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
+    if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
+        env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+    if not env:
+        return {}
+    plan.comments["build.env"] = "the CUDA architectures the build compiles for"
+    return {"env": env}
+
+
+def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
+    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
+    plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
     if d.shipped_tests:
-        c["verify.forbid"] += f"; {', '.join(d.shipped_tests)} ships on purpose (/tests/** is the top level only)"
+        plan.comments["verify.forbid"] += (f"; {', '.join(d.shipped_tests)} ships on purpose "
+                                           "(/tests/** is the top level only)")
     if d.packages:
         verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
         if d.native:
             verify["allow"].append(f"{_dist(d)}.libs/*")  # libraries auditwheel grafts
-        c["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
-    if build:
-        v["build"] = build
-    v["verify"] = verify
-    return plan
+        plan.comments["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
+    return verify
 
 
 def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
