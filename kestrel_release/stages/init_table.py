@@ -27,19 +27,22 @@ def table_text(plan: Plan, d: Detected) -> str:
         if isinstance(value, dict):
             sub = tomlkit.table()
             for k, val in value.items():
-                sub.add(k, _item(val))
-                if plan.comments.get(f"{key}.{k}"):
-                    sub[k].comment(plan.comments[f"{key}.{k}"])
+                sub.add(k, _commented(_item(val), plan.comments.get(f"{key}.{k}")))
             top.add(key, sub)
         else:
-            top.add(key, _item(value))
-            if plan.comments.get(key):
-                top[key].comment(plan.comments[key])
+            top.add(key, _commented(_item(value), plan.comments.get(key)))
     doc = tomlkit.document()
     tool = tomlkit.table(is_super_table=True)
     tool.add("kestrel-release", top)
     doc.add("tool", tool)
     return tomlkit.dumps(doc)
+
+
+def _commented(item, comment: str | None):
+    # On the item before it is added: reading a bool back from a table gives a plain bool.
+    if comment:
+        item.comment(comment)
+    return item
 
 
 def _item(value: Any):

@@ -319,3 +319,17 @@ def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tm
     plan = init.choose(d, ("3.12",))
     assert plan.values["build"].get("isolation") is isolation
     assert any("torch" in note for note in plan.notes)  # which torch the wheel is built against is said
+
+
+def test_every_value_type_renders_with_its_comment(tmp_path):
+    """Booleans, strings, lists, inline tables and arrays of tables all carry their comment."""
+    d = init_detect.Detected(project_dir=tmp_path)
+    plan = init.Plan(values={"python": ["3.12"], "abi": "abi3", "requires_gpu": False,
+                             "version_files": [{"path": "p/__init__.py", "pattern": '__version__ = "{version}"'}],
+                             "build": {"isolation": False, "env": {"A": "b"}}},
+                     comments={"python": "c-python", "abi": "c-abi", "requires_gpu": "c-gpu", "version_files": "c-vf",
+                               "build.isolation": "c-iso", "build.env": "c-env"})
+    text = init.table_text(plan, d)
+    assert tomllib.loads(text)["tool"]["kestrel-release"] == plan.values
+    for comment in plan.comments.values():
+        assert f"# {comment}" in text
