@@ -110,8 +110,18 @@ def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
         if found:
             d.version_file = found
             d.version = _value_in(d.project_dir / found[0], found[1])
-    if d.version_file:
+    if d.version_file and not _finds_one(d.project_dir, *d.version_file):
+        # `version bump` refuses a pattern that finds several values (or none): do not write one.
+        d.version_source = f"{d.version_file[0]} (no unique line to rewrite: add version_files by hand)"
+        d.version_file = None
+    elif d.version_file:
         d.version_source = d.version_file[0]
+
+
+def _finds_one(root: Path, rel: str, pattern: str) -> bool:
+    head, _, tail = pattern.partition("{version}")
+    found = re.findall(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), read(root / rel))
+    return len(set(found)) == 1
 
 
 def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:

@@ -333,3 +333,12 @@ def test_every_value_type_renders_with_its_comment(tmp_path):
     assert tomllib.loads(text)["tool"]["kestrel-release"] == plan.values
     for comment in plan.comments.values():
         assert f"# {comment}" in text
+
+
+def test_a_version_line_that_is_not_unique_is_not_written(tmp_path):
+    """setup.py holding two different versions: `version bump` would refuse the pattern, so init leaves it out."""
+    d = detect(make(tmp_path, {
+        "setup.py": "setup(name='two', version='1.0')\nif False:\n    setup(name='two', version='2.0')\n",
+    }))
+    assert d.version_file is None and "add version_files by hand" in d.version_source
+    assert "version_files" not in init.choose(d, ("3.12",)).values
