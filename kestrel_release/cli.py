@@ -95,6 +95,7 @@ def build(
     no_isolation: Annotated[bool, typer.Option("--no-isolation", help="Build without isolated envs (offline hosts).")] = False,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
     check_reproducible: Annotated[bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")] = False,
+    platform: Annotated[Optional[str], typer.Option("--platform", help="The configured platform to build here (default: the one this machine can build).")] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
@@ -102,7 +103,8 @@ def build(
     out = str(Path(out).expanduser().resolve()) if out else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, python=_csv(python), out_dir=out, **{
         "build.jobs": jobs, "build.frontend": frontend, "build.isolation": False if no_isolation else None})
-    result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible)
+    result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible,
+                       platforms=_csv(platform) or ())
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -112,6 +114,8 @@ def verify(
     project: ProjectOpt = None,
     json: JsonOpt = False,
     target: Annotated[Optional[str], typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
+    platform: Annotated[Optional[str], typer.Option("--platform", help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.")] = None,
+    partial: Annotated[bool, typer.Option("--partial", help="Configured platforms without wheels are warnings (a build before assemble); not recorded for publish.")] = False,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
@@ -121,7 +125,8 @@ def verify(
     cfg = _config(found, json) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
-    report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None)
+    report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None,
+                       platforms=_csv(platform) or (), partial=partial)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
 

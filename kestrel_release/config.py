@@ -497,6 +497,9 @@ def _validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = N
         errors.append(f"{at('python')}: the list of Python versions is empty")
     if cfg.abi not in ABI_MODES:
         errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{_suggest(cfg.abi, ABI_MODES)}")
+    from kestrel_release.stages.build_platforms import problems as platform_problems
+
+    errors += [f"{at('platforms')}{p[len('platforms'):]}" for p in platform_problems(cfg.platforms)]
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others

@@ -1,4 +1,5 @@
-"""auditwheel repair for every wheel of a build through one long-lived child.
+"""auditwheel repair for every wheel of a build through one long-lived child (delvewheel and
+delocate, on Windows and macOS, run once per wheel: adapters/repair/).
 
 The child (adapters/_repair_many.py) is started when the first wheel starts
 building, so auditwheel's import overlaps compilation; repairs then take a
@@ -18,14 +19,16 @@ from pathlib import Path
 
 from kestrel_release import secrets
 from kestrel_release.adapters import auditwheel
+from kestrel_release.adapters.repair import RepairTool
 from kestrel_release.stages import _jobs
 
 
 class Repairer:
     """Use as a context manager; start() early, repair() from any thread."""
 
-    def __init__(self, source_date_epoch: int) -> None:
+    def __init__(self, source_date_epoch: int, tool: RepairTool | None = None) -> None:
         self._env = {**os.environ, **auditwheel.repair_env(source_date_epoch)}
+        self._tool = tool  # None: auditwheel through the long-lived child; else this platform's tool
         self._child: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
@@ -36,6 +39,8 @@ class Repairer:
         self.close()
 
     def start(self) -> None:
+        if self._tool is not None and not self._tool.persistent:
+            return
         with self._lock:
             self._start()
 
@@ -47,6 +52,9 @@ class Repairer:
     def repair(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], *, log: Path,
                what: str) -> None:
         """Repair `wheel` into `out_dir`; BuildError (exit 4) naming `what` and `log` on failure."""
+        if self._tool is not None and not self._tool.persistent:  # delvewheel, delocate: one run per wheel
+            _jobs.run_logged(self._tool.command(wheel, out_dir, plat, exclude), log=log, env=self._env, what=what)
+            return
         argv = auditwheel.repair_args(wheel, out_dir, plat, exclude)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("+ auditwheel " + secrets.mask(shlex.join(argv)) + "\n", encoding="utf-8")

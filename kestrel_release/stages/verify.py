@@ -112,31 +112,51 @@ def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
 
 
 def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True,
-        project: bool = True, ask_index: bool = False) -> VerifyReport:
+        project: bool = True, ask_index: bool = False, platforms: tuple[str, ...] = (),
+        partial: bool = False) -> VerifyReport:
     """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules.
     project=False (no kernel project; cfg from verify_pypi.standalone_config): no matrix, no
     config rules, nothing recorded. ask_index: read the target index's upload times for the
-    14-day rule (the CLI does when --target names an index)."""
+    14-day rule (the CLI does when --target names an index). `platforms` (--platform) checks the
+    matrix of those configured platforms only, `partial` makes configured platforms without wheels
+    warnings (one machine's build before assemble); either way nothing is recorded for publish,
+    which needs the whole matrix."""
     target = target or DEFAULT_TARGET
     if target not in TARGETS:
         raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
     if not project and not paths:
         raise UsageError("no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
                          "directory or above) and no wheels given", "pass wheel files or directories, or --project DIR")
+    required = _required_platforms(cfg, platforms)
     wheels = resolve_wheels(cfg, paths)
     workers = min(len(wheels), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
         reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project), wheels))
     v = cfg.verify
-    found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version)) \
-        if project else []
+    found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version),
+                            cfg.platforms or platforms, required, partial) if project else []
     found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
     if ask_index and target in ("pypi", "testpypi"):
         found += verify_pypi.release_age_set(reports, cfg, target)
     report = VerifyReport(target, reports, found, "project" if project else "standalone")
-    if record and project and report.ok:
+    if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix
         _record(report)
     return report
+
+
+def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...] | None:
+    """--platform: configured platforms whose matrix is checked (UsageError, exit 2, for others)."""
+    if not narrow:
+        return None
+    from kestrel_release.stages.build_platforms import parse
+
+    for name in narrow:
+        if cfg.platforms and name not in cfg.platforms:
+            raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(cfg.platforms)})",
+                             "pick a listed one, or add it to `platforms` in [tool.kestrel-release]")
+        if parse(name) is None:
+            raise UsageError(f"--platform {name} is not a wheel platform tag", "e.g. manylinux_2_28_x86_64, win_amd64")
+    return narrow
 
 
 def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:

@@ -172,9 +172,11 @@ def python_of(tags: list[str]) -> set[str]:
 
 
 def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
-              project: tuple[str, str | None] = ("", None)) -> list[Finding]:
-    """The matrix: one wheel per configured Python, one name and version, identical kernels,
-    and all of it this project's (`project` = (name, version); version None = dynamic)."""
+              project: tuple[str, str | None] = ("", None), platforms: tuple[str, ...] = (),
+              required: tuple[str, ...] | None = None, partial: bool = False) -> list[Finding]:
+    """The matrix: one wheel per configured Python (on each configured platform: verify_matrix),
+    one name and version, identical kernels, and all of it this project's (`project` = (name,
+    version); version None = dynamic)."""
     out: list[Finding] = _project_identity(wheels, *project)
     versions = sorted({w.version for w in wheels if w.version})
     if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
@@ -182,7 +184,7 @@ def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
                          "verify one release at a time"))
     from kestrel_release.stages import verify_matrix
 
-    out += verify_matrix.check(wheels, pythons)  # abi3/py3 wheels cover every Python above their floor
+    out += verify_matrix.check(wheels, pythons, platforms, required, partial)  # abi3/py3 cover Pythons above their floor
     out += _same_kernels(wheels)
     total = sum(w.size for w in wheels)
     if target in ("pypi", "testpypi") and total > budget:

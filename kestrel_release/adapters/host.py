@@ -1,0 +1,46 @@
+"""What this machine is, as wheel platforms see it: OS, CPU architecture, libc and its version.
+
+Kept in an adapter because it reads the running system; the decisions made from it
+(which configured platforms this host can build) are pure (stages/build_platforms.py).
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import dataclass
+
+from kestrel_release.adapters import toolchain
+
+# platform.machine() spellings -> the architecture names wheel tags use on Linux
+_ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64",
+         "i386": "i686", "i686": "i686", "x86": "i686"}
+
+
+@dataclass(frozen=True)
+class Host:
+    system: str  # "linux", "windows", "macos"
+    arch: str  # x86_64, aarch64, i686, ...
+    libc: str = ""  # "glibc" or "musl" on Linux
+    libc_version: tuple[int, int] | None = None  # glibc (2, 36); for macOS the OS version (14, 0)
+
+    def describe(self) -> str:
+        version = ".".join(map(str, self.libc_version)) if self.libc_version else ""
+        libc = f" {self.libc} {version}" if self.libc else f" {version}" if version else ""
+        return f"{self.system}-{self.arch}{libc}"
+
+
+def current() -> Host:
+    machine = platform.machine().lower()
+    arch = _ARCH.get(machine, machine)
+    if sys.platform.startswith("win"):
+        return Host("windows", arch)
+    if sys.platform == "darwin":
+        release = platform.mac_ver()[0] or "0.0"
+        parts = [int(p) for p in release.split(".")[:2] if p.isdigit()] + [0, 0]
+        return Host("macos", arch, libc_version=(parts[0], parts[1]))
+    glibc = toolchain.glibc_version()
+    if glibc:
+        major, minor = (int(p) for p in glibc.split(".")[:2])
+        return Host("linux", arch, "glibc", (major, minor))
+    return Host("linux", arch, "musl")

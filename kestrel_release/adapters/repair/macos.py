@@ -1,0 +1,62 @@
+"""macOS: delocate (a dependency of this tool on macOS only: `delocate; sys_platform == 'darwin'`).
+
+`delocate-wheel --require-archs ARCHS --exclude STR ... -w OUT WHEEL`: --exclude is a substring of
+the library's path, so the Linux exclude list becomes library stems ('libtorch*' -> 'libtorch').
+--require-archs comes from the wheel's own tag (arm64, x86_64, universal2), so a thin binary in a
+universal2 wheel fails here rather than at import.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kestrel_release.adapters.repair import _stems, _which
+
+_ARCHS = {"arm64": "arm64", "x86_64": "x86_64", "universal2": "universal2", "intel": "intel"}
+
+
+def excludes(exclude: tuple[str, ...]) -> list[str]:
+    """build.exclude as delocate --exclude substrings: 'libc10*' -> 'libc10'; '.dylib' names kept."""
+    out: list[str] = []
+    for pattern in exclude:
+        if pattern.endswith(".dylib"):
+            name: str | None = pattern.rstrip("*")
+        else:
+            stem = _stems.linux_stem(pattern)
+            name = None if stem is None or "*" in stem else f"lib{stem}"
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def require_archs(wheel: Path) -> str | None:
+    """The architectures the wheel's tag promises ('..._macosx_14_0_arm64.whl' -> 'arm64')."""
+    m = re.search(r"[-.]macosx_\d+_\d+_([a-z0-9_]+)\.whl$", wheel.name)
+    return _ARCHS.get(m.group(1)) if m else None
+
+
+class Delocate:
+    name = "delocate"
+    persistent = False
+
+    def version(self) -> str | None:
+        return _which.version("delocate", "delocate-wheel")
+
+    def missing(self) -> list[str]:
+        if _which.which("delocate-wheel") is None:
+            return ["delocate-wheel not found — reinstall kestrel-release on this macOS machine "
+                    "(it depends on delocate there), or python -m pip install delocate"]
+        return []
+
+    def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
+        argv = [_which.which("delocate-wheel") or "delocate-wheel", "-w", str(out_dir)]
+        archs = require_archs(wheel)
+        if archs:
+            argv += ["--require-archs", archs]
+        for name in excludes(exclude):
+            argv += ["--exclude", name]
+        return [*argv, str(wheel)]
+
+
+TOOL = Delocate()

@@ -1,0 +1,229 @@
+"""The configured platforms (`platforms = [...]`): what a wheel platform tag means, which of them
+this host can build, and what is left for other machines.
+
+A release covers platforms x Pythons; each platform's binaries can only be built on that
+platform, so `build` builds the one this host can produce and names the rest (build them on
+such a machine, or let `ci init`'s workflow do it, then `kestrel-release assemble`). verify's
+matrix reads the same definitions (`covers`) to check completeness per platform.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kestrel_release.adapters.host import Host
+from kestrel_release.errors import PreflightError, UsageError
+
+_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+_ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64", "i686": "i686",
+         "win32": "i686", "x64": "x86_64"}
+_MAC_MULTI = {"universal2": ("aarch64", "x86_64"), "intel": ("i686", "x86_64"), "universal": ("i686", "x86_64")}
+_WINDOWS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
+_TAG_LINUX = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)_(\w+)$")
+_TAG_LEGACY = re.compile(r"^(manylinux1|manylinux2010|manylinux2014)_(\w+)$")
+_TAG_MAC = re.compile(r"^macosx_(\d+)_(\d+)_(\w+)$")
+# sysconfig spellings (what `ci init` also accepts): linux-x86_64, win-amd64, macosx-14.0-arm64
+_SYS_LINUX = re.compile(r"^linux[-_](\w+)$")
+_SYS_MAC = re.compile(r"^macosx-(\d+)\.(\d+)-(\w+)$")
+EXAMPLES = "manylinux_2_28_x86_64, manylinux_2_28_aarch64, musllinux_1_2_x86_64, win_amd64, macosx_14_0_arm64"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One wheel platform: `family` manylinux/musllinux/linux/windows/macos, its CPU(s), and its floor
+    (glibc, musl or macOS version; None = any)."""
+
+    name: str
+    family: str
+    arches: tuple[str, ...]
+    floor: tuple[int, int] | None = None
+
+    @property
+    def system(self) -> str:
+        return "linux" if self.family in ("manylinux", "musllinux", "linux") else self.family
+
+
+def parse(name: str) -> Platform | None:
+    """A wheel platform tag (or a sysconfig platform name) as a Platform; None if it is neither."""
+    if name in _WINDOWS:
+        return Platform(name, "windows", (_WINDOWS[name],))
+    if name.lower() == "win-amd64":
+        return Platform(name, "windows", ("x86_64",))
+    if name.lower() == "win-arm64":
+        return Platform(name, "windows", ("aarch64",))
+    m = _TAG_LINUX.match(name)
+    if m and m.group(4) in {*_ARCH.values(), "armv7l", "ppc64le", "s390x", "riscv64"}:
+        return Platform(name, m.group(1), (m.group(4),), (int(m.group(2)), int(m.group(3))))
+    m = _TAG_LEGACY.match(name)
+    if m:
+        return Platform(name, "manylinux", (m.group(2),), _LEGACY[m.group(1)])
+    m = _TAG_MAC.match(name) or _SYS_MAC.match(name)
+    if m:
+        arch = m.group(3)
+        arches = _MAC_MULTI.get(arch) or ((_ARCH[arch],) if arch in _ARCH else None)
+        return Platform(name, "macos", arches, (int(m.group(1)), int(m.group(2)))) if arches else None
+    m = _SYS_LINUX.match(name)
+    if m and m.group(1) in _ARCH:  # any glibc: the repair picks the tag
+        return Platform(name, "manylinux", (_ARCH[m.group(1)],))
+    if name.startswith("linux_") and name[6:] in _ARCH.values():
+        return Platform(name, "linux", (name[6:],))
+    return None
+
+
+def problems(names: tuple[str, ...]) -> list[str]:
+    """Configuration problems of a `platforms` list (config.load reports them, exit 2)."""
+    out = [f"platforms: '{n}' is not a wheel platform tag (e.g. {EXAMPLES})" for n in names if parse(n) is None]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    out += [f"platforms: '{n}' is listed twice" for n in dupes]
+    return out
+
+
+def covers(wheel_platform: str, configured: str) -> bool:
+    """Does a wheel tagged `wheel_platform` install wherever the configured platform does?
+
+    The same family and CPU, and a floor at or below the configured one: a manylinux_2_17 wheel
+    serves a manylinux_2_28 platform, a macosx_11_0_arm64 wheel a macosx_14_0_arm64 one, and a
+    universal2 wheel either macOS CPU.
+    """
+    w, c = parse(wheel_platform), parse(configured)
+    if w is None or c is None or w.family != c.family or not set(c.arches) <= set(w.arches):
+        return False
+    return c.floor is None or w.floor is None or w.floor <= c.floor
+
+
+def buildable(p: Platform, host: Host) -> str | None:
+    """None when this host can produce wheels for `p`; else why not (one phrase)."""
+    # A universal2 macOS wheel builds on either Mac CPU (the compiler makes both slices).
+    if p.system != host.system or (host.arch not in p.arches and not (p.family == "macos" and len(p.arches) > 1)):
+        arches = "/".join("arm64" if a == "aarch64" and p.system != "linux" else a for a in p.arches)
+        return f"needs a {p.system} {arches} machine"
+    if p.family == "manylinux" and host.libc != "glibc":
+        return "needs a glibc host"
+    if p.family == "musllinux" and host.libc != "musl":
+        return "needs a musl host"
+    if p.family == "manylinux" and p.floor and host.libc_version and host.libc_version < p.floor:
+        # Same rule as build's preflight: the tag is never above the glibc the wheel was linked on.
+        return f"needs glibc {p.floor[0]}.{p.floor[1]} or newer (this host has {_v(host.libc_version)})"
+    return None
+
+
+def _v(version: tuple[int, int] | None) -> str:
+    return ".".join(map(str, version)) if version else "?"
+
+
+@dataclass
+class PlatformPlan:
+    configured: tuple[str, ...]  # () = this machine's platform only
+    build: str | None  # the configured platform built here; None = this machine's (no `platforms`)
+    left: list[dict] = field(default_factory=list)  # [{"platform", "python", "why"}]
+
+    def left_pairs(self) -> list[tuple[str, str]]:
+        return [(row["platform"], row["python"]) for row in self.left]
+
+    def to_json(self) -> dict:
+        return {"configured": list(self.configured), "built": self.build, "left_for_others": self.left}
+
+
+def plan(configured: tuple[str, ...], pythons: tuple[str, ...], host: Host,
+         narrow: tuple[str, ...] = (), plat: str = "auto") -> PlatformPlan:
+    """Which configured platform to build here (one per run) and which pairs are left for others.
+
+    `narrow`: --platform; an explicit build.plat (what `ci init`'s jobs set) that names a
+    configured platform narrows too. Among several buildable flavours of one CPU (two manylinux
+    glibc floors), the highest floor this host meets is its own: a lower one holds only if the
+    code uses no newer symbols (build it in an older manylinux image, or name it with --platform).
+    """
+    if not configured and not narrow:
+        return PlatformPlan((), None)
+    configured = configured or narrow
+    for name in narrow:
+        if name not in configured:
+            raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(configured)})",
+                             "add it to `platforms` in [tool.kestrel-release], or pick a listed one")
+    if not narrow and plat != "auto" and plat in configured:
+        narrow = (plat,)
+    parsed = {name: parse(name) for name in configured}
+    why = {name: buildable(p, host) for name, p in parsed.items() if p is not None}
+    if narrow:
+        bad = [n for n in narrow if why.get(n)]
+        if bad:
+            raise PreflightError(f"cannot build {bad[0]} on this {host.describe()} host: it {why[bad[0]]}",
+                                 "run `kestrel-release build` on such a machine (or let `ci init`'s workflow "
+                                 "do it), then `kestrel-release assemble` the outputs")
+        if len(narrow) > 1:
+            raise UsageError(f"--platform names {len(narrow)} platforms; build makes one per run",
+                             "run build once per platform with separate --out directories, then "
+                             "`kestrel-release assemble` them")
+        chosen = narrow[0]
+    else:
+        candidates = [n for n in configured if not why.get(n)]
+        if not candidates:
+            listed = "; ".join(f"{n} {why[n]}" for n in configured)
+            raise PreflightError(f"none of the configured platforms can be built on this {host.describe()} host "
+                                 f"({listed})", "run `kestrel-release build` on those machines (or let `ci init`'s "
+                                 "workflow do it), then `kestrel-release assemble` the outputs")
+        chosen = max(candidates, key=lambda n: parsed[n].floor or (0, 0))  # type: ignore[union-attr]
+    left = [{"platform": name, "python": py, "why": why.get(name) or _same_host_why(name, chosen)}
+            for name in configured if name != chosen for py in pythons]
+    return PlatformPlan(tuple(configured), chosen, left)
+
+
+def _same_host_why(name: str, chosen: str) -> str:
+    return (f"one platform per build run ({chosen} here); build it with --platform {name} "
+            "in an environment that meets its floor")
+
+
+def repair_plat(chosen: str | None, plat: str) -> str:
+    """The auditwheel target for the platform built here: its manylinux/musllinux tag (as `ci init`'s
+    jobs pass it), else build.plat unchanged."""
+    p = parse(chosen) if chosen else None
+    return chosen if p is not None and p.family in ("manylinux", "musllinux") and p.floor else plat  # type: ignore[return-value]
+
+
+def hint(left: list[dict]) -> str:
+    """The one line that says how the rest of the release gets built."""
+    plats = list(dict.fromkeys(row["platform"] for row in left))
+    return (f"left for other machines: {', '.join(plats)} — run `kestrel-release build` on such a machine "
+            "(or let `ci init`'s workflow do it), then `kestrel-release assemble` the outputs")
+
+
+def for_build(cfg, plats: PlatformPlan):
+    """cfg with build.plat set to the chosen platform's repair target."""
+    import dataclasses
+
+    plat = repair_plat(plats.build, cfg.build.plat)
+    return cfg if plat == cfg.build.plat else dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat))
+
+
+def check_built(chosen: str | None, filenames: list[str]) -> None:
+    """Every wheel built here serves the platform it was built for (BuildError, exit 4): a macOS
+    deployment target above the configured one, or a repair that picked another tag."""
+    from packaging.utils import parse_wheel_filename
+
+    from kestrel_release.errors import BuildError
+
+    if not chosen:
+        return
+    for name in filenames:
+        tags = {t.platform for t in parse_wheel_filename(name)[3]}
+        if "any" not in tags and not any(covers(t, chosen) for t in tags):
+            raise BuildError(f"{name} was built for {', '.join(sorted(tags))}, which does not serve the configured "
+                             f"platform {chosen}", "build in an environment that meets that platform's floor "
+                             "(macOS: set MACOSX_DEPLOYMENT_TARGET; Linux: an older manylinux image)")
+
+
+def render_left(plats: PlatformPlan) -> None:
+    """What this run built, and the platform x Python pairs other machines must build."""
+    from kestrel_release import console
+
+    if plats.build and plats.configured:
+        console.info(f"built for {plats.build} (platforms: {', '.join(plats.configured)})")
+    by_plat: dict[str, list[str]] = {}
+    for row in plats.left:
+        by_plat.setdefault(row["platform"], []).append(row["python"])
+    for name, pys in by_plat.items():
+        why = next(r["why"] for r in plats.left if r["platform"] == name)
+        console.info(f"  left: {name} x Python {', '.join(pys)} ({why})")
+    if plats.left:
+        console.info(hint(plats.left))
