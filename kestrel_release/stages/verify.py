@@ -219,6 +219,10 @@ def raise_for(report: VerifyReport) -> None:
     """VerifyError (exit 5) when any error was found."""
     if not report.ok:
         bad = sum(not w.ok for w in report.wheels)
+        left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
+        hint = ("configured platforms have no wheels: build them on their machines and `kestrel-release assemble` "
+                "the outputs; to check one machine's build alone, `verify --partial`" if left
+                else "fix them and rebuild; the findings are listed above")
         raise VerifyError(f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) "
-                          f"for {report.target}", "fix them and rebuild; the findings are listed above")
+                          f"for {report.target}", hint)
     console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")
