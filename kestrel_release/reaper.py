@@ -67,7 +67,7 @@ def watch(child: subprocess.Popen, group: bool) -> None:
             if _guardian is None or _guardian.poll() is not None:
                 # Not through proc.popen: the guardian must not be watched by itself, and it gets
                 # no environment beyond what Python needs (it runs no third-party code).
-                _guardian = subprocess.Popen(  # noqa: S603 - fixed argv, our own interpreter
+                _guardian = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", _GUARDIAN], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                     env={"PATH": os.environ.get("PATH", "")})

@@ -354,19 +354,12 @@ def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool 
     if dry_run:
         return result
     with fsutil.project_lock(cfg.project_dir, "version"):
-        collect_leftovers(locations)
+        version_resume.collect_leftovers(locations)
         with version_resume.journal(cfg, action, value, current, new):
             _write_all(changes, current)
         if root is not None:
             _git_record(cfg, result, changes, tag)
     return result
-
-
-def collect_leftovers(locations: list[_Location]) -> None:
-    """Temp files of an earlier run killed mid-write, beside the files it was writing."""
-    from kestrel_release import safepaths
-
-    safepaths.collect_leftovers(*{loc.path.resolve().parent for loc in locations})
 
 
 def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:

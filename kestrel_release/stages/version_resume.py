@@ -30,9 +30,16 @@ def complete(cfg, old: str, new: str) -> version.VersionResult:
                          f"set every version file to {new} by hand, then run release --resume")
     changes = [(loc, version._rewrite(loc, new)) for loc in locations if loc.value == old]
     with fsutil.project_lock(cfg.project_dir, "version"):
-        version.collect_leftovers(locations)
+        collect_leftovers(locations)
         version._write_all(changes, old)
     return version.VersionResult("bump", cfg.name, old, new, [loc.rel for loc, _ in changes])
+
+
+def collect_leftovers(locations) -> None:
+    """Temp files of an earlier run killed mid-write, beside the version files it was writing."""
+    from kestrel_release import safepaths
+
+    safepaths.collect_leftovers(*{loc.path.resolve().parent for loc in locations})
 
 
 def _pyproject_version(cfg) -> str | None:
