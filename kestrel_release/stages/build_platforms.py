@@ -53,7 +53,7 @@ def parse(name: str) -> Platform | None:
     if name.lower() == "win-arm64":
         return Platform(name, "windows", ("aarch64",))
     m = _TAG_LINUX.match(name)
-    if m and m.group(4) in {*_ARCH.values(), "armv7l", "ppc64le", "s390x", "riscv64"}:
+    if m and m.group(4) in {*_ARCH.values(), "armv7l", "ppc64le", "s390x", "riscv64", "ppc64"}:
         return Platform(name, m.group(1), (m.group(4),), (int(m.group(2)), int(m.group(3))))
     m = _TAG_LEGACY.match(name)
     if m:
@@ -66,7 +66,7 @@ def parse(name: str) -> Platform | None:
     m = _SYS_LINUX.match(name)
     if m and m.group(1) in _ARCH:  # any glibc: the repair picks the tag
         return Platform(name, "manylinux", (_ARCH[m.group(1)],))
-    if name.startswith("linux_") and name[6:] in _ARCH.values():
+    if name.startswith("linux_") and name[6:] in {*_ARCH.values(), "armv6l", "armv7l", "ppc64le", "s390x", "riscv64"}:
         return Platform(name, "linux", (name[6:],))
     return None
 
@@ -227,3 +227,18 @@ def render_left(plats: PlatformPlan) -> None:
         console.info(f"  left: {name} x Python {', '.join(pys)} ({why})")
     if plats.left:
         console.info(hint(plats.left))
+
+
+def check_release_here(cfg) -> None:
+    """`release` builds on this machine only: with platforms it cannot build, refuse before any bump
+    (exit 2) and say how such a release is made."""
+    if not cfg.platforms:
+        return
+    from kestrel_release.adapters import host
+
+    plats = plan(cfg.platforms, cfg.python, host.current(), plat=cfg.build.plat)
+    if plats.left:
+        names = ", ".join(dict.fromkeys(row["platform"] for row in plats.left))
+        raise UsageError(f"release builds on this machine only, and `platforms` also lists {names}",
+                         "build each platform on its machine (or let `ci init`'s workflow do it), "
+                         "`kestrel-release assemble DIR... --out OUT`, then `kestrel-release release --from OUT`")

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.adapters import auditwheel, git, gpu, host, pythons, repair, toolchain, uv
+from kestrel_release.adapters import (
+    auditwheel,
+    git,
+    gpu,
+    host,
+    pythons,
+    repair,
+    toolchain,
+    uv,
+)
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
 

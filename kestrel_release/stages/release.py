@@ -85,6 +85,10 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         from kestrel_release.stages.version import check_bumpable
 
         check_bumpable(cfg, bump)
+    if not prebuilt:  # before any bump: a release is every configured platform, not this machine's share
+        from kestrel_release.stages.build_platforms import check_release_here
+
+        check_release_here(cfg)
     steps = [s for s in plan_steps(targets, bump) if not (prebuilt and s == "build")]
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
     if prebuilt:

@@ -48,14 +48,14 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
     for w in wheels:
         for tag in w.tags:
             plat = tag.rsplit("-", 1)[-1]
-            keys = [c for c in required if covers(plat, c)] if platforms else [plat]
+            keys = _keys(plat, platforms, required) if platforms else [plat]
             if platforms and not any(covers(plat, c) for c in platforms):
                 unlisted.add(plat)
-            covered, floor = covered_by(tag, pythons)
+            served, floor = covered_by(tag, pythons)
             for key in keys:
                 if floor is not None:
                     floors.setdefault(key, []).append("-".join(tag.split("-")[:2]))
-                for py in covered:
+                for py in served:
                     files = by_plat.setdefault(key, {}).setdefault(py, [])
                     if w.filename not in files:
                         files.append(w.filename)
@@ -81,6 +81,16 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
         out += [Finding("matrix", "error", "", f"no wheel for Python {py}: build it "
                         f"(kestrel-release build --python {py})") for py in pythons]
     return out
+
+
+def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> list[str]:
+    """The configured platforms a wheel tag counts for: its own when it is one of them (two glibc
+    flavours of x86_64 are two platforms, each with its wheels), else every one it serves."""
+    from kestrel_release.stages.build_platforms import covers
+
+    if plat in platforms:
+        return [plat] if plat in required else []
+    return [c for c in required if covers(plat, c)]
 
 
 def _missing_platforms(by_plat: dict, pythons: tuple[str, ...], required: tuple[str, ...],

@@ -137,3 +137,12 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     assert_one_line_error(verify, 5, "verify found 1 error(s)")
     assert f"no wheel for Python 3.12 on {WIN}" in verify.stderr
     assert run_cli(["verify", "--project", str(project), "--partial"]).code == 0
+
+
+def test_release_of_platforms_this_machine_cannot_build_is_refused_before_any_bump(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", [X86, WIN])
+    before = (project / "pyproject.toml").read_bytes()
+    result = run_cli(["release", "--project", str(project), "--bump", "patch", "--rehearse", "--yes"])
+    assert_one_line_error(result, 2, f"`platforms` also lists {WIN}", "release --from OUT")
+    assert (project / "pyproject.toml").read_bytes() == before
+    assert not (project / "dist-all").exists()

@@ -187,10 +187,10 @@ def test_build_repairs_through_the_platform_tool_on_path(tmp_path: Path, monkeyp
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert len(calls) == 1 and script in calls[0] and str(raw) in calls[0]
     monkeypatch.setenv("FAKE_EXIT", "3")
-    with pytest.raises(BuildError, match=f"{tool.name} repair for Python 3.12 failed with exit code 3"):
-        with _repair.Repairer(0, tool) as repairer:
-            repairer.repair(raw, tmp_path / "fixed2", "auto", (), log=tmp_path / "repair2.log",
-                            what=f"{tool.name} repair for Python 3.12")
+    with pytest.raises(BuildError, match=f"{tool.name} repair for Python 3.12 failed with exit code 3"), \
+            _repair.Repairer(0, tool) as repairer:
+        repairer.repair(raw, tmp_path / "fixed2", "auto", (), log=tmp_path / "repair2.log",
+                        what=f"{tool.name} repair for Python 3.12")
 
 
 def test_a_missing_platform_tool_is_a_preflight_problem(monkeypatch) -> None:

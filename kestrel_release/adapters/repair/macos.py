@@ -45,8 +45,8 @@ class Delocate:
 
     def missing(self) -> list[str]:
         if _which.which("delocate-wheel") is None:
-            return ["delocate-wheel not found — reinstall kestrel-release on this macOS machine "
-                    "(it depends on delocate there), or python -m pip install delocate"]
+            return [("delocate-wheel not found — reinstall kestrel-release on this macOS machine "
+                     "(it depends on delocate there), or python -m pip install delocate")]
         return []
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:

@@ -40,8 +40,8 @@ class Delvewheel:
 
     def missing(self) -> list[str]:
         if _which.which("delvewheel") is None:
-            return ["delvewheel not found — reinstall kestrel-release on this Windows machine "
-                    "(it depends on delvewheel there), or python -m pip install delvewheel"]
+            return [("delvewheel not found — reinstall kestrel-release on this Windows machine "
+                     "(it depends on delvewheel there), or python -m pip install delvewheel")]
         return []
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...],
