@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
-from kestrel_release.adapters import auditwheel, git, host, uv
+from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages import (
@@ -113,6 +113,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
 def check_paths(cfg: Config) -> None:
     """Refuse (exit 2, nothing written) an output or log dir that would hold the user's own files."""
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")
+    toolchain.cache_dir()  # refuses a KESTREL_RELEASE_CACHE_DIR that is the home directory
 
 
 def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
