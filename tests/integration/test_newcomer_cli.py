@@ -248,7 +248,7 @@ def test_build_leaves_git_status_clean(tmp_path: Path) -> None:
     logs = Path(json.loads(result.stdout)["logs"])
     assert logs.is_relative_to(tmp_path / "cache") and list(logs.glob("build-3.12.log"))
     assert (project / "dist-all" / ".gitignore").read_text().splitlines()[-1] == "*"
-    rehearsed = run_cli(["release", "--rehearse", "--yes"], cwd=project, env=env)  # stand-in indexes too
+    rehearsed = run_cli(["release", "--rehearse", "--yes", "--targets", "testpypi,pypi"], cwd=project, env=env)
     assert rehearsed.code == 0, rehearsed.output
     assert (project / "dist-all.rehearsal" / "pypi").is_dir()
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
