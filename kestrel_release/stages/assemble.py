@@ -206,7 +206,8 @@ def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
                 seen.setdefault("also_built_by", []).append(row.get("built_by") or _built_by(item))
                 continue
             # An input that is itself assembled keeps each wheel's own builder and toolchain.
-            rows[name] = {**{k: row[k] for k in ("filename", "python", "python_tag", "platform_tag", "size", "sha256")
+            rows[name] = {**{k: row[k] for k in ("filename", "python", "python_tag", "platform_tag", "platform", "size",
+                                                     "sha256")
                              if k in row},
                           "commit": item.commit, "built_by": row.get("built_by") or _built_by(item),
                           "toolchain": row.get("toolchain") or _toolchain(item, row), "source": str(item.path)}

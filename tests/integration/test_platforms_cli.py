@@ -146,3 +146,10 @@ def test_release_of_platforms_this_machine_cannot_build_is_refused_before_any_bu
     assert_one_line_error(result, 2, f"`platforms` also lists {WIN}", "release --from OUT")
     assert (project / "pyproject.toml").read_bytes() == before
     assert not (project / "dist-all").exists()
+
+
+def test_publish_of_one_machines_output_is_refused_naming_the_missing_platform(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", [X86, WIN], pythons=("3.12",))
+    out = _wheels(tmp_path / "w", f"cp312-cp312-{X86}")
+    result = run_cli(["publish", str(out), "--project", str(project), "--target", "testpypi", "--dry-run"])
+    assert_one_line_error(result, 5, "configured platforms have no wheels", "kestrel-release assemble")
