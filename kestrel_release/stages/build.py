@@ -97,7 +97,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
                         again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
                         _wheelzip.assert_identical(built, again)
                         reproducible = True
-                    build_platforms.check_built(plats.build, [p.name for p in built.values()])
+                    build_platforms.check_built(plats, [p.name for p in built.values()])
                     wheels = _collect(cfg, plan, built, pre, stage / "out", plats)
                     outputs.install(stage / "out", cfg.out_path)  # only the tool's files; others stay
         except BaseException:

@@ -196,14 +196,19 @@ def for_build(cfg, plats: PlatformPlan):
     return cfg if plat == cfg.build.plat else dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat))
 
 
-def check_built(chosen: str | None, filenames: list[str]) -> None:
+def check_built(plats: PlatformPlan, filenames: list[str]) -> None:
     """Every wheel built here serves the platform it was built for (BuildError, exit 4): a macOS
-    deployment target above the configured one, or a repair that picked another tag."""
+    deployment target above the configured one, or a repair that picked another tag. Pure wheels
+    (`any`) serve every platform: nothing is left for other machines then."""
     from packaging.utils import parse_wheel_filename
 
     from kestrel_release.errors import BuildError
 
+    chosen = plats.build
     if not chosen:
+        return
+    if filenames and all({t.platform for t in parse_wheel_filename(n)[3]} == {"any"} for n in filenames):
+        plats.left = []
         return
     for name in filenames:
         tags = {t.platform for t in parse_wheel_filename(name)[3]}

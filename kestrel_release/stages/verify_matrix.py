@@ -39,8 +39,6 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
     covered: a platform without wheels is one `matrix` finding per Python, an error unless
     `partial` (one machine's build before `assemble`).
     """
-    from kestrel_release.stages.build_platforms import covers
-
     required = platforms if required is None else required
     by_plat: dict[str, dict[str, list[str]]] = {}
     floors: dict[str, list[str]] = {}  # platform -> open-ended tags seen ("cp310-abi3")
@@ -49,7 +47,7 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
         for tag in w.tags:
             plat = tag.rsplit("-", 1)[-1]
             keys = _keys(plat, platforms, required) if platforms else [plat]
-            if platforms and not any(covers(plat, c) for c in platforms):
+            if platforms and not _keys(plat, platforms, platforms):
                 unlisted.add(plat)
             served, floor = covered_by(tag, pythons)
             for key in keys:
@@ -90,6 +88,8 @@ def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> l
 
     if plat in platforms:
         return [plat] if plat in required else []
+    if plat == "any":  # a pure wheel installs everywhere
+        return list(required)
     return [c for c in required if covers(plat, c)]
 
 

@@ -153,3 +153,11 @@ def test_publish_of_one_machines_output_is_refused_naming_the_missing_platform(t
     out = _wheels(tmp_path / "w", f"cp312-cp312-{X86}")
     result = run_cli(["publish", str(out), "--project", str(project), "--target", "testpypi", "--dry-run"])
     assert_one_line_error(result, 5, "configured platforms have no wheels", "kestrel-release assemble")
+
+
+def test_a_pure_wheel_covers_every_configured_platform(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", [X86, ARM, WIN])
+    out = _wheels(tmp_path / "w", "py3-none-any")
+    result = run_cli(["verify", str(out), "--project", str(project), "--json"])
+    assert result.code == 0, result.output
+    assert _matrix(json.loads(result.stdout)) == []

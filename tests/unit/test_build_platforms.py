@@ -96,9 +96,18 @@ def test_a_manylinux_platform_is_its_own_repair_target() -> None:
 
 
 def test_a_wheel_above_the_configured_floor_fails_the_build() -> None:
-    bp.check_built("macosx_14_0_arm64", ["k-0.1.0-cp312-cp312-macosx_11_0_arm64.whl"])
+    plats = bp.plan(UPSTREAM, PYTHONS, MAC)
+    bp.check_built(plats, ["k-0.1.0-cp312-cp312-macosx_11_0_arm64.whl"])
+    assert len(plats.left) == 8
+    low = bp.plan(("macosx_11_0_arm64", "win_amd64"), PYTHONS, MAC)
     with pytest.raises(BuildError, match="does not serve the configured platform macosx_11_0_arm64"):
-        bp.check_built("macosx_11_0_arm64", ["k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl"])
+        bp.check_built(low, ["k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl"])
+
+
+def test_a_pure_wheel_leaves_nothing_for_other_machines() -> None:
+    plats = bp.plan(UPSTREAM, PYTHONS, LINUX_236)
+    bp.check_built(plats, ["k-0.1.0-py3-none-any.whl"])
+    assert plats.left == []
 
 
 @pytest.mark.parametrize(("tag", "tool"), [
