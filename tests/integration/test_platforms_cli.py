@@ -161,3 +161,27 @@ def test_a_pure_wheel_covers_every_configured_platform(tmp_path: Path) -> None:
     result = run_cli(["verify", str(out), "--project", str(project), "--json"])
     assert result.code == 0, result.output
     assert _matrix(json.loads(result.stdout)) == []
+
+
+def test_two_machines_outputs_assemble_into_a_complete_release(tmp_path: Path) -> None:
+    """Each machine's output alone is one platform short; assembled, the matrix is whole and recorded."""
+    from tests.integration.test_assemble import machine_output
+    from tests.pypi_support import make_project
+
+    project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(text.replace(
+        "[tool.kestrel-release]\n", f'[tool.kestrel-release]\nplatforms = ["{X86}", "{WIN}"]\n', 1))
+    linux = machine_output(tmp_path, "linux", ("3.12", "3.13"), plat=X86)
+    windows = machine_output(tmp_path, "windows", ("3.12", "3.13"), plat=WIN)
+
+    alone = run_cli(["verify", str(linux), "--project", str(project), "--json"])
+    assert alone.code == 5, alone.output
+    assert _matrix(json.loads(alone.stdout)) == [("error", f"no wheel for Python {py} on {WIN}") for py in ("3.12", "3.13")]
+
+    out = tmp_path / "release"
+    assert run_cli(["assemble", str(linux), str(windows), "--out", str(out), "--project", str(project)]).code == 0
+    whole = run_cli(["verify", str(out), "--project", str(project), "--json"])
+    assert whole.code == 0, whole.output
+    assert _matrix(json.loads(whole.stdout)) == []
+    assert len(manifest.verified_hashes(out, "pypi")) == 4  # a whole release is recorded for publish
