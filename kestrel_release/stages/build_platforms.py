@@ -188,12 +188,35 @@ def hint(left: list[dict]) -> str:
             "(or let `ci init`'s workflow do it), then `kestrel-release assemble` the outputs")
 
 
-def for_build(cfg, plats: PlatformPlan):
-    """cfg with build.plat set to the chosen platform's repair target."""
+def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
+    """cfg with build.plat set to the chosen platform's repair target, and for macOS the build env
+    that makes the wheel's tag the configured one (see macos_env)."""
     import dataclasses
+    import os
 
     plat = repair_plat(plats.build, cfg.build.plat)
-    return cfg if plat == cfg.build.plat else dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat))
+    env = {**macos_env(plats.build, {**(os.environ if environ is None else environ), **cfg.build.env}),
+           **cfg.build.env}
+    if plat == cfg.build.plat and env == cfg.build.env:
+        return cfg
+    return dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat, env=env))
+
+
+def macos_env(chosen: str | None, environ) -> dict[str, str]:
+    """A macOS platform's deployment target and CPUs for the build, as cibuildwheel sets them:
+    setuptools and scikit-build tag the wheel from MACOSX_DEPLOYMENT_TARGET / _PYTHON_HOST_PLATFORM
+    and compile for ARCHFLAGS, so macosx_11_0_arm64 is built for macOS 11 on arm64 even on a newer
+    Mac or with a universal2 Python. What the user set (environment or build.env) is kept."""
+    p = parse(chosen) if chosen else None
+    if p is None or p.family != "macos" or p.floor is None:
+        return {}
+    version = f"{p.floor[0]}.{p.floor[1]}"
+    m = _TAG_MAC.match(p.name) or _SYS_MAC.match(p.name)
+    arch = m.group(3) if m else "arm64"
+    flags = " ".join(f"-arch {'arm64' if a == 'aarch64' else a}" for a in sorted(p.arches))
+    wanted = {"MACOSX_DEPLOYMENT_TARGET": version, "_PYTHON_HOST_PLATFORM": f"macosx-{version}-{arch}",
+              "ARCHFLAGS": flags}
+    return {k: v for k, v in wanted.items() if k not in environ}
 
 
 def check_built(plats: PlatformPlan, filenames: list[str]) -> None:

@@ -206,3 +206,30 @@ def test_a_missing_platform_tool_is_a_preflight_problem(monkeypatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     assert repair.for_system("windows").missing()[0].startswith("delvewheel not found")
     assert repair.for_system("macos").missing()[0].startswith("delocate-wheel not found")
+
+
+def test_a_macos_platform_sets_the_deployment_target_and_archs_unless_the_user_did() -> None:
+    assert bp.macos_env("macosx_11_0_arm64", {}) == {
+        "MACOSX_DEPLOYMENT_TARGET": "11.0", "_PYTHON_HOST_PLATFORM": "macosx-11.0-arm64", "ARCHFLAGS": "-arch arm64"}
+    assert bp.macos_env("macosx_10_15_x86_64", {"MACOSX_DEPLOYMENT_TARGET": "12.0"}) == {
+        "_PYTHON_HOST_PLATFORM": "macosx-10.15-x86_64", "ARCHFLAGS": "-arch x86_64"}
+    assert bp.macos_env("macosx_11_0_universal2", {})["ARCHFLAGS"] == "-arch arm64 -arch x86_64"
+    assert bp.macos_env("win_amd64", {}) == {} and bp.macos_env(None, {}) == {}
+    assert bp.macos_env("macosx-14.0-arm64", {})["_PYTHON_HOST_PLATFORM"] == "macosx-14.0-arm64"
+
+
+def test_for_build_sets_the_repair_target_and_keeps_the_users_env(tmp_path: Path) -> None:
+    import dataclasses
+
+    from kestrel_release.config import BuildConfig, Config
+
+    cfg = Config(project_dir=tmp_path, name="k", version="0.1.0", platforms=UPSTREAM,
+                 build=BuildConfig(env={"ARCHFLAGS": "-arch arm64 -arch x86_64"}))
+    linux = bp.for_build(cfg, bp.plan(UPSTREAM, PYTHONS, LINUX_236), environ={})
+    assert linux.build.plat == "manylinux_2_34_x86_64" and linux.build.env == cfg.build.env
+    mac = bp.for_build(cfg, bp.plan(UPSTREAM, PYTHONS, MAC), environ={})
+    assert mac.build.plat == "auto"
+    assert mac.build.env == {"ARCHFLAGS": "-arch arm64 -arch x86_64", "MACOSX_DEPLOYMENT_TARGET": "14.0",
+                             "_PYTHON_HOST_PLATFORM": "macosx-14.0-arm64"}
+    assert dataclasses.replace(cfg, platforms=()) == bp.for_build(dataclasses.replace(cfg, platforms=()),
+                                                                  bp.plan((), PYTHONS, LINUX_236), environ={})
