@@ -43,7 +43,8 @@ def members(metadata: str = "", metadata_version: str = "2.4", files: dict[str, 
     return out
 
 
-def zip_bytes(entries, *, stream: bool = False, comment_on: str | None = None) -> bytes:
+def zip_bytes(entries, *, stream: bool = False, comment_on: str | None = None,
+              archive_comment: bytes = b"") -> bytes:
     """Zip `entries` ({name: data} or [(name, data)]) with zipfile, into a seekable buffer or,
     with stream=True, into a pipe-like writer (zipfile then writes data descriptors)."""
     items = entries.items() if isinstance(entries, dict) else entries
@@ -57,6 +58,7 @@ def zip_bytes(entries, *, stream: bool = False, comment_on: str | None = None) -
                 if name == comment_on:
                     info.comment = b"built by kestrel-tests"
                 zf.writestr(info, data)
+            zf.comment = archive_comment  # the EOCD comment, as `zipfile` writes it
     return bytes(sink.data) if stream else sink.getvalue()
 
 
@@ -166,6 +168,8 @@ CASES = {
     "trailing-byte": (lambda: valid() + b"\n", "pypi-zip", ZIP + "Trailing data"),
     "member-comment": (lambda: zip_bytes(members(), comment_on=f"{PKG}/__init__.py"), "pypi-zip",
                        ZIP + "Comment in central directory"),
+    "archive-comment": (lambda: zip_bytes(members(), archive_comment=b"built by kestrel-tests"), "pypi-zip",
+                        ZIP + "Trailing data"),
     "edited-local-header": (lambda: edit_local_size(valid(), f"{PKG}/__init__.py"), "pypi-zip",
                             ZIP + "Mis-matched data size"),
     "duplicate-entries": (_duplicate, "pypi-zip", ZIP + "Duplicate filename in local headers"),

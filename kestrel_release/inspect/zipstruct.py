@@ -2,11 +2,11 @@
 
 PyPI walks every record of an uploaded zip from offset 0 (local headers, central
 directory, EOCD/ZIP64 records) and refuses anything two zip readers could see
-differently: data descriptors (a zip written as a stream), comments or trailing
-data, duplicate names, a local header that disagrees with the central directory,
-ZIP64 extensible data, unprintable or non-UTF-8 names, multi-disk records. The
-messages returned here are Warehouse's words exactly, so a finding and the
-strict sandbox's 400 read like PyPI's answer.
+differently: data descriptors (a zip written as a stream), comments (a member's or
+the archive's) or trailing data, duplicate names, a local header that disagrees
+with the central directory, ZIP64 extensible data, unprintable or non-UTF-8 names,
+multi-disk records. The messages returned here are Warehouse's words exactly, so a
+finding and the strict sandbox's 400 read like PyPI's answer.
 
 Bounded on hostile input: the walk reads headers only (never member data), each
 step moves forward at least 4 bytes, and every read is checked against the
@@ -209,7 +209,13 @@ def _eocd(r: _Reader) -> tuple[int, int, int]:
     on_disk, records, size, offset, comment_len = struct.unpack("<xxxxHHLLH", r.read(18))
     if on_disk != records:
         raise _Invalid("Malformed zip file")
-    r.skip(comment_len)  # a comment is then "Trailing data": the walk must end at the file's end
+    if comment_len:
+        # Stricter than the warehouse code read (it skips the EOCD comment): PyPI's announced rule
+        # (2025-10-21, docs/pypi-rules.md) refuses "an archive comment or any data after the
+        # end-of-central-directory record", and a comment is bytes after the record's fixed part.
+        # Refusing it here costs nothing (no build tool needs one) and never lets a wheel PyPI may
+        # refuse pass; the words are those PyPI uses for data after that record.
+        raise _Invalid("Trailing data")
     return records, size, offset
 
 

@@ -41,13 +41,18 @@ def test_the_first_violation_is_the_one_pypi_answers_with():
     assert first.rule == "pypi-metadata" and [v.rule for v in rest] == ["pypi-zip"]
 
 
-def test_an_archive_comment_is_accepted_like_warehouse_does():
+def test_an_archive_comment_is_refused_as_trailing_data():
+    # PyPI's rule refuses "an archive comment or any data after the end-of-central-directory
+    # record" (stricter than warehouse's current code, which skips it): one zipfile comment is enough.
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in W.members().items():
             zf.writestr(name, data)
         zf.comment = b"archive comment"
-    assert _zip_verdict(buf.getvalue()) is None  # warehouse skips the EOCD comment; a member comment is refused
+    assert _zip_verdict(buf.getvalue()) == "Trailing data"
+    [violation] = pypi_rules.check_wheel(W.FILENAME, buf.getvalue())
+    assert violation.rule == "pypi-zip" and violation.message.startswith(W.ZIP + "Trailing data. ")
+    assert _zip_verdict(W.valid()) is None  # the same members without the comment pass
 
 
 def test_a_zip64_end_record_without_extensible_data_is_accepted():
