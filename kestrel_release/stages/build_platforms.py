@@ -141,8 +141,12 @@ def plan(configured: tuple[str, ...], pythons: tuple[str, ...], host: Host,
         if name not in configured:
             raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(configured)})",
                              "add it to `platforms` in [tool.kestrel-release], or pick a listed one")
-    if not narrow and plat != "auto" and plat in configured:
-        narrow = (plat,)
+    if not narrow and plat != "auto":  # build.plat names the platform (`ci init`'s jobs set it)
+        served = [c for c in configured if c == plat or covers(plat, c)]
+        if not served:
+            raise UsageError(f"build.plat {plat} is not one of the configured platforms ({', '.join(configured)})",
+                             "add it to `platforms`, or pick one with --platform")
+        narrow = (served[0] if plat not in configured else plat,)
     parsed = {name: parse(name) for name in configured}
     why = {name: buildable(p, host) for name, p in parsed.items() if p is not None}
     if narrow:

@@ -79,6 +79,12 @@ def test_platform_flag_and_ci_plat_narrow_and_refuse_what_the_host_cannot_build(
         bp.plan(UPSTREAM, PYTHONS, LINUX_236, ("win_amd64",))
     with pytest.raises(UsageError, match="--platform win_arm64 is not one of the configured platforms"):
         bp.plan(UPSTREAM, PYTHONS, LINUX_236, ("win_arm64",))
+    with pytest.raises(UsageError, match="build.plat manylinux_2_17_ppc64le is not one of the configured"):
+        bp.plan(UPSTREAM, PYTHONS, LINUX_236, plat="manylinux_2_17_ppc64le")
+    # A sysconfig name (any glibc) with an explicit repair target: that platform, that tag.
+    any_glibc = bp.plan(("linux-x86_64", "win_amd64"), PYTHONS, LINUX_236, plat="manylinux_2_28_x86_64")
+    assert any_glibc.build == "linux-x86_64"
+    assert bp.repair_plat(any_glibc.build, "manylinux_2_28_x86_64") == "manylinux_2_28_x86_64"
     with pytest.raises(PreflightError, match="none of the configured platforms can be built"):
         bp.plan(("win_amd64", "macosx_14_0_arm64"), PYTHONS, LINUX_236)
 
