@@ -116,13 +116,14 @@ def verify(
     target: Annotated[Optional[str], typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
     platform: Annotated[Optional[str], typer.Option("--platform", help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.")] = None,
     partial: Annotated[bool, typer.Option("--partial", help="Configured platforms without wheels are warnings (a build before assemble); not recorded for publish.")] = False,
+    python: Annotated[Optional[str], typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12.")] = None,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
     from kestrel_release.stages import verify as stage, verify_pypi
 
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
-    cfg = _config(found, json) if found else verify_pypi.standalone_config()
+    cfg = _config(found, json, python=_csv(python)) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
     report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None,
@@ -181,6 +182,7 @@ def publish(
     tag: Annotated[Optional[str], typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
     api_url: Annotated[Optional[str], typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")] = None,
     prune: Annotated[Optional[bool], typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
+    python: Annotated[Optional[str], typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")] = None,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
     if target is None:
@@ -190,13 +192,13 @@ def publish(
     if target == "github":
         from kestrel_release.stages import publish_github as stage
 
-        cfg = _config(project, json)
+        cfg = _config(project, json, python=_csv(python))
         result = stage.run(cfg, paths or [], repo=repo, tag=tag, api_url=api_url, prune=prune,
                            dry_run=dry_run, token_env=token_env, yes=yes)
     else:
         from kestrel_release.stages import publish_index as stage
 
-        cfg = _config(project, json)
+        cfg = _config(project, json, python=_csv(python))
         result = stage.run(cfg, paths or [], target=target, repository_url=repository_url, simple_url=simple_url,
                            dry_run=dry_run, yes=yes, smoke_test=smoke_test, token_env=token_env)
     console.emit_json(result.to_json()) if json else stage.render(result)
@@ -227,9 +229,10 @@ def release(
     yes: YesOpt = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override the saved state: start a new release over an unfinished bump, or with --resume rebuild from the build step.")] = False,
-    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions.")] = None,
+    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions (with --resume: the same, or fewer before the build finished).")] = None,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
     from_dir: Annotated[Optional[Path], typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
+    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Release from a git tree with uncommitted changes.")] = False,
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
     from kestrel_release.stages import release as stage
@@ -237,7 +240,8 @@ def release(
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, python=_csv(python), out_dir=out)
     result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
-                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None, force=force)
+                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None, force=force,
+                       allow_dirty=allow_dirty)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

@@ -313,17 +313,20 @@ _SIZE_HINT = ("ask the index for a larger per-file limit (PyPI: open a 'file siz
               "then raise verify.max_file_size")
 
 
-def explain(status: int, reason: str, text: str, filename: str, index: Index) -> PublishError:
-    """One line that says what went wrong and what to do, for an upload answer that is not 200."""
+def explain(status: int, reason: str, text: str, filename: str, index: Index,
+            user: str | None = None) -> PublishError:
+    """One line that says what went wrong and what to do, for an upload answer that is not 200.
+
+    401/403: the hint follows the cause the index gave and the kind of credentials sent (`user`):
+    a token (`__token__`) that was refused, a username/password PyPI no longer takes, or a
+    valid token without permission for this project (the only case a scoped-token hint fits)."""
     detail = reason if reason and reason.lower() not in ("bad request", "forbidden", "unauthorized") else ""
     said = f"HTTP {status}{': ' + detail if detail else ''}"
     where = f"{index.name} ({index.upload_url})"
-    if status == 401:
-        return PublishError(f"{where} rejected the credentials ({said})",
-                            "check TWINE_USERNAME/TWINE_PASSWORD or the token; PyPI tokens go with username __token__")
-    if status == 403:
-        return PublishError(f"the credentials lack permission to upload {filename} to {where} ({said})",
-                            "use a token scoped to this project, or ask an owner to add you as a maintainer")
+    if status in (401, 403):
+        from kestrel_release.adapters.pypi_auth import refusal
+
+        return refusal(f"{reason} {text}".lower(), said, filename, index, where, user)
     if status == 409 or (status == 400 and "already exist" in f"{reason} {text}".lower()):
         return FileExists(f"{filename} already exists on {where} with other bytes ({said})",
                           "a filename can never be reused on an index: bump the version and rebuild")
@@ -359,7 +362,7 @@ class Uploader:
         from twine.repository import Repository
 
         _route_twine_logs()
-        self.index, self.policy = index, policy
+        self.index, self.policy, self.user = index, policy, credentials[0]  # the username is no secret
         self.repo = Repository(index.upload_url, *credentials, disable_progress_bar=True)
         for scheme in ("http://", "https://"):
             # twine's session retries connection errors itself (urllib3 connect=5): ours would multiply it
@@ -421,7 +424,8 @@ class Uploader:
             return
         if resp.status_code == 429 or resp.status_code >= 500:
             raise Transient(f"HTTP {resp.status_code} {resp.reason}", _retry_after(resp))
-        raise explain(resp.status_code, resp.reason or "", resp.text[:500], package.basefilename, self.index)
+        raise explain(resp.status_code, resp.reason or "", resp.text[:500], package.basefilename, self.index,
+                      self.user)
 
     def close(self) -> None:
         self.repo.close()

@@ -164,15 +164,23 @@ class GithubEmulator:
 
 
 def default_repo() -> tuple[str, str]:
-    """The repository of the project in the cwd (targets.github.repo), else the example one."""
+    """The repository of the project in the cwd (targets.github.repo, else its git remote 'origin').
+
+    Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
     from kestrel_release import config
-    from kestrel_release.errors import KestrelError
+    from kestrel_release.errors import KestrelError, UsageError
+    from kestrel_release.stages.release_preflight import github_repo
+    from kestrel_release.stages.init import github_repo as parse
+    from kestrel_release.adapters import git
 
     try:
-        repo = config.load(None).github().repo
-    except KestrelError:
-        repo = ""
-    return (repo, "the project's targets.github.repo") if repo else ("m87-labs/kestrel", "no repository configured")
+        repo, source = github_repo(config.load(None))
+    except KestrelError:  # no project here: the cwd's own remote may still name it
+        repo, source = parse(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
+    if not repo:
+        raise UsageError("no GitHub repository to emulate: none configured and no github.com remote 'origin'",
+                         "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo")
+    return repo, f"from {source}"
 
 
 def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: bool = False,

@@ -119,7 +119,7 @@ def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = No
     wheels = verify.resolve_wheels(cfg, list(paths))
     files_mod.check_integrity(wheels)
     report = verify.run(cfg, wheels, target="github")
-    verify.raise_for(report)
+    verify.raise_for(report, show=True)
     result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)
     with tempfile.TemporaryDirectory(prefix="kestrel-gh-") as scratch:
         files = files_mod.collect([w.path for w in report.wheels], Path(scratch))

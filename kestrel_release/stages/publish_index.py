@@ -38,6 +38,9 @@ class PublishResult:
     smoke: list[dict[str, Any]] = field(default_factory=list)
     url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
     quota: dict[str, Any] = field(default_factory=dict)  # stages/quota.py: project usage and file margins
+    # True: the index accepted them (an upload did, or adapters/pypi_auth.check); None: not checked (why)
+    credentials_checked: bool | None = None
+    credentials_note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -59,7 +62,7 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     wheels = verify.resolve_wheels(cfg, list(paths))
     _check_integrity(wheels, target)
     report = verify.run(cfg, wheels, target=target if target in _PYPI_RULES else None)
-    verify.raise_for(report)
+    verify.raise_for(report, show=True)
     policy = _policy(cfg)
     result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
                            version=report.wheels[0].version if report.wheels else "", url_source=index.source)
@@ -68,11 +71,23 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     _show_plan(result, todo)
     if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
         result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds)
+    if not todo and not dry_run:  # nothing to send: still prove the credentials work (exit 6 if refused)
+        _check_credentials(index, creds, policy, result)
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
     _confirm(target, yes, len(todo))
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
+
+
+def _check_credentials(index: pypi.Index, creds, policy: RetryPolicy, result: PublishResult) -> None:
+    from kestrel_release.adapters import pypi_auth
+
+    result.credentials_checked, result.credentials_note = pypi_auth.check(index, creds, min(policy.timeout, 30.0))
+    if result.credentials_checked:
+        console.ok(f"credentials for {index.name}: {result.credentials_note}")
+    else:
+        console.warn(f"credentials for {index.name} not checked: nothing to upload and {result.credentials_note}")
 
 
 def _release_age(todo: list, index: pypi.Index, target: str) -> None:
@@ -187,6 +202,7 @@ def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishRe
 
 def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> PublishResult:
     if result.uploaded:
+        result.credentials_checked, result.credentials_note = True, "the index accepted an upload"
         _attach_urls(index, result, policy, creds)
     if not result.failed and smoke:
         result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python))

@@ -40,9 +40,11 @@ class Endpoints:
 
 def real_endpoints(cfg: Config) -> Endpoints:
     """The configured targets; credentials come from the usual sources at publish time."""
+    from kestrel_release.stages.release_preflight import github_repo
+
     return Endpoints(
         index={t: IndexEndpoint(None, None) for t in ("testpypi", "pypi")},
-        github=GithubEndpoint(None, None),
+        github=GithubEndpoint(github_repo(cfg)[0], None),
     )
 
 
@@ -81,7 +83,9 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
 
     if not (base / statedir.GITIGNORE).exists():  # the stand-ins' files never show in `git status`
         (base / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")
-    repo = cfg.github().repo or "m87-labs/kestrel"
+    from kestrel_release.stages.release_preflight import github_repo
+
+    repo = github_repo(cfg)[0]  # never a default: with none, preflight refuses the github target as for real
     with contextlib.ExitStack() as stack:
         index = {}
         for target in ("testpypi", "pypi"):
@@ -89,7 +93,7 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
             box = stack.enter_context(PypiSandbox(directory=base / target, strict=True))
             index[target] = IndexEndpoint(box.upload_url, box.simple_url, (box.username, box.password))
             console.info(f"  stand-in {target}: strict sandbox PyPI at {box.url}")
-        emulator = stack.enter_context(GithubEmulator(repos=(repo,)))
-        console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo})")
+        emulator = stack.enter_context(GithubEmulator(repos=(repo,) if repo else ()))
+        console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo or 'no repository configured'})")
         yield Endpoints(index=index, github=GithubEndpoint(repo, emulator.api_url, emulator.token,
-                                                            emulator.head(repo)))
+                                                            emulator.head(repo) if repo else None))

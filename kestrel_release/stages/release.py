@@ -20,7 +20,7 @@ from kestrel_release import console, safepaths
 from kestrel_release.config import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
-from kestrel_release.stages import release_state
+from kestrel_release.stages import rehearsal_bump, release_preflight, release_resume, release_state
 from kestrel_release.stages.rehearsal import Endpoints, real_endpoints, stand_ins
 
 TARGETS = ("testpypi", "pypi", "github")
@@ -44,11 +44,17 @@ class ReleaseResult:
     rehearse: bool
     targets: tuple[str, ...]
     steps: list[StepResult] = field(default_factory=list)
+    pythons: list[str] = field(default_factory=list)  # the Pythons this run built, verified and installed
+    skipped_pythons: list[str] = field(default_factory=list)  # configured, missing here (rehearsal only)
+    not_checked: list[str] = field(default_factory=list)  # what only the real world can check (rehearsal)
+    restored: str = ""  # a rehearsal's bump, undone in the project: "X -> Y restored to X"
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "rehearse": self.rehearse, "targets": list(self.targets),
                 "ok": all(s.status != "failed" for s in self.steps),
-                "steps": [dataclasses.asdict(s) for s in self.steps]}
+                "steps": [dataclasses.asdict(s) for s in self.steps], "pythons": self.pythons,
+                "skipped_pythons": self.skipped_pythons, "not_checked": self.not_checked,
+                "restored": self.restored}
 
 
 def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
@@ -68,7 +74,8 @@ def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
 
 
 def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bool, yes: bool,
-        resume: bool, gpu_check: bool = True, prebuilt: bool = False, force: bool = False) -> ReleaseResult:
+        resume: bool, gpu_check: bool = True, prebuilt: bool = False, force: bool = False,
+        allow_dirty: bool = False) -> ReleaseResult:
     """Run the release pipeline; raises the failing step's error (and its exit code).
 
     `prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
@@ -90,6 +97,9 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
 
         check_release_here(cfg)
     steps = [s for s in plan_steps(targets, bump) if not (prebuilt and s == "build")]
+    skipped: list[str] = []
+    if rehearse:  # the Pythons this machine has; a real release needs every configured one (doctor)
+        cfg, skipped = release_preflight.available_pythons(cfg)
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
     if prebuilt:
         params["from"] = str(cfg.out_path)
@@ -100,18 +110,21 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     with project_lock(cfg.project_dir, "release"):
         safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
         state = _start_state(cfg, params, resume, force, steps)
-        _print_plan(cfg, steps, state, rehearse)
+        _print_plan(cfg, steps, state, rehearse, skipped)
         if not rehearse:
             _confirm(yes)
         state.save()
-        result = ReleaseResult(state.version or cfg.version, rehearse, targets)
+        result = ReleaseResult(state.version or cfg.version, rehearse, targets, pythons=list(cfg.python),
+                               skipped_pythons=skipped)
         endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
-        with endpoints as ends:
+        with endpoints as ends, rehearsal_bump.restoring(cfg, state, result, rehearse):
             cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
             for step in steps:
                 cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check,
-                                prebuilt=prebuilt)
+                                prebuilt=prebuilt, targets=targets, allow_dirty=allow_dirty, resume=resume)
         result.version = cfg.version
+        if rehearse:
+            result.not_checked = list(release_preflight.REAL_WORLD_ONLY)
     return result
 
 
@@ -119,6 +132,9 @@ def _start_state(cfg: Config, params: dict, resume: bool, force: bool,
                  steps: list[str]) -> release_state.ReleaseState:
     previous = None if force and not resume else release_state.load(cfg.out_path)
     pending = release_state.unfinished_bump(previous, steps)
+    if pending and previous and previous.params.get("rehearse") and params.get("rehearse") \
+            and str(cfg.version) == (previous.bump or {}).get("from"):
+        pending = None  # a rehearsal restored its bump: a new one bumps from the same version, once
     if pending and not resume:  # starting over would bump a second time
         raise UsageError(f"an interrupted release already bumped (or was bumping) {cfg.name} to {pending}",
                          "run the same release with --resume to finish it without a second bump, "
@@ -126,9 +142,7 @@ def _start_state(cfg: Config, params: dict, resume: bool, force: bool,
     if resume:
         if previous is None:
             raise UsageError(f"nothing to resume in {cfg.out_path}", "run release without --resume")
-        if previous.params != params:
-            raise UsageError("cannot resume: this run's options differ from the interrupted run's "
-                             f"({previous.params})", "repeat the same options, or drop --resume")
+        release_resume.check_options(previous, params, force)
         if force:  # the wheels changed (or are in doubt): build again from here, keep the bump
             previous.done = [s for s in previous.done if ALL_STEPS.index(s) < ALL_STEPS.index("build")]
             previous.artifacts = {}
@@ -153,7 +167,10 @@ def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseRes
         result.steps.append(StepResult(step, "failed", round(seconds, 2), str(exc)))
         if isinstance(exc, KestrelError):
             exc.message = f"release stopped at step '{step}': {exc.message}"
-            exc.hint = (exc.hint + "; " if exc.hint else "") + "fix it, then run release --resume"
+            # Nothing is done before preflight passes: the same command again is the whole advice.
+            again = "run the same release again" if step == "preflight" else "run release --resume"
+            if again not in (exc.hint or ""):
+                exc.hint = (exc.hint + "; " if exc.hint else "") + f"fix it, then {again}"
         raise
     seconds = time.monotonic() - started
     state.mark(step, seconds)
@@ -170,17 +187,25 @@ def _injected(step: str) -> KestrelError:
     return kind(f"injected failure ({FAIL_AT_ENV}={step})")
 
 
-def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, **_):
-    from kestrel_release.stages import doctor
+def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, targets=(), allow_dirty=False,
+                    resume=False, **_):
+    from kestrel_release.stages import doctor, version
 
+    problems: list[str] = []
     if prebuilt:
-        return _preflight_prebuilt(cfg, state)
-
-    report = doctor.run(cfg)
-    if console.verbose():
-        doctor.render(report)
-    doctor.raise_for(report)
-    return cfg, "environment fit for the release"
+        cfg, detail = _preflight_prebuilt(cfg, state)
+    else:
+        report = doctor.run(cfg)
+        if console.verbose():
+            doctor.render(report)
+        problems += [f"{c.name}: {c.detail} ({c.fix})" if c.fix else f"{c.name}: {c.detail}"
+                     for c in report.checks if c.status == "fail"]
+        detail = "environment fit for the release"
+    planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True).new if bump else str(cfg.version)
+    problems += release_preflight.check(cfg, targets, ends, version=planned, allow_dirty=allow_dirty,
+                                        prebuilt=prebuilt, resume=resume)
+    release_preflight.raise_for(problems, bool(state.params.get("rehearse")))
+    return cfg, f"{detail}; targets ready for {cfg.name} {planned}"
 
 
 def _preflight_prebuilt(cfg, state):
@@ -220,7 +245,7 @@ def _step_verify(cfg, state, ends, **_):
     from kestrel_release.stages import verify
 
     report = verify.run(cfg, [], target="pypi")
-    verify.raise_for(report)
+    verify.raise_for(report, show=True)
     release_state.check_artifacts(state, cfg.out_path)
     return cfg, f"{len(report.wheels)} wheels clean"
 
@@ -268,7 +293,7 @@ _STEP_FUNCS = {
 }
 
 
-def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool) -> None:
+def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: list[str]) -> None:
     from rich.table import Table
 
     where = "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)" if rehearse else "the real indexes"
@@ -280,6 +305,9 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool) -> None:
         table.add_row(str(i), step, "finished earlier" if step in state.done else "to do")
     console.console.print(table)
     console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+    if skipped:
+        console.warn(f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
+                     "release needs every configured Python, or narrow it with --python")
 
 
 def _confirm(yes: bool) -> None:
@@ -303,3 +331,9 @@ def render(result: ReleaseResult) -> None:
         table.add_row(s.name, s.status, f"{s.seconds:.1f}", s.detail)
     console.console.print(table)
     console.ok(f"release {result.version} complete{' (rehearsed against local stand-ins)' if result.rehearse else ''}")
+    if result.rehearse:
+        skipped = f"; skipped {', '.join(result.skipped_pythons)} (not on this machine)" if result.skipped_pythons else ""
+        console.info(f"rehearsed on Python {', '.join(result.pythons)}{skipped}")
+        console.info("not checked by a rehearsal (only a real release can):")
+        for line in result.not_checked:
+            console.info(f"  - {line}")

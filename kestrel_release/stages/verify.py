@@ -215,14 +215,33 @@ def render(report: VerifyReport) -> None:
     _render(report)
 
 
-def raise_for(report: VerifyReport) -> None:
-    """VerifyError (exit 5) when any error was found."""
+def raise_for(report: VerifyReport, show: bool = False) -> None:
+    """VerifyError (exit 5) when any error was found.
+
+    `show`: the caller did not render the report (publish, release): list the findings it stops on
+    first (the errors; every finding with -v), so "listed above" is true."""
     if not report.ok:
         bad = sum(not w.ok for w in report.wheels)
+        where = _show_findings(report) if show else "listed above"
         left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
         hint = ("configured platforms have no wheels: build them on their machines and `kestrel-release assemble` "
                 "the outputs; to check one machine's build alone, `verify --partial`" if left
-                else "fix them and rebuild; the findings are listed above")
+                else f"fix them and rebuild; the findings are {where}")
         raise VerifyError(f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) "
                           f"for {report.target}", hint)
     console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")
+
+
+def _show_findings(report: VerifyReport) -> str:
+    """Print the findings publish/release stop on; returns where the user finds them."""
+    if console.json_mode():
+        first = next((f for w in report.wheels for f in w.findings if f.severity == "error"), None)
+        first = first or next((f for f in report.findings if f.severity == "error"), None)
+        detail = f"first: [{first.rule}] {first.member or '-'}: {first.message}; " if first else ""
+        return f"{detail}all of them: kestrel-release verify --json"
+    everything = console.verbose()
+    for scope, findings in [(w.filename, w.findings) for w in report.wheels] + [("the set of wheels", report.findings)]:
+        for f in findings:
+            if everything or f.severity == "error":
+                console.info(f"  {f.severity}: [{f.rule}] {scope}: {f.member or '-'}: {f.message}")
+    return "listed above" + ("" if everything else " (errors only; -v lists every finding)")

@@ -42,7 +42,7 @@ def test_parse_simple_reads_pep503_html_with_and_without_hashes():
 
 @pytest.mark.parametrize("status, reason, text, kind, needle", [
     (401, "Unauthorized", "", PublishError, "rejected the credentials"),
-    (403, "Invalid or non-existent authentication information.", "", PublishError, "lack permission"),
+    (403, "Invalid or non-existent authentication information.", "", PublishError, "rejected the credentials"),
     (400, "File already exists ('k.whl', with blake2_256 hash 'x').", "", pypi.FileExists, "already exists"),
     (409, "Conflict", "Package 'k.whl' already exists!", pypi.FileExists, "already exists"),
     (400, "File too large. Limit for project 'k' is 100 MB.", "", PublishError, "larger than"),
@@ -52,6 +52,24 @@ def test_every_refusal_becomes_one_line_that_says_what_to_do(status, reason, tex
     exc = pypi.explain(status, reason, text, "k.whl", INDEX)
     assert type(exc) is kind
     assert needle in str(exc) and "\n" not in str(exc) and " — " in str(exc)
+
+
+PYPI = pypi.Index("pypi", "https://upload.pypi.org/legacy/", "https://pypi.org/simple/")
+INVALID = "Invalid or non-existent authentication information. See https://pypi.org/help/#invalid-auth"
+
+
+@pytest.mark.parametrize("user, reason, says, hint, not_hint", [
+    ("__token__", INVALID, "rejected the API token", "wrong, revoked or expired", "scoped"),
+    ("alice", INVALID, "accepts API tokens only", "username __token__", "scoped"),
+    ("alice", "Username/Password authentication is no longer supported. Migrate to API Tokens", "tokens only",
+     "__token__", "scoped"),
+    ("__token__", "Invalid API Token: project-scoped token is not valid for project: 'k'", "may not upload",
+     "scoped to this project", "revoked"),
+    ("alice", "The user 'alice' isn't allowed to upload to project 'k'.", "may not upload", "maintainer", "token"),
+])
+def test_an_auth_refusal_hint_matches_its_cause_and_the_kind_of_credentials(user, reason, says, hint, not_hint):
+    exc = pypi.explain(403, reason, "", "k.whl", PYPI, user)
+    assert says in exc.message and hint in exc.hint and not_hint not in exc.hint, str(exc)
 
 
 def test_size_refusal_says_how_to_ask_for_a_larger_limit():
