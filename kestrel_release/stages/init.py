@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kestrel_release import config, console, fsutil
@@ -30,8 +30,17 @@ else:  # pragma: no cover - 3.10
 
 CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
 NEXT = "kestrel-release release --rehearse"
-SOURCES = ("*.c", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.cu", "*.pyx", "*.pxi")
-HEADERS = ("*.h", "*.hh", "*.hpp", "*.hxx", "*.cuh")
+# The source globs come from config.DEFAULT_FORBID (one list to keep current); headers are left
+# out for a package that ships them on purpose. The defaults' kernel-template names (kernel.py,
+# flash_*.py, ...) are this repository's own and are not suggested: in another package they name
+# public code.
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
+SOURCES = tuple(p for p in config.DEFAULT_FORBID
+                if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
+HEADERS = tuple(p for p in config.DEFAULT_FORBID
+                if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
+# Where fsutil.staging_dir stages a build beside the output dir; a SIGKILLed run leaves it behind.
+STAGING_GLOB = ".kestrel-staging-*"
 # Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
 # matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
 # stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
@@ -277,23 +286,37 @@ def _check(plan: Plan) -> None:
 
 
 def working_files(out_dir: str) -> list[str]:
-    """The tool's directories inside the project, as .gitignore lines anchored at the project.
+    """What the tool writes inside the project, as .gitignore lines anchored at the project.
 
     Its lock and build logs live in its state directory (statedir.py), and the output dirs carry a
     `*` .gitignore of their own once written; these lines also cover them before the first build
-    and in tools that ignore nested .gitignore files."""
-    return [f"/{out_dir}/", f"/{out_dir}.rehearsal/"]
+    and in tools that ignore nested .gitignore files. The build's staging dir (beside the output)
+    and a `version` change's journal exist only while a command runs, but one killed leaves them
+    for the next run to finish: committed by `git add -A`, the journal would make every clone
+    "finish" that change. An output dir outside the project needs no line."""
+    from kestrel_release.stages.version_resume import JOURNAL
+
+    out = PurePosixPath(out_dir.replace("\\", "/"))
+    if out.is_absolute() or ".." in out.parts or re.match(r"^[A-Za-z]:", out_dir):
+        return [f"/{JOURNAL}"]
+    beside = "" if out.parent == PurePosixPath(".") else f"{out.parent}/"
+    return [f"/{out}/", f"/{out}.rehearsal/", f"/{beside}{STAGING_GLOB}/", f"/{JOURNAL}"]
 
 
 def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:
     lines = working_files(out_dir)
-    ignored = git.ignored(project_dir, [line.lstrip("/") for line in lines])
+    # git check-ignore takes paths, not patterns: a glob line is probed with a name it must cover.
+    ignored = git.ignored(project_dir, [_probe(line) for line in lines])
     if ignored is None:  # not a git repository: compare with .gitignore's lines
         path = project_dir / ".gitignore"
         present = {ln.strip().lstrip("/") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()} \
             if path.is_file() else set()
         return [ln for ln in lines if ln.lstrip("/") not in present]
-    return [ln for ln in lines if ln.lstrip("/") not in ignored]
+    return [ln for ln in lines if _probe(ln) not in ignored]
+
+
+def _probe(line: str) -> str:
+    return line.lstrip("/").replace("*", "1-probe")
 
 
 def _confirm(result: InitResult, yes: bool) -> None:

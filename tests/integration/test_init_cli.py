@@ -22,7 +22,8 @@ else:  # pragma: no cover
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"
-WORKING_FILES = ["/dist-all/", "/dist-all.rehearsal/"]  # lock and logs live in the tool's state dir
+# Lock and logs live in the tool's state dir; a killed run's staging dir and version journal do not.
+WORKING_FILES = ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-staging-*/", "/.kestrel-version.json"]
 MARK = b"\n[tool.kestrel-release]\n"
 
 
@@ -197,7 +198,18 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     (project / ".gitignore").write_text("dist-all*\n")  # covers the output and the rehearsal dir
     result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
-    assert ignore_lines(project) == ["dist-all*"]  # git already ignores both: nothing appended
+    # git already ignores both output dirs: only what it does not ignore yet is appended.
+    assert ignore_lines(project) == ["dist-all*", "# kestrel-release working files", *WORKING_FILES[2:]]
+    # A leftover staging dir and journal (a killed run's) are now ignored by git; a second run adds nothing.
+    (project / ".kestrel-staging-4242-abc").mkdir()
+    (project / ".kestrel-staging-4242-abc" / "pure_pkg-0.4.0-py3-none-any.whl").write_bytes(b"PK")
+    (project / ".kestrel-version.json").write_text("{}\n")
+    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert ".kestrel" not in status and "pyproject.toml" in status
+    before = (project / ".gitignore").read_bytes()
+    assert run_cli(["init", "--project", str(project), "--yes"]).code == 0
+    assert (project / ".gitignore").read_bytes() == before
     assert table(project)["targets"] == {"github": {"repo": "acme/pure-pkg"}}  # releases go to the user's repo
     assert "no github.com remote" not in result.stderr
 

@@ -184,6 +184,27 @@ def test_tests_shipped_inside_the_package_are_not_forbidden(tmp_path):
     assert flagged("tests/test_b.py") and flagged("shipper/csrc/a.cpp") and flagged("shipper/_ext.pyx")
 
 
+def test_suggested_forbid_covers_every_source_suffix_of_the_defaults(tmp_path):
+    # One list to keep current: a suffix added to config.DEFAULT_FORBID is suggested by init too.
+    d = detect(make(tmp_path, {"setup.py": "setup(name='plain', version='1.0')\n", "plain/__init__.py": ""}))
+    forbid = tuple(init.choose(d, ("3.12",)).values["verify"]["forbid"])
+    suffixes = [p[1:] for p in config.DEFAULT_FORBID if p.startswith("*.")]
+    assert {".pyx", ".pxi", ".c", ".cu", ".cuh", ".h"} <= set(suffixes)
+    assert [f"plain/_impl{s}" for s in suffixes if not check_names([f"plain/_impl{s}"], forbid, ())] == []
+    assert not check_names(["plain/_impl.pxd", "plain/flash_attn.py"], forbid, ())  # cimport interface, public code
+
+
+@pytest.mark.parametrize("out_dir, lines", [
+    ("dist-all", ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-staging-*/", "/.kestrel-version.json"]),
+    ("build/wheels", ["/build/wheels/", "/build/wheels.rehearsal/", "/build/.kestrel-staging-*/",
+                      "/.kestrel-version.json"]),
+    ("/srv/wheelhouse", ["/.kestrel-version.json"]),  # outside the project: no line can name it
+    ("../wheelhouse", ["/.kestrel-version.json"]),
+])
+def test_ignore_lines_follow_where_the_tool_writes(out_dir, lines):
+    assert init.working_files(out_dir) == lines
+
+
 def test_pythons_respect_requires_python_and_the_abi3_floor():
     d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.11,!=3.12.*")
     assert [v for v in init.CANDIDATE_PYTHONS if init._allowed(v, d)] == ["3.11", "3.13", "3.14"]
