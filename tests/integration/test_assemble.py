@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest
+from kestrel_release import manifest, outputs, statedir
 from tests.helpers import assert_one_line_error, run_cli
 from tests.pypi_support import NAME, make_dist, make_project, wheel_bytes
 
@@ -184,6 +185,30 @@ def test_user_files_in_out_are_never_replaced(project: Path, tmp_path: Path) -> 
     assert (release / ".gitignore").read_text() == "my own rules\n"
     assert_one_line_error(assemble(project, str(a), "--out", str(a / "sub")), 2, "overlaps the input")
 
+
+
+def test_assemble_into_an_earlier_build_output_of_ours(project: Path, tmp_path: Path) -> None:
+    # `build` leaves its wheels, manifest, SHA256SUMS and our `*` .gitignore in the output dir
+    # (outputs.install); assembling into that dir replaces it, keeping it out of `git status`.
+    a, b = machine_output(tmp_path, "a", ("3.12",)), machine_output(tmp_path, "b", ("3.13",))
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    dist = repo / "dist-all"
+    outputs.install(machine_output(tmp_path, "built-here", ("3.12",), version="0.0.9"), dist)
+    assert (dist / ".gitignore").read_text() == statedir.GITIGNORE_TEXT
+    result = assemble(project, str(a), str(b), "--out", str(dist))
+    assert result.code == 0, result.output
+    wheels = sorted(p.name for p in [*a.glob("*.whl"), *b.glob("*.whl")])
+    assert sorted(p.name for p in dist.iterdir()) == sorted([*wheels, ".gitignore", "SHA256SUMS",
+                                                            "release-manifest.json"])
+    assert (dist / ".gitignore").read_text() == statedir.GITIGNORE_TEXT
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""  # the assembled release never shows as untracked files
+    # A user's own .gitignore there is theirs: refused, kept byte for byte.
+    (dist / ".gitignore").write_text("*.whl\n")
+    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(dist)), 2, ".gitignore")
+    assert (dist / ".gitignore").read_text() == "*.whl\n"
 
 @pytest.mark.slow
 def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path: Path) -> None:
