@@ -45,3 +45,29 @@ def _restore(cfg, old: str, new: str, result) -> None:
     files = ", ".join(changed.files) or "no file needed it"
     console.info(f"rehearsal: the bump {old} -> {new} was for the rehearsal only; version files restored to {old} "
                  f"({files}); the rehearsed wheels of {new} stay in {cfg.out_path}")
+
+
+def heal(cfg):
+    """A rehearsal killed while writing its bump or its restore leaves files at both versions: restore them.
+
+    Only a mix is healed; all files at the new version is the "bumped, not yet recorded" case,
+    which `release --resume` finishes (the plain re-run says so)."""
+    import dataclasses
+
+    from kestrel_release.errors import KestrelError
+    from kestrel_release.stages import release_state, version, version_resume
+
+    try:
+        previous = release_state.load(cfg.out_path)
+        if not previous or not previous.params.get("rehearse") or not previous.bump:
+            return cfg
+        old, new = previous.bump["from"], previous.bump["to"]
+        current = version_resume._pyproject_version(cfg) or cfg.version
+        values = {loc.value for loc in version._locations(dataclasses.replace(cfg, version=current))}
+        if values != {old, new}:
+            return cfg
+        version_resume.complete(cfg, new, old)
+    except KestrelError:
+        return cfg  # the run itself reports what is wrong
+    console.info(f"rehearsal: finished restoring the version files to {old} (an earlier rehearsal was killed)")
+    return dataclasses.replace(cfg, version=old)

@@ -109,6 +109,8 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
     with project_lock(cfg.project_dir, "release"):
         safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
+        if rehearse:
+            cfg = rehearsal_bump.heal(cfg)
         state = _start_state(cfg, params, resume, force, steps)
         _print_plan(cfg, steps, state, rehearse, skipped)
         if not rehearse:

@@ -53,14 +53,16 @@ def test_injected_failure_at_each_step_stops_there_and_resume_completes(project:
             "--python", "3.12", "--bump", "patch"]
     expected = [("preflight", 3), ("bump", 2), ("build", 4), ("verify", 5), ("publish-testpypi", 6),
                 ("smoke-test", 6), ("publish-pypi", 6), ("publish-github", 6)]
+    before = _tree(project)
     first = True
     for step, code in expected:
         args = base if first else [*base, "--resume"]
         result = run_cli(args, env={"KESTREL_RELEASE_FAIL_AT": step})
-        assert_one_line_error(result, code, f"release stopped at step '{step}'", "--resume")
+        # preflight changed nothing yet: the same command again (it is not --resume's turn)
+        assert_one_line_error(result, code, f"release stopped at step '{step}'",
+                              "run the same release again" if step == "preflight" else "--resume")
         first = False
-    version_line = [l for l in (project / "pyproject.toml").read_text().splitlines() if l.startswith("version = ")]
-    assert version_line == ['version = "0.1.1"'], "the bump ran exactly once"
+        assert _changed(project, before) == [], f"a rehearsal stopped at {step} restores its bump"
     done = run_cli([*base, "--resume"])
     assert done.code == 0, done.output
     steps = _steps(done)
@@ -68,6 +70,37 @@ def test_injected_failure_at_each_step_stops_there_and_resume_completes(project:
         "preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test", "publish-pypi"]
     assert steps["publish-github"]["status"] == "done"
     assert json.loads(done.stdout)["version"] == "0.1.1"
+    assert {p.name.split("-")[1] for p in (project / "dist-all").glob("*.whl")} == {"0.1.1"}, "bumped exactly once"
+    assert _changed(project, before) == []
+
+
+def _tree(project: Path) -> dict[str, bytes]:
+    """Every file of the project except the tool's output and rehearsal folders."""
+    return {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*"))
+            if p.is_file() and not p.relative_to(project).parts[0].startswith("dist-all")}
+
+
+def _changed(project: Path, before: dict[str, bytes]) -> list[str]:
+    """Files of `before` that are gone or hold other bytes (the build may add its precompile cache)."""
+    after = _tree(project)
+    return [name for name, data in before.items() if after.get(name) != data]
+
+
+def test_rehearsal_bump_leaves_the_project_byte_identical_and_says_so(project: Path) -> None:
+    before = _tree(project)
+    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--json", "--python", "3.12",
+                      "--bump", "minor", "--targets", "github"])
+    assert result.code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["version"] == "0.2.0" and doc["restored"] == "0.1.0 -> 0.2.0 restored to 0.1.0"
+    assert "the bump 0.1.0 -> 0.2.0 was for the rehearsal only" in result.stderr
+    assert _changed(project, before) == []
+    assert [p.name.split("-")[1] for p in (project / "dist-all").glob("*.whl")] == ["0.2.0"]
+    # A real release after it bumps from 0.1.0 again (the rehearsal's state is no pending bump).
+    plan = run_cli(["release", "--project", str(project), "--python", "3.12", "--bump", "minor",
+                    "--targets", "github"])
+    assert_one_line_error(plan, 2, "not a terminal")
+    assert "kestrel-kernels 0.1.0" in plan.stderr
 
 
 def test_resume_refuses_when_wheels_changed(project: Path) -> None:
