@@ -243,5 +243,6 @@ def _show_findings(report: VerifyReport) -> str:
     for scope, findings in [(w.filename, w.findings) for w in report.wheels] + [("the set of wheels", report.findings)]:
         for f in findings:
             if everything or f.severity == "error":
-                console.info(f"  {f.severity}: [{f.rule}] {scope}: {f.member or '-'}: {f.message}")
+                member = f" {f.member}:" if f.member else ""
+                console.info(f"  {f.severity} [{f.rule}] {scope}:{member} {f.message}")
     return "listed above" + ("" if everything else " (errors only; -v lists every finding)")

@@ -153,6 +153,21 @@ def test_publish_lists_the_findings_it_stops_on_and_python_narrows_the_matrix(tm
     assert run_cli(["verify", "--project", str(project), "--python", "3.12"]).code == 0
 
 
+def test_publish_lists_errors_and_with_verbose_every_finding(tmp_path):
+    project = make_project(tmp_path / "kernels", pythons=("3.11", "3.12"))
+    make_dist(project / "dist-all", pythons=("3.12", "3.13"))  # 3.11 missing (error), 3.13 unlisted (warning)
+    base = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", "http://127.0.0.1:9/",
+            "--dry-run"]
+    plain = run_cli(base, env=_env(tmp_path))
+    assert_one_line_error(plain, 5, "errors only; -v lists every finding")
+    listed = [line for line in plain.stderr.splitlines() if line.startswith("  error [matrix] ")]
+    assert listed and "no wheel for Python 3.11" in listed[0], plain.stderr
+    assert "Python 3.13, which" not in plain.stderr
+    verbose = run_cli(["-v", *base], env=_env(tmp_path))
+    assert verbose.code == 5
+    assert "no wheel for Python 3.11" in verbose.stderr and "Python 3.13, which" in verbose.stderr
+
+
 # ----------------------------------------------------------------- point 11: credentials
 
 
@@ -189,6 +204,7 @@ def test_resume_accepts_fewer_pythons_before_the_build_and_refuses_other_options
             "--targets", "github"]
     failed = run_cli(base, env=_env(tmp_path))  # the matrix wants 3.13, which this output lacks
     assert_one_line_error(failed, 5, "release stopped at step 'verify'", "--resume")
+    assert "[matrix]" in failed.stderr and "no wheel for Python 3.13" in failed.stderr  # what it stopped on
     other = run_cli([*base[:-1], "testpypi,github", "--resume"], env=_env(tmp_path))
     assert_one_line_error(other, 2, "cannot resume", "--targets was github, now testpypi,github")
     assert "{" not in other.stderr
