@@ -75,11 +75,11 @@ def test_each_machine_builds_its_platform(host: Host, built: str) -> None:
 def test_platform_flag_and_ci_plat_narrow_and_refuse_what_the_host_cannot_build() -> None:
     assert bp.plan(UPSTREAM, PYTHONS, LINUX_236, ("manylinux_2_28_x86_64",)).build == "manylinux_2_28_x86_64"
     assert bp.plan(UPSTREAM, PYTHONS, LINUX_236, plat="manylinux_2_28_x86_64").build == "manylinux_2_28_x86_64"
-    with pytest.raises(PreflightError, match="cannot build win_amd64 on this linux-x86_64 glibc 2.36 host"):
+    with pytest.raises(PreflightError, match=r"cannot build win_amd64 on this linux-x86_64 glibc 2\.36 host"):
         bp.plan(UPSTREAM, PYTHONS, LINUX_236, ("win_amd64",))
     with pytest.raises(UsageError, match="--platform win_arm64 is not one of the configured platforms"):
         bp.plan(UPSTREAM, PYTHONS, LINUX_236, ("win_arm64",))
-    with pytest.raises(UsageError, match="build.plat manylinux_2_17_ppc64le is not one of the configured"):
+    with pytest.raises(UsageError, match=r"build\.plat manylinux_2_17_ppc64le is not one of the configured"):
         bp.plan(UPSTREAM, PYTHONS, LINUX_236, plat="manylinux_2_17_ppc64le")
     # A sysconfig name (any glibc) with an explicit repair target: that platform, that tag.
     any_glibc = bp.plan(("linux-x86_64", "win_amd64"), PYTHONS, LINUX_236, plat="manylinux_2_28_x86_64")
