@@ -72,6 +72,9 @@ def generate(work: Path, files: int, size: int) -> tuple[Path, Path]:
 
     pythons, matrix = _matrix(files)
     project = make_project(work / "project", pythons=pythons)
+    pyproject = project / "pyproject.toml"  # the factory pins test-speed publish settings: measure the defaults
+    table = "[tool.kestrel-release.publish]\n"
+    pyproject.write_text(pyproject.read_text().split(table)[0])
     wheels = work / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     for py, plat in matrix:
