@@ -95,5 +95,12 @@ def test_git_option_gives_another_directory_s_history(tmp_path) -> None:
 
 
 def test_git_option_without_commits_is_a_one_line_usage_error(tmp_path) -> None:
-    result = run_cli(["sandbox", "github", "--git", str(tmp_path)], cwd=tmp_path, timeout=60)
+    result = run_cli(["sandbox", "github", "--repo", "acme/widgets", "--git", str(tmp_path)], cwd=tmp_path,
+                     timeout=60)
     assert_one_line_error(result, 2, "--git", "no git repository with commits")
+
+
+def test_no_repository_anywhere_is_refused_not_defaulted(tmp_path) -> None:
+    result = run_cli(["sandbox", "github"], cwd=tmp_path, timeout=60)  # no project, no git remote
+    assert_one_line_error(result, 2, "no GitHub repository to emulate", "--repo OWNER/NAME")
+    assert "m87-labs" not in result.output
