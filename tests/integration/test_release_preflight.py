@@ -87,6 +87,34 @@ def test_release_from_output_refuses_other_bytes_on_the_index(tmp_path):
     assert_one_line_error(result, 3, f"{wheel.name} is already on", "with other bytes")
 
 
+def test_preflight_forecasts_the_quota_from_the_largest_earlier_release(tmp_path):
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    tag = "cp312-cp312-manylinux_2_34_x86_64"
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as box:  # serves PyPI's JSON API
+        (box.directory / f"kestrel_kernels-0.0.9-{tag}.whl").write_bytes(
+            wheel_bytes("0.0.9", tag, payload=bytes(range(256)) * 16))
+        env = _env(tmp_path, box, creds=True, KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET="6144")
+        result = run_cli(["release", "--project", str(project), "--targets", "pypi", "--yes", "--no-gpu-check"],
+                         env=env)
+    assert_one_line_error(result, 3, "6.0 KiB project limit", "would go over it", "project_size_budget")
+
+
+def test_release_from_output_refuses_new_files_for_a_release_older_than_14_days(tmp_path):
+    import os
+    import time
+
+    project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
+    old, new = make_dist(project / "dist-all", pythons=("3.12", "3.13"))
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
+        there = box.directory / old.name
+        there.write_bytes(old.read_bytes())  # the same bytes: fine; the new 3.13 file is what PyPI refuses
+        weeks_ago = time.time() - 20 * 86400
+        os.utime(there, (weeks_ago, weeks_ago))
+        result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"),
+                          "--targets", "pypi", "--yes"], env=_env(tmp_path, box, creds=True))
+    assert_one_line_error(result, 3, new.name, "14 days")
+
+
 def test_rehearsal_without_a_repository_fails_where_the_real_release_would(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     make_dist(project / "dist-all", pythons=("3.12",))
