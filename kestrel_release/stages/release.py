@@ -307,6 +307,9 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: l
         table.add_row(str(i), step, "finished earlier" if step in state.done else "to do")
     console.console.print(table)
     console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+    if "publish-github" in steps:  # where the GitHub release goes, and why (never a silent default)
+        repo, source = release_preflight.github_repo(cfg)
+        console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
     if skipped:
         console.warn(f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
                      "release needs every configured Python, or narrow it with --python")

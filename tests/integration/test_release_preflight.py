@@ -140,7 +140,8 @@ def test_rehearsal_takes_the_repository_from_origin_and_lists_what_it_could_not_
                       "--targets", "github", "--yes", "--json"], env=_env(tmp_path))
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
-    assert "acme/widgets" in result.stderr and "m87-labs" not in result.output
+    assert "GitHub repository: acme/widgets (from git remote 'origin')" in result.stderr
+    assert "m87-labs" not in result.output
     assert doc["pythons"] == ["3.12"] and doc["skipped_pythons"] == []
     assert any("Trusted Publishing" in line for line in doc["not_checked"])
     assert any("credentials" in line for line in doc["not_checked"])
