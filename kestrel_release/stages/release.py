@@ -337,8 +337,8 @@ def render(result: ReleaseResult) -> None:
     console.console.print(table)
     console.ok(f"release {result.version} complete{' (rehearsed against local stand-ins)' if result.rehearse else ''}")
     if result.rehearse:
-        skipped = f"; skipped {', '.join(result.skipped_pythons)} (not on this machine)" if result.skipped_pythons else ""
-        console.info(f"rehearsed on Python {', '.join(result.pythons)}{skipped}")
+        skipped = result.skipped_pythons and f"; skipped {', '.join(result.skipped_pythons)} (not on this machine)"
+        console.info(f"rehearsed on Python {', '.join(result.pythons)}{skipped or ''}")
         console.info("not checked by a rehearsal (only a real release can):")
         for line in result.not_checked:
             console.info(f"  - {line}")

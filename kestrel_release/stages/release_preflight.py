@@ -12,7 +12,6 @@ reported at once (exit 3). The rehearsal runs the same checks against its stand-
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
