@@ -28,6 +28,7 @@ REAL_WORLD_ONLY = (
     "Trusted Publishing (OIDC) when the release runs in CI",
     "the GitHub token's permissions and the real repository's settings (immutable releases, protected tags)",
     "the network to the real indexes and api.github.com",
+    "whether the version is already on the real indexes (a real release's preflight reads them)",
 )
 
 
