@@ -219,7 +219,7 @@ def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path
                        "--rehearse", "--yes"])
     assert_one_line_error(refused, 2, "--bump cannot be used with --from")
     result = run_cli(["release", "--project", str(project), "--from", str(out), "--rehearse", "--yes",
-                      "--json", "--targets", "pypi,github"])
+                      "--json", "--targets", "pypi,github"], env={"KESTREL_RELEASE_GITHUB_REPO": "acme/kernels"})
     assert result.code == 0, result.output
     steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
     assert list(steps) == ["preflight", "verify", "publish-pypi", "smoke-test", "publish-github"]
