@@ -101,7 +101,9 @@ def _index_problems(cfg, target: str, end, version: str, prebuilt: bool, resume:
         creds = pypi.resolve_credentials(index, given=end.credentials)
     except KestrelError as exc:
         out.append(f"{target}: {exc.message} ({exc.hint})" if exc.hint else f"{target}: {exc.message}")
-    policy = dataclasses.replace(RetryPolicy.from_config(cfg.publish), retries=1)
+    # A read, not an upload: one retry and a short deadline keep an unreachable index from holding preflight.
+    policy = dataclasses.replace(RetryPolicy.from_config(cfg.publish), retries=1,
+                                 timeout=min(cfg.publish.timeout, 15.0))
     try:
         there = pypi.existing_files(index, cfg.name, policy, creds)
     except KestrelError as exc:
