@@ -25,7 +25,7 @@ def holds(named: str, sass: list[str]) -> bool:
     """Whether SASS for `named` is among `sass` (the reader's sm_XX[a|f] names).
 
     sm_90 is satisfied by any sm_90 variant; sm_90a needs sm_90a; sm_100f needs sm_100f,
-    or a plain sm_100 from a cubin (a cubin does not record 'f', cuda-binaries.md).
+    or a plain sm_100 from a cubin (a cubin does not record 'f', docs/cuda-binaries.md).
     """
     num, suffix = re.fullmatch(r"sm_(\d+)([af]?)", named).groups()  # type: ignore[union-attr]
     if suffix == "a":

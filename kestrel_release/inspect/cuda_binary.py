@@ -4,7 +4,7 @@ Handles standalone cubins (ABI V1 and V2, `.nv.compat`), standalone fat binaries
 host objects (`.so`, `.o`, x86_64 or aarch64 ELF) with `.nv_fatbin` / `__nv_relfatbin`
 sections, Windows DLLs with a `.nv_fatb` PE section, and fatbins/cubins embedded as
 byte arrays elsewhere (a bounded magic scan). Mach-O files are recognised as CUDA-free.
-Layouts: cuda-binaries.md.
+Layouts: docs/cuda-binaries.md.
 
 Entry point: `inspect_bytes(data, name) -> CudaInfo`; it raises only CudaFormatError.
 """

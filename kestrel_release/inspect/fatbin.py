@@ -1,4 +1,4 @@
-"""Fat-binary containers (magic 0xBA55ED50) and their entries, per cuda-binaries.md.
+"""Fat-binary containers (magic 0xBA55ED50) and their entries, per docs/cuda-binaries.md.
 
 Architecture, kind, a/f suffixes, debug flag and identifier all come from the
 entry headers; payloads are decompressed (LZ4 block or zstd frame) only when a
@@ -15,7 +15,7 @@ from kestrel_release.inspect.errors import CudaFormatError
 MAGIC = 0xBA55ED50
 MAGIC_BYTES = struct.pack("<I", MAGIC)
 _HEADER = struct.Struct("<IHHQ")
-_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # 64 bytes, see the table in cuda-binaries.md
+_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # 64 bytes, see the table in docs/cuda-binaries.md
 KIND_PTX, KIND_ELF, KIND_LTO = 1, 2, 8
 FLAG_DEBUG, FLAG_LZ4, FLAG_ZSTD = 0x2, 0x2000, 0x8000
 FLAG_ARCH_SPECIFIC, FLAG_FAMILY = 0x100000, 0x200000
@@ -77,7 +77,7 @@ def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[E
     entries: list[Entry] = []
     pos = 0
     while pos + _HEADER.size <= len(data):
-        magic, version, header_size, size = _HEADER.unpack_from(data, pos)
+        magic, _version, header_size, size = _HEADER.unpack_from(data, pos)
         if magic != MAGIC:
             if strict and any(data[pos:pos + 16]):  # trailing zero padding is normal
                 raise CudaFormatError(f"{what}: bad fat-binary magic at offset {pos}")
@@ -96,7 +96,7 @@ def container_at(data: memoryview, pos: int, what: str) -> tuple[list[Entry], in
     """A container found by a magic scan at `pos`: its entries and end, or None if bogus."""
     if pos + _HEADER.size > len(data):
         return None
-    _magic, version, header_size, size = _HEADER.unpack_from(data, pos)  # noqa: RUF059
+    _magic, version, header_size, size = _HEADER.unpack_from(data, pos)
     end = pos + header_size + size
     if version != 1 or header_size != _HEADER.size or end > len(data) or size == 0:
         return None

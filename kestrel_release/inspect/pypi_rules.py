@@ -22,8 +22,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from kestrel_release.inspect.zipstruct import ZIP_ERROR_PREFIX, is_tar, validate_zip
+
+if TYPE_CHECKING:
+    from packaging.metadata import RawMetadata
 
 __all__ = ["MAX_RELEASE_AGE", "Violation", "check_wheel", "release_age", "zip_violations"]
 
@@ -82,7 +86,7 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
 
 
 def _dist_info(filename: str) -> str:
-    name, version = (filename.split("-", 2) + ["", ""])[:2]  # PyPI's own split, not a normalizing parse
+    name, version = [*filename.split("-", 2), "", ""][:2]  # PyPI's own split, not a normalizing parse
     return f"{name}-{version}.dist-info"
 
 
@@ -157,7 +161,7 @@ def metadata_violations(metadata: bytes) -> list[Violation]:
     return _metadata_findings(_pypi_metadata_errors(meta))
 
 
-def parse_metadata(metadata: bytes) -> dict:
+def parse_metadata(metadata: bytes) -> RawMetadata:
     """METADATA as the upload form carries it (twine 6+): setuptools' License-File lines under a
     Metadata-Version before 2.4 (pre-PEP 639, not PyPI's field) are dropped, not refused."""
     from packaging.metadata import parse_email
@@ -170,7 +174,7 @@ def parse_metadata(metadata: bytes) -> dict:
         old = False
     if old:
         raw.pop("license_files", None)
-    return dict(raw)
+    return raw
 
 
 def _pypi_metadata_errors(meta) -> list[tuple[str, str]]:

@@ -103,7 +103,7 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
     view = memoryview(mm)
     try:
         offsets: set[int] = set()
-        for info, member in zip(infos, wheel.members):
+        for info, member in zip(infos, wheel.members, strict=True):  # members come one per info
             if info.header_offset in offsets:  # two names, one payload: the overlap bomb
                 wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
                 continue

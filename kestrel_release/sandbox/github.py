@@ -33,13 +33,14 @@ class GithubEmulator:
     """Context manager: `__enter__` starts the server (ready on return), `__exit__` stops it."""
 
     def __init__(self, repos=("m87-labs/kestrel",), token: str | None = None, port: int = 0) -> None:
-        self.token = secrets.register(token) or secrets.register(random_token())
+        self.token: str = token or random_token()
+        secrets.register(self.token)
         self._core = Core(repos, self.token)
         self._port = port
         self._server: Server | None = None
 
     # -- lifecycle --------------------------------------------------------------
-    def start(self) -> "GithubEmulator":
+    def start(self) -> GithubEmulator:
         self._server = Server(self._port, self._core, self)
         self._port = self._server.server_address[1]
         self._server.start()
@@ -51,7 +52,7 @@ class GithubEmulator:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "GithubEmulator":
+    def __enter__(self) -> GithubEmulator:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -168,10 +169,10 @@ def default_repo() -> tuple[str, str]:
 
     Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
     from kestrel_release import config
-    from kestrel_release.errors import KestrelError, UsageError
-    from kestrel_release.stages.release_preflight import github_repo
-    from kestrel_release.stages.init import github_repo as parse
     from kestrel_release.adapters import git
+    from kestrel_release.errors import KestrelError, UsageError
+    from kestrel_release.stages.init import github_repo as parse
+    from kestrel_release.stages.release_preflight import github_repo
 
     try:
         repo, source = github_repo(config.load(None))

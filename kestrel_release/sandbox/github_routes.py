@@ -1,15 +1,21 @@
 """The emulator's REST operations, one method per route (called with the state lock held).
 
 Each returns (status, payload, headers) or raises ApiError; status codes, `Location` and
-`Link` headers follow ../shared/docs/github-contract.md and the recorded octokit traffic.
+`Link` headers follow docs/github-releases.md and the recorded octokit traffic.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
 from kestrel_release.sandbox import github_json as J
 from kestrel_release.sandbox.github_state import ApiError, Repo, not_found
+
+if TYPE_CHECKING:  # the handler module imports this one
+    from email.message import Message
+
+    from kestrel_release.sandbox.github_server import Core
 
 
 def page(handler, items: list, query: dict) -> tuple[list, dict]:
@@ -36,6 +42,12 @@ def page(handler, items: list, query: dict) -> tuple[list, dict]:
 
 class Routes:
     """Mixed into the HTTP handler: `self.core` holds state and base URL."""
+
+    if TYPE_CHECKING:  # provided by github_server.Handler and BaseHTTPRequestHandler
+        headers: Message
+
+        @property
+        def core(self) -> Core: ...
 
     def _rel(self, repo: Repo, rel) -> dict:
         state = self.core.state

@@ -74,7 +74,7 @@ class Core:
 
 class Handler(Routes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "Server"
+    server: Server
 
     def log_message(self, format, *args):  # quiet: the request log is self.core.log
         pass
@@ -109,7 +109,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
         try:
             status, payload, headers = self._dispatch(method, url.path, parse_qs(url.query), raw)
         except ApiError as exc:
-            status, payload, headers = exc.status, exc.payload, dict(getattr(exc, "headers", {}))
+            status, payload, headers = exc.status, exc.payload, dict(exc.headers)
         except _Dropped:
             entry["status"] = "dropped"
             drop(self)

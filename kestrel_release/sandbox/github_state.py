@@ -1,6 +1,6 @@
 """In-memory model of the GitHub objects the emulator serves: commits, refs, releases, assets.
 
-Every rule here mirrors ../shared/docs/github-contract.md: ids per kind from 1000 (as in the
+Every rule here mirrors docs/github-releases.md: ids per kind from 1000 (as in the
 normalized octokit fixtures), drafts invisible by tag, tags created when a release is
 published, fast-forward-only ref updates without `force`, the 1000-asset cap, and
 immutable releases. All access goes through `State.lock` (the server is threaded).
@@ -27,6 +27,7 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str, errors: list[dict] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers: dict[str, str] = {}  # extra response headers (Retry-After on a rate limit)
         self.payload: dict = {"message": message, "documentation_url": DOCS}
         if errors is not None:
             self.payload["errors"] = errors

@@ -57,7 +57,8 @@ class PypiSandbox:
         self.strict = strict
         self.port = port or free_port()
         self.username = username
-        self.password = secrets.register(password or "sbx-" + _random.token_urlsafe(24))
+        self.password: str = password or "sbx-" + _random.token_urlsafe(24)
+        secrets.register(self.password)
         self.max_file_size = max_file_size
         self._proc: subprocess.Popen | None = None
         self._htpasswd = self._state / "htpasswd"
@@ -152,7 +153,7 @@ class PypiSandbox:
         self.stop()
         shutil.rmtree(self._state, ignore_errors=True)
 
-    def __enter__(self) -> PypiSandbox:  # noqa: PYI034 - final class in practice
+    def __enter__(self) -> PypiSandbox:
         try:
             return self.start()
         except BaseException:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 PARTIAL_PREFIX = ".kestrel-partial-"  # pypiserver lists no dot-files, so a temp file is never served
 _SPOOL_IN_MEMORY = 16 * 1024 * 1024
@@ -52,7 +53,7 @@ def spool(environ: dict) -> None:
 
 def check_digest(forms, data: bytes) -> None:
     """PyPI's check of the form's sha256_digest (and blake2_256 / md5 when given) against the bytes."""
-    given = {"sha256_digest": hashlib.sha256, "md5_digest": hashlib.md5,
+    given: dict[str, Callable[[bytes], Any]] = {"sha256_digest": hashlib.sha256, "md5_digest": hashlib.md5,
              "blake2_256_digest": lambda b: hashlib.blake2b(b, digest_size=32)}
     for field, algo in given.items():
         value = (forms.get(field) or "").strip().lower()

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from kestrel_release.inspect import pypi_rules
 
-__all__ = ["refusal", "release_json"]
+__all__ = ["refusal", "release_json", "release_of"]
 
 
-def _release_of(filename: str) -> tuple[str, str] | None:
+def release_of(filename: str) -> tuple[str, str] | None:
+    """(name, version) of a wheel or sdist filename as packaging parses it; None for any other name."""
     from packaging.utils import (
         InvalidSdistFilename,
         InvalidWheelFilename,
@@ -37,7 +38,7 @@ def _release_of(filename: str) -> tuple[str, str] | None:
 
 def _files(root: Path, release: tuple[str, str]) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")
-                  and _release_of(p.name) == release)
+                  and release_of(p.name) == release)
 
 
 def _uploaded(path: Path) -> dt.datetime:
@@ -51,7 +52,7 @@ def refusal(filename: str, data: bytes, root: Path) -> str | None:
     metadata = [v for v in violations if v.rule == "pypi-metadata"]
     if metadata:
         return metadata[0].message
-    release = _release_of(filename)
+    release = release_of(filename)
     existing = _files(root, release) if release else []
     age = pypi_rules.release_age(min(map(_uploaded, existing)) if existing else None)
     if age is not None:

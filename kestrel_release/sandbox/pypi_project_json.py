@@ -12,25 +12,9 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
+from kestrel_release.sandbox.pypi_index_rules import release_of
+
 __all__ = ["project_json"]
-
-
-def _name_version(filename: str) -> tuple[str, str] | None:
-    from packaging.utils import (
-        InvalidSdistFilename,
-        InvalidWheelFilename,
-        parse_sdist_filename,
-        parse_wheel_filename,
-    )
-
-    try:
-        if filename.endswith(".whl"):
-            name, version, _build, _tags = parse_wheel_filename(filename)
-        else:
-            name, version = parse_sdist_filename(filename)
-    except (InvalidWheelFilename, InvalidSdistFilename):
-        return None
-    return str(name), str(version)
 
 
 def _entry(path: Path, base_url: str) -> dict:
@@ -52,7 +36,7 @@ def project_json(root: Path, name: str, base_url: str = "") -> dict | None:
     wanted = str(canonicalize_name(name))
     releases: dict[str, list[dict]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        parsed = _name_version(path.name)
+        parsed = release_of(path.name)
         if parsed and parsed[0] == wanted:
             releases.setdefault(parsed[1], []).append(_entry(path, base_url))
     if not releases:

@@ -29,6 +29,7 @@ import socketserver
 import struct
 import threading
 from pathlib import Path
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from kestrel_release.sandbox import pypi_body, pypi_index_rules
@@ -80,7 +81,8 @@ class StrictFront:
         self.app, self.root, self.max_size = app, root, max_size
         self.htpasswd = HtpasswdFile(str(htpasswd))
         self.lock = threading.Lock()
-        self.faults = {"status": 0, "count": 0, "retry_after": None, "reset": 0, "exit_after_uploads": 0}
+        self.faults: dict[str, Any] = {"status": 0, "count": 0, "retry_after": None, "reset": 0,
+                                       "exit_after_uploads": 0}  # set by tests through /_sandbox/faults
         self.counters = {"uploads": 0, "accepted": 0, "refused": 0, "faults_served": 0}
         self.exit_requested = False
 
