@@ -54,7 +54,7 @@ class ShapedLink:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ShapedLink:  # noqa: PYI034 - final class in practice
+    def __enter__(self) -> ShapedLink:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
         return self

@@ -45,7 +45,7 @@ class Progress:
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def __enter__(self) -> Progress:  # noqa: PYI034 - final class in practice
+    def __enter__(self) -> Progress:
         if self.live:
             from rich.progress import BarColumn, DownloadColumn, TextColumn, TransferSpeedColumn
             from rich.progress import Progress as Bar
