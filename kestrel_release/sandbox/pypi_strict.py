@@ -106,9 +106,7 @@ class StrictFront:
             doc = pypi_index_rules.release_json(self.root, name, version)
         if doc is None:
             return _reply(start_response, 404, "Not Found")
-        body = json.dumps(doc).encode()
-        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-        return [body]
+        return _reply_json(start_response, doc)
 
     def _project_json(self, environ, start_response):
         from kestrel_release.sandbox.pypi_project_json import project_json
@@ -119,9 +117,7 @@ class StrictFront:
             doc = project_json(self.root, name, f"http://{host}")
         if doc is None:
             return _reply(start_response, 404, "Not Found")
-        body = json.dumps(doc).encode()
-        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-        return [body]
+        return _reply_json(start_response, doc)
 
     def _control(self, environ, start_response):
         if environ["REQUEST_METHOD"] == "POST":
@@ -130,9 +126,8 @@ class StrictFront:
             with self.lock:
                 self.faults.update({k: v for k, v in spec.items() if k in self.faults})
         with self.lock:
-            body = json.dumps({"faults": self.faults, **self.counters}).encode()
-        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-        return [body]
+            doc = {"faults": dict(self.faults), **self.counters}
+        return _reply_json(start_response, doc)
 
     def _take_fault(self) -> str | None:
         with self.lock:
@@ -246,6 +241,12 @@ def _reply(start_response, status: int, reason: str, headers=()):
     body = reason.encode() + b"\n"
     start_response(f"{status} {reason}", [("Content-Type", "text/plain"),
                                            ("Content-Length", str(len(body))), *headers])
+    return [body]
+
+
+def _reply_json(start_response, doc: dict) -> list[bytes]:
+    body = json.dumps(doc).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]
 
 
