@@ -52,7 +52,6 @@ class PypiSandbox:
                  username: str = "kestrel", password: str | None = None,
                  max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
         self._state = Path(tempfile.mkdtemp(prefix="kestrel-pypi-"))
-        self._own_dir = directory is None
         self.directory = Path(directory or self._state / "packages").resolve()
         self.strict = strict
         self.port = port or free_port()
