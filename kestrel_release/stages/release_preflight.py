@@ -161,12 +161,35 @@ def _github_problems(cfg, end) -> list[str]:
     out = []
     if not end.repo:
         out.append(f"github: no repository configured: {REPO_HINT}")
-    if end.token is None:  # the real GitHub: the token publish will use must be present
+    if end.token is None:  # the real GitHub: the token publish will use must be present, and see the repo
         try:
-            publish_github._token(None, None, required=True)
+            token = publish_github._token(None, None, required=True)
         except KestrelError as exc:
-            out.append(f"github: {exc.message} ({exc.hint})")
+            return [*out, f"github: {exc.message} ({exc.hint})"]
+        if end.repo and token:
+            out += _github_repo_problems(cfg, end.repo, token)
     return out
+
+
+def _github_repo_problems(cfg, repo: str, token: str) -> list[str]:
+    """Open the repository with the token as publish will (a read): missing, invisible or read-only is a problem."""
+    from kestrel_release.adapters.github import GithubClient
+    from kestrel_release.retry import RetryPolicy
+
+    policy = dataclasses.replace(RetryPolicy.from_config(cfg.publish), retries=1,
+                                 timeout=min(cfg.publish.timeout, 15.0))
+    api_url = cfg.github().api_url
+    try:
+        client = GithubClient(api_url, token, repo, timeout=policy.timeout, policy=policy)
+    except KestrelError as exc:
+        return [f"github: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")]
+    try:
+        permissions = client.repo.permissions  # GitHub's answer for the token's user; absent on some servers
+    except Exception:  # an answer without it tells nothing either way
+        permissions = None
+    if permissions is not None and getattr(permissions, "push", None) is False:
+        return [f"github: the token can read {repo} but not write to it (creating releases needs contents:write)"]
+    return []
 
 
 def _normal(version: str) -> str:

@@ -115,6 +115,23 @@ def test_release_from_output_refuses_new_files_for_a_release_older_than_14_days(
     assert_one_line_error(result, 3, new.name, "14 days")
 
 
+def test_real_release_preflight_opens_the_github_repository_with_the_token(tmp_path):
+    from kestrel_release.sandbox.github import GithubEmulator
+
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    make_dist(project / "dist-all", pythons=("3.12",))
+    args = ["release", "--project", str(project), "--from", str(project / "dist-all"), "--targets", "github", "--yes"]
+    with GithubEmulator(repos=("acme/widgets",)) as gh:
+        env = _env(tmp_path, KESTREL_RELEASE_GITHUB_API_URL=gh.api_url, GH_TOKEN=gh.token)
+        missing = run_cli(args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/gadgets"})
+        assert_one_line_error(missing, 3, "github: repository acme/gadgets not found")
+        bad_token = run_cli(args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/widgets", "GH_TOKEN": "ghp_wrong"})
+        assert_one_line_error(bad_token, 3, "GitHub rejected the token")
+        fine = run_cli(args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/widgets",
+                                  "KESTREL_RELEASE_FAIL_AT": "verify"})
+        assert_one_line_error(fine, 5, "release stopped at step 'verify'")  # preflight passed
+
+
 def test_rehearsal_without_a_repository_fails_where_the_real_release_would(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     make_dist(project / "dist-all", pythons=("3.12",))
