@@ -65,11 +65,13 @@ def _fake_verify(fail: bool = False):
             manifest.record_verified(paths[0].parent, target, {w.filename: w.sha256 for w in wheels})
         return _Report(wheels, ok=not fail)
 
-    def raise_for(report):
+    def raise_for(report, show=False):  # the real signature: publish asks verify to print what it stops on
+        mod.shown.append(show)
         if not report.ok:
             raise VerifyError("verify found 1 error")
 
     mod.resolve_wheels, mod.run, mod.raise_for = resolve_wheels, run, raise_for
+    mod.shown = []
     return mod
 
 
@@ -180,7 +182,13 @@ def test_wrong_password_is_one_line_about_credentials(fake_verify, tmp_path, box
     with pytest.raises(PublishError) as info:
         publish_index.run(cfg, [], target="sandbox", repository_url=box.upload_url, yes=True,
                           credentials=(box.username, "wrong-password"))
-    assert "credentials" in str(info.value) and "wrong-password" not in str(info.value)
+    said = str(info.value)
+    # the sandbox is no PyPI and the user is no __token__: the refusal names the user and asks to check
+    # the username and password, never echoing the password
+    assert "kestrel_kernels-0.7.0-cp312-" in said, said  # which file was refused
+    assert f"sandbox ({box.upload_url}) rejected user {box.username!r} (HTTP 40" in said, said
+    assert "check the username and password for this index" in said and "\n" not in said
+    assert "wrong-password" not in said and "token" not in said
 
 
 def test_dry_run_plans_without_credentials_or_uploads(fake_verify, tmp_path, box):
@@ -208,4 +216,5 @@ def test_verify_failure_stops_publish(tmp_path, box, monkeypatch):
     cfg = _project(tmp_path, "0.10.0")
     with pytest.raises(VerifyError):
         _publish(cfg, box)
+    assert mod.shown == [True]  # publish renders no report itself: verify must list the findings it stops on
     assert not [f for f in box.files() if "0.10.0" in f]
