@@ -11,16 +11,19 @@ import re
 from dataclasses import dataclass, field
 
 from kestrel_release.inspect import archname, binformat, cuda_binary
+from kestrel_release.stages.verify_needles import needled
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
 SECRET_FILES = re.compile(r"^(\.pypirc|\.netrc|\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519))$")
-_SECRETS = [  # (what, pattern); the matched value is never printed
-    ("a PyPI token", re.compile(rb"pypi-AgE[A-Za-z0-9_-]{40,}")),
-    ("a GitHub token", re.compile(rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("a private key", re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("an AWS access key", re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+_SECRETS = [  # (what, pattern + the literals every match holds); the matched value is never printed
+    ("a PyPI token", needled(rb"pypi-AgE[A-Za-z0-9_-]{40,}", b"pypi-AgE")),
+    ("a GitHub token", needled(rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+                               b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
+    ("a private key", needled(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", b"-----BEGIN ")),
+    ("an AWS access key", needled(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"AKIA", b"ASIA")),
 ]
-_HOME = re.compile(rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+")
+_HOME = needled(rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",
+                b"/home/", b"/Users/", b"/root/", (b":\\Users", 1), (b":\\\\Users", 1))
 SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/", "/etc/")
 
 
@@ -106,14 +109,14 @@ class ContentScanner:
 
     def _secrets(self, name: str, blob: bytes) -> None:
         for what, pattern in _SECRETS:
-            match = pattern.search(blob)
+            match = pattern.first(blob)
             if match:
                 line = blob.count(b"\n", 0, match.start()) + 1
                 self.findings.append(Finding("secret", "error", name,
                                              f"{what} at line {line}: remove it and revoke it now"))
 
     def _build_paths(self, name: str, blob: bytes) -> None:
-        match = _HOME.search(blob)
+        match = _HOME.first(blob)
         needle = self.project_dir.encode() if self.project_dir else b""
         where = match.group().decode("utf-8", "replace") if match else None
         if where is None and needle and needle in blob:
