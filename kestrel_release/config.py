@@ -189,7 +189,7 @@ def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: b
                 value = type(default)(value)
             except ValueError:
                 pass
-        if isinstance(default, int) and isinstance(value, str) and not from_env:
+        if isinstance(default, int) and isinstance(value, str):  # "6KiB": the same forms in env and pyproject
             value = _parse_size(value, where, errors)
         # `value >= 0` is False for nan; inf is refused too (int(inf) raises, and no limit is infinite).
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
