@@ -57,7 +57,8 @@ def _root(
     console.configure(verbose=verbose)
 
 
-def _config(project: Optional[Path], json_mode: bool = False, **overrides):
+def _config(project: Optional[Path], json_mode: bool = False, *, outputs=None, defer_backend: bool = False,
+            **overrides):
     import sysconfig
 
     from kestrel_release import config
@@ -66,7 +67,7 @@ def _config(project: Optional[Path], json_mode: bool = False, **overrides):
     # stages look up tools (uv's find_uv_bin, auditwheel) from worker threads.
     sysconfig.get_paths()
     console.configure(json_mode=json_mode)
-    return config.load(project, overrides=overrides)
+    return config.load(project, overrides=overrides, outputs=outputs, defer_backend=defer_backend)
 
 
 def _csv(value: Optional[str]) -> Optional[tuple[str, ...]]:
@@ -78,7 +79,7 @@ def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
     """Check the GPU, CUDA toolkit, interpreters, tools, git and credentials."""
     from kestrel_release.stages import doctor as stage
 
-    cfg = _config(project, json)
+    cfg = _config(project, json, defer_backend=True)  # the backend's answer is one of doctor's checks
     report = stage.run(cfg)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
@@ -123,7 +124,7 @@ def verify(
     from kestrel_release.stages import verify as stage, verify_pypi
 
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
-    cfg = _config(found, json, python=_csv(python)) if found else verify_pypi.standalone_config()
+    cfg = _config(found, json, outputs=paths or [], python=_csv(python)) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
     report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None,
@@ -192,13 +193,13 @@ def publish(
     if target == "github":
         from kestrel_release.stages import publish_github as stage
 
-        cfg = _config(project, json, python=_csv(python))
+        cfg = _config(project, json, outputs=paths or [], python=_csv(python))
         result = stage.run(cfg, paths or [], repo=repo, tag=tag, api_url=api_url, prune=prune,
                            dry_run=dry_run, token_env=token_env, yes=yes)
     else:
         from kestrel_release.stages import publish_index as stage
 
-        cfg = _config(project, json, python=_csv(python))
+        cfg = _config(project, json, outputs=paths or [], python=_csv(python))
         result = stage.run(cfg, paths or [], target=target, repository_url=repository_url, simple_url=simple_url,
                            dry_run=dry_run, yes=yes, smoke_test=smoke_test, token_env=token_env)
     console.emit_json(result.to_json()) if json else stage.render(result)
@@ -214,7 +215,7 @@ def assemble(
     """Combine the build outputs of several machines into one release (wheels, SHA256SUMS, manifest)."""
     from kestrel_release.stages import assemble as stage
 
-    cfg = _config(project, json)
+    cfg = _config(project, json, outputs=inputs)
     result = stage.run(cfg, inputs, out)  # a failure's JSON document comes from _dispatch
     console.emit_json(result.to_json()) if json else stage.render(result)
 
@@ -238,7 +239,7 @@ def release(
     from kestrel_release.stages import release as stage
 
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
-    cfg = _config(project, json, python=_csv(python), out_dir=out)
+    cfg = _config(project, json, outputs=[Path(out)] if out else None, python=_csv(python), out_dir=out)
     result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
                        resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None, force=force,
                        allow_dirty=allow_dirty)

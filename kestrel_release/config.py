@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,8 +295,14 @@ def find_project(project: Path | None) -> Path:
 
 
 def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
-         env: dict[str, str] | None = None) -> Config:
-    """Load and validate the configuration; raise ConfigError listing every problem."""
+         env: dict[str, str] | None = None, outputs: Sequence[Path] | None = None,
+         defer_backend: bool = False) -> Config:
+    """Load and validate the configuration; raise ConfigError listing every problem.
+
+    A project without [project] gets its name and version from `outputs`' release manifest when
+    given (an empty list: the configured out dir), else from the build backend; `defer_backend`
+    leaves them unset (doctor asks the backend as one of its checks).
+    """
     project_dir = find_project(project)
     env = dict(os.environ if env is None else env)
     pyproject = project_dir / "pyproject.toml"
@@ -324,8 +331,8 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
     if errors:
         raise ConfigError(f"{len(errors)} configuration problem(s) " + _by_origin(errors, pyproject),
                           "fix them and run again")
-    if source == "backend":
-        cfg = _from_backend(cfg)
+    if source == "backend" and not defer_backend:
+        cfg = _from_backend(cfg, outputs)
     return cfg
 
 
@@ -358,10 +365,13 @@ def _static_metadata(data: dict, errors: list[str]) -> tuple[str, str | None, st
     return name, version, "pyproject"
 
 
-def _from_backend(cfg: Config) -> Config:
-    """Fill name and version from the build backend's metadata (cached by its inputs)."""
-    from kestrel_release.stages import project_meta
+def _from_backend(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
+    """Fill name and version from a build output's manifest, else the backend's metadata (cached by its inputs)."""
+    from kestrel_release.stages import output_identity, project_meta
 
+    found = output_identity.from_outputs(outputs, cfg.out_path) if outputs is not None else None
+    if found is not None:
+        return dataclasses.replace(cfg, name=found[0], version=found[1])
     meta = project_meta.for_config(cfg)
     return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,6 +37,19 @@ def _metadata(srcdir: str, isolated: bool, python: str | None):
         return _project_wheel_metadata(builder)
 
 
+def _print_captured(exc: BaseException) -> None:
+    """Print what a failed installer said (pypa/build captures it): "no index reachable", not nothing."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, subprocess.CalledProcessError):
+            for stream in (seen.stdout, seen.stderr):
+                text = stream.decode(errors="replace") if isinstance(stream, bytes) else (stream or "")
+                if text.strip():
+                    print(text.rstrip(), flush=True)
+            return
+        seen = seen.__cause__ or seen.__context__
+
+
 def egg_infos(root: Path) -> list[Path]:
     return [*root.glob("*.egg-info"), *root.glob("*/*.egg-info")]
 
@@ -50,6 +64,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - any failure of third-party backend code is reported, one line
         # pypa/build wraps the hook's failure; its own output (the real reason) is already above.
         hook = getattr(getattr(exc, "exception", None), "cmd", None)
+        _print_captured(exc)
         where = f"in {hook[2]}" if isinstance(hook, list) and len(hook) > 2 else f"{type(exc).__name__}: {exc}"
         print(f"{FAILED}{where}", flush=True)
         return 1

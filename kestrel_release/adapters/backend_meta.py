@@ -66,12 +66,20 @@ def _cache_file(project: Path, isolated: bool, extra_inputs: tuple[str, ...]) ->
 
 
 def cached(project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...] = ()) -> Metadata | None:
-    """The cached answer for these exact inputs, or None."""
-    try:
-        data = json.loads(_cache_file(project, isolated, extra_inputs).read_text())
-        return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
-    except (OSError, ValueError, TypeError):
-        return None
+    """The cached answer for these exact inputs, or None.
+
+    The key keeps the isolation mode (a host's setuptools may differ from an isolated env's), but
+    an answer from the other mode is reused when this one has none: the same inputs give the same
+    name and version, and a `--no-isolation` build checked its answer against the wheels it made,
+    so an offline host need not reach an index to verify or publish them.
+    """
+    for mode in (isolated, not isolated):
+        try:
+            data = json.loads(_cache_file(project, mode, extra_inputs).read_text())
+            return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        except (OSError, ValueError, TypeError):
+            continue
+    return None
 
 
 def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None = None,
@@ -112,9 +120,23 @@ def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Pat
         where = next((ln[len(FAILED):] for ln in reversed(lines) if ln.startswith(FAILED)), "")
         # The backend's last words (the exception), without tracebacks' ^^^ markers or our own lines.
         said = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(FAILED) and ln.strip(" ^~")]
-        tail = " | ".join(said[-3:]) or "no output"
+        tail = " | ".join(said[-3:]) or "the child printed nothing (run with -v for its log)"
         raise BuildError(f"the build backend could not report {project.name}'s metadata"
-                         f"{' (' + where + ')' if where else ''}: {tail}",
-                         "fix the project so that `python -m build --wheel` works, then run again")
+                         f"{' (' + _short(where) + ')' if where else ''}: {tail}", _hint(where, isolated))
     data = json.loads(line[len(MARKER):])
     return Metadata(data["name"], data["version"], tuple(data["requires_dist"]), data["requires_python"])
+
+
+def _short(where: str) -> str:
+    """A failed command's argv cut to its first words: its output says the rest."""
+    return where if len(where) <= 160 else where[:157] + "..."
+
+
+def _hint(where: str, isolated: bool) -> str:
+    """Fit the hint to the cause: an installer that could not get the build requirements is not a broken project."""
+    if isolated and where.startswith("CalledProcessError") and "install" in where:
+        return ("the build requirements could not be installed (an offline host, or a missing package): "
+                "install them in the build Python and set `build.isolation = false` in [tool.kestrel-release] "
+                "(or KESTREL_RELEASE_BUILD_ISOLATION=false; build takes --no-isolation), or make them "
+                "available to the installer (UV_INDEX_URL / UV_FIND_LINKS / PIP_FIND_LINKS)")
+    return "fix the project so that `python -m build --wheel` works, then run again"

@@ -25,7 +25,7 @@ from kestrel_release.adapters import (
     uv,
 )
 from kestrel_release.config import Config
-from kestrel_release.errors import PreflightError
+from kestrel_release.errors import KestrelError, PreflightError
 
 
 @dataclass
@@ -55,7 +55,7 @@ def run(cfg: Config) -> DoctorReport:
         py_f = pool.submit(_pythons, cfg)
         git_f = pool.submit(_git, cfg)
         checks = [gpu_f.result(), *_nvcc(cfg), *py_f.result(), _uv(), _auditwheel(), _patchelf(), _glibc(cfg),
-                  git_f.result(), *_credentials()]
+                  git_f.result(), *_metadata(cfg), *_credentials()]
     return DoctorReport(checks)
 
 
@@ -146,6 +146,19 @@ def _git(cfg: Config) -> Check:
         return Check("git", "warn", f"{state.branch} @ {(state.commit or '')[:12]}, uncommitted changes",
                      "commit first: release builds should come from a clean tree")
     return Check("git", "ok", f"{state.branch} @ {(state.commit or '')[:12]}, clean")
+
+
+def _metadata(cfg: Config) -> list[Check]:
+    """A project without [project]: can its build backend name it, the way builds will ask (build.isolation)?"""
+    if cfg.metadata_source != "backend":
+        return []
+    from kestrel_release.stages import project_meta
+
+    try:
+        meta = project_meta.for_config(cfg)
+    except KestrelError as exc:  # the cause (the installer's or backend's words) and its fitting hint
+        return [Check("project metadata", "fail", exc.message, exc.hint or "")]
+    return [Check("project metadata", "ok", f"{meta.name} {meta.version} (from the build backend)")]
 
 
 def _credentials() -> list[Check]:

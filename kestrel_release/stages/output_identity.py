@@ -1,0 +1,33 @@
+"""A build output's project name and version, from the release-manifest.json that build wrote.
+
+Why: a setup.py project's name and version come from its build backend, which (isolated) must
+install the build requirements: on an offline host that fails although the wheels were built
+there with --no-isolation. build checked the wheels' METADATA against the backend before it
+wrote the manifest, so commands that work on that output (verify, publish, assemble,
+release --from) take the identity from it and ask the backend only when there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kestrel_release import manifest
+from kestrel_release.errors import KestrelError
+
+
+def _dirs(paths: Sequence[Path], default: Path) -> list[Path]:
+    """The output dirs behind the given paths (a wheel's dir for a wheel); `default` when none given."""
+    return [p if p.is_dir() else p.parent for p in (Path(x) for x in paths)] or [default]
+
+
+def from_outputs(paths: Sequence[Path], default: Path) -> tuple[str, str] | None:
+    """(name, version) from the first manifest among the outputs, or None (then ask the backend)."""
+    for out in _dirs(paths, default):
+        try:
+            data = manifest.load(out)
+        except KestrelError:
+            continue  # an unreadable manifest: verify reports it on its own; the backend answers here
+        if data and isinstance(data.get("package"), str) and data["package"] and data.get("version"):
+            return data["package"], str(data["version"])
+    return None
