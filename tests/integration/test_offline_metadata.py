@@ -91,6 +91,13 @@ def test_without_a_manifest_verify_reuses_the_no_isolation_answer_of_the_build(
         shutil.copy2(wheel, bare / wheel.name)
     result = run_cli(["verify", "--project", str(project), str(bare)], env=_env(build_python, tmp_path / "build-cache"))
     assert result.code == 0, result.output
+    # Nothing cached: the isolation setting is honoured, and without isolation the backend answers offline.
+    fresh = _env(build_python, tmp_path / "fresh-cache")
+    refused = run_cli(["verify", "--project", str(project), str(bare)], env=fresh)
+    assert_one_line_error(refused, 4, "nonexistent-pkg-kestrel")
+    result = run_cli(["verify", "--project", str(project), str(bare)],
+                     env={**fresh, "KESTREL_RELEASE_BUILD_ISOLATION": "false"})
+    assert result.code == 0, result.output
 
 
 def test_without_a_manifest_verify_names_the_installers_words_and_the_isolation_hint(
