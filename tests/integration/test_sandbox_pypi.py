@@ -48,7 +48,7 @@ def box(request, tmp_path):
 
 def test_uploads_need_the_password_and_land_in_the_directory(box, tmp_path):
     wheel = _wheel(tmp_path)
-    with pytest.raises(PublishError, match="credentials"):
+    with pytest.raises(PublishError, match="rejected user .* check the username and password"):
         _upload(box, wheel, password="not-the-password")
     assert box.files() == []
     _upload(box, wheel)

@@ -47,13 +47,20 @@ def test_clean_wheel_has_no_findings_and_records_in_manifest(tmp_path):
 @pytest.mark.parametrize("member", [
     f"{PKG}/csrc/moe.cu", f"{PKG}/include/x.cuh", f"{PKG}/ops.cpp", f"{PKG}/a.h", f"{PKG}/topk/kernel.py",
     f"{PKG}/cute_moe_gemm.py", f"{PKG}/flash_attn.py", "csrc/build.txt", "scripts/precompile.py",
-    f"{PKG}/tests/test_x.py",
+    "tests/test_x.py",
 ])
 def test_forbidden_sources_are_source_leaks(tmp_path, member):
     files = {f"{PKG}/__init__.py": b"", member: b"x = 1\n"}
     report = _verify(tmp_path, files)
     assert _found(report) == {("source-leak", member)}
     assert not report.ok
+
+
+def test_tests_shipped_inside_the_package_are_not_a_leak_by_default(tmp_path):
+    # Packages such as numpy ship <pkg>/tests on purpose; only a top-level tests/ is forbidden.
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/tests/test_x.py": b"x = 1\n"})
+    assert _found(report) == set()
+    assert report.ok
 
 
 def test_allow_list_flags_anything_outside_it(tmp_path):
