@@ -20,7 +20,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        from kestrel_release.cli import main as cli_main
+        from kestrel_release.entry import main as cli_main
 
         cli_main()
     except KeyboardInterrupt:  # landed during the imports, before the CLI's own handling

@@ -2,21 +2,18 @@
 
 Heavy libraries (PyGithub, twine, auditwheel, build) are imported inside the
 stage modules, which are imported inside the command functions, so that
-`kestrel-release --help` stays fast.
+`kestrel-release --help` stays fast. What happens around every command (exit codes,
+the one `error:` line, --json's failure document) is in entry.py.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from kestrel_release import __version__, console
-from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError, UsageError
 
 app = typer.Typer(
     name="kestrel-release",
@@ -51,9 +48,9 @@ def _root(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show commands and their output.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
-    from kestrel_release import secrets
+    from kestrel_release import redact
 
-    secrets.register_startup()  # before any build child can print a credential
+    redact.register_startup()  # before any build child can print a credential
     console.configure(verbose=verbose)
 
 
@@ -121,7 +118,8 @@ def verify(
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
-    from kestrel_release.stages import verify as stage, verify_pypi
+    from kestrel_release.stages import verify as stage
+    from kestrel_release.stages.verify import pypi as verify_pypi
 
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
     cfg = _config(found, json, outputs=paths or [], python=_csv(python)) if found else verify_pypi.standalone_config()
@@ -155,15 +153,8 @@ def version(
     from kestrel_release.stages import version as stage
 
     cfg = _config(project, json)
-    if action is None:
-        result = stage.show(cfg)
-    elif action in ("bump", "set"):
-        if value is None:
-            raise UsageError(f"version {action} needs an argument", "see kestrel-release version --help")
-        result = stage.change(cfg, action, value, dry_run=dry_run, commit=commit, tag=tag,
-                              allow_dirty=allow_dirty, force=force)
-    else:
-        raise UsageError(f"unknown version action '{action}'", "use 'bump KIND' or 'set X'")
+    result = stage.run(cfg, action, value, dry_run=dry_run, commit=commit, tag=tag, allow_dirty=allow_dirty,
+                       force=force)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -187,21 +178,16 @@ def publish(
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
     if target is None:
-        from kestrel_release.adapters import pypi
+        from kestrel_release.adapters import pypi_config
 
-        target = pypi.default_target(repository_url=repository_url)
-    if target == "github":
-        from kestrel_release.stages import publish_github as stage
+        target = pypi_config.default_target(repository_url=repository_url)
+    from kestrel_release.stages import publish as stage
 
-        cfg = _config(project, json, outputs=paths or [], python=_csv(python))
-        result = stage.run(cfg, paths or [], repo=repo, tag=tag, api_url=api_url, prune=prune,
-                           dry_run=dry_run, token_env=token_env, yes=yes)
-    else:
-        from kestrel_release.stages import publish_index as stage
-
-        cfg = _config(project, json, outputs=paths or [], python=_csv(python))
-        result = stage.run(cfg, paths or [], target=target, repository_url=repository_url, simple_url=simple_url,
-                           dry_run=dry_run, yes=yes, smoke_test=smoke_test, token_env=token_env)
+    cfg = _config(project, json, outputs=paths or [], python=_csv(python))
+    options = stage.PublishOptions(dry_run=dry_run, yes=yes, token_env=token_env, repository_url=repository_url,
+                                   simple_url=simple_url, smoke_test=smoke_test, repo=repo, tag=tag,
+                                   api_url=api_url, prune=prune)
+    result = stage.run(cfg, paths or [], target, options)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -311,131 +297,3 @@ def ci_init(
     cfg = _config(project)
     path = stage.init(cfg, output=output, force=force)
     console.ok(f"wrote {path}")
-
-
-def _sigterm(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
-    raise KeyboardInterrupt
-
-
-def _click_exceptions():
-    """Click's exception classes: typer >= 0.20 ships its own copy of click, older ones use click."""
-    try:
-        from typer._click import exceptions as exc
-    except ImportError:  # pragma: no cover - older typer
-        from click import exceptions as exc
-    return exc
-
-
-def main() -> None:
-    """Console-script entry point: maps every failure to its exit code, one line."""
-    signal.signal(signal.SIGTERM, _sigterm)
-    sys.argv[1:] = _global_flags_first(sys.argv[1:])
-    try:
-        code = _dispatch()
-    except KeyboardInterrupt:  # a second Ctrl-C while reporting the first failure
-        code = EXIT_INTERRUPTED
-    # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(code)
-
-
-_GLOBAL_FLAGS = ("-v", "--verbose")
-
-
-def _global_flags_first(args: list[str]) -> list[str]:
-    """`build -v` means what `-v build` means: the global flag moves before the command.
-
-    No command has an option spelled -v/--verbose or one whose value starts with a dash, so a
-    bare -v/--verbose anywhere before `--` can only be the global flag."""
-    end = args.index("--") if "--" in args else len(args)
-    moved = [a for a in args[:end] if a in _GLOBAL_FLAGS]
-    return moved + [a for a in args[:end] if a not in _GLOBAL_FLAGS] + args[end:]
-
-
-def _dispatch() -> int:
-    """Run the app; return its exit code after printing at most one `error:` line (and, with
-    --json, one JSON document on stdout: the command's, or {"ok": false, "error": {...}})."""
-    code = _run_app()
-    if code != EXIT_OK and _failure is not None and _wants_json() and not console.json_emitted():
-        console.emit_json({"ok": False, "error": _failure})
-    return code
-
-
-_failure: dict | None = None  # what _run_app reported, for the --json failure document
-
-
-def _wants_json() -> bool:
-    # Also before the command configured the console: a bad flag or a config error with --json.
-    return console.json_mode() or "--json" in sys.argv[1:sys.argv.index("--") if "--" in sys.argv else None]
-
-
-def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
-    global _failure
-    _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
-    console.error(message if hint is None else f"{message} — {hint}")
-    return code
-
-
-def _run_app() -> int:
-    from typer import Abort, Exit
-
-    click_exc = _click_exceptions()
-    try:
-        code = app(standalone_mode=False)
-        # typer answers a KeyboardInterrupt inside a command by returning 130.
-        code = code if isinstance(code, int) else 0
-        if code == EXIT_INTERRUPTED:
-            return _fail(_INTERRUPTED, code, "interrupted")
-        return code
-    except KestrelError as exc:
-        return _fail(" ".join(exc.message.split()), exc.exit_code, exc.kind,
-                     " ".join(exc.hint.split()) if exc.hint else None)
-    except (KeyboardInterrupt, Abort):
-        return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
-    except Exit as exc:
-        if exc.exit_code == EXIT_INTERRUPTED:
-            return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
-        return exc.exit_code
-    except click_exc.NoArgsIsHelpError as exc:  # bare `kestrel-release`: show the help
-        sys.stdout.write(exc.format_message() + "\n")
-        return EXIT_OK
-    except click_exc.ClickException as exc:
-        return _fail(_click_message(exc), EXIT_USAGE, "usage", "see --help")
-    except OSError as exc:  # disk full, read-only, permissions: one line, not "internal error"
-        from kestrel_release.errors import from_os_error
-
-        mapped = from_os_error(exc)
-        if mapped is None:
-            return _bug(exc)
-        return _fail(mapped.message, mapped.exit_code, mapped.kind, mapped.hint)
-    except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
-        return _bug(exc)
-
-
-_INTERRUPTED = "interrupted; nothing was left half-written"
-
-
-def _click_message(exc) -> str:
-    """Click's message on one line, each sentence once: typer and click both add "Did you mean"."""
-    import re
-
-    seen: list[str] = []
-    for sentence in re.split(r"(?<=[.?!])\s+", exc.format_message().replace("\n", " ").strip()):
-        if sentence and sentence not in seen:
-            seen.append(sentence)
-    return " ".join(seen)
-
-
-def _bug(exc: BaseException) -> int:
-    """An unexpected exception: say so, keep tokens out, traceback only on demand."""
-    if os.environ.get("KESTREL_RELEASE_DEBUG") == "1":
-        import traceback
-
-        console.console.print(traceback.format_exc(), markup=False)
-    return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_BUG, "internal",
-                 "set KESTREL_RELEASE_DEBUG=1 for the traceback")
-
-
-if __name__ == "__main__":
-    main()

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from kestrel_release import secrets
+from kestrel_release import redact
 
 _state = {"verbose": False, "json": False, "emitted": False}
 # Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
@@ -27,7 +27,7 @@ def _make_console():
         """A Console that masks secrets in every rendered segment."""
 
         def _render_buffer(self, buffer):  # type: ignore[override]
-            return secrets.mask(super()._render_buffer(buffer))
+            return redact.mask(super()._render_buffer(buffer))
 
     # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
     # progress as fragments; use COLUMNS or a wide default, and no live display (progress users
@@ -83,39 +83,39 @@ def json_mode() -> bool:
 
 
 def info(message: str) -> None:
-    get_console().print(Text(secrets.mask(message)))
+    get_console().print(Text(redact.mask(message)))
 
 
 def plain(message: str) -> None:
     """A line meant to be copied (a command): never wrapped, never styled."""
-    get_console().print(Text(secrets.mask(message)), soft_wrap=True, markup=False, highlight=False)
+    get_console().print(Text(redact.mask(message)), soft_wrap=True, markup=False, highlight=False)
 
 
 def step(message: str) -> None:
-    get_console().print(_assemble(("==> ", "bold cyan"), secrets.mask(message)))
+    get_console().print(_assemble(("==> ", "bold cyan"), redact.mask(message)))
 
 
 def ok(message: str) -> None:
-    get_console().print(_assemble(("✓ ", "bold green"), secrets.mask(message)))
+    get_console().print(_assemble(("✓ ", "bold green"), redact.mask(message)))
 
 
 def warn(message: str) -> None:
-    get_console().print(_assemble(("warning: ", "bold yellow"), secrets.mask(message)))
+    get_console().print(_assemble(("warning: ", "bold yellow"), redact.mask(message)))
 
 
 def debug(message: str) -> None:
     if _state["verbose"]:
-        get_console().print(Text(secrets.mask(message), style="dim"))
+        get_console().print(Text(redact.mask(message), style="dim"))
 
 
 def error(message: str) -> None:
-    get_console().print(_assemble(("error: ", "bold red"), secrets.mask(message)))
+    get_console().print(_assemble(("error: ", "bold red"), redact.mask(message)))
 
 
 def emit_json(payload: Any) -> None:
     """Print one JSON document on stdout (masked)."""
     text = json.dumps(payload, indent=2, sort_keys=False, default=str)
-    sys.stdout.write(secrets.mask(text) + "\n")
+    sys.stdout.write(redact.mask(text) + "\n")
     sys.stdout.flush()
     _state["emitted"] = True
 
@@ -127,5 +127,5 @@ def json_emitted() -> bool:
 
 def answer(text: str) -> None:
     """The command's answer on stdout, for pipes (`v=$(kestrel-release version)`); masked."""
-    sys.stdout.write(secrets.mask(text) + "\n")
+    sys.stdout.write(redact.mask(text) + "\n")
     sys.stdout.flush()

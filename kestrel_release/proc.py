@@ -2,19 +2,27 @@
 
 Why one place: secrets must never reach a child's argv (only its env), output is
 shown only on failure or with -v, and a failure always names the log to read.
+
+Long children that must die with us (builds, repairs, the precompile step) start through `spawn` or
+`run_logged` in their own session (process group), so on Ctrl-C/SIGTERM `kill_all` kills the whole tree
+(uv -> python -> cmake -> ninja -> cc) rather than only the direct child; their output goes to a per-step
+log file, shown on failure.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import console, reaper, secrets
-from kestrel_release.errors import KestrelError
+from kestrel_release import console, reaper, redact
+from kestrel_release.errors import BuildError, KestrelError
 
 
 @dataclass
@@ -36,7 +44,7 @@ def child_env(extra: Mapping[str, str] | None = None,
     caller's own additions and is kept as given.
     """
     env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not secrets.is_credential_var(k, v)}
+           if not redact.is_credential_var(k, v)}
     env.update(extra or {})
     return env
 
@@ -44,7 +52,7 @@ def child_env(extra: Mapping[str, str] | None = None,
 def _check_argv(argv: Sequence[str]) -> None:
     # A secret on argv is readable by every local user in /proc/<pid>/cmdline.
     for arg in argv:
-        if secrets.mask(arg) != arg:
+        if redact.mask(arg) != arg:
             raise KestrelError("refusing to pass a secret on a command line (use the environment)")
 
 
@@ -77,7 +85,7 @@ def run(
         raise error(f"{args[0]} not found", "install it or put it on PATH") from exc
     except subprocess.TimeoutExpired as exc:
         raise error(f"{what or args[0]} timed out after {timeout:.0f} s") from exc
-    output = secrets.mask(completed.stdout.decode("utf-8", "replace"))
+    output = redact.mask(completed.stdout.decode("utf-8", "replace"))
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("+ " + shlex.join(args) + "\n" + output)
@@ -120,3 +128,94 @@ def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     child = subprocess.Popen(args, **kwargs)
     reaper.watch(child, group=bool(kwargs.get("start_new_session")))  # dies with the tool, even on SIGKILL
     return child
+
+# Compiler, CMake and Python errors; the frontend's own summary lines come later and say less.
+_ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
+_lock = threading.Lock()
+_live: set[subprocess.Popen] = set()
+_stopping = threading.Event()  # set by kill_all: a child's death is then ours, not its failure
+
+
+def stopping() -> bool:
+    return _stopping.is_set()
+
+
+def reset() -> None:
+    _stopping.clear()
+
+
+def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None = None,
+               env: Mapping[str, str] | None = None, what: str,
+               error: type[KestrelError] = BuildError, show_tail: bool = True) -> None:
+    """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    full_env = {**os.environ, **(env or {})}
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write("+ " + redact.mask(shlex.join(map(os.fspath, argv))) + "\n")
+        fh.flush()
+        child = spawn(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            code = child.wait()
+        finally:
+            forget(child)
+            mask_log(log)
+    if code != 0:
+        fail(log, code, what, error, show_tail=show_tail)
+
+
+def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen:
+    """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after."""
+    child = popen(argv, start_new_session=True, **popen_kwargs)
+    with _lock:
+        _live.add(child)
+    return child
+
+
+def mask_log(log: Path) -> None:
+    """Mask credentials a child wrote straight into its log (it writes to the file, not through us)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return
+    masked = redact.mask(text)
+    if masked != text:
+        tmp = log.with_name(log.name + ".masking")
+        tmp.write_text(masked, encoding="utf-8", errors="surrogateescape")
+        os.replace(tmp, log)
+
+
+def forget(child: subprocess.Popen) -> None:
+    with _lock:
+        _live.discard(child)
+
+
+def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError, *, show_tail: bool = True) -> None:
+    """Raise `error` for a child that exited `code`: 'stopped' when we killed it, else the log's first error."""
+    if stopping():
+        raise error(f"{what} stopped")
+    lines = tail(log, 400)
+    for line in lines[-15:] if show_tail else ():  # context above the one error line
+        console.info(f"  | {line}")
+    first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
+    raise error(f"{what} failed with exit code {code} (log: {log})",
+                f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]))
+
+
+def tail(log: Path, lines: int = 20) -> list[str]:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [redact.mask(line) for line in text.splitlines()[-lines:]]
+
+
+def kill_all() -> None:
+    """Kill every live child's process group (used on interrupt or a sibling's failure)."""
+    _stopping.set()
+    with _lock:
+        children = list(_live)
+    for child in children:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

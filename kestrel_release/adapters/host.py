@@ -1,7 +1,7 @@
 """What this machine is, as wheel platforms see it: OS, CPU architecture, libc and its version.
 
 Kept in an adapter because it reads the running system; the decisions made from it
-(which configured platforms this host can build) are pure (stages/build_platforms.py).
+(which configured platforms this host can build) are pure (stages/build/platforms.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import secrets as _random
 import string
 from pathlib import Path
 
-from kestrel_release import secrets
+from kestrel_release import redact
 from kestrel_release.sandbox.github_server import Core, Server
 from kestrel_release.sandbox.github_state import Asset, Release
 
@@ -34,7 +34,7 @@ class GithubEmulator:
 
     def __init__(self, repos=("m87-labs/kestrel",), token: str | None = None, port: int = 0) -> None:
         self.token: str = token or random_token()
-        secrets.register(self.token)
+        redact.register(self.token)
         self._core = Core(repos, self.token)
         self._port = port
         self._server: Server | None = None
@@ -172,7 +172,7 @@ def default_repo() -> tuple[str, str]:
     from kestrel_release.adapters import git
     from kestrel_release.errors import KestrelError, UsageError
     from kestrel_release.stages.init import github_repo as parse
-    from kestrel_release.stages.release_preflight import github_repo
+    from kestrel_release.stages.release.preflight import github_repo
 
     try:
         repo, source = github_repo(config.load(None))

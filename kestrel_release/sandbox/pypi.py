@@ -22,7 +22,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from kestrel_release import console, proc, secrets
+from kestrel_release import console, proc, redact
 from kestrel_release.errors import PreflightError, UsageError
 
 HEALTH_TIMEOUT = 15.0
@@ -57,7 +57,7 @@ class PypiSandbox:
         self.port = port or free_port()
         self.username = username
         self.password: str = password or "sbx-" + _random.token_urlsafe(24)
-        secrets.register(self.password)
+        redact.register(self.password)
         self.max_file_size = max_file_size
         self._proc: subprocess.Popen | None = None
         self._htpasswd = self._state / "htpasswd"

@@ -152,7 +152,7 @@ def _metadata(cfg: Config) -> list[Check]:
     """A project without [project]: can its build backend name it, the way builds will ask (build.isolation)?"""
     if cfg.metadata_source != "backend":
         return []
-    from kestrel_release.stages import project_meta
+    from kestrel_release import project_meta
 
     try:
         meta = project_meta.for_config(cfg)

@@ -15,10 +15,7 @@ import pytest
 
 from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_cli
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kestrel_release._compat import tomllib
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"

@@ -1,7 +1,7 @@
 """A canary token in every credential source; it must surface nowhere.
 
 Canaries deliberately do NOT look like tokens (no `pypi-`/`ghp_` prefix), so the
-pattern-based masking cannot hide a missing `secrets.register`. Every command
+pattern-based masking cannot hide a missing `redact.register`. Every command
 runs with -v, succeeding and failing. Checked: stdout/stderr, every file under
 the dirs the command can write (project, out dir, HOME, TMPDIR, sandbox logs),
 and the argv (`/proc/<pid>/cmdline`) of every process alive while it runs.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import proc, secrets
+from kestrel_release import proc, redact
 from tests.helpers import run_cli
 from tests.reliability import miniproject
 
@@ -83,13 +83,13 @@ def test_a_build_that_prints_its_environment_leaks_no_credential(tmp_path: Path,
 
 
 def test_child_env_drops_credentials_and_keeps_the_rest(monkeypatch, tmp_path: Path) -> None:
-    secrets.clear()
+    redact.clear()
     monkeypatch.setenv("MY_RELEASE_TOKEN", "canary-custom-123456")
     monkeypatch.setenv("SOME_VAR_HOLDING_IT", "prefix canary-custom-123456 suffix")
     monkeypatch.setenv("PATH_LIKE", "/usr/bin")
     for name, value in CANARIES.items():
         monkeypatch.setenv(name, value)
-    secrets.register_startup(argv=["kestrel-release", "publish", "--token-env", "MY_RELEASE_TOKEN"],
+    redact.register_startup(argv=["kestrel-release", "publish", "--token-env", "MY_RELEASE_TOKEN"],
                              pypirc="/nonexistent/.pypirc")
     try:
         env = proc.child_env({"EXTRA": "1"})
@@ -101,16 +101,16 @@ def test_child_env_drops_credentials_and_keeps_the_rest(monkeypatch, tmp_path: P
         assert "canary-custom-123456" not in out and "****" in out
         assert not [v for v in CANARIES.values() if v in out]
     finally:
-        secrets.clear()
+        redact.clear()
 
 
 def test_a_short_password_does_not_strip_ordinary_variables(monkeypatch) -> None:
-    secrets.clear()
+    redact.clear()
     monkeypatch.setenv("TWINE_PASSWORD", "weakpw")  # a weak password that also occurs inside PATH
     monkeypatch.setenv("PATH", "/opt/weakpw/bin:" + os.environ["PATH"])
-    secrets.register_startup(argv=["kestrel-release"], pypirc="/nonexistent/.pypirc")
+    redact.register_startup(argv=["kestrel-release"], pypirc="/nonexistent/.pypirc")
     try:
         env = proc.child_env()
         assert "TWINE_PASSWORD" not in env and env["PATH"] == os.environ["PATH"]
     finally:
-        secrets.clear()
+        redact.clear()

@@ -27,7 +27,7 @@ from tests.reliability import killpoints, miniproject, wheelkit
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 
 ENV = {"SOURCE_DATE_EPOCH": "1700000000"}
-JOURNAL = ".kestrel-version.json"  # a killed `version` change's record (see stages/version_resume.py)
+JOURNAL = ".kestrel-version.json"  # a killed `version` change's record (see stages/version/resume.py)
 
 
 def _versions(project: Path) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import pytest
 from kestrel_release.adapters import repair
 from kestrel_release.adapters.host import Host
 from kestrel_release.errors import BuildError, PreflightError, UsageError
-from kestrel_release.stages import build_platforms as bp
+from kestrel_release.stages.build import platforms as bp
 
 LINUX_236 = Host("linux", "x86_64", "glibc", (2, 36))
 LINUX_228 = Host("linux", "x86_64", "glibc", (2, 28))
@@ -183,7 +183,7 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 def test_build_repairs_through_the_platform_tool_on_path(tmp_path: Path, monkeypatch, system: str, script: str,
                                                          wheel: str) -> None:
     """Fake tool on PATH: the real delvewheel/delocate cannot run here (Linux)."""
-    from kestrel_release.stages import _repair
+    from kestrel_release.stages.build import repair as _repair
 
     bindir = tmp_path / "bin"
     bindir.mkdir()

@@ -12,7 +12,8 @@ import pytest
 from kestrel_release import config
 from kestrel_release.adapters import pythons
 from kestrel_release.errors import BuildError, PreflightError
-from kestrel_release.stages import _wheelzip, precompile
+from kestrel_release.stages.build import wheelzip as _wheelzip
+from kestrel_release.stages.build import precompile
 from tests.conftest import copy_kernels
 from tests.helpers import KERNELS, assert_one_line_error, run_cli
 
@@ -125,7 +126,7 @@ def test_assert_identical_names_wheel_and_member(tmp_path):
 
 
 def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
-    from kestrel_release.stages import _buildenv
+    from kestrel_release.stages.build import env as _buildenv
 
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
@@ -141,7 +142,7 @@ def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
 
 
 def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, capsys):
-    from kestrel_release.stages import _buildenv
+    from kestrel_release.stages.build import env as _buildenv
 
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     offline_uv = _fake_python(tmp_path / "bin/uv", "error: Failed to fetch: network unreachable")
@@ -159,7 +160,7 @@ def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, ca
 
 
 def test_repairer_reports_each_wheel_with_its_log(tmp_path):
-    from kestrel_release.stages import _repair
+    from kestrel_release.stages.build import repair as _repair
 
     bad = [tmp_path / f"kestrel_kernels-0.1.0-cp31{i}-cp31{i}-linux_x86_64.whl" for i in (2, 3)]
     for wheel in bad:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
-from kestrel_release.stages import init, init_detect
+from kestrel_release import config, config_parse
+from kestrel_release.stages import init
+from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages import version as version_stage
-from kestrel_release.stages.verify_leaks import check_names
+from kestrel_release.stages.verify.leaks import check_names
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kestrel_release._compat import tomllib
 
 
 def make(root: Path, files: dict[str, str]) -> Path:
@@ -228,7 +225,7 @@ def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
     parsed = tomllib.loads(init.table_text(plan, d))["tool"]["kestrel-release"]
     assert parsed == plan.values
     errors: list[str] = []
-    cfg = config._build(tmp_path, "x", "1.0", parsed, {}, errors)
+    cfg = config_parse.build(tmp_path, "x", "1.0", parsed, {}, errors)
     assert errors == [] and cfg.python == ("3.10", "3.11") and cfg.abi == "abi3"
     assert cfg.verify.allow[0].endswith("/**")
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kestrel_release import secrets
-from kestrel_release.adapters import pypi
+from kestrel_release import redact
+from kestrel_release.adapters import pypi, pypi_config
 from kestrel_release.config import DEFAULT_TARGETS
 from kestrel_release.errors import PublishError, UsageError
 
@@ -127,50 +127,50 @@ def test_non_transient_errors_are_not_retried(monkeypatch):
 
 def test_unknown_target_is_a_usage_error_with_a_suggestion(tmp_path):
     with pytest.raises(UsageError, match="did you mean 'testpypi'"):
-        pypi.resolve_index("testpyp", DEFAULT_TARGETS, None, None, str(tmp_path / "none"))
+        pypi_config.resolve_index("testpyp", DEFAULT_TARGETS, None, None, str(tmp_path / "none"))
 
 
 def test_non_http_repository_url_is_refused(tmp_path):
     with pytest.raises(UsageError, match="not an http"):
-        pypi.resolve_index("x", DEFAULT_TARGETS, "ftp://h/", None, str(tmp_path / "none"))
+        pypi_config.resolve_index("x", DEFAULT_TARGETS, "ftp://h/", None, str(tmp_path / "none"))
 
 
 def test_pypirc_repository_and_credentials_are_used(tmp_path):
     rc = tmp_path / ".pypirc"
     rc.write_text("[distutils]\nindex-servers = internal\n[internal]\nrepository = https://devpi.example/u/i/\n"
                   "username = alice\npassword = s3cret-from-pypirc\n")
-    index = pypi.resolve_index("internal", DEFAULT_TARGETS, None, "https://devpi.example/u/i/+simple/", str(rc))
+    index = pypi_config.resolve_index("internal", DEFAULT_TARGETS, None, "https://devpi.example/u/i/+simple/", str(rc))
     assert (index.upload_url, index.simple_url) == ("https://devpi.example/u/i/", "https://devpi.example/u/i/+simple/")
-    assert pypi.resolve_credentials(index, env={}) == ("alice", "s3cret-from-pypirc")
-    assert secrets.mask("x s3cret-from-pypirc y") == "x **** y"
+    assert pypi_config.resolve_credentials(index, env={}) == ("alice", "s3cret-from-pypirc")
+    assert redact.mask("x s3cret-from-pypirc y") == "x **** y"
 
 
 def test_malformed_pypirc_is_one_line_without_its_content(tmp_path):
     rc = tmp_path / ".pypirc"
     rc.write_text("[internal\npassword = leak-me-not\n")
     with pytest.raises(UsageError) as info:
-        pypi.resolve_index("internal", DEFAULT_TARGETS, None, None, str(rc))
+        pypi_config.resolve_index("internal", DEFAULT_TARGETS, None, None, str(rc))
     assert "malformed" in str(info.value) and "leak-me-not" not in str(info.value)
 
 
 def test_token_env_implies_the_token_username_and_is_masked():
     token = "pypi-AgEIcHlwaS5vcmc" + "x" * 40
-    assert pypi.resolve_credentials(INDEX, token_env="MY_TOKEN", env={"MY_TOKEN": token}) == ("__token__", token)
-    assert token not in secrets.mask(f"password={token}")
+    assert pypi_config.resolve_credentials(INDEX, token_env="MY_TOKEN", env={"MY_TOKEN": token}) == ("__token__", token)
+    assert token not in redact.mask(f"password={token}")
 
 
 def test_token_env_naming_an_unset_variable_is_a_usage_error():
     with pytest.raises(UsageError, match="MY_TOKEN"):
-        pypi.resolve_credentials(INDEX, token_env="MY_TOKEN", env={})
+        pypi_config.resolve_credentials(INDEX, token_env="MY_TOKEN", env={})
 
 
 def test_twine_environment_variables_are_read(monkeypatch):
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert pypi.resolve_credentials(INDEX, env={"TWINE_USERNAME": "bob", "TWINE_PASSWORD": "hunter22"}) == \
+    assert pypi_config.resolve_credentials(INDEX, env={"TWINE_USERNAME": "bob", "TWINE_PASSWORD": "hunter22"}) == \
         ("bob", "hunter22")
 
 
 def test_missing_credentials_fail_without_prompting(monkeypatch):
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     with pytest.raises(PublishError, match="no credentials for sandbox"):
-        pypi.resolve_credentials(INDEX, env={})
+        pypi_config.resolve_credentials(INDEX, env={})

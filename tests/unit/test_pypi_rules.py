@@ -12,7 +12,7 @@ import pytest
 
 from kestrel_release.errors import BuildError
 from kestrel_release.inspect import pypi_rules, zipstruct
-from kestrel_release.stages import verify_pypi
+from kestrel_release.stages.verify import pypi as verify_pypi
 from tests import pypi_rule_wheels as W
 
 
@@ -185,7 +185,7 @@ def test_a_local_header_that_disagrees_on_method_or_flags_is_a_zip_format_error(
 
 def test_builds_normalizer_turns_a_streamed_wheel_into_one_pypi_accepts(tmp_path):
     # auditwheel or a backend may stream; build's rewrite (then its gate) is what reaches --out.
-    from kestrel_release.stages import _wheelzip
+    from kestrel_release.stages.build import wheelzip as _wheelzip
 
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(), stream=True) + b"\n")

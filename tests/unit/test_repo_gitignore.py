@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import config, safepaths
+from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git
 from kestrel_release.stages import init
 
@@ -19,7 +20,7 @@ PROJECTS = [p.parent for p in [ROOT / "kernels" / "pyproject.toml", *sorted(ROOT
 
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_init_would_add_no_gitignore_line(project):
-    table = config.tomllib.loads((project / "pyproject.toml").read_text())["tool"]["kestrel-release"]
+    table = tomllib.loads((project / "pyproject.toml").read_text())["tool"]["kestrel-release"]
     out_dir = table.get("out_dir", config.Config.__dataclass_fields__["out_dir"].default)  # no backend run
     assert init._missing_ignores(project, out_dir) == []  # `init` would print ".gitignore: add ..." otherwise
 

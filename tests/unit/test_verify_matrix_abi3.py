@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kestrel_release.stages import verify_matrix, version_source
+from kestrel_release.stages.verify import matrix as verify_matrix
+from kestrel_release.stages.version import source as version_source
 
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from kestrel_release import config
-from kestrel_release.stages import verify, verify_leaks
+from kestrel_release.stages import verify
+from kestrel_release.stages.verify import leaks as verify_leaks
 from tests.data.cuda.builders import make_project, make_wheel
 
 PKG = "kestrel_kernels"

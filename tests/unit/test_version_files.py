@@ -110,7 +110,7 @@ def test_rollback_when_the_second_file_cannot_be_written(cfg, monkeypatch) -> No
 
 
 def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) -> None:
-    from kestrel_release import cli
+    from kestrel_release import entry
 
     def broken(path, text, mode=None):
         raise OSError(errno.EROFS, "Read-only file system", str(path))
@@ -119,7 +119,7 @@ def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) ->
     monkeypatch.setattr(sys, "argv", ["kestrel-release", "version", "bump", "patch", "--project", str(cfg.project_dir)])
     before = snapshot(cfg.project_dir)
     with pytest.raises(SystemExit) as info:
-        cli.main()
+        entry.main()
     err = capsys.readouterr().err
     assert info.value.code == 2
     assert [line for line in err.splitlines() if line.startswith("error:")] == [

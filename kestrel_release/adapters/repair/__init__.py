@@ -20,7 +20,7 @@ __all__ = ["RepairTool", "for_platform_tag", "for_system"]
 
 class RepairTool(Protocol):
     name: str  # the tool, as users know it ("auditwheel")
-    persistent: bool  # True: build repairs through one long-lived child (stages/_repair.py)
+    persistent: bool  # True: build repairs through one long-lived child (stages/build/repair.py)
 
     def version(self) -> str | None: ...
 

@@ -1,0 +1,68 @@
+"""A project's name and version from its build backend, in the environment its builds use.
+
+Glue between the configuration and adapters/backend_meta: with isolation on (the default) the
+backend runs in the reusable build env of the oldest configured Python (_buildenv: exactly the
+project's build requirements), so a torch extension's multi-gigabyte `torch` build requirement
+is installed once for metadata and builds alike; without isolation, in the oldest configured
+Python itself. Only when neither can be had does pypa/build make a throwaway isolated env.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from kestrel_release.adapters import backend_meta
+from kestrel_release.errors import KestrelError
+
+
+def _oldest(cfg) -> str:
+    return min(cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 and
+               py.split(".")[1].isdigit() else 0)
+
+
+def _build_python(cfg) -> Path | None:
+    """The interpreter the backend should run in (see the module doc); None = pypa/build isolation."""
+    from kestrel_release.adapters import pythons, toolchain, uv
+
+    try:
+        python = pythons.find_interpreter(_oldest(cfg))
+        if not cfg.build.isolation:
+            return python
+        if cfg.build.frontend != "uv":
+            return None
+        from kestrel_release.stages.build import env as _buildenv
+
+        logs = toolchain.cache_dir() / "metadata" / "logs"
+        with _tree_kept_clean(cfg.project_dir):  # asking setuptools for requirements writes NAME.egg-info
+            return _buildenv.ensure(uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata",
+                                    env=cfg.build.env)
+    except KestrelError:
+        return None  # no such Python or env here: fall back to pypa/build's own isolation
+
+
+@contextlib.contextmanager
+def _tree_kept_clean(project: Path) -> Iterator[None]:
+    """Remove the egg-info dirs this step made in the project (and only those): `version` writes nothing there."""
+    from kestrel_release.adapters._backend_meta_child import egg_infos
+
+    before = set(egg_infos(project))
+    try:
+        yield
+    finally:
+        for made in set(egg_infos(project)) - before:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def for_config(cfg) -> backend_meta.Metadata:
+    """The backend's metadata of cfg's project (cached by its inputs, see backend_meta)."""
+    extra = tuple(vf.path for vf in cfg.version_files)
+    cached = backend_meta.cached(cfg.project_dir, isolated=cfg.build.isolation, extra_inputs=extra)
+    if cached is not None:
+        return cached
+    python = _build_python(cfg)
+    return backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation and python is None,
+                                 env=cfg.build.env, python=python, extra_inputs=extra,
+                                 cache_as_isolated=cfg.build.isolation)

@@ -1,0 +1,247 @@
+"""build: precompile once, one wheel per Python in parallel, repair, collect atomically.
+
+Nothing reaches `--out` unless every wheel built and repaired: the work happens
+in a staging directory next to it, which replaces the output in one rename.
+Wheels build in reusable per-Python build envs (_buildenv: exactly the
+project's build requirements, prepared while precompile runs) with a persistent
+build dir, so a warm rebuild is incremental; one auditwheel child repairs them
+all (_repair).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
+from kestrel_release.config import Config
+from kestrel_release.errors import BuildError, Interrupted
+from kestrel_release.stages.build import env as _buildenv
+from kestrel_release import proc
+from kestrel_release import progress as _progress
+from kestrel_release.stages.build import repair as _repair
+from kestrel_release.stages.build import wheelcache as _wheelcache
+from kestrel_release.stages.build import wheelzip as _wheelzip
+from kestrel_release.stages.build import native as build_native
+from kestrel_release.stages.build import platforms as build_platforms
+from kestrel_release.stages.build import precompile
+from kestrel_release.stages.build.plan import Plan, preflight
+from kestrel_release.stages.verify.pypi import check_built_wheel
+
+
+@dataclass
+class BuildResult:
+    out_dir: Path
+    wheels: list[dict]
+    precompile: precompile.PrecompileResult
+    steps: list[_progress.Step] = field(default_factory=list)
+    seconds: float = 0.0
+    logs: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+    reproducible: bool | None = None
+    platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
+
+    def to_json(self) -> dict:
+        plats = self.platforms or build_platforms.PlatformPlan((), None)
+        return {"platforms": plats.to_json(), "left_for_others": plats.left, "out_dir": str(self.out_dir), "wheels": self.wheels, "precompile": self.precompile.to_json(),
+                "steps": [s.to_json() for s in self.steps], "seconds": round(self.seconds, 2),
+                "logs": str(self.logs) if self.logs else None, "warnings": self.warnings,
+                "reproducible": self.reproducible}
+
+
+def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False,
+        platforms: tuple[str, ...] = ()) -> BuildResult:
+    """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
+    `platforms` (--platform) narrows the configured platforms to build here."""
+    try:
+        return _run(cfg, gpu_check, check_reproducible, platforms)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
+        proc.kill_all()
+        raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
+
+
+def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[str, ...]) -> BuildResult:
+    start = time.monotonic()
+    check_paths(cfg)
+    plats = build_platforms.plan(cfg.platforms, cfg.python, host.current(), narrow, cfg.build.plat)
+    cfg = build_platforms.for_build(cfg, plats)  # a manylinux platform is its own repair target
+    plan = preflight(cfg, gpu_check=gpu_check)
+    plan.pythons = build_native.pythons_to_build(cfg, plan.pythons)  # abi3/py3: one build
+    for warning in plan.warnings:
+        console.warn(warning)
+    with fsutil.project_lock(cfg.project_dir, "build"):
+        logs = statedir.build_logs(cfg.project_dir)  # outside the work tree: never untracked in git
+        safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
+        names = ["precompile", *(f"python {py}" for py in plan.pythons)]
+        envs = _start_envs(cfg, plan, logs)
+        try:
+            with _progress.Steps(names) as steps:
+                pre = _precompile(cfg, plan, logs, steps)
+                plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
+                with fsutil.staging_dir(cfg.out_path) as stage:
+                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True)
+                    built = build_native.one_per_wheel(cfg, built)  # abi3 found from the tags: one wheel
+                    build_native.check_metadata(cfg, built)
+                    oldest = min(built, key=lambda py: int(py.split(".")[1]))
+                    plan.tool_versions["torch"] = build_native.torch_record(
+                        (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest])
+                    reproducible = None
+                    if check_reproducible:
+                        again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
+                        _wheelzip.assert_identical(built, again)
+                        reproducible = True
+                    build_platforms.check_built(plats, [p.name for p in built.values()])
+                    wheels = _collect(cfg, plan, built, pre, stage / "out", plats)
+                    outputs.install(stage / "out", cfg.out_path)  # only the tool's files; others stay
+        except BaseException:
+            proc.kill_all()  # env creation or precompile may still be running
+            raise
+        finally:
+            if envs is not None:
+                envs.close()
+    return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
+                       logs, plan.warnings, reproducible, plats)
+
+
+def check_paths(cfg: Config) -> None:
+    """Refuse (exit 2, nothing written) an output or log dir that would hold the user's own files."""
+    safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")
+    toolchain.cache_dir()  # refuses a KESTREL_RELEASE_CACHE_DIR that is the home directory
+
+
+def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
+    """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build."""
+    if not cfg.build.isolation or cfg.build.frontend != "uv":
+        return None
+    return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
+
+
+def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> precompile.PrecompileResult:
+    steps.start("precompile")
+    try:
+        result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs)
+    except BaseException:
+        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
+        raise
+    detail = {"none": "no precompile step configured", "compiled": "compiled (cache stored)",
+              "restored": "restored from cache", "up-to-date": "up to date"}[result.status]
+    steps.finish("precompile", "skipped" if result.status == "none" else "ok",
+                 f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
+    return result
+
+
+def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path, logs: Path,
+               steps: _progress.Steps, cache: bool) -> dict[str, Path]:
+    """python -> repaired wheel, built in parallel; the first failure stops the rest."""
+    jobs = cfg.build.jobs or os.cpu_count() or 1
+    # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
+    slots = threading.BoundedSemaphore(max(1, jobs))
+    pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
+    repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
+    proc.reset()
+    try:
+        futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
+                   for py in plan.pythons}
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for fut in done:
+            if fut.exception() is not None:
+                raise fut.exception()  # type: ignore[misc]
+        return {futures[f]: f.result() for f in futures}
+    except BaseException:
+        proc.kill_all()  # on a failure or Ctrl-C, no orphan keeps building
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        repairer.close()
+
+
+def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, repairer: _repair.Repairer,
+               slots: threading.BoundedSemaphore, root: Path, logs: Path, steps: _progress.Steps,
+               cache: bool) -> Path:
+    name = f"python {py}"
+    raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
+    log = logs / f"build-{py}.log"
+    key = _wheelcache.key(cfg, plan.source, plan.pythons[py], plan.source_date_epoch, plan.tool_versions)
+    hit = _wheelcache.get(key, root / f"cached-{py}") if cache else None
+    if hit is not None:
+        steps.start(name)
+        steps.finish(name, "ok", f"{hit.name} (unchanged sources: cached)")
+        return hit
+    repairer.start()  # auditwheel's import overlaps this build
+    try:
+        venv = envs.get(py) if envs is not None else None
+        settings = plan.config_settings(cfg, cache)
+        # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
+        argv = uv.wheel_command(plan.uv, venv or plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
+                                isolation=cfg.build.isolation and venv is None, config_settings=settings)
+        with slots:
+            steps.start(name, "building")
+            proc.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
+                             what=f"build for Python {py}")
+        wheel = auditwheel.repaired_wheel(raw, py)
+        steps.start(name, "repairing")
+        log = logs / f"repair-{py}.log"
+        with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
+            repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
+                            what=f"{plan.repair_tool.name} repair for Python {py}")
+            final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+            build_native.check_min_glibc(cfg, final)
+        check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
+    except BuildError:
+        steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}")
+        raise
+    _wheelcache.put(key, final)
+    steps.finish(name, "ok", final.name)
+    return final
+
+
+def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.PrecompileResult,
+             out: Path, plats: build_platforms.PlatformPlan) -> list[dict]:
+    from packaging.utils import parse_wheel_filename
+
+    out.mkdir()
+    wheels = []
+    for py, wheel in sorted(built.items()):
+        final = out / wheel.name
+        os.replace(wheel, final)
+        _, _, _, tags = parse_wheel_filename(final.name)
+        wheels.append({"filename": final.name, "python": py,
+                       "python_tag": ".".join(sorted({t.interpreter for t in tags})),
+                       "platform_tag": ".".join(sorted({t.platform for t in tags})),
+                       "size": final.stat().st_size, "sha256": fsutil.sha256_file(final),
+                       **build_native.glibc_facts(final.name),
+                       **({"platform": plats.build} if plats.build else {})})
+    state = git.state(cfg.project_dir)
+    manifest.save(out, {
+        "package": cfg.name, "version": cfg.version or _version_of(wheels),
+        "git": {"commit": state.commit, "dirty": state.dirty},
+        "source_date_epoch": plan.source_date_epoch,
+        "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
+        "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
+        "wheels": wheels, "kernels": pre.kernels,
+        "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
+    })
+    manifest.write_sums(out, wheels)
+    return wheels
+
+
+def _version_of(wheels: list[dict]) -> str | None:
+    return wheels[0]["filename"].split("-")[1] if wheels else None
+
+
+def render(result: BuildResult) -> None:
+    """The final table: one row per step, then where the wheels are."""
+    console.console.print(_progress.table(result.steps))
+    console.ok(f"{len(result.wheels)} wheels in {result.out_dir} ({result.seconds:.1f} s)"
+               + (", byte-identical across two builds" if result.reproducible else ""))
+    from kestrel_release.stages.verify.native import floor_text
+
+    for floor in sorted({w["glibc_floor"] for w in result.wheels if w.get("glibc_floor")}):
+        console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
+    if result.platforms is not None:
+        build_platforms.render_left(result.platforms)

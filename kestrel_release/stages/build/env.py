@@ -1,0 +1,172 @@
+"""Reusable build environments: one venv per (interpreter, build requirements).
+
+`uv build` with build isolation makes a fresh venv at a random path for every
+wheel, so scikit-build-core's persistent build dir sees a new Python each time
+and CMake configures from scratch. Instead, each interpreter gets one venv per
+set of build requirements under `<cache>/build-envs/`, and the wheel is built in
+it with `--no-build-isolation`: a warm rebuild only re-runs ninja's incremental
+steps.
+
+Isolation stays honest: the env is created without system site-packages and
+contains exactly the project's [build-system].requires (and their
+dependencies), plus whatever the backend's get_requires_for_build_wheel asks for,
+as an isolated frontend would install (asked again whenever pyproject.toml
+changes). Other requirements make another env; nothing from the interpreter's
+or this tool's site-packages is visible to the backend.
+
+Creation is atomic (a temp dir, renamed into place once a marker file records
+what it holds) and serialised by a file lock, so concurrent builds share one env
+and an interrupted creation leaves nothing that looks usable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from kestrel_release import console, fsutil
+from kestrel_release.adapters import toolchain
+from kestrel_release.errors import BuildError
+from kestrel_release import proc
+
+from kestrel_release._compat import tomllib
+
+MARKER = "kestrel-build-env.json"
+DEFAULT_SYSTEM = {"requires": ["setuptools>=40.8.0"], "build-backend": "setuptools.build_meta:__legacy__"}
+
+# Runs in the build env, in the project dir: the backend's extra requirements as a JSON list (PEP 517).
+_PROBE = r"""
+import importlib, json, os, sys
+backend, paths, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+sys.path[:0] = [os.path.abspath(p) for p in paths]
+module, _, attr = backend.partition(":")
+obj = importlib.import_module(module)
+for part in filter(None, attr.split(".")):
+    obj = getattr(obj, part)
+hook = getattr(obj, "get_requires_for_build_wheel", None)
+with open(out, "w") as fh:
+    json.dump(list(hook() if hook else []), fh)
+"""
+
+
+def build_system(project: Path) -> dict:
+    """The project's [build-system] table, with PEP 517's defaults filled in."""
+    data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    table = data.get("build-system", {})
+    return {"requires": [str(r) for r in table.get("requires", DEFAULT_SYSTEM["requires"])],
+            "build-backend": str(table.get("build-backend", DEFAULT_SYSTEM["build-backend"])),
+            "backend-path": [str(p) for p in table.get("backend-path", [])]}
+
+
+def env_dir(python: Path, requires: list[str]) -> Path:
+    """Where the env for this interpreter (identified by path, size and mtime) and requirements lives."""
+    st = python.resolve().stat()
+    payload = {"python": str(python), "size": st.st_size, "mtime": st.st_mtime_ns, "requires": sorted(requires)}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    return toolchain.cache_dir() / "build-envs" / digest
+
+
+def env_python(root: Path) -> Path:
+    return root / "bin" / "python"
+
+
+def _marker(root: Path) -> dict | None:
+    try:
+        data = json.loads((root / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and env_python(root).exists() else None
+
+
+def ensure(uv: Path, python: Path, project: Path, *, log_dir: Path, tag: str, env: dict[str, str]) -> Path:
+    """The python of a ready build env for `project` on `python`; BuildError when it cannot be made."""
+    from filelock import FileLock
+
+    try:
+        system = build_system(project)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise BuildError(f"cannot read {project / 'pyproject.toml'}: {exc}") from None
+    root = env_dir(python, system["requires"])
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{root}.lock"):
+        marker = _marker(root)
+        if marker is None:
+            marker = _create(uv, python, system["requires"], root, log_dir / f"env-{tag}.log", env)
+        pyproject = fsutil.sha256_file(project / "pyproject.toml")
+        if pyproject not in marker.get("checked", []):
+            _add_backend_requires(uv, root, project, system, log_dir / f"env-{tag}-backend.log", env)
+            marker["checked"] = [*marker.get("checked", []), pyproject][-20:]
+            fsutil.atomic_write_text(root / MARKER, json.dumps(marker, indent=1))
+    return env_python(root)
+
+
+def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, env: dict[str, str]) -> dict:
+    # Under the lock, any temp dir or unmarked env is a dead creator's leftover.
+    for stale in [*root.parent.glob(f"{root.name}.tmp-*"), root]:
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = root.with_name(f"{root.name}.tmp-{os.getpid()}")
+    # --relocatable: entry points (cmake, ninja...) must keep working once tmp is renamed to root.
+    proc.run_logged([uv, "venv", "--quiet", "--relocatable", "--python", python, tmp], log=log, cwd=root.parent,
+                     env=env, what=f"creating the build env for {python}", show_tail=False)
+    if requires:
+        proc.run_logged([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", env_python(tmp), "--", *requires],
+                         log=log.with_name(log.stem + "-install.log"), cwd=root.parent, env=env,
+                         what=f"installing {', '.join(requires)} into the build env for {python}", show_tail=False)
+    marker = {"python": str(python), "requires": sorted(requires), "checked": []}
+    fsutil.atomic_write_text(tmp / MARKER, json.dumps(marker, indent=1))
+    os.replace(tmp, root)
+    return marker
+
+
+def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log: Path,
+                          env: dict[str, str]) -> None:
+    answer = root / f".backend-requires-{os.getpid()}.json"
+    try:
+        proc.run_logged([env_python(root), "-c", _PROBE, system["build-backend"], json.dumps(system["backend-path"]),
+                          answer], log=log, cwd=project, env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
+                         what="asking the build backend for its requirements", show_tail=False)
+        extra = json.loads(answer.read_text(encoding="utf-8"))
+    finally:
+        answer.unlink(missing_ok=True)
+    if extra:
+        proc.run_logged([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", env_python(root), "--", *extra],
+                         log=log, cwd=root.parent, env=env,
+                         what=f"installing {', '.join(extra)} into the build env", show_tail=False)
+
+
+class Envs:
+    """Prepare every Python's build env in the background (overlapping precompile); get() waits for one.
+
+    A failure (typically: offline, requirements not in uv's cache) is not fatal: get()
+    returns None and the build falls back to uv's isolated build, said once.
+    """
+
+    def __init__(self, uv: Path, pythons: dict[str, Path], project: Path, log_dir: Path,
+                 env: dict[str, str]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(2, len(pythons))), thread_name_prefix="build-env")
+        self._futures: dict[str, Future] = {
+            py: self._pool.submit(ensure, uv, path, project, log_dir=log_dir, tag=py, env=env)
+            for py, path in pythons.items()}
+        self._warned = False
+        self._lock = threading.Lock()
+
+    def get(self, py: str) -> Path | None:
+        try:
+            return self._futures[py].result()
+        except BuildError as exc:
+            if proc.stopping():
+                raise
+            with self._lock:
+                first, self._warned = not self._warned, True
+            if first:
+                console.warn(f"no reusable build env ({exc}); building with uv's isolated envs instead "
+                             "(slower: every build configures from scratch)")
+            return None
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

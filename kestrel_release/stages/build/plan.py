@@ -1,0 +1,128 @@
+"""What build needs before it touches anything: interpreters, uv, nvcc, GPU, glibc.
+
+Every missing piece is collected and reported in one exit-3 message, before the
+first compiler runs. The resulting Plan carries what the builds share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release.adapters import (
+    auditwheel,
+    git,
+    gpu,
+    host,
+    pythons,
+    repair,
+    toolchain,
+    uv,
+)
+from kestrel_release.config import Config
+from kestrel_release.errors import PreflightError
+
+from kestrel_release._compat import tomllib
+
+
+@dataclass
+class Plan:
+    pythons: dict[str, Path]
+    uv: Path
+    nvcc_version: str | None
+    source_date_epoch: int
+    backend: str
+    warnings: list[str] = field(default_factory=list)
+    source: str = ""  # digest of the project tree, set once precompile is done
+    tool_versions: dict = field(default_factory=dict)
+    repair_tool: Any = None  # adapters.repair.RepairTool of this host's system
+
+    def build_env(self, cfg: Config) -> dict[str, str]:
+        """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
+        return {**cfg.build.env, "SOURCE_DATE_EPOCH": str(self.source_date_epoch),
+                "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def config_settings(self, cfg: Config, cache: bool) -> dict[str, str]:
+        """A persistent scikit-build-core build dir per project and wheel tag: warm builds are incremental."""
+        if not cache or self.backend != "scikit_build_core.build":
+            return {}
+        project = hashlib.sha256(str(cfg.project_dir).encode()).hexdigest()[:12]
+        return {"build-dir": str(toolchain.cache_dir() / "skbuild" / project / "{wheel_tag}")}
+
+    def toolchain(self) -> dict:
+        return {**self.tool_versions, "pythons": {py: str(path) for py, path in self.pythons.items()}}
+
+
+def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
+    """Find everything the build needs; PreflightError (exit 3) listing every missing piece."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    found = _attempt(problems, pythons.find_all, cfg.python) or {}
+    uv_bin = _attempt(problems, uv.find_uv)
+    nvcc_version = None
+    if cfg.precompile:
+        nvcc = _attempt(problems, toolchain.find_nvcc, {**os.environ, **cfg.build.env})
+        nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
+    tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
+    problems += tool.missing()
+    _check_glibc(cfg, problems)
+    if gpu_check:
+        _check_gpu(cfg, problems, warnings)
+    if problems:
+        raise PreflightError(f"build preflight: {'; '.join(problems)}")
+    sde, note = source_date_epoch(cfg)
+    if note:
+        warnings.append(note)
+    tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}  # type: ignore[arg-type]
+    if tool.name != "auditwheel":
+        tools[tool.name] = tool.version()
+    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools,  # type: ignore[arg-type]
+                repair_tool=tool)
+
+
+def _attempt(problems: list[str], fn, *args):
+    try:
+        return fn(*args)
+    except PreflightError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
+    gpus, why = gpu.detect()
+    if gpu.has_arch(gpus, cfg.cuda_arch):
+        return
+    seen = ", ".join(f"{g.name} ({g.sm})" for g in gpus) or why
+    if cfg.requires_gpu:
+        problems.append(f"precompilation needs an sm_{cfg.cuda_arch} GPU (requires_gpu = true) but found none "
+                        f"({seen}) — run on an H100 host, or pass --no-gpu-check to build anyway")
+    else:
+        warnings.append(f"no sm_{cfg.cuda_arch} GPU ({seen}): the kernels are cross-compiled and not run here")
+
+
+def _check_glibc(cfg: Config, problems: list[str]) -> None:
+    need, have = toolchain.plat_glibc(cfg.build.plat), toolchain.glibc_version()
+    if need and have and tuple(int(p) for p in have.split(".")[:2]) < need:
+        problems.append(f"this host has glibc {have}, older than {cfg.build.plat} needs — "
+                        f"build on a newer host or set build.plat to manylinux_{have.replace('.', '_')}_x86_64")
+
+
+def source_date_epoch(cfg: Config) -> tuple[int, str | None]:
+    """$SOURCE_DATE_EPOCH, else the commit time (same commit -> same bytes), else a fixed date."""
+    if os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
+        return int(os.environ["SOURCE_DATE_EPOCH"]), None
+    state = git.state(cfg.project_dir)
+    if state.commit_time is not None:
+        return state.commit_time, None
+    return 315532800, "not a git checkout: SOURCE_DATE_EPOCH set to 1980-01-01 (zip's earliest date)"
+
+
+def _backend(cfg: Config) -> str:
+    try:
+        data = tomllib.loads((cfg.project_dir / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return str(data.get("build-system", {}).get("build-backend", ""))

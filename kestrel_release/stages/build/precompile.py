@@ -1,0 +1,142 @@
+"""Precompile the kernels once per build, with a content-addressed cache.
+
+The key hashes everything that decides the cubins: the files matched by
+`precompile_inputs`, nvcc's version, the architecture, the precompile command
+and the build environment. A hit restores `precompile_outputs` from
+`<cache>/precompile/<key>/` instead of compiling, so going back to a commit
+whose kernels were compiled before costs a copy, and nvcc never runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import fsutil
+from kestrel_release.adapters import toolchain
+from kestrel_release.config import Config
+from kestrel_release.errors import BuildError, ConfigError
+from kestrel_release import proc
+
+# Environment that changes what nvcc produces, besides cfg.build.env.
+KEY_ENV = ("TORCH_CUDA_ARCH_LIST", "KESTREL_KERNELS_CUDA_ARCH", "CMAKE_ARGS",
+           "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+
+
+@dataclass
+class PrecompileResult:
+    status: str  # "none" (no step configured), "compiled", "restored", "up-to-date"
+    key: str | None = None
+    seconds: float = 0.0
+    log: Path | None = None
+    kernels: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "key": self.key, "seconds": round(self.seconds, 2),
+                "log": str(self.log) if self.log else None, "kernels": self.kernels}
+
+
+def input_files(cfg: Config) -> list[Path]:
+    """Files matched by precompile_inputs (relative globs, `**` allowed), sorted."""
+    files: set[Path] = set()
+    for pattern in cfg.precompile_inputs:
+        files |= {p for p in cfg.project_dir.glob(pattern) if p.is_file() and "__pycache__" not in p.parts}
+    return sorted(files)
+
+
+def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for path in input_files(cfg):
+        digest.update(path.relative_to(cfg.project_dir).as_posix().encode() + b"\0")
+        digest.update(fsutil.sha256_file(path).encode() + b"\0")
+    payload = {"inputs": digest.hexdigest(), "nvcc": nvcc_version, "arch": cfg.cuda_arch,
+               "argv": list(cfg.precompile), "outputs": cfg.precompile_outputs,
+               "env": {k: env[k] for k in sorted(set(KEY_ENV) | set(cfg.build.env)) if k in env}}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """relative path -> sha256 of every non-hidden file (hidden = the step's locks and caches)."""
+    if not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): fsutil.sha256_file(p) for p in sorted(root.rglob("*"))
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)}
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    # Hidden caches travel along (the step's nvcc-version cache spares an nvcc run); locks do not.
+    shutil.copytree(src, dst, ignore=lambda _d, names: [n for n in names if n.endswith((".lock", ".tmp"))],
+                    dirs_exist_ok=True)
+
+
+def _store(outputs: Path, entry: Path) -> None:
+    tmp = entry.with_name(f".{entry.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    _copy_tree(outputs, tmp)
+    try:
+        os.replace(tmp, entry)
+    except OSError:  # another build stored the same key first: same content by construction
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _restore(entry: Path, outputs: Path) -> None:
+    with fsutil.staging_dir(outputs, prefix=f".{outputs.name}-restore-") as staged:
+        _copy_tree(entry, staged)
+        fsutil.replace_dir(staged, outputs)
+
+
+def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
+    """Env for the precompile step: the configured arch unless the user chose one."""
+    extra = dict(cfg.build.env)
+    if not any(k in env or k in extra for k in ("KESTREL_KERNELS_CUDA_ARCH", "TORCH_CUDA_ARCH_LIST")):
+        extra["KESTREL_KERNELS_CUDA_ARCH"] = cfg.cuda_arch
+    return extra
+
+
+def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
+    """Make `precompile_outputs` current: up to date, restored from the cache, or compiled once."""
+    if not cfg.precompile:
+        return PrecompileResult("none")
+    if not cfg.precompile_outputs:
+        raise ConfigError("precompile is set but precompile_outputs is not",
+                          "set [tool.kestrel-release].precompile_outputs to the directory the step writes")
+    start = time.monotonic()
+    env = {**os.environ, **cfg.build.env}
+    key = cache_key(cfg, nvcc_version, env)
+    outputs = cfg.project_dir / cfg.precompile_outputs
+    entry = toolchain.cache_dir() / "precompile" / key
+    log = log_dir / "precompile.log"
+    if entry.is_dir() and _tree(entry) == _tree(outputs):
+        status = "up-to-date"
+    elif entry.is_dir():
+        _restore(entry, outputs)
+        status = "restored"
+    else:
+        argv = [a.replace("{python}", sys.executable) for a in cfg.precompile]
+        proc.run_logged(argv, cwd=cfg.project_dir, env=step_env(cfg, env), log=log, what="precompile")
+        if not outputs.is_dir():
+            raise BuildError(f"precompile ran but wrote no {outputs}", f"check precompile_outputs (log: {log})")
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        _store(outputs, entry)
+        status = "compiled"
+    return PrecompileResult(status, key, time.monotonic() - start, log if status == "compiled" else None,
+                            kernels_of(outputs))
+
+
+def kernels_of(outputs: Path) -> list[dict]:
+    """[{name, cubin, arch, sha256}] from the step's manifest.json, if it writes one."""
+    try:
+        data = json.loads((outputs / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    variants = data.get("variants") if isinstance(data, dict) else None
+    if not isinstance(variants, dict):
+        return []
+    return [{"name": name, "cubin": v.get("cubin"), "arch": v.get("arch"), "sha256": v.get("sha256")}
+            for name, v in sorted(variants.items()) if isinstance(v, dict)]

@@ -1,0 +1,374 @@
+"""`kestrel-release init`: set the tool up for an existing package.
+
+It reads the project (init_detect.py), picks settings that fit it, and appends a commented
+`[tool.kestrel-release]` table to pyproject.toml: the original bytes are kept as they are
+and the table goes after them (inserting into an existing [tool] would move text around).
+It also adds the tool's working files to .gitignore. A second run finds the table and the
+ignore lines in place and changes nothing. Without --yes it asks on a terminal and refuses
+(exit 2) without one, as `release` does.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from kestrel_release import config, config_parse, console, fsutil
+from kestrel_release.adapters import git, pythons
+from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.stages.init import detect as init_detect
+from kestrel_release.stages.init.detect import Detected
+from kestrel_release.stages.init.table import table_text
+
+from kestrel_release._compat import tomllib
+
+CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
+NEXT = "kestrel-release release --rehearse"
+# The source globs come from config.DEFAULT_FORBID (one list to keep current); headers are left
+# out for a package that ships them on purpose. The defaults' kernel-template names (kernel.py,
+# flash_*.py, ...) are this repository's own and are not suggested: in another package they name
+# public code.
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
+SOURCES = tuple(p for p in config.DEFAULT_FORBID
+                if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
+HEADERS = tuple(p for p in config.DEFAULT_FORBID
+                if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
+# Where fsutil.staging_dir stages a build beside the output dir; a SIGKILLed run leaves it behind.
+STAGING_GLOB = ".kestrel-staging-*"
+# Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
+# matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
+# stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
+NEVER_SHIPPED = ("tests", "test", "scripts", "benchmarks", "benchmark", "examples", "example",
+                 "tools", "third_party", "docs", "doc", "include")
+
+
+@dataclass
+class Plan:
+    """The table init proposes: values (what config.py reads) and a comment per key."""
+
+    values: dict[str, Any]
+    comments: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # shown to the user, not written
+
+
+@dataclass
+class InitResult:
+    project_dir: Path
+    detected: Detected
+    plan: Plan | None  # None when the project already has the table
+    table_text: str = ""
+    gitignore_added: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written)
+
+    def next_command(self) -> str:
+        here = Path.cwd().resolve()
+        return NEXT if self.project_dir == here else f"{NEXT} --project {self.project_dir}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project": str(self.project_dir), "changed": self.changed, "written": self.written,
+                "detected": self.detected.to_json(), "table": self.plan.values if self.plan else None,
+                "notes": self.plan.notes if self.plan else [], "gitignore_added": self.gitignore_added,
+                "next": self.next_command()}
+
+
+def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None) -> InitResult:
+    bad = [v for v in python or () if not re.fullmatch(r"3\.\d+", v)]
+    if bad:
+        raise UsageError(f"--python: {', '.join(bad)} is not a CPython version like 3.12", "e.g. --python 3.11,3.12")
+    project_dir = (project or Path.cwd()).resolve()
+    pyproject_path = project_dir / "pyproject.toml"
+    original = _read_pyproject(project_dir, pyproject_path)
+    try:
+        data = tomllib.loads(original.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise UsageError(f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again") from None
+    detected = init_detect.detect(project_dir, data)
+    result = InitResult(project_dir, detected, None)
+    if not detected.configured:
+        result.plan = choose(detected, python or _pythons_on_machine(detected))
+        _github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
+        _check(result.plan)
+        result.table_text = table_text(result.plan, detected)
+    out_dir = _out_dir(data) if detected.configured else "dist-all"
+    result.gitignore_added = _missing_ignores(project_dir, out_dir)
+    if result.plan is None and not result.gitignore_added:
+        return result
+    _confirm(result, yes)
+    if result.plan is not None:
+        _append_table(pyproject_path, original, result)
+        result.written.append("pyproject.toml")
+    if result.gitignore_added:
+        _append_ignores(project_dir / ".gitignore", result.gitignore_added)
+        result.written.append(".gitignore")
+    return result
+
+
+def _read_pyproject(project_dir: Path, path: Path) -> bytes:
+    if not project_dir.is_dir():
+        raise UsageError(f"{project_dir} is not a directory", "pass --project DIR pointing at the package")
+    if path.is_file():
+        return path.read_bytes()
+    if (project_dir / "setup.py").is_file() or (project_dir / "setup.cfg").is_file():
+        return b""  # a setup.py-only project: init creates pyproject.toml holding just the table
+    raise UsageError(f"no pyproject.toml or setup.py in {project_dir}",
+                     "run init in the package's directory or pass --project DIR")
+
+
+def _out_dir(data: dict[str, Any]) -> str:
+    table = data.get("tool", {}).get("kestrel-release", {})
+    value = table.get("out_dir") if isinstance(table, dict) else None
+    return value if isinstance(value, str) and value else "dist-all"
+
+
+def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
+    """The candidate CPythons this machine has, among those the package supports."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = [v for v in CANDIDATE_PYTHONS if _allowed(v, d)]
+
+    def found(version: str) -> bool:
+        try:
+            pythons.find_interpreter(version)
+            return True
+        except KestrelError:
+            return False
+
+    with ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
+        present = [v for v, ok in zip(wanted, pool.map(found, wanted)) if ok]
+    return tuple(present)
+
+
+def _allowed(version: str, d: Detected) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    minor = int(version.split(".")[1])
+    if d.abi3 and d.abi3.startswith("cp3") and minor < int(d.abi3[3:]):
+        return False
+    try:
+        # X.Y.99: any patch release of X.Y satisfies ">=X.Y.2"-style bounds.
+        return not d.requires_python or f"{version}.99" in SpecifierSet(d.requires_python)
+    except InvalidSpecifier:
+        return True
+
+
+def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
+    """The settings that fit the detected project (pure: no files, no processes)."""
+    plan = Plan(values={})
+    _choose_pythons(d, plan, found_pythons)
+    _choose_abi(d, plan)
+    _choose_version(d, plan)
+    build = _choose_cuda(d, plan)
+    _torch_build(d, plan, build)
+    if build:
+        plan.values["build"] = build
+    plan.values["verify"] = _choose_verify(d, plan)
+    return plan
+
+
+def _choose_pythons(d: Detected, plan: Plan, found: tuple[str, ...]) -> None:
+    if found:
+        plan.values["python"] = list(found)
+        plan.comments["python"] = "CPythons found on this machine that the package supports"
+        return
+    listed = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
+    plan.values["python"] = listed
+    plan.comments["python"] = "none of these was found on this machine: install them or edit the list"
+    plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(listed)}")
+
+
+def _choose_abi(d: Detected, plan: Plan) -> None:
+    # Left out (config's "auto") for per-CPython extensions: the first wheel's tag tells.
+    if d.abi3 == "py3" or (not d.native and not d.cuda):
+        plan.values["abi"], plan.comments["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
+    elif d.abi3:
+        tag = f"{d.abi3}-abi3" if d.abi3 != "abi3" else "abi3"
+        plan.values["abi"], plan.comments["abi"] = "abi3", f"{tag}: one wheel per platform serves every listed Python"
+
+
+def _choose_version(d: Detected, plan: Plan) -> None:
+    if d.version_file:
+        plan.values["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
+        plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version here"
+    if d.vcs:
+        plan.notes.append(f"the version comes from git tags ({d.vcs}): release by tagging, e.g. "
+                          f"git tag -a v1.2.3 -m v1.2.3")
+    elif not d.version_file and d.version_source == "not found":
+        plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
+
+
+def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
+    """cuda_arch and the build environment that makes the backend compile for it; the build table."""
+    if not d.cuda:
+        return {}
+    plan.values["cuda_arch"] = "90a"
+    plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
+    env = {}
+    if d.torch:
+        env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
+    if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
+        env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+    if not env:
+        return {}
+    plan.comments["build.env"] = "the CUDA architectures the build compiles for"
+    return {"env": env}
+
+
+def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
+    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
+    plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
+    if d.shipped_tests:
+        plan.comments["verify.forbid"] += (f"; {', '.join(d.shipped_tests)} ships on purpose "
+                                           "(/tests/** is the top level only)")
+    if d.packages:
+        verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
+        if d.native:
+            verify["allow"].append(f"{_dist(d)}.libs/*")  # libraries auditwheel grafts
+        plan.comments["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
+    return verify
+
+
+def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
+    """Which torch the extension is compiled against: it ties the wheel to that torch's C++ ABI."""
+    if d.torch_unlisted:  # an isolated build would fail at `import torch` in setup.py
+        build["isolation"] = False
+        plan.comments["build.isolation"] = "setup.py imports torch, which [build-system].requires does not list"
+        plan.notes.append("builds use the torch installed with each Python (build.isolation = false)")
+    elif d.torch:
+        plan.notes.append("an isolated build compiles against the newest torch on the index: pin it in "
+                          "[build-system].requires (torch==X.Y.*) to match the torch your users run")
+
+
+def _dist(d: Detected) -> str:
+    return re.sub(r"[-_.]+", "_", d.name or next(iter(d.packages), "package")).lower()
+
+
+def _forbid(d: Detected) -> list[str]:
+    out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
+    if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
+        out.append("csrc/**")
+    return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]
+
+
+def github_repo(url: str) -> str | None:
+    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
+    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
+                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
+def _github_target(plan: Plan, repo: str | None) -> None:
+    # Without a repository, a GitHub release would go to the tool's own default: say so instead.
+    if repo:
+        plan.values["targets"] = {"github": {"repo": repo}}
+        plan.comments["targets.github"] = "from the git remote 'origin'"
+    else:
+        plan.notes.append("no github.com remote 'origin': set [tool.kestrel-release.targets.github] "
+                          "repo = \"OWNER/NAME\" before publishing to GitHub, or use --targets testpypi,pypi")
+
+
+def _check(plan: Plan) -> None:
+    """The table must load: a key config.py does not know would break every later command."""
+    errors: list[str] = []
+    cfg = config_parse.build(Path("."), "x", "0", plan.values, {}, errors)  # the same parser `load` uses
+    config_parse.validate(cfg, errors)
+    if errors:  # a bug in init, not the user's doing
+        raise KestrelError(f"init built a table config.py refuses: {'; '.join(errors)}")
+
+
+def working_files(out_dir: str) -> list[str]:
+    """What the tool writes inside the project, as .gitignore lines anchored at the project.
+
+    Its lock and build logs live in its state directory (statedir.py), and the output dirs carry a
+    `*` .gitignore of their own once written; these lines also cover them before the first build
+    and in tools that ignore nested .gitignore files. The build's staging dir (beside the output)
+    and a `version` change's journal exist only while a command runs, but one killed leaves them
+    for the next run to finish: committed by `git add -A`, the journal would make every clone
+    "finish" that change. An output dir outside the project needs no line."""
+    from kestrel_release.stages.version.resume import JOURNAL
+
+    out = PurePosixPath(out_dir.replace("\\", "/"))
+    if out.is_absolute() or ".." in out.parts or re.match(r"^[A-Za-z]:", out_dir):
+        return [f"/{JOURNAL}"]
+    beside = "" if out.parent == PurePosixPath(".") else f"{out.parent}/"
+    return [f"/{out}/", f"/{out}.rehearsal/", f"/{beside}{STAGING_GLOB}/", f"/{JOURNAL}"]
+
+
+def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:
+    lines = working_files(out_dir)
+    # git check-ignore takes paths, not patterns: a glob line is probed with a name it must cover.
+    ignored = git.ignored(project_dir, [_probe(line) for line in lines])
+    if ignored is None:  # not a git repository: compare with .gitignore's lines
+        path = project_dir / ".gitignore"
+        present = {ln.strip().lstrip("/") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()} \
+            if path.is_file() else set()
+        return [ln for ln in lines if ln.lstrip("/") not in present]
+    return [ln for ln in lines if _probe(ln) not in ignored]
+
+
+def _probe(line: str) -> str:
+    return line.lstrip("/").replace("*", "1-probe")
+
+
+def _confirm(result: InitResult, yes: bool) -> None:
+    if not console.json_mode():
+        render_plan(result)
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("init needs confirmation but stdin is not a terminal", "pass --yes to write the changes shown")
+    from rich.prompt import Confirm
+
+    if not Confirm.ask(f"Write these changes to {', '.join(_targets(result))}?", console=console.console):
+        raise UsageError("init cancelled", "nothing was changed")
+
+
+def _targets(result: InitResult) -> list[str]:
+    return (["pyproject.toml"] if result.plan else []) + ([".gitignore"] if result.gitignore_added else [])
+
+
+def _append_table(path: Path, original: bytes, result: InitResult) -> None:
+    newline = b"\r\n" if b"\r\n" in original else b"\n"
+    sep = b"" if not original else (newline if original.endswith(b"\n") else newline * 2)
+    data = original + sep + result.table_text.replace("\n", newline.decode()).encode("utf-8")
+    try:  # the whole file must still parse, with exactly our table in it
+        parsed = tomllib.loads(data.decode("utf-8"))["tool"]["kestrel-release"]
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot append [tool.kestrel-release] to {path}: {exc}",
+                         "add the table shown above by hand") from None
+    if result.plan is None or parsed != result.plan.values:  # a bug in table_text, not the user's doing
+        raise KestrelError(f"the table init wrote does not read back as planned: {parsed!r}")
+    fsutil.atomic_write_bytes(path, data)
+
+
+def _append_ignores(path: Path, lines: list[str]) -> None:
+    old = path.read_bytes() if path.is_file() else b""
+    block = "# kestrel-release working files\n" + "".join(f"{ln}\n" for ln in lines)
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    fsutil.atomic_write_bytes(path, old + sep + block.encode("utf-8"))
+
+
+def render_plan(result: InitResult) -> None:
+    if result.plan is not None:
+        console.step(f"[tool.kestrel-release] for {result.detected.name or result.project_dir.name}")
+        console.console.print(result.table_text.rstrip(), markup=False, highlight=False)
+        for note in result.plan.notes:
+            console.warn(note)
+    if result.gitignore_added:
+        console.step(f".gitignore: add {', '.join(result.gitignore_added)}")
+
+
+def render(result: InitResult) -> None:
+    if not result.changed:
+        console.ok(f"nothing to change: {result.project_dir} is already set up "
+                   "([tool.kestrel-release] and .gitignore lines present)")
+    else:
+        console.ok(f"wrote {', '.join(result.written)} in {result.project_dir}")
+    console.info(f"next: {result.next_command()}")
+

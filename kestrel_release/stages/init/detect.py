@@ -1,0 +1,211 @@
+"""What `init` reads from a project: backend, name/version sources, native code, CUDA, abi3.
+
+Reading only: files are parsed (TOML, setup.cfg, setup.py as an AST, CMakeLists.txt as
+text) and never executed, so a setup.py that imports torch can be inspected on a machine
+without torch. Each finding keeps a short "why" that `init` prints, so a wrong guess is
+easy to spot and fix in the written table.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release.stages.init.version_sources import (
+    name_version,
+    norm,
+    read,
+    setup_kw,
+    table,
+)
+
+from kestrel_release._compat import tomllib
+
+BACKENDS = {  # build-backend module -> the name init reports
+    "setuptools.build_meta": "setuptools", "setuptools.build_meta:__legacy__": "setuptools",
+    "scikit_build_core.build": "scikit-build-core", "hatchling.build": "hatchling", "mesonpy": "meson-python",
+    "flit_core.buildapi": "flit", "poetry.core.masonry.api": "poetry", "pdm.backend": "pdm", "maturin": "maturin",
+}
+# Directories that are never the importable package, and never worth walking.
+# (build/ and dist/ are not here: setuptools' output dirs have no __init__.py, and pypa/build's
+# own package is src/build.)
+NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "benchmark", "scripts",
+                "tools", "csrc", "include", "third_party", "setup"}
+SKIP_WALK = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", "dist-all",
+             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".kestrel-build-logs"}
+_LIMITED_HEX = re.compile(r"Py_LIMITED_API\s*=\s*(?:0x)?03([0-9A-Fa-f]{2})")
+_LIMITED_TAG = re.compile(r"""py_limited_api['"]?\s*[:=]\s*['"](cp3\d+)['"]""")
+MAX_WALK = 20000  # files; a huge monorepo is not scanned whole
+
+
+@dataclass
+class Detected:
+    """Everything init found, with the reason for each finding (shown to the user)."""
+
+    project_dir: Path
+    backend: str = "generic"
+    backend_spec: str = ""
+    build_requires: list[str] = field(default_factory=list)
+    name: str | None = None
+    name_source: str = "not found"
+    version: str | None = None
+    version_source: str = "not found"
+    version_file: tuple[str, str] | None = None  # (path, pattern) for version_files
+    vcs: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
+    native: list[str] = field(default_factory=list)  # why we think there is native code
+    cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
+    torch: bool = False
+    torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
+    cmake_sets_arch: bool = False
+    abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
+    requires_python: str | None = None
+    shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
+    ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
+    top_dirs: list[str] = field(default_factory=list)
+    configured: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "backend_spec": self.backend_spec, "name": self.name,
+                "name_source": self.name_source, "version": self.version, "version_source": self.version_source,
+                "vcs": self.vcs, "packages": self.packages, "native": self.native, "cuda": self.cuda,
+                "torch": self.torch, "abi3": self.abi3, "requires_python": self.requires_python,
+                "shipped_tests": self.shipped_tests, "configured": self.configured}
+
+
+def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
+    d = Detected(project_dir=project_dir)
+    tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    d.configured = "kestrel-release" in tool
+    setup_py = read(project_dir / "setup.py")
+    cfg = _setup_cfg(project_dir / "setup.cfg")
+    _backend(d, pyproject, bool(setup_py))
+    d.packages = _packages(project_dir, pyproject)
+    name_version(d, pyproject, tool, setup_py, cfg)
+    _native(d, setup_py)
+    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    declared = project.get("requires-python")
+    d.requires_python = ((declared if isinstance(declared, str) else None) or setup_kw(setup_py, "python_requires")
+                         or cfg.get("options", {}).get("python_requires"))
+    _abi3(d, tool, setup_py, cfg)
+    _layout(d)
+    return d
+
+
+def _setup_cfg(path: Path) -> dict[str, dict[str, str]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(read(path))
+    except configparser.Error:
+        return {}
+    return {s: dict(parser[s]) for s in parser.sections()}
+
+
+def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None:
+    bs = pyproject.get("build-system") if isinstance(pyproject.get("build-system"), dict) else {}
+    requires = bs.get("requires")
+    d.build_requires = [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
+    spec = bs.get("build-backend")
+    if not isinstance(spec, str):
+        # PEP 517: no build-backend means setuptools' legacy backend.
+        spec = "setuptools.build_meta:__legacy__" if has_setup_py or not bs else ""
+    d.backend_spec = spec
+    d.backend = BACKENDS.get(spec) or ("setuptools" if spec.startswith("setuptools") else "generic")
+    d.torch = any(norm(r) == "torch" for r in d.build_requires)
+
+
+def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
+    """Top-level import packages: directories with __init__.py at the root, in src/ or python/."""
+    found: dict[str, str] = {}
+    for base in (root, root / "src", root / "python"):
+        if not base.is_dir():
+            continue
+        for child in sorted(base.iterdir()):
+            if (child.is_dir() and child.name.isidentifier() and child.name not in NOT_PACKAGES
+                    and (child / "__init__.py").is_file()):
+                found.setdefault(child.name, child.relative_to(root).as_posix())
+    return found
+
+
+def _walk(root: Path):
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [n for n in dirnames if n not in SKIP_WALK and not n.startswith(".")
+                       and not n.endswith((".egg-info", ".rehearsal"))]
+        for name in filenames:
+            count += 1
+            if count > MAX_WALK:
+                return
+            yield Path(dirpath) / name
+
+
+def _native(d: Detected, setup_py: str) -> None:
+    exts: dict[str, int] = {}
+    for path in _walk(d.project_dir):
+        exts[path.suffix] = exts.get(path.suffix, 0) + 1
+    if exts.get(".cu") or exts.get(".cuh"):
+        d.cuda.append(f"{exts.get('.cu', 0)} .cu / {exts.get('.cuh', 0)} .cuh files")
+    if "CUDAExtension" in setup_py:
+        d.cuda.append("setup.py uses torch CUDAExtension")
+    if "torch.utils.cpp_extension" in setup_py:
+        d.torch = True
+    imports_torch = re.search(r"^\s*(?:import torch\b|from torch[ .])", setup_py, re.MULTILINE)
+    d.torch_unlisted = bool(imports_torch) and not any(norm(r) == "torch" for r in d.build_requires)
+    if re.search(r"\b(CUDAExtension|CppExtension|Pybind11Extension|Extension)\s*\(|ext_modules", setup_py):
+        d.native.append("setup.py builds extension modules")
+    cmake = read(d.project_dir / "CMakeLists.txt")
+    if cmake:
+        d.native.append("CMakeLists.txt")
+        if re.search(r"LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDAToolkit", cmake):
+            d.cuda.append("CMake enables the CUDA language")
+        d.cmake_sets_arch = "CMAKE_CUDA_ARCHITECTURES" in cmake or "CUDA_ARCHITECTURES" in cmake
+    meson = read(d.project_dir / "meson.build")
+    if "extension_module" in meson:
+        d.native.append("meson.build builds extension modules")
+    if re.search(r"""['"]cuda['"]""", meson):
+        d.cuda.append("meson.build enables CUDA")
+    sources = sum(exts.get(s, 0) for s in (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".rs"))
+    if sources and not d.native and d.backend in ("setuptools", "maturin", "generic"):
+        d.native.append(f"{sources} C/C++/CUDA/Cython/Rust source files")
+
+
+def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
+    """The abi3 floor ("cp39") or "py3", from whichever place the backend reads it."""
+    tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)]
+    bdist = {**cfg.get("bdist_wheel", {}), **table(tool, "distutils", "bdist_wheel")}
+    tags += [str(v) for k, v in bdist.items() if k.replace("-", "_") == "py_limited_api" and str(v).startswith("cp3")]
+    api = table(tool, "scikit-build", "wheel").get("py-api") or table(tool, "scikit-build").get("wheel.py-api")
+    if isinstance(api, str) and (api.startswith("cp3") or api == "py3"):
+        tags.append(api)
+    limited = (re.search(r"""py_limited_api['"]?\s*[:=]\s*True""", setup_py)
+               or table(tool, "meson-python").get("limited-api"))
+    if not tags and limited:
+        # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's;
+        # "abi3" alone when setup.py computes it (the wheel's tag will tell).
+        floor = _floor_minor(d.requires_python)
+        tags = [f"cp3{int(h, 16)}" for h in _LIMITED_HEX.findall(setup_py)] or [f"cp3{floor}" if floor else "abi3"]
+    if tags:
+        cp = [t for t in tags if t.startswith("cp3")]
+        d.abi3 = "py3" if "py3" in tags else min(cp, key=lambda t: int(t[3:])) if cp else "abi3"
+
+
+def _floor_minor(spec: str | None) -> str | None:
+    m = re.search(r">=\s*3\.(\d+)", spec or "")
+    return m.group(1) if m else None
+
+
+def _layout(d: Detected) -> None:
+    root = d.project_dir
+    d.top_dirs = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name in NOT_PACKAGES - {"setup"})
+    for rel in d.packages.values():
+        pkg = root / rel
+        d.shipped_tests += [f"{rel}/{t}" for t in ("tests", "test") if (pkg / t).is_dir()]
+        d.ships_headers = d.ships_headers or (pkg / "include").is_dir()
+
+
+def load_pyproject(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))

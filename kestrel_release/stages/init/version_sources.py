@@ -1,0 +1,213 @@
+"""Where `init` finds a project's name and version: [project], setup.py/setup.cfg, version
+files the backend names, `__version__` in a package, or git tags (VCS plugins).
+
+Helpers shared with init_detect.py live here too (reading files, setup.py keywords as an AST).
+Nothing is executed: a setup.py that imports torch is read on a machine without torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.init.detect import Detected
+
+VCS_REQUIRES = {"setuptools-scm": "setuptools-scm", "hatch-vcs": "hatch-vcs", "versioneer": "versioneer",
+                "setuptools-git-versioning": "setuptools-git-versioning", "dunamai": "dunamai",
+                "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
+VERSION_FILES = ("version.py", "_version.py", "__about__.py", "__init__.py")
+_VERSION_ASSIGN = re.compile(r"""^(?P<head>[ \t]*(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*)"""
+                             r"""(?P<q>["'])(?P<v>[0-9][0-9A-Za-z.+!_-]*)(?P=q)""", re.MULTILINE)
+
+
+def norm(req: str) -> str:
+    """The distribution name of a requirement string, normalized ('setuptools_scm>=8' -> 'setuptools-scm')."""
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+
+
+def read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def table(tool: dict[str, Any], *keys: str) -> dict[str, Any]:
+    node: Any = tool
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def setup_kw(text: str, key: str) -> str | None:
+    """A setup() keyword given as a string (or a module-level name bound to one).
+
+    setup(name=...) first; then the keyword arguments many setup.py files gather before
+    the call: `kwargs = dict(name=...)` or `{"name": ...}` passed as setup(**kwargs).
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+              and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+              for t in n.targets if isinstance(t, ast.Name)}
+
+    def value(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return consts.get(node.id) if isinstance(node, ast.Name) else None
+
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    named = [c for c in calls if getattr(c.func, "id", getattr(c.func, "attr", "")) == "setup"]
+    gathered = [c for c in calls if getattr(c.func, "id", "") == "dict"]
+    for call in named + gathered:
+        found = next((value(kw.value) for kw in call.keywords if kw.arg == key), None)
+        if found:
+            return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == key and value(v):
+                    return value(v)
+    return None
+
+
+def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
+    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    meta = cfg.get("metadata", {})
+    if isinstance(project.get("name"), str):
+        d.name, d.name_source = project["name"], "pyproject.toml [project]"
+    elif setup_kw(setup_py, "name"):
+        d.name, d.name_source = setup_kw(setup_py, "name"), "setup.py"
+    elif meta.get("name"):
+        d.name, d.name_source = meta["name"], "setup.cfg [metadata]"
+    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
+    if isinstance(project.get("version"), str) and "version" not in dynamic:
+        d.version, d.version_source = project["version"], "pyproject.toml [project]"
+        # A package that also states its version in code keeps both in step through version_files.
+        d.version_file = _version_in_packages(d, prefer=(), must_equal=d.version)
+        return
+    d.vcs = _vcs(d, tool, setup_py, cfg)
+    if d.vcs:
+        d.version_source = f"VCS tags ({d.vcs})"
+        return
+    hinted = _hinted_version_file(d, tool, setup_py, meta)
+    if hinted:
+        d.version_file, d.version = hinted
+    elif setup_kw(setup_py, "version"):
+        d.version = setup_kw(setup_py, "version")
+        d.version_file = _pattern_for(d.project_dir, "setup.py", d.version)
+    elif re.match(r"^[0-9]", meta.get("version", "")):
+        d.version = meta["version"]
+        d.version_file = ("setup.cfg", "version = {version}")
+    else:
+        found = _version_in_packages(d, prefer=(setup_py,), must_equal=None)
+        if found:
+            d.version_file = found
+            d.version = _value_in(d.project_dir / found[0], found[1])
+    if d.version_file and not _finds_one(d.project_dir, *d.version_file):
+        # `version bump` refuses a pattern that finds several values (or none): do not write one.
+        d.version_source = f"{d.version_file[0]} (no unique line to rewrite: add version_files by hand)"
+        d.version_file = None
+    elif d.version_file:
+        d.version_source = d.version_file[0]
+
+
+def _finds_one(root: Path, rel: str, pattern: str) -> bool:
+    head, _, tail = pattern.partition("{version}")
+    found = re.findall(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), read(root / rel))
+    return len(set(found)) == 1
+
+
+def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
+    for req in d.build_requires:
+        if norm(req) in VCS_REQUIRES:
+            return VCS_REQUIRES[norm(req)]
+    if "setuptools_scm" in tool or "use_scm_version" in setup_py:
+        return "setuptools-scm"
+    if (d.project_dir / "versioneer.py").is_file() or "versioneer" in cfg or "versioneer" in tool:
+        return "versioneer"
+    if table(tool, "hatch", "version").get("source") == "vcs":
+        return "hatch-vcs"
+    if table(tool, "pdm", "version").get("source") == "scm":
+        return "pdm-backend (scm)"
+    provider = str(table(tool, "scikit-build", "metadata", "version").get("provider", ""))
+    return "setuptools-scm" if "setuptools_scm" in provider else None
+
+
+def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+    """A version file the configuration names: setuptools attr:/file:, hatch/pdm path, scikit-build
+    regex input, meson.build's project(version:), or a VERSION file setup.py reads."""
+    candidates: list[str] = []
+    attr = table(tool, "setuptools", "dynamic", "version").get("attr")
+    cfg_attr = meta.get("version", "")
+    for spec in (attr, cfg_attr[5:].strip() if cfg_attr.startswith("attr:") else None):
+        if isinstance(spec, str) and "." in spec:
+            module = spec.rsplit(".", 1)[0].replace(".", "/")
+            candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
+    for path in (table(tool, "hatch", "version").get("path"), table(tool, "pdm", "version").get("path"),
+                 table(tool, "scikit-build", "metadata", "version").get("input")):
+        if isinstance(path, str):
+            candidates.append(path)
+    for rel in candidates:
+        text = read(d.project_dir / rel)
+        m = _VERSION_ASSIGN.search(text)
+        if m:
+            return (rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")), m.group("v")
+    return _plain_version_file(d, tool, setup_py, meta) or _meson_version(d)
+
+
+def _plain_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+    """A file holding only the version (VERSION, version.txt): named by setuptools, or read by setup.py."""
+    named = table(tool, "setuptools", "dynamic", "version").get("file")
+    cfg_file = meta.get("version", "")
+    files = [named] if isinstance(named, str) else [f for f in named if isinstance(f, str)] if isinstance(named, list) else []
+    files += [cfg_file[5:].strip()] if cfg_file.startswith("file:") else []
+    files += [n for n in ("VERSION", "VERSION.txt", "version.txt") if n in setup_py]
+    for rel in files:
+        text = read(d.project_dir / rel).strip()
+        if re.fullmatch(r"[0-9][0-9A-Za-z.+!_-]*", text):
+            return (rel, "{version}"), text
+    return None
+
+
+def _meson_version(d: Detected) -> tuple[tuple[str, str], str] | None:
+    m = re.search(r"""\bversion\s*:\s*(['"])([0-9][0-9A-Za-z.+!_-]*)\1""", read(d.project_dir / "meson.build"))
+    if m and d.backend == "meson-python":
+        return ("meson.build", m.group(0).replace(m.group(2), "{version}")), m.group(2)
+    return None
+
+
+def _version_in_packages(d: Detected, prefer: tuple[str, ...], must_equal: str | None) -> tuple[str, str] | None:
+    """The first `__version__ = "X"` in a package's version.py/_version.py/__init__.py.
+
+    Files whose name setup.py mentions come first: that is the one it reads.
+    """
+    files = [f"{rel}/{name}" for rel in d.packages.values() for name in VERSION_FILES]
+    files.sort(key=lambda f: not any(Path(f).name in text for text in prefer))
+    for rel in files:
+        m = _VERSION_ASSIGN.search(read(d.project_dir / rel))
+        if m and (must_equal is None or m.group("v") == must_equal):
+            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
+    return None
+
+
+def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
+    for m in _VERSION_ASSIGN.finditer(read(root / rel)):
+        if m.group("v") == version:
+            return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
+    m = re.search(r"""\bversion\s*=\s*(["'])""" + re.escape(version) + r"\1", read(root / rel))
+    if m:  # setup(version="1.2.3"): the keyword with its quotes
+        return rel, m.group(0).replace(version, "{version}")
+    return None
+
+
+def _value_in(path: Path, pattern: str) -> str | None:
+    head, _, tail = pattern.partition("{version}")
+    m = re.search(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), read(path))
+    return m.group(1) if m else None

@@ -1,0 +1,110 @@
+"""Publish: one interface, with a publisher per kind of target behind it, chosen by the target's name.
+
+`for_target("github", cfg)` gives the GitHub release publisher (github.py); any other name is a
+PyPI-like index (index.py: testpypi, pypi, a .pypirc repository, a [tool.kestrel-release.targets] entry).
+The CLI and the release stage call only this module, so a new kind of target is a new publisher here,
+not a new branch in each caller (hatch's `publish/` plugins are the model).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # config pulls in more than `--help` needs
+    from kestrel_release.config import Config
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """Everything a publish may be asked; each publisher reads the fields that apply to it."""
+
+    dry_run: bool = False
+    yes: bool = False
+    token_env: str | None = None
+    # index targets
+    repository_url: str | None = None
+    simple_url: str | None = None
+    smoke_test: bool = False
+    credentials: tuple[str, str] | None = None
+    # the GitHub target
+    repo: str | None = None
+    tag: str | None = None
+    api_url: str | None = None
+    prune: bool | None = None
+    token: str | None = None
+    commit: str | None = None
+
+
+class Publisher(Protocol):
+    name: str
+
+    def run(self, paths: list[Path], options: PublishOptions) -> Any: ...
+
+    def render(self, result: Any) -> None: ...
+
+
+class IndexPublisher:
+    """Uploads to a PyPI-like index with twine (index.py)."""
+
+    def __init__(self, name: str, cfg: Config) -> None:
+        self.name, self.cfg = name, cfg
+
+    def run(self, paths: list[Path], options: PublishOptions) -> Any:
+        from kestrel_release.stages.publish import index
+
+        o = options
+        return index.run(self.cfg, paths, target=self.name, repository_url=o.repository_url,
+                         simple_url=o.simple_url, dry_run=o.dry_run, yes=o.yes, smoke_test=o.smoke_test,
+                         token_env=o.token_env, credentials=o.credentials)
+
+    def render(self, result: Any) -> None:
+        from kestrel_release.stages.publish import index
+
+        index.render(result)
+
+
+class GithubPublisher:
+    """Creates or updates a GitHub release and its assets (github.py)."""
+
+    def __init__(self, name: str, cfg: Config) -> None:
+        self.name, self.cfg = name, cfg
+
+    def run(self, paths: list[Path], options: PublishOptions) -> Any:
+        from kestrel_release.stages.publish import github
+
+        o = options
+        return github.run(self.cfg, paths, repo=o.repo, tag=o.tag, api_url=o.api_url, prune=o.prune,
+                          dry_run=o.dry_run, token_env=o.token_env, yes=o.yes, token=o.token, commit=o.commit)
+
+    def render(self, result: Any) -> None:
+        from kestrel_release.stages.publish import github
+
+        github.render(result)
+
+
+_PUBLISHERS: dict[str, type[GithubPublisher] | type[IndexPublisher]] = {"github": GithubPublisher}
+
+
+def for_target(name: str, cfg: Config) -> Publisher:
+    """The publisher for target `name`: "github" is the GitHub release, every other name an index."""
+    return _PUBLISHERS.get(name, IndexPublisher)(name, cfg)
+
+
+def run(cfg: Config, paths: list[Path], target: str, options: PublishOptions) -> Any:
+    """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
+    return for_target(target, cfg).run(paths, options)
+
+
+def render(result: Any) -> None:
+    """Show a publish result: each result type is rendered by the module that defines it."""
+    importlib.import_module(type(result).__module__).render(result)
+
+
+def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -> list[dict[str, Any]]:
+    """Install `version` from an index into fresh venvs and import it (the release's smoke-test step)."""
+    from kestrel_release.stages.publish import index
+
+    return index.smoke_test(cfg, simple_url, version, pythons)

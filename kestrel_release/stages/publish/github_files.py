@@ -1,0 +1,144 @@
+"""What publish --target github uploads, and the release notes that describe it.
+
+The wheels come out of verify; SHA256SUMS and release-manifest.json come from the
+wheels' build directory (SHA256SUMS is generated when the wheels have none). The notes
+are a Jinja2 template looked up in the project, the repo's templates/, or the installed
+kestrel_release/_templates.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from kestrel_release import manifest
+from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.fsutil import atomic_write_text, sha256_file
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    path: Path
+    name: str
+    size: int
+    sha256: str
+    wheel: bool
+
+    @classmethod
+    def of(cls, path: Path, wheel: bool = False) -> "LocalFile":
+        return cls(path, path.name, path.stat().st_size, sha256_file(path), wheel)
+
+
+def check_integrity(wheels: list[Path]) -> None:
+    """Refuse bytes that differ from what verify passed (or build recorded): exit 6."""
+    for wheel in wheels:
+        data = manifest.load(wheel.parent)
+        if data is None:
+            continue  # ad-hoc wheels outside a build output: verify is the only gate
+        built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
+        expected = manifest.verified_hashes(wheel.parent, "github").get(wheel.name) or built.get(wheel.name)
+        if expected is None:
+            raise PublishError(f"{wheel.name} is not in {wheel.parent / manifest.MANIFEST}",
+                               "publish only wheels that kestrel-release build produced")
+        actual = sha256_file(wheel)
+        if actual != expected:
+            raise PublishError(f"{wheel.name} changed since it was verified: sha256 {actual} != recorded {expected}",
+                               "the file was modified or replaced; rebuild and verify again")
+
+
+def collect(wheels: list[Path], scratch: Path) -> list[LocalFile]:
+    """The wheels, then SHA256SUMS and release-manifest.json (generated/copied into `scratch`)."""
+    files = [LocalFile.of(w, wheel=True) for w in sorted(wheels, key=lambda p: p.name)]
+    names = [f.name for f in files]
+    if len(set(names)) != len(names):
+        raise UsageError("two wheels with the same file name were given", "pass one directory or distinct files")
+    dirs = {w.parent for w in wheels}
+    out_dir = next(iter(dirs)) if len(dirs) == 1 else None
+    sums = out_dir / manifest.SUMS if out_dir else None
+    if sums is None or not sums.is_file() or not _sums_cover(sums, files):
+        sums = scratch / manifest.SUMS
+        atomic_write_text(sums, "".join(f"{f.sha256}  {f.name}\n" for f in files))
+    files.append(LocalFile.of(sums))
+    if out_dir and (out_dir / manifest.MANIFEST).is_file():
+        files.append(LocalFile.of(out_dir / manifest.MANIFEST))
+    return files
+
+
+def _sums_cover(sums: Path, files: list[LocalFile]) -> bool:
+    """True when the build's SHA256SUMS lists exactly these wheels with these hashes."""
+    listed = {}
+    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        listed[name.strip()] = digest.strip()
+    return listed == {f.name: f.sha256 for f in files}
+
+
+def python_of(filename: str) -> str:
+    """'3.12' for a cp312 wheel ('3.10+' for abi3)."""
+    from packaging.utils import parse_wheel_filename
+
+    tags = parse_wheel_filename(filename)[3]
+    versions = sorted({t.interpreter for t in tags})
+    label = []
+    for interp in versions:
+        digits = interp[2:]
+        text = f"{digits[0]}.{digits[1:]}" if interp[:2] in ("cp", "py") and len(digits) > 1 else interp
+        label.append(text + ("+" if any(t.abi == "abi3" for t in tags) else ""))
+    return ", ".join(label)
+
+
+def human(size: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
+
+
+def _built_with(files: list[LocalFile]) -> list[str]:
+    """Lines on what the wheels need at run time (torch and its C++ ABI, glibc), from the build manifest."""
+    from kestrel_release.adapters import torch_probe
+    from kestrel_release.stages.verify.native import floor_text
+
+    dirs = {f.path.parent for f in files if f.wheel}
+    data = manifest.load(dirs.pop()) if len(dirs) == 1 else None
+    if not data:
+        return []
+    lines = []
+    torch = (data.get("toolchain") or {}).get("torch")
+    if isinstance(torch, dict):
+        lines.append(f"Built against {torch_probe.describe(torch)}: install the same torch.")
+    floors = {w.get("glibc_floor") for w in data.get("wheels", []) if isinstance(w, dict) and w.get("glibc_floor")}
+    for floor in sorted(floors):
+        major, minor = (int(p) for p in floor.split("."))
+        lines.append(floor_text((major, minor)) + ".")
+    return lines
+
+
+def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rolling: bool,
+                 download_base: str, files: list[LocalFile], now: _dt.datetime | None = None) -> str:
+    """Release notes: version, commit, date, wheel table with sha256, pip lines per Python."""
+    import jinja2
+
+    search = [cfg.project_dir, PACKAGE_DIR.parent / "templates", PACKAGE_DIR / "_templates"]
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([str(p) for p in search]), autoescape=False,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    try:
+        tmpl = env.get_template(template)
+    except jinja2.TemplateNotFound:
+        raise UsageError(f"release notes template '{template}' not found",
+                         f"looked in {', '.join(map(str, search))}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"release notes template '{template}' line {exc.lineno}: {exc.message}") from None
+    wheels = [{"filename": f.name, "sha256": f.sha256, "size": f.size, "size_human": human(f.size),
+               "python": python_of(f.name), "url": f"{download_base}/{f.name}"} for f in files if f.wheel]
+    when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        return tmpl.render(package=cfg.name, version=version, commit=commit, tag=tag, rolling=rolling,
+                           date=when, wheels=wheels, sums_url=f"{download_base}/{manifest.SUMS}",
+                           built_with=_built_with(files))
+    except jinja2.TemplateError as exc:
+        raise UsageError(f"release notes template '{template}': {exc}") from None

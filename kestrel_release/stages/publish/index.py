@@ -1,0 +1,337 @@
+"""publish --target testpypi|pypi|NAME: upload the verified bytes exactly once, then prove they install.
+
+Order matters: everything that can refuse (integrity, verify, the index's current
+content, confirmation) runs before the first byte is sent, so a refused publish
+leaves the index untouched; a re-run after an interruption uploads only what is
+missing, because identical files already on the index are skipped.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kestrel_release import console, fsutil, manifest
+from kestrel_release.adapters import pypi, pypi_config
+from kestrel_release.config import Config
+from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.retry import RetryPolicy
+from kestrel_release.fsutil import sha256_file
+
+_PYPI_RULES = ("pypi", "testpypi")
+
+
+@dataclass
+class PublishResult:
+    target: str
+    upload_url: str
+    simple_url: str
+    dry_run: bool = False
+    version: str = ""
+    uploaded: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    planned: list[dict[str, Any]] = field(default_factory=list)
+    smoke: list[dict[str, Any]] = field(default_factory=list)
+    url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
+    quota: dict[str, Any] = field(default_factory=dict)  # stages/publish/quota.py: project usage and file margins
+    # True: the index accepted them (an upload did, or adapters/pypi_auth.check); None: not checked (why)
+    credentials_checked: bool | None = None
+    credentials_note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and all(row.get("ok") for row in self.smoke)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+@fsutil.locked("publish")  # two publishes of one project never interleave
+def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_url: str | None = None,
+        simple_url: str | None = None, dry_run: bool = False, yes: bool = False, smoke_test: bool = False,
+        token_env: str | None = None, credentials: tuple[str, str] | None = None) -> PublishResult:
+    """Verify, compare with the index, confirm, upload what is missing; raise PublishError on failure."""
+    from kestrel_release.stages import verify
+
+    index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url)
+    creds = None if dry_run else pypi_config.resolve_credentials(index, token_env=token_env, given=credentials)
+    wheels = verify.resolve_wheels(cfg, list(paths))
+    _check_integrity(wheels, target)
+    report = verify.run(cfg, wheels, target=target if target in _PYPI_RULES else None)
+    verify.raise_for(report, show=True)
+    policy = _policy(cfg)
+    result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
+                           version=report.wheels[0].version if report.wheels else "", url_source=index.source)
+    todo = _plan(index, report.wheels, policy, creds, result)
+    _release_age(todo, index, target)
+    _show_plan(result, todo)
+    if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
+        result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds)
+    if not todo and not dry_run:  # nothing to send: still prove the credentials work (exit 6 if refused)
+        _check_credentials(index, creds, policy, result)
+    if dry_run or not todo:
+        return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
+    _confirm(target, yes, len(todo))
+    _upload_all(cfg, index, creds, policy, todo, result)
+    return _finish(cfg, index, result, policy, creds, smoke_test)
+
+
+def _check_credentials(index: pypi.Index, creds, policy: RetryPolicy, result: PublishResult) -> None:
+    from kestrel_release.adapters import pypi_auth
+
+    result.credentials_checked, result.credentials_note = pypi_auth.check(index, creds, min(policy.timeout, 30.0))
+    if result.credentials_checked:
+        console.ok(f"credentials for {index.name}: {result.credentials_note}")
+    else:
+        console.warn(f"credentials for {index.name} not checked: nothing to upload and {result.credentials_note}")
+
+
+def _release_age(todo: list, index: pypi.Index, target: str) -> None:
+    """PyPI refuses new files for a release created over 14 days ago, after the whole upload: ask first."""
+    from kestrel_release.stages.verify import pypi as verify_pypi
+
+    if not todo or target not in _PYPI_RULES:
+        return
+    refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url) if f.severity == "error"]
+    if refused:
+        raise PublishError(f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; "
+                           "nothing was uploaded", "bump the version (kestrel-release version bump ...) and rebuild")
+
+
+def _policy(cfg: Config) -> RetryPolicy:
+    p = cfg.publish
+    return RetryPolicy.from_config(p)
+
+
+def _check_integrity(wheels: list[Path], target: str) -> None:
+    """Refuse bytes that differ from what build recorded and verify passed (exit 6, both hashes)."""
+    for wheel in wheels:
+        data = manifest.load(wheel.parent)
+        if data is None:
+            continue  # ad-hoc wheels outside a build output: verify below is the only gate
+        built = {w["filename"]: w["sha256"] for w in data.get("wheels", [])}
+        if wheel.name not in built:
+            raise PublishError(f"{wheel.name} is not in {wheel.parent / manifest.MANIFEST}",
+                               "publish only wheels that kestrel-release build produced")
+        actual = sha256_file(wheel)
+        verified = manifest.verified_hashes(wheel.parent, target).get(wheel.name)
+        for what, expected in (("built", built[wheel.name]), ("verified", verified)):
+            if expected and actual != expected:
+                raise PublishError(f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",
+                                   "the file was modified or replaced; rebuild with kestrel-release build")
+
+
+def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult) -> list:
+    """Split into skip (identical on the index) and upload; any conflict stops everything."""
+    present: dict[str, dict[str, dict[str, str]]] = {}
+    todo = []
+    for wheel in wheels:
+        if wheel.name not in present:
+            present[wheel.name] = pypi.existing_files(index, wheel.name, policy, creds)
+        there = present[wheel.name].get(wheel.filename)
+        row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
+        if there is None or (there["sha256"] != wheel.sha256 and _repaired(index, wheel, there, policy, creds)):
+            todo.append(wheel)
+            result.planned.append(row)
+        elif there["sha256"] == wheel.sha256:
+            result.skipped.append({**row, "url": there["url"], "reason": "identical file already on the index"})
+        else:
+            theirs = there["sha256"] or "(the index gives no sha256)"
+            raise PublishError(f"{wheel.filename} is already on {index.name} with other bytes: index sha256 "
+                               f"{theirs}, local {wheel.sha256}; nothing was uploaded",
+                               "a filename can never be reused: bump the version and rebuild")
+    return todo
+
+
+def _repaired(index: pypi.Index, wheel, there: dict, policy: RetryPolicy, creds) -> bool:
+    """A truncated copy of our own file (a cut upload on a local index): removed where the index allows."""
+    from kestrel_release.adapters import pypi_damaged
+
+    return pypi_damaged.repair(wheel.filename, wheel.path, there, index.upload_url, index.name, creds, policy.timeout)
+
+
+def _show_plan(result: PublishResult, todo: list) -> None:
+    if console.json_mode():
+        return
+    from rich.table import Table
+
+    console.info(f"index {result.target}: upload URL {result.upload_url} (from {result.url_source or 'the target'}), "
+                 f"simple URL {result.simple_url}")
+
+    table = Table(title=f"publish plan: {result.target} ({result.upload_url})", title_justify="left")
+    for column in ("action", "file", "size"):
+        table.add_column(column)
+    for w in todo:
+        table.add_row("upload", w.filename, _size(w.size))
+    for row in result.skipped:
+        table.add_row("skip (identical on index)", row["filename"], _size(row["size"]))
+    console.console.print(table)
+    if result.dry_run:
+        console.info("dry run: nothing uploaded")
+
+
+def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy, creds) -> dict[str, Any]:
+    from kestrel_release.stages.publish import quota
+
+    name = wheels[0].name or cfg.name
+    return quota.forecast(name, index, wheels, todo, cfg.verify.project_size_budget, cfg.verify.max_file_size,
+                          lambda: bool(pypi.existing_files(index, name, policy, creds)), min(policy.timeout, 10.0))
+
+
+def _confirm(target: str, yes: bool, count: int) -> None:
+    if yes or target != "pypi":
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to ask on",
+                         "pass --yes to confirm non-interactively")
+    from rich.prompt import Confirm
+
+    if not Confirm.ask(f"Upload {count} file(s) to pypi? Files can never be replaced", console=console.console):
+        raise UsageError("publish to pypi cancelled; nothing was uploaded")
+
+
+def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishResult) -> None:
+    from kestrel_release.stages.publish import uploads as publish_uploads
+
+    publish_uploads.upload_all(cfg.publish.parallel, index, creds, policy, todo, result)
+
+
+def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> PublishResult:
+    if result.uploaded:
+        result.credentials_checked, result.credentials_note = True, "the index accepted an upload"
+        _attach_urls(index, result, policy, creds)
+    if not result.failed and smoke:
+        result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python))
+    if not result.ok:
+        if not console.json_mode():
+            render(result)
+        raise _failure(result)
+    return result
+
+
+def _attach_urls(index, result: PublishResult, policy, creds) -> None:
+    """Read the index back: every uploaded file must be there with our sha256."""
+    from packaging.utils import parse_wheel_filename
+
+    name = str(parse_wheel_filename(result.uploaded[0]["filename"])[0])
+    try:
+        there = pypi.existing_files(index, name, policy, creds)
+    except PublishError as exc:  # the upload outcome stands; do not hide it behind the read-back
+        console.warn(f"could not read the index back to confirm the uploads: {exc}")
+        return
+    for row in result.uploaded:
+        found = there.get(row["filename"])
+        if found is None:
+            console.warn(f"{row['filename']} is not listed on {index.simple_url} yet (index caches may lag)")
+        elif found["sha256"] and found["sha256"] != row["sha256"]:
+            result.failed.append({"filename": row["filename"],
+                                  "error": f"the index serves sha256 {found['sha256']}, we sent {row['sha256']}"})
+        else:
+            row["url"] = found["url"]
+
+
+def _failure(result: PublishResult) -> PublishError:
+    if result.failed:
+        first = result.failed[0]
+        return PublishError(f"{len(result.failed)} of {len(result.failed) + len(result.uploaded)} upload(s) to "
+                            f"{result.target} failed; {first['filename']}: {first['error']}",
+                            "re-run the same command: files already on the index are skipped")
+    bad = [r for r in result.smoke if not r.get("ok")]
+    return PublishError(f"smoke test failed on Python {', '.join(r['python'] for r in bad)}: {bad[0]['detail']}",
+                        f"the published {result.version} does not install or import from {result.simple_url}")
+
+
+def render(result: PublishResult) -> None:
+    """The summary table: uploaded / skipped / failed with URLs, then the smoke test per Python."""
+    from rich.table import Table
+
+    table = Table(title=f"{result.target}: {len(result.uploaded)} uploaded, {len(result.skipped)} skipped, "
+                        f"{len(result.failed)} failed", title_justify="left")
+    for column in ("status", "file", "size", "url / error"):
+        table.add_column(column, overflow="fold")
+    for row in result.uploaded:
+        table.add_row("uploaded", row["filename"], _size(row["size"]), row.get("url", ""))
+    for row in result.skipped:
+        table.add_row("skipped", row["filename"], _size(row["size"]), row.get("url", ""))
+    for row in result.failed:
+        table.add_row("FAILED", row["filename"], "", row["error"])
+    for row in result.planned:
+        table.add_row("would upload" if result.dry_run else "not sent", row["filename"], _size(row["size"]), "")
+    console.console.print(table)
+    for row in result.smoke:  # failures are not `error:` lines: the one error line comes from the exit
+        line = f"smoke test Python {row['python']}: {row.get('detail', '')}"
+        console.ok(line) if row.get("ok") else console.info("✗ " + line)
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.1f} KiB"
+
+
+def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -> list[dict[str, Any]]:
+    """Install NAME==VERSION from `simple_url` alone into a fresh venv per Python and import it.
+
+    Returns one row per Python: {python, ok, detail, interpreter}. Runs 2-4 at a time.
+    """
+    from kestrel_release.adapters import uv
+
+    console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
+    uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
+    with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
+        return list(pool.map(lambda py: _smoke_one(cfg.name, version, simple_url, py,
+                                                   _install_deadline(cfg.publish.timeout)), pythons))
+
+
+# Only the target index may serve the install: neutralise uv's and pip's extra sources.
+_ISOLATED_ENV = {"UV_PYTHON_DOWNLOADS": "never", "UV_EXTRA_INDEX_URL": "", "UV_FIND_LINKS": "", "UV_INDEX": "",
+                 "UV_DEFAULT_INDEX": "", "UV_INDEX_URL": "", "UV_NO_CACHE": "1", "PIP_CONFIG_FILE": "/dev/null"}
+
+
+def _install_deadline(timeout: float) -> float:
+    """Whole-install deadline: an index that trickles must not hold the smoke test (10 requests' worth)."""
+    return max(120.0, 10 * timeout)
+
+
+def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: float = 600.0) -> dict[str, Any]:
+    import tempfile
+
+    from kestrel_release import proc
+    from kestrel_release.adapters import pythons, uv
+    from kestrel_release.errors import KestrelError
+
+    row: dict[str, Any] = {"python": python, "ok": False, "detail": "", "interpreter": ""}
+    module = name.replace("-", "_")
+    with tempfile.TemporaryDirectory(prefix=f"kestrel-smoke-{python}-") as tmp:
+        venv_python = Path(tmp) / "venv" / "bin" / "python"
+        try:
+            interpreter = pythons.find_interpreter(python)
+            row["interpreter"] = str(interpreter)
+            uv_bin = uv.find_uv()
+            common = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
+            proc.run([uv_bin, "venv", "--no-config", "--python", interpreter, Path(tmp) / "venv"],
+                     what=f"uv venv (Python {python})", **common)
+            proc.run([uv_bin, "pip", "install", "--no-config", "--no-cache", "--index-url", simple_url,
+                      "--python", venv_python, f"{name}=={version}"], what=f"install on Python {python} from {simple_url}",
+                     timeout=deadline, **common)
+            out = proc.run([venv_python, "-I", "-c", f"import {module}; print({module}.__version__)"],
+                           what=f"import {module} on Python {python}", **common)
+        except KestrelError as exc:
+            row["detail"] = str(exc)
+            return row
+    imported = out.output.strip().splitlines()[-1] if out.output.strip() else ""
+    row["ok"] = _same_version(imported, version)
+    row["detail"] = f"installed and imported {module} {imported}" if row["ok"] else \
+        f"imported {module} reports version {imported!r}, expected {version}"
+    return row
+
+
+def _same_version(a: str, b: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return False

@@ -1,0 +1,128 @@
+"""publish's upload phase: several files at once, with per-file progress.
+
+Why parallel: a long-haul upload is limited per TCP connection (about 1-1.5 MB/s
+to PyPI from far away), not by the uplink, so N connections move N times the
+bytes until the link's aggregate is reached. `publish.parallel` connections run
+at once; the largest files start first so the last one to finish is not a big
+file started late (longest-processing-time-first keeps the tail short).
+
+Progress: on a terminal a Rich bar per file; anywhere else (CI logs, pipes,
+--json) one plain line per event (started, finished, failed), so logs never
+carry redrawn bar fragments. Retries print their own one-line warnings.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kestrel_release import console
+from kestrel_release.adapters import pypi
+from kestrel_release.errors import PublishError
+
+MIB = 1024 * 1024
+
+
+def workers_for(parallel: int, files: int) -> int:
+    """Connections to open: the configured number, never more than there are files, at least one."""
+    return max(1, min(parallel or 1, files))
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n / 1024:.1f} KiB"
+
+
+class Progress:
+    """Per-file progress: a Rich bar per file on a terminal, else one line per event."""
+
+    def __init__(self) -> None:
+        self.quiet = console.json_mode()
+        self.live = console.get_console().is_terminal and not self.quiet
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._started: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            from rich.progress import BarColumn, DownloadColumn, TextColumn, TransferSpeedColumn
+            from rich.progress import Progress as Bar
+
+            columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+            self._bar = Bar(*columns, console=console.get_console(), transient=False)
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def start(self, filename: str, size: int) -> None:
+        with self._lock:
+            self._started[filename] = time.monotonic()
+            if self._bar is not None:
+                self._tasks[filename] = self._bar.add_task(filename, total=size)
+        if not self.live and not self.quiet:
+            console.info(f"uploading {filename} ({_size(size)})")
+
+    def advance(self, filename: str, done: int, total: int) -> None:
+        if self._bar is not None:  # the plain mode prints no intermediate state: logs stay one line per event
+            self._bar.update(self._tasks[filename], completed=done, total=total)
+
+    def finish(self, filename: str, size: int, error: str = "") -> None:
+        seconds = time.monotonic() - self._started.get(filename, time.monotonic())
+        if self.live or self.quiet:
+            return
+        if error:  # not console.error: the one `error:` line is the final one entry.main prints
+            console.info(f"✗ {filename}: {error}")
+        else:
+            rate = size / seconds / 1e6 if seconds > 0 else 0.0
+            console.ok(f"uploaded {filename} ({_size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
+
+
+def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
+    """Upload `todo` (verify's wheel reports) on `parallel` connections; fill result.uploaded/failed."""
+    workers = workers_for(parallel, len(todo))
+    uploader = pypi.Uploader(index, creds, policy, connections=workers)
+    order = sorted(todo, key=lambda w: -w.size)  # largest first: the shortest finish for the whole set
+    with Progress() as progress:
+        def one(wheel) -> None:
+            progress.start(wheel.filename, wheel.size)
+            try:
+                attempts = uploader.upload(wheel.path, lambda done, total: progress.advance(wheel.filename, done,
+                                                                                           total), wheel.sha256)
+                result.uploaded.append({"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size,
+                                        "attempts": attempts})
+                progress.finish(wheel.filename, wheel.size)
+            except pypi.FileExists:
+                progress.finish(wheel.filename, wheel.size, resolve_exists(index, wheel, policy, creds, result))
+            except PublishError as exc:
+                result.failed.append({"filename": wheel.filename, "error": str(exc)})
+                progress.finish(wheel.filename, wheel.size, str(exc))
+
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="upload")
+        try:
+            for future in [pool.submit(one, wheel) for wheel in order]:
+                future.result()
+        finally:
+            # Ctrl-C: files not yet started are never sent; those in flight finish (or fail) whole,
+            # so the index is never left with a partial file and a re-run resumes cleanly.
+            pool.shutdown(wait=True, cancel_futures=True)
+            uploader.close()
+    result.planned.clear()
+
+
+def resolve_exists(index, wheel, policy, creds, result) -> str:
+    """'already exists' after a retry can be our own earlier attempt: the index's hash decides.
+    Returns the failure ("" when the file on the index is ours)."""
+    there = pypi.existing_files(index, wheel.name, policy, creds).get(wheel.filename)
+    row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
+    if there and there["sha256"] == wheel.sha256:
+        result.uploaded.append({**row, "attempts": 1, "note": "already on the index (an earlier attempt landed)"})
+        return ""
+    theirs = (there or {}).get("sha256") or "(unknown)"
+    error = f"already on {index.name} with other bytes: index sha256 {theirs}, local {wheel.sha256}"
+    result.failed.append({"filename": wheel.filename, "error": error})
+    return error

@@ -1,0 +1,348 @@
+"""`release`: the whole pipeline in one command, in order, resumable, rehearsable.
+
+preflight -> bump -> build -> verify -> publish testpypi -> smoke test -> publish pypi
+-> publish github. It prints the plan, asks once, stops at the first failure with
+that step's exit code, and records finished steps so `--resume` continues there.
+`--rehearse` runs the same steps against local stand-ins (see rehearsal.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kestrel_release import console, safepaths
+from kestrel_release.config import Config
+from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.fsutil import project_lock
+from kestrel_release.stages.release import rehearsal_bump
+from kestrel_release.stages.release import preflight as release_preflight
+from kestrel_release.stages.release import resume as release_resume
+from kestrel_release.stages.release import state as release_state
+from kestrel_release.stages.release.rehearsal import Endpoints, real_endpoints, stand_ins
+
+TARGETS = ("testpypi", "pypi", "github")
+ALL_STEPS = ("preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test",
+             "publish-pypi", "publish-github")
+# Test hook: make a step fail as it would for real, to prove --resume (documented in README).
+FAIL_AT_ENV = "KESTREL_RELEASE_FAIL_AT"
+
+
+@dataclass
+class StepResult:
+    name: str
+    status: str  # done | resumed | failed
+    seconds: float = 0.0
+    detail: str = ""
+
+
+@dataclass
+class ReleaseResult:
+    version: str | None
+    rehearse: bool
+    targets: tuple[str, ...]
+    steps: list[StepResult] = field(default_factory=list)
+    pythons: list[str] = field(default_factory=list)  # the Pythons this run built, verified and installed
+    skipped_pythons: list[str] = field(default_factory=list)  # configured, missing here (rehearsal only)
+    not_checked: list[str] = field(default_factory=list)  # what only the real world can check (rehearsal)
+    restored: str = ""  # a rehearsal's bump, undone in the project: "X -> Y restored to X"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "rehearse": self.rehearse, "targets": list(self.targets),
+                "ok": all(s.status != "failed" for s in self.steps),
+                "steps": [dataclasses.asdict(s) for s in self.steps], "pythons": self.pythons,
+                "skipped_pythons": self.skipped_pythons, "not_checked": self.not_checked,
+                "restored": self.restored}
+
+
+def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
+    """The steps this run will take, in order."""
+    wanted = {"preflight", "build", "verify"}
+    if bump:
+        wanted.add("bump")
+    for target in targets:
+        wanted.add(f"publish-{target}")
+    if "testpypi" in targets or "pypi" in targets:
+        wanted.add("smoke-test")
+    steps = [s for s in ALL_STEPS if s in wanted]
+    if "smoke-test" in steps and "testpypi" not in targets:  # smoke-test pypi after publishing to it
+        steps.remove("smoke-test")
+        steps.insert(steps.index("publish-pypi") + 1, "smoke-test")
+    return steps
+
+
+def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bool, yes: bool,
+        resume: bool, gpu_check: bool = True, prebuilt: bool = False, force: bool = False,
+        allow_dirty: bool = False) -> ReleaseResult:
+    """Run the release pipeline; raises the failing step's error (and its exit code).
+
+    `prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
+    the build step is skipped and preflight checks that output instead of the build machine.
+    """
+    bad = [t for t in targets if t not in TARGETS]
+    if bad or not targets:
+        raise UsageError(f"unknown release target(s): {', '.join(bad) or '(none)'}",
+                         f"choose from {', '.join(TARGETS)}")
+    if prebuilt and bump:
+        raise UsageError("--bump cannot be used with --from: those wheels are already built",
+                         "bump, rebuild and assemble first, or drop --bump")
+    if bump:  # a version from git tags is bumped by tagging: refuse before anything runs
+        from kestrel_release.stages.version.source import check_bumpable
+
+        check_bumpable(cfg, bump)
+    if not prebuilt:  # before any bump: a release is every configured platform, not this machine's share
+        from kestrel_release.stages.build.platforms import check_release_here
+
+        check_release_here(cfg)
+    steps = [s for s in plan_steps(targets, bump) if not (prebuilt and s == "build")]
+    skipped: list[str] = []
+    if rehearse:  # the Pythons this machine has; a real release needs every configured one (doctor)
+        cfg, skipped = release_preflight.available_pythons(cfg)
+    params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
+    if prebuilt:
+        params["from"] = str(cfg.out_path)
+        if not (cfg.out_path / "release-manifest.json").is_file():  # before the state file is written there
+            raise UsageError(f"--from {cfg.out_path} holds no release-manifest.json",
+                             "pass the output of kestrel-release build or assemble")
+    safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
+    with project_lock(cfg.project_dir, "release"):
+        safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
+        if rehearse:
+            cfg = rehearsal_bump.heal(cfg)
+        state = _start_state(cfg, params, resume, force, steps)
+        _print_plan(cfg, steps, state, rehearse, skipped)
+        if not rehearse:
+            _confirm(yes)
+        state.save()
+        result = ReleaseResult(state.version or cfg.version, rehearse, targets, pythons=list(cfg.python),
+                               skipped_pythons=skipped)
+        endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
+        with endpoints as ends, rehearsal_bump.restoring(cfg, state, result, rehearse):
+            cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
+            for step in steps:
+                cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check,
+                                prebuilt=prebuilt, targets=targets, allow_dirty=allow_dirty, resume=resume)
+        result.version = cfg.version
+        if rehearse:
+            result.not_checked = list(release_preflight.REAL_WORLD_ONLY)
+    return result
+
+
+def _start_state(cfg: Config, params: dict, resume: bool, force: bool,
+                 steps: list[str]) -> release_state.ReleaseState:
+    previous = None if force and not resume else release_state.load(cfg.out_path)
+    pending = release_state.unfinished_bump(previous, steps)
+    if pending and previous and previous.params.get("rehearse") and params.get("rehearse") \
+            and str(cfg.version) == (previous.bump or {}).get("from"):
+        pending = None  # a rehearsal restored its bump: a new one bumps from the same version, once
+    if pending and not resume:  # starting over would bump a second time
+        raise UsageError(f"an interrupted release already bumped (or was bumping) {cfg.name} to {pending}",
+                         "run the same release with --resume to finish it without a second bump, "
+                         "or add --force to start a new release (it bumps again)")
+    if resume:
+        if previous is None:
+            raise UsageError(f"nothing to resume in {cfg.out_path}", "run release without --resume")
+        release_resume.check_options(previous, params, force)
+        if force:  # the wheels changed (or are in doubt): build again from here, keep the bump
+            previous.done = [s for s in previous.done if ALL_STEPS.index(s) < ALL_STEPS.index("build")]
+            previous.artifacts = {}
+        release_state.check_artifacts(previous, cfg.out_path)
+        return previous
+    return release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params, version=cfg.version)
+
+
+def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, **kw) -> Config:
+    if step in state.done:
+        result.steps.append(StepResult(step, "resumed", state.timings.get(step, 0.0), "finished earlier"))
+        console.info(f"  {step:<17} resumed (finished earlier)")
+        return cfg
+    console.step(f"{step}")
+    started = time.monotonic()
+    try:
+        if os.environ.get(FAIL_AT_ENV) == step:
+            raise _injected(step)
+        cfg, detail = _STEP_FUNCS[step](cfg, state, ends, **kw)
+    except (KestrelError, KeyboardInterrupt) as exc:
+        seconds = time.monotonic() - started
+        result.steps.append(StepResult(step, "failed", round(seconds, 2), str(exc)))
+        if isinstance(exc, KestrelError):
+            exc.message = f"release stopped at step '{step}': {exc.message}"
+            # Nothing is done before preflight passes: the same command again is the whole advice.
+            again = "run the same release again" if step == "preflight" else "run release --resume"
+            if again not in (exc.hint or ""):
+                exc.hint = (exc.hint + "; " if exc.hint else "") + f"fix it, then {again}"
+        raise
+    seconds = time.monotonic() - started
+    state.mark(step, seconds)
+    result.steps.append(StepResult(step, "done", round(seconds, 2), detail))
+    console.ok(f"{step} ({seconds:.1f} s){': ' + detail if detail else ''}")
+    return cfg
+
+
+def _injected(step: str) -> KestrelError:
+    from kestrel_release import errors
+
+    kind = {"preflight": errors.PreflightError, "bump": errors.UsageError, "build": errors.BuildError,
+            "verify": errors.VerifyError}.get(step, errors.PublishError)
+    return kind(f"injected failure ({FAIL_AT_ENV}={step})")
+
+
+def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, targets=(), allow_dirty=False,
+                    resume=False, **_):
+    from kestrel_release.stages import doctor, version
+
+    problems: list[str] = []
+    if prebuilt:
+        cfg, detail = _preflight_prebuilt(cfg, state)
+    else:
+        report = doctor.run(cfg)
+        if console.verbose():
+            doctor.render(report)
+        problems += [f"{c.name}: {c.detail} ({c.fix})" if c.fix else f"{c.name}: {c.detail}"
+                     for c in report.checks if c.status == "fail"]
+        detail = "environment fit for the release"
+    planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True).new if bump else str(cfg.version)
+    problems += release_preflight.check(cfg, targets, ends, version=planned, allow_dirty=allow_dirty,
+                                        prebuilt=prebuilt, resume=resume)
+    release_preflight.raise_for(problems, bool(state.params.get("rehearse")))
+    return cfg, f"{detail}; targets ready for {cfg.name} {planned}"
+
+
+def _preflight_prebuilt(cfg, state):
+    """release --from: the output must match its manifest and be this project's; it fixes the version."""
+    from kestrel_release.stages import assemble
+
+    data = assemble.check_output(cfg, cfg.out_path)
+    state.version = str(data["version"])
+    state.artifacts = release_state.hash_wheels(cfg.out_path)
+    state.save()
+    return dataclasses.replace(cfg, version=state.version), f"{len(state.artifacts)} prebuilt wheels in {cfg.out_path}"
+
+
+def _step_bump(cfg, state, ends, *, bump, **_):
+    from kestrel_release.stages import version
+    from kestrel_release.stages.version import resume as version_resume
+
+    if state.bump is None:  # record the target before any file changes (see ReleaseState.bump)
+        planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True)  # every check, no write
+        state.bump = {"from": planned.old, "to": planned.new}
+        state.save()
+    changed = version_resume.complete(cfg, state.bump["from"], state.bump["to"])
+    state.version = changed.new
+    state.save()
+    return dataclasses.replace(cfg, version=changed.new), f"{changed.old} -> {changed.new}"
+
+
+def _step_build(cfg, state, ends, *, gpu_check, **_):
+    from kestrel_release.stages import build
+
+    built = build.run(cfg, gpu_check=gpu_check)
+    state.artifacts = release_state.hash_wheels(built.out_dir)
+    state.move_to(built.out_dir)
+    return cfg, f"{len(built.wheels)} wheels in {built.out_dir}"
+
+
+def _step_verify(cfg, state, ends, **_):
+    from kestrel_release.stages import verify
+
+    report = verify.run(cfg, [], target="pypi")
+    verify.raise_for(report, show=True)
+    release_state.check_artifacts(state, cfg.out_path)
+    return cfg, f"{len(report.wheels)} wheels clean"
+
+
+def _publish_index(target: str):
+    def step(cfg, state, ends, **_):
+        from kestrel_release.stages import publish
+
+        release_state.check_artifacts(state, cfg.out_path)
+        index = ends.index[target]
+        options = publish.PublishOptions(repository_url=index.repository_url, simple_url=index.simple_url,
+                                         yes=True, credentials=index.credentials)
+        published = publish.run(cfg, [], target, options)
+        return cfg, f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
+    return step
+
+
+def _step_smoke(cfg, state, ends, **_):
+    from kestrel_release.errors import PublishError
+    from kestrel_release.stages import publish
+
+    target = "testpypi" if "testpypi" in state.params["targets"] else "pypi"
+    rows = publish.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
+    failed = [r for r in rows if not r.get("ok")]
+    if failed:
+        raise PublishError(f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
+                           f"{failed[0].get('detail', '')}", f"the wheels on {target} do not install/import")
+    return cfg, f"installed and imported from {target} on Python {', '.join(str(r.get('python')) for r in rows)}"
+
+
+def _step_github(cfg, state, ends, **_):
+    from kestrel_release.stages import publish
+
+    release_state.check_artifacts(state, cfg.out_path)
+    gh = ends.github
+    options = publish.PublishOptions(repo=gh.repo, api_url=gh.api_url, token=gh.token, commit=gh.commit, yes=True)
+    published = publish.run(cfg, [], "github", options)
+    return cfg, getattr(published, "summary", "") or "release updated"
+
+
+_STEP_FUNCS = {
+    "preflight": _step_preflight, "bump": _step_bump, "build": _step_build, "verify": _step_verify,
+    "publish-testpypi": _publish_index("testpypi"), "smoke-test": _step_smoke,
+    "publish-pypi": _publish_index("pypi"), "publish-github": _step_github,
+}
+
+
+def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: list[str]) -> None:
+    from rich.table import Table
+
+    where = "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)" if rehearse else "the real indexes"
+    table = Table(title=f"release plan: {cfg.name} {state.version or cfg.version} -> {where}")
+    table.add_column("#", justify="right")
+    table.add_column("step")
+    table.add_column("status")
+    for i, step in enumerate(steps, 1):
+        table.add_row(str(i), step, "finished earlier" if step in state.done else "to do")
+    console.console.print(table)
+    console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+    if "publish-github" in steps:  # where the GitHub release goes, and why (never a silent default)
+        repo, source = release_preflight.github_repo(cfg)
+        console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
+    if skipped:
+        console.warn(f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
+                     "release needs every configured Python, or narrow it with --python")
+
+
+def _confirm(yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("release needs confirmation but stdin is not a terminal", "pass --yes to proceed")
+    answer = input("Proceed with this release? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise UsageError("release cancelled", "nothing was changed")
+
+
+def render(result: ReleaseResult) -> None:
+    """Final table: every step with its status and timing."""
+    from rich.table import Table
+
+    table = Table(title=f"release {result.version}{' (rehearsal)' if result.rehearse else ''}")
+    for col in ("step", "status", "seconds", "detail"):
+        table.add_column(col)
+    for s in result.steps:
+        table.add_row(s.name, s.status, f"{s.seconds:.1f}", s.detail)
+    console.console.print(table)
+    console.ok(f"release {result.version} complete{' (rehearsed against local stand-ins)' if result.rehearse else ''}")
+    if result.rehearse:
+        skipped = result.skipped_pythons and f"; skipped {', '.join(result.skipped_pythons)} (not on this machine)"
+        console.info(f"rehearsed on Python {', '.join(result.pythons)}{skipped or ''}")
+        console.info("not checked by a rehearsal (only a real release can):")
+        for line in result.not_checked:
+            console.info(f"  - {line}")

@@ -1,0 +1,249 @@
+"""verify: the gate every wheel passes before publish.
+
+Each wheel is read once (inspect.wheel.read_wheel); integrity, leaks, CUDA
+architectures and index acceptance are checked from that single pass, then the
+set is checked as a matrix. Without --target the PyPI rules apply, as errors:
+a release must be PyPI-acceptable. A clean run records the sha256 of each wheel
+in the release manifest, so publish can refuse bytes that changed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import console, manifest
+from kestrel_release.config import Config
+from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.inspect.cuda_binary import CudaInfo
+from kestrel_release.inspect.wheel import WheelError, read_wheel
+from kestrel_release.stages.verify import dedupe as verify_dedupe
+from kestrel_release.stages.verify import pypi as verify_pypi
+from kestrel_release.stages.verify import rules
+from kestrel_release.stages.verify.leaks import (
+    ContentScanner,
+    Finding,
+    check_cuda,
+    check_names,
+)
+
+TARGETS = ("pypi", "testpypi", "github")
+DEFAULT_TARGET = "pypi"
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
+
+__all__ = ["Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
+
+
+@dataclass
+class WheelReport:
+    path: Path
+    filename: str
+    sha256: str
+    size: int
+    name: str | None = None
+    version: str | None = None
+    tags: list[str] = field(default_factory=list)
+    cuda: list[CudaInfo] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    kernels: dict[str, str] = field(default_factory=dict)  # cubin/fatbin member -> RECORD digest
+    native: dict = field(default_factory=dict)  # DT_NEEDED per binary, glibc floor, abi3 (verify_native)
+    binaries: dict = field(default_factory=dict)  # host binary -> (digest, compressed size), for verify_dedupe
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict:
+        return {"path": str(self.path), "filename": self.filename, "sha256": self.sha256, "size": self.size,
+                "name": self.name, "version": self.version, "tags": self.tags,
+                "cuda": [c.to_json() for c in self.cuda], "native": self.native,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+@dataclass
+class VerifyReport:
+    target: str
+    wheels: list[WheelReport]
+    findings: list[Finding] = field(default_factory=list)  # set-level
+    mode: str = "project"  # "standalone": no kernel project, so integrity, PyPI's rules and the CUDA report only
+
+    @property
+    def ok(self) -> bool:
+        return all(w.ok for w in self.wheels) and not any(f.severity == "error" for f in self.findings)
+
+    def errors(self) -> int:
+        return sum(f.severity == "error" for w in self.wheels for f in w.findings) + sum(
+            f.severity == "error" for f in self.findings)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "mode": self.mode, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
+    """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
+    if not paths and manifest.load(cfg.out_path):
+        # The build output may be a shared wheelhouse: the build's own wheels are the ones its manifest names.
+        paths = manifest.wheel_paths(cfg.out_path)
+    paths = [Path(p) for p in paths] or [cfg.out_path]
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.whl"))
+            if not found:
+                raise UsageError(f"no wheels in {path}", "run kestrel-release build, or pass wheel files")
+            for wheel in found:
+                if not wheel.is_file():  # a FIFO or device named *.whl would block the reader forever
+                    raise UsageError(f"{wheel} is not a regular file", "remove it or pass wheel files")
+            out += found
+        elif path.name.endswith(SDIST_SUFFIXES):
+            raise UsageError(f"{path.name} is an sdist; verify checks wheels", "pass .whl files")
+        elif not path.exists():
+            hint = "run kestrel-release build first" if path == cfg.out_path else "check the path"
+            raise UsageError(f"{path} does not exist", hint)
+        elif path.suffix != ".whl":
+            raise UsageError(f"{path.name} is not a wheel (.whl)", "pass .whl files or a directory")
+        elif not path.is_file():  # a FIFO or device named *.whl would block the reader forever
+            raise UsageError(f"{path} is not a regular file", "pass wheel files")
+        else:
+            out.append(path)
+    return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True,
+        project: bool = True, ask_index: bool = False, platforms: tuple[str, ...] = (),
+        partial: bool = False) -> VerifyReport:
+    """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules.
+    project=False (no kernel project; cfg from verify_pypi.standalone_config): no matrix, no
+    config rules, nothing recorded. ask_index: read the target index's upload times for the
+    14-day rule (the CLI does when --target names an index). `platforms` (--platform) checks the
+    matrix of those configured platforms only, `partial` makes configured platforms without wheels
+    warnings (one machine's build before assemble); either way nothing is recorded for publish,
+    which needs the whole matrix."""
+    target = target or DEFAULT_TARGET
+    if target not in TARGETS:
+        raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
+    if not project and not paths:
+        raise UsageError("no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
+                         "directory or above) and no wheels given", "pass wheel files or directories, or --project DIR")
+    required = _required_platforms(cfg, platforms)
+    wheels = resolve_wheels(cfg, paths)
+    workers = min(len(wheels), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
+        reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project), wheels))
+    v = cfg.verify
+    found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version),
+                            cfg.platforms or platforms, required, partial) if project else []
+    found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
+    if ask_index and target in ("pypi", "testpypi"):
+        found += verify_pypi.release_age_set(reports, cfg, target)
+    report = VerifyReport(target, reports, found, "project" if project else "standalone")
+    if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix
+        _record(report)
+    return report
+
+
+def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...] | None:
+    """--platform: configured platforms whose matrix is checked (UsageError, exit 2, for others)."""
+    if not narrow:
+        return None
+    from kestrel_release.stages.build.platforms import parse
+
+    for name in narrow:
+        if cfg.platforms and name not in cfg.platforms:
+            raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(cfg.platforms)})",
+                             "pick a listed one, or add it to `platforms` in [tool.kestrel-release]")
+        if parse(name) is None:
+            raise UsageError(f"--platform {name} is not a wheel platform tag", "e.g. manylinux_2_28_x86_64, win_amd64")
+    return narrow
+
+
+def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:
+    from kestrel_release.stages.verify import native as verify_native
+
+    scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "")  # no project: no build dir
+    native = verify_native.NativeScanner(cfg.build.exclude)
+
+    def visit(member, data) -> None:
+        scanner.visit(member, data)
+        native.visit(member, data)
+
+    try:
+        wheel = read_wheel(path, visit)
+    except WheelError as exc:
+        from kestrel_release.fsutil import sha256_file
+
+        size = path.stat().st_size
+        return WheelReport(path, path.name, sha256_file(path), size,
+                           findings=[Finding("zip-format", "error", "", exc.message)])
+    report = WheelReport(path, wheel.filename, wheel.sha256, wheel.size, cuda=scanner.cuda)
+    report.binaries = verify_dedupe.binaries_of(wheel, scanner.binaries)
+    findings = [Finding(rule, "error", member, message) for rule, member, message in wheel.problems]
+    meta_findings, facts = rules.check_metadata(wheel)
+    report.name, report.version, report.tags = facts["name"], facts["version"], facts["tags"]
+    findings += rules.check_record(wheel) + meta_findings
+    findings += check_names([m.name for m in wheel.members if not m.is_dir], cfg.verify.forbid, cfg.verify.allow)
+    findings += scanner.findings
+    v = cfg.verify
+    for info in scanner.cuda:
+        findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
+    findings += rules.check_binary_platform(facts["tags"], scanner.binaries)
+    findings += rules.check_target(facts, wheel.size, target, v.max_file_size)
+    native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
+    report.native["needed"] = native.needed
+    findings += native.findings + native_findings
+    if target in ("pypi", "testpypi"):
+        findings += verify_pypi.pypi_findings(path)
+    report.findings = findings if project else verify_pypi.standalone_severity(findings)
+    report.kernels = {m.name: m.digest or "" for m in wheel.members if m.name.endswith((".cubin", ".fatbin"))}
+    return report
+
+
+def _record(report: VerifyReport) -> None:
+    by_dir: dict[Path, dict[str, str]] = {}
+    for w in report.wheels:
+        by_dir.setdefault(w.path.parent, {})[w.filename] = w.sha256
+    for out_dir, hashes in by_dir.items():
+        manifest.record_verified(out_dir, report.target, hashes)
+
+
+def render(report: VerifyReport) -> None:
+    """One table per wheel (CUDA members, architectures), the findings, then the verdict."""
+    from kestrel_release.stages.verify.display import render as _render
+
+    _render(report)
+
+
+def raise_for(report: VerifyReport, show: bool = False) -> None:
+    """VerifyError (exit 5) when any error was found.
+
+    `show`: the caller did not render the report (publish, release): list the findings it stops on
+    first (the errors; every finding with -v), so "listed above" is true."""
+    if not report.ok:
+        bad = sum(not w.ok for w in report.wheels)
+        where = _show_findings(report) if show else "listed above"
+        left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
+        hint = ("configured platforms have no wheels: build them on their machines and `kestrel-release assemble` "
+                "the outputs; to check one machine's build alone, `verify --partial`" if left
+                else f"fix them and rebuild; the findings are {where}")
+        raise VerifyError(f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) "
+                          f"for {report.target}", hint)
+    console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")
+
+
+def _show_findings(report: VerifyReport) -> str:
+    """Print the findings publish/release stop on; returns where the user finds them."""
+    if console.json_mode():
+        first = next((f for w in report.wheels for f in w.findings if f.severity == "error"), None)
+        first = first or next((f for f in report.findings if f.severity == "error"), None)
+        detail = f"first: [{first.rule}] {first.member or '-'}: {first.message}; " if first else ""
+        return f"{detail}all of them: kestrel-release verify --json"
+    everything = console.verbose()
+    for scope, findings in [(w.filename, w.findings) for w in report.wheels] + [("the set of wheels", report.findings)]:
+        for f in findings:
+            if everything or f.severity == "error":
+                member = f" {f.member}:" if f.member else ""
+                console.info(f"  {f.severity} [{f.rule}] {scope}:{member} {f.message}")
+    return "listed above" + ("" if everything else " (errors only; -v lists every finding)")

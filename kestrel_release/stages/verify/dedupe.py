@@ -1,0 +1,75 @@
+"""Byte-identical binaries across the per-Python wheels of one platform, and what one wheel would save.
+
+A kernel package's binaries often do not use the CPython ABI at all (kernels
+loaded through torch ops, a C ABI, or the limited API), yet one wheel per Python
+is uploaded for each platform: five copies of the same bytes, against a 10 GiB
+project quota (the upstream's per-Python wheels differ by about 13 bytes). When
+every host binary of a platform's cpXY-cpXY wheels is the same bytes, one
+`py3-none-<plat>` or `cp310-abi3-<plat>` wheel would do; when only some are, those
+could move to one shared wheel. Binaries are compared by the sha256 the wheel
+reader computed while inflating them, whatever their names (an extension module's
+name carries its Python tag even when its bytes do not differ); .dist-info is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kestrel_release.stages.verify.leaks import Finding
+
+_PER_PYTHON = re.compile(r"^cp3\d+$")
+
+
+def binaries_of(wheel, binaries: list) -> dict[str, tuple[str, int]]:
+    """member -> (content digest, compressed size) of the wheel's host binaries (not .dist-info)."""
+    names = {name for name, kind in binaries if kind.format not in ("cubin", "fatbin")}
+    return {m.name: (m.digest, m.compressed_size) for m in wheel.members
+            if m.name in names and m.digest and ".dist-info/" not in m.name}
+
+
+def _platform_of(tags: list[str]) -> str | None:
+    """The platform of a per-Python CPython wheel (cp312-cp312-<plat>); None for abi3/py3/multi-tag wheels."""
+    if len(tags) != 1:
+        return None
+    interp, abi, plat = tags[0].split("-")
+    return plat if _PER_PYTHON.match(interp) and abi.startswith(interp) else None
+
+
+def _human(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB"
+
+
+def check(wheels: list) -> list[Finding]:
+    """A warning per platform whose per-Python wheels share byte-identical binaries, with the saving."""
+    groups: dict[tuple, list] = {}
+    for w in wheels:
+        plat = _platform_of(w.tags)
+        if plat and w.binaries:
+            groups.setdefault((w.name, w.version, plat), []).append(w)
+    release = sum(w.size for w in wheels) or 1
+    out = []
+    for (_name, _version, plat), group in sorted(groups.items(), key=lambda kv: kv[0][2]):
+        if len(group) < 2:
+            continue
+        digests = [{d for d, _ in w.binaries.values()} for w in group]
+        shared = set.intersection(*digests)
+        if not shared:
+            continue
+        first = group[0]
+        shared_members = sorted(m for m, (d, _) in first.binaries.items() if d in shared)
+        every = all(d <= shared for d in digests)
+        if every:
+            saving = sum(w.size for w in group) - max(w.size for w in group)
+            how = f"if they do not use the CPython ABI, one py3-none-{plat} or cp310-abi3-{plat} wheel would do"
+        else:
+            saving = (len(group) - 1) * sum(c for d, c in first.binaries.values() if d in shared)
+            how = ("moving them into one py3 wheel for the platform, which the per-Python wheels depend on, "
+                   "would keep one copy")
+        pythons = ", ".join(sorted((w.tags[0].split("-")[0] for w in group), key=lambda t: int(t[3:])))
+        names = ", ".join(m.rsplit("/", 1)[-1] for m in shared_members[:3]) + (
+            f" and {len(shared_members) - 3} more" if len(shared_members) > 3 else "")
+        count = f"all {len(first.binaries)}" if every else f"{len(shared_members)} of {len(first.binaries)}"
+        out.append(Finding("dedupe", "warning", "", f"the {len(group)} per-Python wheels for {plat} ({pythons}) "
+                           f"hold byte-identical binaries ({count}: {names}); {how}: it would save "
+                           f"{_human(saving)} ({100 * saving / release:.0f}% of the release)"))
+    return out

@@ -1,0 +1,72 @@
+"""Human output of verify: a Rich table per wheel, the findings, the verdict (stderr)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from kestrel_release import console
+
+MODES = {
+    "project": "project mode: the kernel project's rules, integrity and PyPI's rules",
+    "standalone": "standalone mode (no kernel project here): integrity and PyPI's rules, CUDA binaries "
+                  "reported; no project rules (matrix, architectures, forbid lists)",
+}
+
+
+def render(report) -> None:
+    console.info(f"verify: {MODES.get(report.mode, report.mode)}")
+    shown: dict[tuple, str] = {}  # CUDA rows already printed -> the wheel that showed them
+    for wheel in report.wheels:
+        rows = _cuda_rows(wheel)
+        if rows and rows in shown:  # the usual case: every Python's wheel carries the same kernels
+            console.console.print(_title(wheel, f"{len(wheel.cuda)} CUDA binaries, as in {shown[rows]}"))
+        else:
+            shown.setdefault(rows, wheel.filename)
+            console.console.print(_wheel_table(wheel, rows))
+        from kestrel_release.stages.verify.native import summary_lines
+
+        for line in summary_lines(getattr(wheel, "native", {})):
+            console.info(f"  {line}")
+        if wheel.findings:
+            console.console.print(_findings_table(wheel.findings))
+    if report.findings:
+        console.console.print(_findings_table(report.findings, title="the set of wheels"))
+    if report.ok:
+        warnings = sum(f.severity == "warning" for w in report.wheels for f in w.findings + report.findings)
+        note = f" ({warnings} warning(s))" if warnings else ""
+        console.ok(f"{len(report.wheels)} wheel(s) pass verify for {report.target}{note}")
+
+
+def _cuda_rows(wheel) -> tuple:
+    return tuple((info.member, " ".join(info.sass) or "-", " ".join(info.ptx + info.lto_ir) or "-",
+                  "yes" if info.debug else "no") for info in wheel.cuda)
+
+
+def _title(wheel, detail: str = "") -> Text:
+    size = f"{wheel.size / 2**20:.1f} MiB"
+    verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
+    return Text.assemble(wheel.filename, f"  {size}  ", verdict, f"  {detail}" if detail else "")
+
+
+def _wheel_table(wheel, rows: tuple) -> Table:
+    table = Table(title=_title(wheel), title_justify="left")
+    table.add_column("member", overflow="fold")
+    table.add_column("SASS")
+    table.add_column("PTX / LTO-IR")
+    table.add_column("debug")
+    for row in rows:
+        table.add_row(*row)
+    if not wheel.cuda:
+        table.add_row("(no CUDA binaries)", "-", "-", "-")
+    return table
+
+
+def _findings_table(findings, title: str = "findings") -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("severity", "rule", "member", "what to do"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        style = "red" if f.severity == "error" else "yellow"
+        table.add_row(Text(f.severity, style=style), f.rule, f.member or "-", f.message)
+    return table

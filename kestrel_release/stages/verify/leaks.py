@@ -1,0 +1,156 @@
+"""What must never ship: source files, secrets, build paths, PTX and debug info.
+
+Content checks run inside the single read pass (`ContentScanner.visit`), so a
+member's bytes are looked at once, while they are in memory.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from kestrel_release.inspect import archname, binformat, cuda_binary
+from kestrel_release.stages.verify.needles import needled
+
+TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
+SECRET_FILES = re.compile(r"^(\.pypirc|\.netrc|\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519))$")
+_SECRETS = [  # (what, pattern + the literals every match holds); the matched value is never printed
+    ("a PyPI token", needled(rb"pypi-AgE[A-Za-z0-9_-]{40,}", b"pypi-AgE")),
+    ("a GitHub token", needled(rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+                               b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
+    ("a private key", needled(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", b"-----BEGIN ")),
+    ("an AWS access key", needled(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"AKIA", b"ASIA")),
+]
+_HOME = needled(rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",
+                b"/home/", b"/Users/", b"/root/", (b":\\Users", 1), (b":\\\\Users", 1))
+SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/", "/etc/")
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str  # "error" or "warning"
+    member: str
+    message: str
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity, "member": self.member, "message": self.message}
+
+
+def glob_match(name: str, pattern: str) -> bool:
+    """Match a member path at any depth: '*.cu', '**/kernel.py', 'csrc/**'; '/tests/**' only at the root.
+
+    Why every suffix: a kernel package's source dirs land under the package
+    (kestrel_kernels/csrc/...) as easily as at the top of the wheel.
+    """
+    if pattern.startswith("/"):  # anchored: the wheel's top level only
+        return fnmatch.fnmatchcase(name, pattern[1:])
+    pattern = pattern[3:] if pattern.startswith("**/") else pattern
+    parts = name.split("/")
+    for i in range(len(parts)):
+        if i and parts[i - 1].endswith(".data"):
+            continue  # <name>.data/scripts/ is the wheel's own layout, not a source dir
+        if fnmatch.fnmatchcase("/".join(parts[i:]), pattern):
+            return True
+    return False
+
+
+def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...]) -> list[Finding]:
+    """source-leak for forbidden globs and, with an allow-list, anything outside it; secret files."""
+    out = []
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        hit = next((p for p in forbid if glob_match(name, p)), None)
+        if hit:
+            out.append(Finding("source-leak", "error", name,
+                               f"matches the forbidden pattern '{hit}': exclude it from the wheel"))
+        elif allow and ".dist-info/" not in name and not any(glob_match(name, p) for p in allow):
+            out.append(Finding("source-leak", "error", name,
+                               "not in verify.allow: exclude it from the wheel or add it to the allow-list"))
+        if SECRET_FILES.match(base):
+            out.append(Finding("secret", "error", name,
+                               f"a credentials file ('{base}') is in the wheel: remove it and rotate what it holds"))
+    return out
+
+
+@dataclass
+class ContentScanner:
+    """Per-member content checks, called from the wheel reader's single pass."""
+
+    project_dir: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    cuda: list[cuda_binary.CudaInfo] = field(default_factory=list)
+    binaries: list[tuple[str, binformat.BinaryKind]] = field(default_factory=list)  # for the platform rule
+
+    def visit(self, member, data) -> None:
+        name = member.name
+        kind = binformat.identify(data) if binformat.loaded_on_the_platform(name) else None
+        if kind is not None:
+            self.binaries.append((name, kind))
+        if cuda_binary.is_cuda_candidate(name):
+            self._cuda(name, data)
+        if len(data) > TEXT_LIMIT:
+            return
+        blob = bytes(data)
+        self._secrets(name, blob)
+        if b"\0" not in blob[:8192]:
+            self._build_paths(name, blob)
+
+    def _cuda(self, name: str, data) -> None:
+        try:
+            info = cuda_binary.inspect_bytes(data, name)
+        except cuda_binary.CudaFormatError as exc:
+            self.findings.append(Finding("cuda-format", "error", name,
+                                         f"{exc.message}: a binary that cannot be read cannot be checked"))
+            return
+        if info.has_cuda or name.endswith((".cubin", ".fatbin")) or archname.named_archs(name):
+            self.cuda.append(info)
+
+    def _secrets(self, name: str, blob: bytes) -> None:
+        for what, pattern in _SECRETS:
+            match = pattern.first(blob)
+            if match:
+                line = blob.count(b"\n", 0, match.start()) + 1
+                self.findings.append(Finding("secret", "error", name,
+                                             f"{what} at line {line}: remove it and revoke it now"))
+
+    def _build_paths(self, name: str, blob: bytes) -> None:
+        match = _HOME.first(blob)
+        needle = self.project_dir.encode() if self.project_dir else b""
+        where = match.group().decode("utf-8", "replace") if match else None
+        if where is None and needle and needle in blob:
+            where = self.project_dir
+        if where:
+            self.findings.append(Finding("build-path", "error", name,
+                                         f"absolute build path '{where[:80]}' in a text file: make it relative"))
+
+
+def check_cuda(info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx: bool,
+               allow_debug: bool) -> list[Finding]:
+    """missing-arch, ptx, debug-info and build-path findings for one CUDA-bearing member."""
+    out, name = [], info.member
+    have = ", ".join(info.sass) or "no SASS"
+    for arch in required:
+        if arch not in info.sass and not (arch.endswith("f") and name.endswith(".cubin") and arch[:-1] in info.sass):
+            num = arch.removeprefix("sm_")
+            out.append(Finding("missing-arch", "error", name,
+                               f"lacks {arch} (has {have}): build with -gencode arch=compute_{num},code={arch}"))
+    if (info.ptx or info.lto_ir) and not allow_ptx:
+        what = ", ".join(info.ptx + info.lto_ir)
+        out.append(Finding("ptx", "error", name, f"ships PTX/LTO-IR ({what}), i.e. kernel source: "
+                           "build SASS only (code=sm_XX) or set verify.allow_ptx"))
+    if info.debug and not allow_debug:
+        extra = " including the full PTX text (.nv_debug_ptx_txt)" if info.debug_ptx_text else ""
+        out.append(Finding("debug-info", "error", name, f"carries device debug info{extra}: "
+                           "build without -G/-lineinfo or set verify.allow_debug"))
+    for arch in archname.named_archs(name):
+        if not archname.holds(arch, info.sass):
+            out.append(Finding("arch-name", "error", name, f"is named for {arch} but holds {have}: a loader that "
+                               f"picks it by name runs the wrong code; rebuild it for {arch} or rename it"))
+    for path in info.source_paths:
+        if path.startswith("/") and not path.startswith(SYSTEM_PREFIXES):
+            out.append(Finding("build-path", "error", name,
+                               f"embeds the build path '{path[:80]}': build without -G/-lineinfo"))
+            break
+    return out

@@ -1,0 +1,112 @@
+"""Which configured Pythons a set of wheels covers, per platform (abi3 and py3 aware).
+
+`cp312-cp312` covers 3.12 only; `cp310-abi3` covers every CPython >= 3.10; `py3-none`
+covers every Python 3 and `py310-none` every Python >= 3.10 (packaging's compatible
+tags). A configured Python below an abi3 wheel's floor stays uncovered, and says why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kestrel_release.stages.verify.leaks import Finding
+
+
+def _minor(py: str) -> int:
+    return int(py.split(".")[1])
+
+
+def covered_by(tag: str, pythons: tuple[str, ...]) -> tuple[set[str], int | None]:
+    """(configured Pythons this tag installs on, the minor floor when it is an open-ended tag)."""
+    interp, abi, _plat = tag.split("-")
+    m = re.fullmatch(r"(cp|py)3(\d*)", interp)
+    if not m:
+        return set(), None
+    if m.group(2) == "":  # py3-none: any Python 3
+        return set(pythons), 0
+    minor = int(m.group(2))
+    if abi == "abi3" or (m.group(1) == "py" and abi == "none"):
+        return {py for py in pythons if _minor(py) >= minor}, minor
+    return {f"3.{minor}"}, None
+
+
+def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (),
+          required: tuple[str, ...] | None = None, partial: bool = False) -> list[Finding]:
+    """Every configured Python covered by exactly one wheel on every platform of the set.
+
+    With `platforms` (the configured ones), wheels are grouped by the configured platform their
+    tag serves (build_platforms.covers) and each of `required` (default: all of them) must be
+    covered: a platform without wheels is one `matrix` finding per Python, an error unless
+    `partial` (one machine's build before `assemble`).
+    """
+    required = platforms if required is None else required
+    by_plat: dict[str, dict[str, list[str]]] = {}
+    floors: dict[str, list[str]] = {}  # platform -> open-ended tags seen ("cp310-abi3")
+    unlisted: set[str] = set()
+    for w in wheels:
+        for tag in w.tags:
+            plat = tag.rsplit("-", 1)[-1]
+            keys = _keys(plat, platforms, required) if platforms else [plat]
+            if platforms and not _keys(plat, platforms, platforms):
+                unlisted.add(plat)
+            served, floor = covered_by(tag, pythons)
+            for key in keys:
+                if floor is not None:
+                    floors.setdefault(key, []).append("-".join(tag.split("-")[:2]))
+                for py in served:
+                    files = by_plat.setdefault(key, {}).setdefault(py, [])
+                    if w.filename not in files:
+                        files.append(w.filename)
+    out: list[Finding] = _missing_platforms(by_plat, pythons, required, partial) if platforms else []
+    out += [Finding("matrix", "warning", "", f"wheels for {plat}, which `platforms` does not list")
+            for plat in sorted(unlisted)]
+    many = len(by_plat) > 1 or bool(platforms)
+    for plat, covered in sorted(by_plat.items()):
+        where = f" on {plat}" if many else ""
+        for py in pythons:
+            if py not in covered:
+                why = f" ({', '.join(sorted(set(floors[plat])))} starts above it)" if plat in floors else ""
+                on = f" on a {plat} machine" if platforms else ""
+                out.append(Finding("matrix", "error", "", f"no wheel for Python {py}{where}{why}: build it{on} "
+                                   f"(kestrel-release build --python {py})"))
+            elif len(covered[py]) > 1:
+                out.append(Finding("matrix", "error", "", f"{len(covered[py])} wheels for Python {py}{where}: "
+                                   f"keep one ({', '.join(covered[py])})"))
+        for py in sorted(set(covered) - set(pythons), key=_minor):
+            out.append(Finding("matrix", "warning", "",
+                               f"a wheel for Python {py}, which the configuration does not list"))
+    if not by_plat and not platforms:
+        out += [Finding("matrix", "error", "", f"no wheel for Python {py}: build it "
+                        f"(kestrel-release build --python {py})") for py in pythons]
+    return out
+
+
+def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> list[str]:
+    """The configured platforms a wheel tag counts for: its own when it is one of them (two glibc
+    flavours of x86_64 are two platforms, each with its wheels), else every one it serves."""
+    from kestrel_release.stages.build.platforms import covers
+
+    if plat in platforms:
+        return [plat] if plat in required else []
+    if plat == "any":  # a pure wheel installs everywhere
+        return list(required)
+    return [c for c in required if covers(plat, c)]
+
+
+def _missing_platforms(by_plat: dict, pythons: tuple[str, ...], required: tuple[str, ...],
+                       partial: bool) -> list[Finding]:
+    """A configured platform without any wheel: each of its Pythons, named. Expected in one
+    machine's build before `assemble` (a warning with `partial`), never in a release."""
+    out = []
+    for plat in required:
+        if plat in by_plat:
+            continue
+        for py in pythons:
+            if partial:
+                out.append(Finding("matrix", "warning", "", f"no wheel for Python {py} on {plat}: left for another "
+                                   "machine (expected before `kestrel-release assemble`)"))
+            else:
+                out.append(Finding("matrix", "error", "", f"no wheel for Python {py} on {plat}: build it on a {plat} "
+                                   "machine (or let `ci init`'s workflow do it) and `kestrel-release assemble` the "
+                                   "outputs; to check one machine's build alone, `verify --partial` or --platform"))
+    return out

@@ -1,0 +1,115 @@
+"""Native-code checks: DT_NEEDED of every binary, grafted torch/CUDA runtimes, abi3, the glibc floor.
+
+A torch CUDA extension needs libtorch/libc10/libcudart at run time, from the user's torch
+install: a copy grafted into the wheel (auditwheel without the right excludes) shadows the
+user's and breaks on the next torch or driver, so it is an error. The glibc floor (the
+manylinux tag) decides who can install the wheel; verify says which distributions.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release.inspect import elf
+from kestrel_release.inspect.errors import CudaFormatError
+from kestrel_release.stages.verify.leaks import Finding
+
+# glibc of common distributions (real-packages.md section 4), oldest first.
+DISTROS = (("RHEL/Rocky 8", (2, 28)), ("Ubuntu 20.04", (2, 31)), ("Debian 11", (2, 31)),
+           ("RHEL 9", (2, 34)), ("Amazon Linux 2023", (2, 34)), ("Ubuntu 22.04", (2, 35)),
+           ("Debian 12", (2, 36)), ("Ubuntu 24.04", (2, 39)))
+_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+_GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so)")  # auditwheel renames grafted libs: libfoo-1a2b3c4d.so.1
+
+
+def glibc_floor(tags: list[str]) -> tuple[int, int] | None:
+    """The lowest glibc any of the wheel's manylinux tags asks for (None: not a manylinux wheel)."""
+    floors = []
+    for tag in tags:
+        for plat in tag.rsplit("-", 1)[-1].split("."):
+            m = re.match(r"manylinux_(\d+)_(\d+)_", plat)
+            if m:
+                floors.append((int(m.group(1)), int(m.group(2))))
+            for legacy, floor in _LEGACY.items():
+                if plat.startswith(legacy + "_"):
+                    floors.append(floor)
+    return min(floors) if floors else None
+
+
+def installs_on(floor: tuple[int, int]) -> tuple[list[str], list[str]]:
+    """(distributions that can install a wheel with this floor, those that cannot)."""
+    yes = [name for name, glibc in DISTROS if glibc >= floor]
+    return yes, [name for name, glibc in DISTROS if glibc < floor]
+
+
+def floor_text(floor: tuple[int, int]) -> str:
+    yes, no = installs_on(floor)
+    text = f"glibc >= {floor[0]}.{floor[1]}: installs on {', '.join(yes) or 'none of the common distributions'}"
+    return text + (f"; not on {', '.join(no)}" if no else "")
+
+
+def is_excluded(member: str, exclude: tuple[str, ...]) -> bool:
+    base = _GRAFT_HASH.sub("", member.rsplit("/", 1)[-1])
+    return any(fnmatch.fnmatchcase(base, p) for p in exclude)
+
+
+@dataclass
+class NativeScanner:
+    """Visits every wheel member in the single read pass (like ContentScanner)."""
+
+    exclude: tuple[str, ...]
+    needed: dict[str, list[str]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    def visit(self, member, data) -> None:
+        if len(data) < 64 or not elf.is_elf(data):
+            return
+        try:
+            parsed = elf.parse(data, member.name)
+        except CudaFormatError:
+            return  # 32-bit or big-endian: not a binary this checks
+        if parsed.machine == elf.EM_CUDA:
+            return
+        self.needed[member.name] = elf.needed(parsed)
+        if is_excluded(member.name, self.exclude):
+            self.findings.append(Finding(
+                "grafted-runtime", "error", member.name,
+                "a torch/CUDA runtime library is bundled in the wheel; it must come from the user's torch or "
+                "CUDA install: keep it in build.exclude (auditwheel --exclude) and rebuild"))
+
+
+def check_wheel(path: Path, tags: list[str], min_glibc: str, audit_abi3: bool = True) -> tuple[list[Finding], dict]:
+    """Wheel-level native checks: the abi3 audit and the configured glibc floor. Returns (findings, facts)."""
+    facts: dict = {"glibc_floor": None, "installs_on": [], "abi3": any("-abi3-" in t for t in tags)}
+    out: list[Finding] = []
+    floor = glibc_floor(tags)
+    if floor is not None:
+        facts["glibc_floor"] = f"{floor[0]}.{floor[1]}"
+        facts["installs_on"] = installs_on(floor)[0]
+        if min_glibc and floor > tuple(int(p) for p in min_glibc.split(".")):
+            out.append(Finding("glibc-floor", "error", "",
+                               f"the wheel needs glibc {floor[0]}.{floor[1]}, above build.min_glibc {min_glibc} "
+                               f"({floor_text(floor)}): rebuild in a manylinux image (e.g. PyTorch's "
+                               "manylinux_2_28 builders) or with an older toolchain"))
+    if facts["abi3"] and audit_abi3:
+        from kestrel_release.adapters import abi3audit
+
+        problems, skipped = abi3audit.audit(path)
+        out += [Finding("abi3", "error", "", f"{p}: build with Py_LIMITED_API and only limited-API calls, "
+                        "or drop the abi3 tag") for p in problems]
+        if skipped:
+            out.append(Finding("abi3", "warning", "", skipped))
+    return out, facts
+
+
+def summary_lines(native: dict) -> list[str]:
+    """Human lines for one wheel: each binary's DT_NEEDED, then the glibc floor and who can install it."""
+    lines = [f"{member} needs: {', '.join(libs) or '(nothing)'}" for member, libs in native.get("needed", {}).items()]
+    floor = native.get("glibc_floor")
+    if floor:
+        major, minor = (int(p) for p in floor.split("."))
+        lines.append(floor_text((major, minor)))
+    return lines

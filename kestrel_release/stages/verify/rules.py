@@ -1,0 +1,229 @@
+"""Integrity, metadata, index acceptance and matrix rules (pypi-rules.md).
+
+Pure functions over what the single read pass collected: each returns a list
+of Findings and never raises on bad input.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from email.parser import BytesHeaderParser
+
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from kestrel_release.inspect.wheel import WheelFile
+from kestrel_release.stages.verify.leaks import Finding
+
+GITHUB_ASSET_LIMIT = 2 * 1024 ** 3
+_ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
+_PYPI_PLATFORM = re.compile(
+    rf"^(any|linux_armv6l|linux_armv7l|manylinux(1|2010|2014)_({_ARCHES})|(many|musl)linux_\d+_\d+_({_ARCHES})"
+    r"|win32|win_amd64|win_arm64|macosx_\d+_\d+_\w+)$")
+UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)
+
+
+def error(rule: str, member: str, message: str) -> Finding:
+    return Finding(rule, "error", member, message)
+
+
+def check_record(wheel: WheelFile) -> list[Finding]:
+    """Every member is in RECORD with a matching hash and size; RECORD lists nothing missing."""
+    record_name = next((n for n in wheel.dist_info if n.endswith("/RECORD")), None)
+    if record_name is None:
+        return [error("metadata", "", "no .dist-info/RECORD: rebuild the wheel")]
+    try:
+        rows = list(csv.reader(io.StringIO(wheel.dist_info[record_name].decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error):
+        return [error("record-mismatch", record_name, "RECORD is not valid UTF-8 CSV: rebuild the wheel")]
+    members = {m.name: m for m in wheel.members if not m.is_dir}
+    listed: set[str] = set()
+    out = []
+    for row in rows:
+        if not row or not row[0]:
+            continue
+        path, digest, size = (row + ["", ""])[:3]
+        listed.add(path)
+        member = members.get(path)
+        if member is None:
+            out.append(error("record-mismatch", path, "listed in RECORD but missing from the wheel: rebuild it"))
+        elif path != record_name and not path.endswith(UNSIGNED) and member.digest is not None:
+            if digest != member.digest or (size and member.actual_size is not None and size != str(member.actual_size)):
+                out.append(error("record-mismatch", path, "hash or size differs from RECORD (modified after build): rebuild"))
+    for name in sorted(set(members) - listed):
+        out.append(error("record-mismatch", name, "not listed in RECORD (added after build): rebuild the wheel"))
+    return out
+
+
+def check_metadata(wheel: WheelFile) -> tuple[list[Finding], dict]:
+    """METADATA/WHEEL parse, and filename, METADATA and WHEEL agree. Returns (findings, facts)."""
+    facts: dict = {"name": None, "version": None, "tags": []}
+    out: list[Finding] = []
+    try:
+        fname, fversion, _build, ftags = parse_wheel_filename(wheel.filename)
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        return [error("metadata", "", f"bad wheel filename ({exc}): rebuild the wheel")], facts
+    facts.update(name=str(fname), version=str(fversion), tags=sorted(str(t) for t in ftags))
+    dirs = {n.split("/", 1)[0] for n in wheel.dist_info}
+    if len(dirs) != 1:
+        out.append(error("metadata", "", f"expected one .dist-info directory, found {len(dirs)}: rebuild the wheel"))
+        return out, facts
+    dist_info = dirs.pop()
+    out += _check_metadata_file(wheel, f"{dist_info}/METADATA", fname, fversion)
+    out += _check_wheel_file(wheel, f"{dist_info}/WHEEL", ftags)
+    return out, facts  # an unnormalized filename prefix is PyPI's pypi-filename rule (verify_pypi)
+
+
+def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
+    from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata
+
+    from kestrel_release.inspect.pypi_rules import parse_metadata
+
+    data = wheel.dist_info.get(path)
+    if data is None:
+        return [error("metadata", path, "missing: rebuild the wheel")]
+    # PyPI's Metadata-Version limit is the pypi-metadata rule; here only what installers need.
+    raw = parse_metadata(data)
+    try:
+        meta = Metadata.from_raw(raw, validate=True)  # type: ignore[arg-type]
+    except InvalidMetadata as exc:
+        return [error("metadata", path, f"invalid: {exc}")]
+    except ExceptionGroup as exc:  # packaging collects every InvalidMetadata
+        problems = "; ".join(str(e) for e in exc.exceptions)
+        return [error("metadata", path, f"invalid: {problems}")]
+    out = []
+    if canonicalize_name(meta.name) != fname:
+        out.append(error("metadata", path, f"Name '{meta.name}' does not match the filename's '{fname}'"))
+    if meta.version != fversion:
+        out.append(error("metadata", path, f"Version '{meta.version}' does not match the filename's '{fversion}'"))
+    return out
+
+
+def _check_wheel_file(wheel: WheelFile, path: str, ftags) -> list[Finding]:
+    data = wheel.dist_info.get(path)
+    if data is None:
+        return [error("metadata", path, "missing: rebuild the wheel")]
+    headers = BytesHeaderParser().parsebytes(data)
+    if not headers.get("Wheel-Version"):
+        return [error("metadata", path, "no Wheel-Version: rebuild the wheel")]
+    tags = set(headers.get_all("Tag") or [])
+    if tags != {str(t) for t in ftags}:
+        return [error("metadata", path, f"Tag lines {sorted(tags)} do not match the filename's tags: rebuild")]
+    return []
+
+
+def check_target(facts: dict, size: int, target: str, max_file_size: int) -> list[Finding]:
+    """Index acceptance (pypi/testpypi) or GitHub's asset limit, for one wheel."""
+    if target == "github":
+        if size > GITHUB_ASSET_LIMIT:
+            return [error("asset-size", "", f"{size} bytes is over GitHub's 2 GiB per asset")]
+        return []
+    out = []
+    for tag in facts["tags"]:
+        platform = tag.rsplit("-", 1)[-1]
+        for plat in platform.split("."):
+            if not _PYPI_PLATFORM.match(plat):
+                out.append(error("platform-tag", "", f"{target} refuses the platform tag '{plat}': "
+                                 "repair the wheel to manylinux (auditwheel)"))
+    version = facts["version"]
+    if version and Version(version).local:
+        out.append(error("local-version", "", f"{target} refuses the local version '{version}': "
+                         "use a .devN version for nightlies"))
+    if size > max_file_size:
+        out.append(error("file-size", "", f"{size / 2**20:.1f} MiB is over the {max_file_size / 2**20:.0f} MiB "
+                         f"per-file limit of {target}: shrink the wheel or raise verify.max_file_size "
+                         "after PyPI grants it"))
+    return out
+
+
+def check_binary_platform(tags: list[str], binaries: list) -> list[Finding]:
+    """Each host binary (name, binformat.BinaryKind) must be what every platform tag of the wheel
+    calls for: an x86_64 .so in an aarch64 wheel or a DLL in a Linux wheel fails at import."""
+    from kestrel_release.inspect import binformat
+
+    wanted = {}
+    for tag in tags:
+        expected = binformat.expected_binary(tag.rsplit("-", 1)[-1])
+        if expected is not None:
+            wanted[tag.rsplit("-", 1)[-1]] = expected
+    out = []
+    for name, kind in binaries:
+        if kind.format in ("cubin", "fatbin"):
+            continue  # device code: no host platform
+        bad = next((p for p, e in sorted(wanted.items()) if not binformat.matches(kind, e)), None)
+        if bad:
+            out.append(error("binary-platform", name, f"is {binformat.describe(kind)}, but the wheel's platform "
+                             f"'{bad}' needs {wanted[bad].describe()}: build it on (or for) that platform"))
+    return out
+
+
+def python_of(tags: list[str]) -> set[str]:
+    """'3.12' for a cp312 tag; abi3 tags count for their version only (checked by the caller)."""
+    out = set()
+    for text in tags:
+        interp = Tag(*text.split("-")).interpreter
+        m = re.fullmatch(r"(?:cp|py)3(\d+)", interp)
+        if m:
+            out.add(f"3.{m.group(1)}")
+    return out
+
+
+def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
+              project: tuple[str, str | None] = ("", None), platforms: tuple[str, ...] = (),
+              required: tuple[str, ...] | None = None, partial: bool = False) -> list[Finding]:
+    """The matrix: one wheel per configured Python (on each configured platform: verify_matrix),
+    one name and version, identical kernels, and all of it this project's (`project` = (name,
+    version); version None = dynamic)."""
+    out: list[Finding] = _project_identity(wheels, *project)
+    versions = sorted({w.version for w in wheels if w.version})
+    if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
+        out.append(error("matrix", "", f"the wheels disagree on name or version ({', '.join(versions)}): "
+                         "verify one release at a time"))
+    from kestrel_release.stages.verify import matrix as verify_matrix
+
+    out += verify_matrix.check(wheels, pythons, platforms, required, partial)  # abi3/py3 cover Pythons above their floor
+    out += _same_kernels(wheels)
+    total = sum(w.size for w in wheels)
+    if target in ("pypi", "testpypi") and total > budget:
+        out.append(error("file-size", "", f"{total / 2**30:.2f} GiB in total is over the project budget of "
+                         f"{budget / 2**30:.0f} GiB on {target}"))
+    return out
+
+
+def _project_identity(wheels: list, name: str, version: str | None) -> list[Finding]:
+    """A wheel of another package or another version must never ride along into a publish."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    out = []
+    for w in wheels:
+        if name and w.name and canonicalize_name(w.name) != canonicalize_name(name):
+            out.append(error("matrix", w.filename, f"this wheel is package '{w.name}', not this project's "
+                             f"'{name}': remove it from the release"))
+            continue
+        try:
+            # Compare public versions: a local '+cu124' is the local-version rule's finding.
+            other = version is not None and w.version and Version(w.version).public != Version(version).public
+        except InvalidVersion:
+            continue  # the metadata rule already reports an invalid version
+        if other:
+            out.append(error("matrix", w.filename, f"this wheel is version {w.version}, the project is {version}: "
+                             "rebuild (kestrel-release build) or remove it"))
+    return out
+
+
+def _same_kernels(wheels: list) -> list[Finding]:
+    """Every wheel must carry the same cubins/fatbins, byte for byte."""
+    if len(wheels) < 2:
+        return []
+    first = wheels[0]
+    out = []
+    for other in wheels[1:]:
+        for member in sorted(set(first.kernels) | set(other.kernels)):
+            if first.kernels.get(member) != other.kernels.get(member):
+                out.append(error("matrix", member, f"differs between {first.filename} and {other.filename}: "
+                                 "build every wheel from one precompile"))
+    return out

@@ -1,0 +1,107 @@
+"""Where a project's version comes from when it is not a static [project].version.
+
+A version from VCS (setuptools-scm, hatch-vcs, versioneer, scikit-build-core's scm
+provider) is the git tag: there is no file to rewrite, so `version bump` and
+`release --bump` refuse and print the tag command instead. Everything here reads
+pyproject.toml / setup.cfg / setup.py text only; nothing is executed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kestrel_release.errors import KestrelError, UsageError
+
+from kestrel_release._compat import tomllib
+
+_SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
+                      r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.IGNORECASE)
+
+
+def _pyproject(project: Path) -> dict:
+    try:
+        return tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def vcs_tool(project: Path) -> str | None:
+    """The tool that derives the version from git tags, or None when the version lives in files."""
+    data = _pyproject(project)
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    if "setuptools_scm" in tool or "setuptools-scm" in tool:
+        return "setuptools-scm"
+    hatch_version = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if isinstance(hatch_version, dict) and hatch_version.get("source") == "vcs":
+        return "hatch-vcs"
+    skb = tool.get("scikit-build", {})
+    provider = skb.get("metadata", {}).get("version", {}).get("provider", "") if isinstance(skb, dict) else ""
+    if "setuptools_scm" in str(provider):
+        return "setuptools-scm"
+    if "versioneer" in tool or (project / "versioneer.py").is_file():
+        return "versioneer"
+    requires = data.get("build-system", {}).get("requires", []) if isinstance(data.get("build-system"), dict) else []
+    for req in requires if isinstance(requires, list) else []:
+        match = _SCM_REQ.match(str(req))
+        if match and not match.group(1).lower().startswith(("pdm", "poetry")):
+            return match.group(1).lower().replace("_", "-")
+    setup_py = project / "setup.py"
+    if setup_py.is_file() and re.search(r"use_scm_version\s*=", setup_py.read_text("utf-8", "replace")):
+        return "setuptools-scm"
+    return None
+
+
+def last_tag_version(project: Path) -> str | None:
+    """The version of the newest tag reachable from HEAD (v1.2.3 -> 1.2.3), as the VCS tools read it."""
+    from packaging.version import InvalidVersion, Version
+
+    from kestrel_release import proc
+
+    try:
+        found = proc.run(["git", "describe", "--tags", "--abbrev=0"], cwd=project, check=False)
+    except KestrelError:  # git missing: ask the backend instead
+        return None
+    text = found.output.strip().splitlines()[-1] if found.returncode == 0 and found.output.strip() else ""
+    try:
+        return str(Version(text.removeprefix("v"))) if text else None
+    except InvalidVersion:
+        return None
+
+
+def tag_command(name: str, version: str) -> str:
+    return f'git tag -a v{version} -m "{name} {version}" && git push origin v{version}'
+
+
+def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None = None) -> UsageError:
+    """exit 2: a VCS version is bumped by tagging; the message carries the exact command."""
+    from packaging.version import Version
+
+    from kestrel_release.stages.version import next_version
+
+    base = Version(current).public  # setuptools-scm's 0.1.1.dev3+gabc1234 -> 0.1.1.dev3
+    new = new or next_version(base, kind)
+    return UsageError(f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
+                      f"tag instead: {tag_command(name, new)}",
+                      "the next build picks the version up from the tag")
+
+
+def is_static(cfg) -> bool:
+    """True when [project].version holds the version (else: setup.py, __init__.py or git tags)."""
+    return cfg.version is not None and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
+
+
+def backend_version(cfg) -> str:
+    if cfg.version is not None:
+        return cfg.version
+    from kestrel_release import project_meta
+
+    return project_meta.for_config(cfg).version
+
+
+def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
+    """Refuse (exit 2) before anything runs when the version comes from git tags."""
+    tool = None if is_static(cfg) else vcs_tool(cfg.project_dir)
+    if tool:
+        current = last_tag_version(cfg.project_dir) or backend_version(cfg)
+        raise refuse_bump(cfg.name, tool, current, kind, new)
