@@ -10,7 +10,7 @@ import pytest
 from kestrel_release import config, config_parse
 from kestrel_release.stages import init
 from kestrel_release.stages.init import detect as init_detect
-from kestrel_release.stages import version as version_stage
+from kestrel_release.stages.version import files as version_files
 from kestrel_release.stages.verify.leaks import check_names
 
 from kestrel_release._compat import tomllib
@@ -30,7 +30,7 @@ def detect(root: Path) -> init_detect.Detected:
     d = init_detect.detect(root, data)
     if d.version_file:  # every pattern init writes must find exactly the detected version
         path, pattern = d.version_file
-        assert version_stage._regex(pattern).findall((root / path).read_text()) == [d.version]
+        assert version_files._regex(pattern).findall((root / path).read_text()) == [d.version]
     return d
 
 
@@ -325,7 +325,7 @@ def test_version_files_named_by_the_backend(tmp_path, files, expected):
     d = detect(make(tmp_path, files))
     assert (d.version_file, d.version) == expected and d.version_source == expected[0][0]
     # `version bump` finds exactly this version through the pattern
-    assert version_stage._regex(expected[0][1]).findall((tmp_path / expected[0][0]).read_text()) == [expected[1]]
+    assert version_files._regex(expected[0][1]).findall((tmp_path / expected[0][0]).read_text()) == [expected[1]]
 
 
 @pytest.mark.parametrize(("requires", "isolation"), [('["setuptools"]', False), ('["setuptools", "torch>=2.6"]', None)])

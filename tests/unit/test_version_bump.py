@@ -8,7 +8,7 @@ import pytest
 from packaging.version import Version
 
 from kestrel_release.errors import UsageError
-from kestrel_release.stages.version import KINDS, next_version, parse
+from kestrel_release.stages.version.pep440 import KINDS, next_version, parse
 
 NOW = datetime(2026, 11, 22, 15, 30, 59, tzinfo=timezone.utc)
 

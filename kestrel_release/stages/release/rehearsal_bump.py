@@ -55,7 +55,7 @@ def heal(cfg):
     import dataclasses
 
     from kestrel_release.errors import KestrelError
-    from kestrel_release.stages import version
+    from kestrel_release.stages.version import files as version_files
     from kestrel_release.stages.release import state as release_state
     from kestrel_release.stages.version import resume as version_resume
 
@@ -65,7 +65,7 @@ def heal(cfg):
             return cfg
         old, new = previous.bump["from"], previous.bump["to"]
         current = version_resume._pyproject_version(cfg) or cfg.version
-        values = {loc.value for loc in version._locations(dataclasses.replace(cfg, version=current))}
+        values = {loc.value for loc in version_files._locations(dataclasses.replace(cfg, version=current))}
         if values != {old, new}:
             return cfg
         version_resume.complete(cfg, new, old)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from kestrel_release import fsutil
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import version
+from kestrel_release.stages.version import files as version_files
 
 
 def complete(cfg, old: str, new: str) -> version.VersionResult:
@@ -23,15 +24,15 @@ def complete(cfg, old: str, new: str) -> version.VersionResult:
     Nothing to write when all hold `new` already. A third value is a person's edit, not ours.
     """
     current = _pyproject_version(cfg) or cfg.version
-    locations = version._locations(dataclasses.replace(cfg, version=current))
+    locations = version_files._locations(dataclasses.replace(cfg, version=current))
     strange = [f"{loc.rel} has {loc.value}" for loc in locations if loc.value not in (old, new)]
     if strange:
         raise UsageError(f"cannot finish the bump {old} -> {new}: {', '.join(strange)}",
                          f"set every version file to {new} by hand, then run release --resume")
-    changes = [(loc, version._rewrite(loc, new)) for loc in locations if loc.value == old]
+    changes = [(loc, version_files._rewrite(loc, new)) for loc in locations if loc.value == old]
     with fsutil.project_lock(cfg.project_dir, "version"):
         collect_leftovers(locations)
-        version._write_all(changes, old)
+        version_files._write_all(changes, old)
     return version.VersionResult("bump", cfg.name, old, new, [loc.rel for loc, _ in changes])
 
 
@@ -47,7 +48,7 @@ def _pyproject_version(cfg) -> str | None:
     from kestrel_release._compat import tomllib
 
     try:
-        with open(cfg.project_dir / version.PYPROJECT, "rb") as fh:
+        with open(cfg.project_dir / version_files.PYPROJECT, "rb") as fh:
             return str(tomllib.load(fh)["project"]["version"])
     except (OSError, KeyError, TypeError, ValueError):
         return None

@@ -77,7 +77,7 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
     """exit 2: a VCS version is bumped by tagging; the message carries the exact command."""
     from packaging.version import Version
 
-    from kestrel_release.stages.version import next_version
+    from kestrel_release.stages.version.pep440 import next_version
 
     base = Version(current).public  # setuptools-scm's 0.1.1.dev3+gabc1234 -> 0.1.1.dev3
     new = new or next_version(base, kind)
