@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.errors import ConfigError
-
 from kestrel_release._compat import tomllib
+from kestrel_release.errors import ConfigError
 
 DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
@@ -242,8 +241,7 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
 
 def _from_backend(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
     """Fill name and version from a build output's manifest, else the backend's metadata (cached by its inputs)."""
-    from kestrel_release import output_identity
-    from kestrel_release import project_meta
+    from kestrel_release import output_identity, project_meta
 
     found = output_identity.from_outputs(outputs, cfg.out_path) if outputs is not None else None
     if found is not None:

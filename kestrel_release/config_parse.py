@@ -13,18 +13,17 @@ from typing import Any
 
 from kestrel_release.config import (
     ABI_MODES,
+    DEFAULT_TARGETS,
+    MIB,
     BuildConfig,
     CIConfig,
     Config,
-    DEFAULT_TARGETS,
     GithubTarget,
     IndexTarget,
-    MIB,
     PublishConfig,
     VerifyConfig,
     VersionFile,
 )
-
 
 _SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
 _TOP_SKIP = {"project_dir", "name", "version", "metadata_source", "build", "verify", "publish", "targets", "ci"}

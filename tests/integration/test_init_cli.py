@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_cli
-
 from kestrel_release._compat import tomllib
+from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_cli
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"

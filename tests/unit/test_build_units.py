@@ -12,8 +12,8 @@ import pytest
 from kestrel_release import config
 from kestrel_release.adapters import pythons
 from kestrel_release.errors import BuildError, PreflightError
-from kestrel_release.stages.build import wheelzip as _wheelzip
 from kestrel_release.stages.build import precompile
+from kestrel_release.stages.build import wheelzip as _wheelzip
 from tests.conftest import copy_kernels
 from tests.helpers import KERNELS, assert_one_line_error, run_cli
 

@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import config, config_parse
+from kestrel_release._compat import tomllib
 from kestrel_release.stages import init
 from kestrel_release.stages.init import detect as init_detect
-from kestrel_release.stages.version import files as version_files
 from kestrel_release.stages.verify.leaks import check_names
-
-from kestrel_release._compat import tomllib
+from kestrel_release.stages.version import files as version_files
 
 
 def make(root: Path, files: dict[str, str]) -> Path:

@@ -17,19 +17,18 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, statedir
+from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import env as _buildenv
-from kestrel_release import proc
-from kestrel_release import progress as _progress
-from kestrel_release.stages.build import repair as _repair
-from kestrel_release.stages.build import wheelcache as _wheelcache
-from kestrel_release.stages.build import wheelzip as _wheelzip
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
+from kestrel_release.stages.build import repair as _repair
+from kestrel_release.stages.build import wheelcache as _wheelcache
+from kestrel_release.stages.build import wheelzip as _wheelzip
 from kestrel_release.stages.build.plan import Plan, preflight
 from kestrel_release.stages.verify.pypi import check_built_wheel
 

@@ -29,12 +29,10 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from kestrel_release import console, fsutil
+from kestrel_release import console, fsutil, proc
+from kestrel_release._compat import tomllib
 from kestrel_release.adapters import toolchain
 from kestrel_release.errors import BuildError
-from kestrel_release import proc
-
-from kestrel_release._compat import tomllib
 
 MARKER = "kestrel-build-env.json"
 DEFAULT_SYSTEM = {"requires": ["setuptools>=40.8.0"], "build-backend": "setuptools.build_meta:__legacy__"}

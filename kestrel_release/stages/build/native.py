@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kestrel_release import console
+from kestrel_release._compat import tomllib
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError
-
-from kestrel_release._compat import tomllib
 
 _CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.MULTILINE)
 _PY_LIMITED = re.compile(r"""["']py_limited_api["']\s*:\s*["'](cp3\d+)["']""")

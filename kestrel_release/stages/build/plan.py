@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release._compat import tomllib
 from kestrel_release.adapters import (
     auditwheel,
     git,
@@ -24,8 +25,6 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
-
-from kestrel_release._compat import tomllib
 
 
 @dataclass

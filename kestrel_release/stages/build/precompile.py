@@ -18,11 +18,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import fsutil
+from kestrel_release import fsutil, proc
 from kestrel_release.adapters import toolchain
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, ConfigError
-from kestrel_release import proc
 
 # Environment that changes what nvcc produces, besides cfg.build.env.
 KEY_ENV = ("TORCH_CUDA_ARCH_LIST", "KESTREL_KERNELS_CUDA_ARCH", "CMAKE_ARGS",

@@ -17,10 +17,9 @@ import subprocess
 import threading
 from pathlib import Path
 
-from kestrel_release import redact
+from kestrel_release import proc, redact
 from kestrel_release.adapters import auditwheel
 from kestrel_release.adapters.repair import RepairTool
-from kestrel_release import proc
 
 
 class Repairer:

@@ -17,13 +17,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kestrel_release import config, config_parse, console, fsutil
+from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.stages.init.table import table_text
-
-from kestrel_release._compat import tomllib
 
 CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
 NEXT = "kestrel-release release --rehearse"

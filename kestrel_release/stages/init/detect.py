@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release._compat import tomllib
 from kestrel_release.stages.init.version_sources import (
     name_version,
     norm,
@@ -22,8 +23,6 @@ from kestrel_release.stages.init.version_sources import (
     setup_kw,
     table,
 )
-
-from kestrel_release._compat import tomllib
 
 BACKENDS = {  # build-backend module -> the name init reports
     "setuptools.build_meta": "setuptools", "setuptools.build_meta:__legacy__": "setuptools",

@@ -18,8 +18,8 @@ from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi, pypi_config
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError, UsageError
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.fsutil import sha256_file
+from kestrel_release.retry import RetryPolicy
 
 _PYPI_RULES = ("pypi", "testpypi")
 

@@ -20,8 +20,8 @@ from kestrel_release import console, safepaths
 from kestrel_release.config import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
-from kestrel_release.stages.release import rehearsal_bump
 from kestrel_release.stages.release import preflight as release_preflight
+from kestrel_release.stages.release import rehearsal_bump
 from kestrel_release.stages.release import resume as release_resume
 from kestrel_release.stages.release import state as release_state
 from kestrel_release.stages.release.rehearsal import Endpoints, real_endpoints, stand_ins

@@ -63,11 +63,10 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
     """
     import shutil
 
-    from kestrel_release.sandbox.github import GithubEmulator
-    from kestrel_release.sandbox.pypi import PypiSandbox
-
     from kestrel_release import safepaths
     from kestrel_release.errors import UsageError
+    from kestrel_release.sandbox.github import GithubEmulator
+    from kestrel_release.sandbox.pypi import PypiSandbox
 
     base = safepaths.check_target(rehearsal_dir(cfg), cfg.project_dir, "rehearsal directory")
     marker = base / MARKER

@@ -55,8 +55,8 @@ def heal(cfg):
     import dataclasses
 
     from kestrel_release.errors import KestrelError
-    from kestrel_release.stages.version import files as version_files
     from kestrel_release.stages.release import state as release_state
+    from kestrel_release.stages.version import files as version_files
     from kestrel_release.stages.version import resume as version_resume
 
     try:

@@ -41,12 +41,11 @@ from pathlib import Path
 
 from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
+from kestrel_release.stages.version.files import _diff, _disagreement, _locations, _rewrite, _write_all
+from kestrel_release.stages.version.pep440 import next_version, parse
 from kestrel_release.stages.version.source import backend_version as _backend_version
 from kestrel_release.stages.version.source import check_bumpable
 from kestrel_release.stages.version.source import is_static as _static
-
-from kestrel_release.stages.version.files import _diff, _disagreement, _locations, _rewrite, _write_all
-from kestrel_release.stages.version.pep440 import next_version, parse
 
 
 @dataclass

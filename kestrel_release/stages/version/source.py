@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kestrel_release.errors import KestrelError, UsageError
-
 from kestrel_release._compat import tomllib
+from kestrel_release.errors import KestrelError, UsageError
 
 _SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
                       r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.IGNORECASE)
