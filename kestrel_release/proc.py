@@ -165,7 +165,11 @@ def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None
 
 def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen:
     """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after."""
-    child = popen(argv, start_new_session=True, **popen_kwargs)
+    if os.name == "nt":  # Windows has no sessions; a new process group can still get CTRL_BREAK_EVENT
+        popen_kwargs["creationflags"] = popen_kwargs.get("creationflags", 0) | _new_group_flag()
+        child = popen(argv, **popen_kwargs)
+    else:
+        child = popen(argv, start_new_session=True, **popen_kwargs)
     with _lock:
         _live.add(child)
     return child
@@ -215,7 +219,26 @@ def kill_all() -> None:
     with _lock:
         children = list(_live)
     for child in children:
-        try:
+        kill_group(child)
+
+
+def _new_group_flag() -> int:
+    return getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
+
+
+def kill_group(child: subprocess.Popen) -> None:
+    """Kill `child` and its process group; os.killpg exists only on POSIX."""
+    try:
+        if hasattr(os, "killpg"):
             os.killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            return
+        # Windows: CTRL_BREAK_EVENT reaches the group `spawn` created; terminate the child itself in any case.
+        ctrl_break = getattr(signal, "CTRL_BREAK_EVENT", None)
+        if ctrl_break is not None:
+            try:
+                child.send_signal(ctrl_break)
+            except (OSError, ValueError):
+                pass
+        child.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass

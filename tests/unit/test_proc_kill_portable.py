@@ -1,0 +1,73 @@
+"""proc.kill_all on POSIX (os.killpg) and on Windows (no killpg: CTRL_BREAK_EVENT, then terminate)."""
+
+from __future__ import annotations
+
+import signal
+
+from kestrel_release import proc
+
+
+class FakeChild:
+    def __init__(self, pid: int = 4242) -> None:
+        self.pid = pid
+        self.calls: list[tuple] = []
+
+    def send_signal(self, sig) -> None:
+        self.calls.append(("signal", sig))
+
+    def kill(self) -> None:
+        self.calls.append(("kill",))
+
+
+def _track(monkeypatch, child) -> None:
+    monkeypatch.setattr(proc, "_live", {child})
+    monkeypatch.setattr(proc, "_stopping", proc.threading.Event())
+
+
+def test_posix_kills_the_process_group(monkeypatch):
+    child = FakeChild()
+    _track(monkeypatch, child)
+    killed = []
+    monkeypatch.setattr(proc.os, "killpg", lambda pid, sig: killed.append((pid, sig)), raising=False)
+    proc.kill_all()
+    assert killed == [(4242, signal.SIGKILL)]
+    assert child.calls == []
+    assert proc.stopping()
+
+
+def test_windows_without_killpg_breaks_the_group_then_terminates(monkeypatch):
+    child = FakeChild()
+    _track(monkeypatch, child)
+    monkeypatch.delattr(proc.os, "killpg", raising=False)
+    monkeypatch.setattr(proc.signal, "CTRL_BREAK_EVENT", 1, raising=False)
+    proc.kill_all()
+    assert child.calls == [("signal", 1), ("kill",)]
+
+
+def test_windows_child_already_gone_is_not_an_error(monkeypatch):
+    class Gone(FakeChild):
+        def kill(self) -> None:
+            raise OSError("the handle is invalid")
+
+    child = Gone()
+    _track(monkeypatch, child)
+    monkeypatch.delattr(proc.os, "killpg", raising=False)
+    monkeypatch.delattr(proc.signal, "CTRL_BREAK_EVENT", raising=False)
+    proc.kill_all()  # no exception
+    assert child.calls == []
+
+
+def test_spawn_on_windows_asks_for_a_new_process_group(monkeypatch):
+    seen = {}
+
+    def fake_popen(argv, **kwargs):
+        seen.update(kwargs)
+        return FakeChild()
+
+    monkeypatch.setattr(proc.os, "name", "nt")
+    monkeypatch.setattr(proc, "popen", fake_popen)
+    monkeypatch.setattr(proc, "_live", set())
+    child = proc.spawn(["x"])
+    assert "start_new_session" not in seen
+    assert seen["creationflags"] & 0x200
+    assert child in proc._live
