@@ -145,8 +145,3 @@ def last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("error:") or "Error" in ln]
     return (errors or lines or ["(no output)"])[-1][:300]
-
-
-def repeat(n: int, fn) -> list[float]:
-    """Call fn() n times, collecting the float each returns."""
-    return [fn() for _ in range(n)]

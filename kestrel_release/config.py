@@ -142,10 +142,6 @@ class Config:
     def github(self) -> GithubTarget:
         return self.targets.get("github", GithubTarget())
 
-    def index_url(self, target: str) -> str | None:
-        t = self.targets.get(target)
-        return t.repository_url if isinstance(t, IndexTarget) else None
-
 
 DEFAULT_TARGETS = {
     "pypi": IndexTarget("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),

@@ -93,24 +93,3 @@ def plat_glibc(plat: str) -> tuple[int, int] | None:
     """manylinux_2_34_x86_64 -> (2, 34); None for tags without a glibc floor."""
     match = re.match(r"manylinux_(\d+)_(\d+)_", plat)
     return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-_TORCH_PROBE = r"""
-import importlib.util, importlib.metadata as md, pathlib, re
-spec = importlib.util.find_spec("torch")
-if spec is None or not spec.origin:
-    print("-")
-else:
-    text = (pathlib.Path(spec.origin).parent / "version.py").read_text() if (pathlib.Path(spec.origin).parent / "version.py").exists() else ""
-    m = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)", text, re.M)
-    print(md.version("torch"), m.group(1) if m else "cpu")
-"""
-
-
-def torch_info(python: Path) -> tuple[str, str] | None:
-    """(torch version, its CUDA) in `python`, without importing torch (that takes seconds)."""
-    out = proc.probe([python, "-c", _TORCH_PROBE], timeout=60)
-    if out is None:
-        return None
-    fields = out.output.split()
-    return (fields[0], fields[1]) if out.returncode == 0 and len(fields) == 2 else None

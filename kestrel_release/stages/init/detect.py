@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release._compat import tomllib
 from kestrel_release.stages.init.version_sources import (
     name_version,
     norm,
@@ -204,7 +203,3 @@ def _layout(d: Detected) -> None:
         pkg = root / rel
         d.shipped_tests += [f"{rel}/{t}" for t in ("tests", "test") if (pkg / t).is_dir()]
         d.ships_headers = d.ships_headers or (pkg / "include").is_dir()
-
-
-def load_pyproject(path: Path) -> dict[str, Any]:
-    return tomllib.loads(path.read_text(encoding="utf-8"))
