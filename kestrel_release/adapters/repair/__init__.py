@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from kestrel_release.adapters.repair import linux, macos, windows
-from kestrel_release.adapters.repair._check import ToolCheck
 
-__all__ = ["RepairTool", "ToolCheck", "for_platform_tag", "for_system"]
+__all__ = ["RepairTool", "for_platform_tag", "for_system"]
 
 
 class RepairTool(Protocol):
@@ -29,13 +28,8 @@ class RepairTool(Protocol):
         """Preflight problems (a missing tool), each one line with its remedy."""
         ...
 
-    def checks(self) -> list[ToolCheck]:
-        """Every tool the repair needs, found or not, for doctor's table."""
-        ...
-
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
-        """argv that repairs `wheel` into `out_dir` (exactly one wheel there afterwards); asked only of
-        tools that are not `persistent`."""
+        """argv that repairs `wheel` into `out_dir` (exactly one wheel there afterwards)."""
         ...
 
 
