@@ -119,3 +119,26 @@ def needed(elf: Elf) -> list[str]:
         if tag == DT_NEEDED:
             out.append(_name(strtab, value))
     return out
+
+
+SHT_DYNSYM = 11
+SHN_UNDEF = 0
+_SYM = struct.Struct("<IBBHQQ")  # Elf64_Sym: name, info, other, shndx, value, size
+
+
+def defined_dynamic_symbols(elf: Elf, wanted: frozenset[str] | None = None) -> set[str]:
+    """Names the object defines (not merely references) in .dynsym; only those in `wanted` when given."""
+    dynsym = next((s for s in elf.sections if s.type == SHT_DYNSYM), None)
+    if dynsym is None or not 0 < dynsym.link < len(elf.sections):
+        return set()
+    strtab = bytes(elf.content(elf.sections[dynsym.link]))
+    data = elf.content(dynsym)
+    out = set()
+    for offset in range(_SYM.size, len(data) - _SYM.size + 1, _SYM.size):  # entry 0 is the null symbol
+        name_off, _info, _other, shndx, _value, _size = _SYM.unpack_from(data, offset)
+        if shndx == SHN_UNDEF:
+            continue
+        name = _name(strtab, name_off)
+        if wanted is None or name in wanted:
+            out.add(name)
+    return out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kestrel_release.inspect import elf
 from kestrel_release.inspect.errors import CudaFormatError
+from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.leaks import Finding
 
 # glibc of common distributions (real-packages.md section 4), oldest first.
@@ -74,6 +75,9 @@ class NativeScanner:
         if parsed.machine == elf.EM_CUDA:
             return
         self.needed[member.name] = elf.needed(parsed)
+        private_runtime = cxx_runtime.check(member.name, parsed, self.needed[member.name])
+        if private_runtime:
+            self.findings.append(private_runtime)
         if is_excluded(member.name, self.exclude):
             self.findings.append(Finding(
                 "grafted-runtime", "error", member.name,
