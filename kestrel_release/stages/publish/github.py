@@ -365,7 +365,7 @@ def render(result: GithubResult) -> None:
     for column in ("asset", "action", "size", "sha256"):
         table.add_column(column)
     for a in result.actions:
-        table.add_row(a.name, a.action, files_mod.human(a.size) if a.size else "", a.sha256[:16])
+        table.add_row(a.name, a.action, console.size(a.size) if a.size else "", a.sha256[:16])
     console.console.print(table)
     if result.pruned_releases:
         verb = "would delete" if result.dry_run else "deleted"

@@ -12,7 +12,7 @@ import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import manifest
+from kestrel_release import console, manifest
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
@@ -90,14 +90,6 @@ def python_of(filename: str) -> str:
     return ", ".join(label)
 
 
-def human(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return str(size)
-
-
 def _built_with(files: list[LocalFile]) -> list[str]:
     """Lines on what the wheels need at run time (torch and its C++ ABI, glibc), from the build manifest."""
     from kestrel_release.adapters import torch_probe
@@ -133,7 +125,7 @@ def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rol
                          f"looked in {', '.join(map(str, search))}") from None
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"release notes template '{template}' line {exc.lineno}: {exc.message}") from None
-    wheels = [{"filename": f.name, "sha256": f.sha256, "size": f.size, "size_human": human(f.size),
+    wheels = [{"filename": f.name, "sha256": f.sha256, "size": f.size, "size_human": console.size(f.size),
                "python": python_of(f.name), "url": f"{download_base}/{f.name}"} for f in files if f.wheel]
     when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     try:

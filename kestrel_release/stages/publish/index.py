@@ -35,6 +35,7 @@ class PublishResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
     planned: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # publish --python: wheels for other Pythons
     smoke: list[dict[str, Any]] = field(default_factory=list)
     url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
     quota: dict[str, Any] = field(default_factory=dict)  # stages/publish/quota.py: project usage and file margins
@@ -166,9 +167,9 @@ def _show_plan(result: PublishResult, todo: list) -> None:
     for column in ("action", "file", "size"):
         table.add_column(column)
     for w in todo:
-        table.add_row("upload", w.filename, _size(w.size))
+        table.add_row("upload", w.filename, console.size(w.size))
     for row in result.skipped:
-        table.add_row("skip (identical on index)", row["filename"], _size(row["size"]))
+        table.add_row("skip (identical on index)", row["filename"], console.size(row["size"]))
     console.console.print(table)
     if result.dry_run:
         console.info("dry run: nothing uploaded")
@@ -254,21 +255,17 @@ def render(result: PublishResult) -> None:
     for column in ("status", "file", "size", "url / error"):
         table.add_column(column, overflow="fold")
     for row in result.uploaded:
-        table.add_row("uploaded", row["filename"], _size(row["size"]), row.get("url", ""))
+        table.add_row("uploaded", row["filename"], console.size(row["size"]), row.get("url", ""))
     for row in result.skipped:
-        table.add_row("skipped", row["filename"], _size(row["size"]), row.get("url", ""))
+        table.add_row("skipped", row["filename"], console.size(row["size"]), row.get("url", ""))
     for row in result.failed:
         table.add_row("FAILED", row["filename"], "", row["error"])
     for row in result.planned:
-        table.add_row("would upload" if result.dry_run else "not sent", row["filename"], _size(row["size"]), "")
+        table.add_row("would upload" if result.dry_run else "not sent", row["filename"], console.size(row["size"]), "")
     console.console.print(table)
     for row in result.smoke:  # failures are not `error:` lines: the one error line comes from the exit
         line = f"smoke test Python {row['python']}: {row.get('detail', '')}"
         console.ok(line) if row.get("ok") else console.info("✗ " + line)
-
-
-def _size(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.1f} KiB"
 
 
 def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -> list[dict[str, Any]]:

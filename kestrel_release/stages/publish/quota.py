@@ -17,21 +17,11 @@ from typing import Any
 from kestrel_release import console
 from kestrel_release.errors import PublishError
 
-GIB = 1024 ** 3
-MIB = 1024 ** 2
 FILE_MARGIN_WARN = 0.90  # warn when a file uses more than this share of the per-file limit
 REMEDIES = ("delete old releases or files you no longer need (PyPI: your project > Manage > Releases), "
             "request a larger project limit at https://github.com/pypi/support (project size limit), or "
             "ship one abi3 or py3 wheel per platform instead of one per Python; then set "
             "verify.project_size_budget to the limit you have")
-
-
-def human(n: float) -> str:
-    if n < 1024:
-        return f"{n:.0f} B"
-    if n >= GIB:
-        return f"{n / GIB:.2f} GiB"
-    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n / 1024:.1f} KiB"
 
 
 def file_margins(wheels: list, file_limit: int) -> list[dict[str, Any]]:
@@ -42,8 +32,8 @@ def file_margins(wheels: list, file_limit: int) -> list[dict[str, Any]]:
         rows.append({"filename": w.filename, "size": w.size, "percent_of_file_limit": round(100 * share, 1),
                      "margin": file_limit - w.size})
         if share > FILE_MARGIN_WARN:
-            console.warn(f"{w.filename} is {human(w.size)}, {100 * share:.0f}% of the {human(file_limit)} per-file "
-                         f"limit ({human(max(0, file_limit - w.size))} to spare): the next release may not fit; "
+            console.warn(f"{w.filename} is {console.size(w.size)}, {100 * share:.0f}% of the {console.size(file_limit)} per-file "
+                         f"limit ({console.size(max(0, file_limit - w.size))} to spare): the next release may not fit; "
                          "shrink it or ask the index for a larger file limit")
     return rows
 
@@ -60,8 +50,8 @@ def forecast(name: str, index, release: list, todo: list, limit: int, file_limit
     out: dict[str, Any] = {"checked": False, "limit": limit, "files": file_margins(release, file_limit)}
     if out["files"] and not console.json_mode():
         top = out["files"][0]
-        console.info(f"largest file: {top['filename']}, {human(top['size'])} = {top['percent_of_file_limit']:.0f}% "
-                     f"of the {human(file_limit)} per-file limit")
+        console.info(f"largest file: {top['filename']}, {console.size(top['size'])} = {top['percent_of_file_limit']:.0f}% "
+                     f"of the {console.size(file_limit)} per-file limit")
     url = pypi_json.project_json_url(index.simple_url, name)
     usage = pypi_json.project_usage(index.simple_url, name, timeout)
     if usage is not None and not usage.exists and present_on_index():
@@ -78,11 +68,11 @@ def forecast(name: str, index, release: list, todo: list, limit: int, file_limit
     out.update({"checked": True, "used": usage.total, "releases": len(usage.releases), "adding": adding,
                 "after": after, "releases_left": left})
     if after > limit:
-        raise PublishError(f"this release adds {human(adding)} to the {human(usage.total)} {name} already holds on "
-                           f"{index.name}: {human(after)}, over its {human(limit)} project limit; nothing was "
+        raise PublishError(f"this release adds {console.size(adding)} to the {console.size(usage.total)} {name} already holds on "
+                           f"{index.name}: {console.size(after)}, over its {console.size(limit)} project limit; nothing was "
                            "uploaded", REMEDIES)
     if not console.json_mode():
-        console.info(f"quota: {name} holds {human(usage.total)} in {len(usage.releases)} release(s) on {index.name}; "
-                     f"this release adds {human(adding)} -> {human(after)} of {human(limit)} "
+        console.info(f"quota: {name} holds {console.size(usage.total)} in {len(usage.releases)} release(s) on {index.name}; "
+                     f"this release adds {console.size(adding)} -> {console.size(after)} of {console.size(limit)} "
                      f"({100 * after / max(limit, 1):.0f}%); about {left} more release(s) of this size left")
     return out

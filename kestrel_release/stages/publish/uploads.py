@@ -22,16 +22,10 @@ from kestrel_release import console
 from kestrel_release.adapters import pypi
 from kestrel_release.errors import PublishError
 
-MIB = 1024 * 1024
-
 
 def workers_for(parallel: int, files: int) -> int:
     """Connections to open: the configured number, never more than there are files, at least one."""
     return max(1, min(parallel or 1, files))
-
-
-def _size(n: int) -> str:
-    return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n / 1024:.1f} KiB"
 
 
 class Progress:
@@ -65,7 +59,7 @@ class Progress:
             if self._bar is not None:
                 self._tasks[filename] = self._bar.add_task(filename, total=size)
         if not self.live and not self.quiet:
-            console.info(f"uploading {filename} ({_size(size)})")
+            console.info(f"uploading {filename} ({console.size(size)})")
 
     def advance(self, filename: str, done: int, total: int) -> None:
         if self._bar is not None:  # the plain mode prints no intermediate state: logs stay one line per event
@@ -79,7 +73,7 @@ class Progress:
             console.info(f"✗ {filename}: {error}")
         else:
             rate = size / seconds / 1e6 if seconds > 0 else 0.0
-            console.ok(f"uploaded {filename} ({_size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
+            console.ok(f"uploaded {filename} ({console.size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
 
 
 def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:

@@ -151,8 +151,8 @@ def _quota(cfg, index, there: dict, creds, policy) -> list[str]:
     limit = cfg.verify.project_size_budget
     if usage.total + estimate <= limit:
         return []
-    return [f"{index.name}: {cfg.name} holds {quota.human(usage.total)} of its {quota.human(limit)} project limit; "
-            f"a release the size of its largest one ({quota.human(estimate)}) would go over it: {quota.REMEDIES}"]
+    return [f"{index.name}: {cfg.name} holds {console.size(usage.total)} of its {console.size(limit)} project limit; "
+            f"a release the size of its largest one ({console.size(estimate)}) would go over it: {quota.REMEDIES}"]
 
 
 def _github_problems(cfg, end) -> list[str]:

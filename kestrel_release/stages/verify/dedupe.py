@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from kestrel_release import console
 from kestrel_release.stages.verify.leaks import Finding
 
 _PER_PYTHON = re.compile(r"^cp3\d+$")
@@ -33,10 +34,6 @@ def _platform_of(tags: list[str]) -> str | None:
         return None
     interp, abi, plat = tags[0].split("-")
     return plat if _PER_PYTHON.match(interp) and abi.startswith(interp) else None
-
-
-def _human(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB"
 
 
 def check(wheels: list) -> list[Finding]:
@@ -71,5 +68,5 @@ def check(wheels: list) -> list[Finding]:
         count = f"all {len(first.binaries)}" if every else f"{len(shared_members)} of {len(first.binaries)}"
         out.append(Finding("dedupe", "warning", "", f"the {len(group)} per-Python wheels for {plat} ({pythons}) "
                            f"hold byte-identical binaries ({count}: {names}); {how}: it would save "
-                           f"{_human(saving)} ({100 * saving / release:.0f}% of the release)"))
+                           f"{console.size(saving)} ({100 * saving / release:.0f}% of the release)"))
     return out

@@ -44,7 +44,7 @@ def _cuda_rows(wheel) -> tuple:
 
 
 def _title(wheel, detail: str = "") -> Text:
-    size = f"{wheel.size / 2**20:.1f} MiB"
+    size = console.size(wheel.size, "MiB")  # one unit down the column
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
     return Text.assemble(wheel.filename, f"  {size}  ", verdict, f"  {detail}" if detail else "")
 

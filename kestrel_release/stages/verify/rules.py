@@ -15,6 +15,7 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from kestrel_release import console
 from kestrel_release.inspect.wheel import WheelFile
 from kestrel_release.stages.verify.leaks import Finding
 
@@ -133,7 +134,7 @@ def check_target(facts: dict, size: int, target: str, max_file_size: int) -> lis
         out.append(error("local-version", "", f"{target} refuses the local version '{version}': "
                          "use a .devN version for nightlies"))
     if size > max_file_size:
-        out.append(error("file-size", "", f"{size / 2**20:.1f} MiB is over the {max_file_size / 2**20:.0f} MiB "
+        out.append(error("file-size", "", f"{console.size(size)} is over the {console.size(max_file_size)} "
                          f"per-file limit of {target}: shrink the wheel or raise verify.max_file_size "
                          "after PyPI grants it"))
     return out
@@ -188,8 +189,8 @@ def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
     out += _same_kernels(wheels)
     total = sum(w.size for w in wheels)
     if target in ("pypi", "testpypi") and total > budget:
-        out.append(error("file-size", "", f"{total / 2**30:.2f} GiB in total is over the project budget of "
-                         f"{budget / 2**30:.0f} GiB on {target}"))
+        out.append(error("file-size", "", f"{console.size(total)} in total is over the project budget of "
+                         f"{console.size(budget)} on {target}"))
     return out
 
 
