@@ -186,7 +186,7 @@ def publish(
     cfg = _config(project, json, outputs=paths or [], python=_csv(python))
     options = stage.PublishOptions(dry_run=dry_run, yes=yes, token_env=token_env, repository_url=repository_url,
                                    simple_url=simple_url, smoke_test=smoke_test, repo=repo, tag=tag,
-                                   api_url=api_url, prune=prune)
+                                   api_url=api_url, prune=prune, pythons=_csv(python))
     result = stage.run(cfg, paths or [], target, options)
     console.emit_json(result.to_json()) if json else stage.render(result)
 

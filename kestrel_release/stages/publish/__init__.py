@@ -36,6 +36,7 @@ class PublishOptions:
     prune: bool | None = None
     token: str | None = None
     commit: str | None = None
+    pythons: tuple[str, ...] | None = None  # --python: upload only the wheels that install on these (select.py)
 
 
 class Publisher(Protocol):
@@ -95,7 +96,16 @@ def for_target(name: str, cfg: Config) -> Publisher:
 
 def run(cfg: Config, paths: list[Path], target: str, options: PublishOptions) -> Any:
     """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
-    return for_target(target, cfg).run(paths, options)
+    left: list[Path] = []
+    if options.pythons:
+        from kestrel_release.stages.publish import select
+        from kestrel_release.stages.verify import resolve_wheels
+
+        paths, left = select.for_pythons(resolve_wheels(cfg, list(paths)), options.pythons)
+    result = for_target(target, cfg).run(paths, options)
+    if left and hasattr(result, "left_out"):
+        result.left_out = [{"filename": p.name, "reason": "not for the selected Pythons"} for p in left]
+    return result
 
 
 def render(result: Any) -> None:

@@ -36,6 +36,7 @@ class PublishResult:
     failed: list[dict[str, Any]] = field(default_factory=list)
     planned: list[dict[str, Any]] = field(default_factory=list)
     left_out: list[dict[str, Any]] = field(default_factory=list)  # publish --python: wheels for other Pythons
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # publish --python: wheels for other Pythons
     smoke: list[dict[str, Any]] = field(default_factory=list)
     url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
     quota: dict[str, Any] = field(default_factory=dict)  # stages/publish/quota.py: project usage and file margins
