@@ -18,17 +18,15 @@ import requests
 
 from kestrel_release.sandbox.github import GithubEmulator
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "github"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "github"
 TOKEN = "0000000000000000000000000000000000000001"
 SHA1, SHA2 = "0" * 39 + "1", "0" * 39 + "2"
 IGNORED_VALUES = {"author", "uploader", "download_count", "node_id"}  # modulo users and counters
 
 
 def _load(scenario: str) -> list[dict]:
-    path = FIXTURES / scenario / "normalized-fixture.json"
-    if not path.is_file():
-        pytest.skip(f"fixture {path} not present")
-    return json.loads(path.read_text())
+    # Committed in tests/data/github/ (README there): a missing file is an error, never a skip.
+    return json.loads((FIXTURES / scenario / "normalized-fixture.json").read_text())
 
 
 def _seed(gh: GithubEmulator, scenario: str) -> None:

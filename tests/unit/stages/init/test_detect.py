@@ -218,7 +218,7 @@ def test_no_python_found_lists_the_defaults_and_says_so():
 @pytest.mark.parametrize("example", ["torch-cuda-ext", "c-ext-stub"])
 def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
     """table_text is TOML whose table equals the plan, and config.py accepts every key in it."""
-    root = Path(__file__).resolve().parents[2] / "examples" / example
+    root = Path(__file__).resolve().parents[4] / "examples" / example
     d = init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
     plan = init.choose(d, ("3.10", "3.11"))
     parsed = tomllib.loads(init.table_text(plan, d))["tool"]["kestrel-release"]
@@ -303,7 +303,7 @@ def test_default_excludes_cover_what_the_examples_link(soname):
 
 
 def detect_example(name: str) -> init_detect.Detected:
-    root = Path(__file__).resolve().parents[2] / "examples" / name
+    root = Path(__file__).resolve().parents[4] / "examples" / name
     return init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
 
 

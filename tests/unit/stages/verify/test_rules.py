@@ -216,23 +216,8 @@ def cuda_matrix():
     return build_cuda_matrix()
 
 
-@pytest.mark.parametrize("binary, expected", [
-    ("sm90a-ndebug.cubin", set()),
-    ("sm90a-ndebug.so", set()),
-    ("sm80.o", {"missing-arch", "build-path"}),
-    ("ptx90a.fatbin", {"ptx", "build-path"}),
-    ("G.fatbin", {"ptx", "debug-info", "build-path"}),
-    ("lto.o", {"ptx", "missing-arch"}),
-])
-def test_cuda_policy(tmp_path, cuda_matrix, binary, expected):
-    member = f"{PKG}/precompiled/{binary}"
-    report = _verify(tmp_path, {member: (cuda_matrix / binary).read_bytes()})
-    assert _found(report) == {(rule, member) for rule in expected}
-
-
 def test_cuda_less_extension_is_not_missing_arch(tmp_path):
     import _ctypes  # any CPython extension module: an ELF .so without CUDA
-
     from pathlib import Path
 
     so = Path(_ctypes.__file__).read_bytes()

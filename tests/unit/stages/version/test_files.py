@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import subprocess
 import sys
 from pathlib import Path
 
@@ -144,21 +143,6 @@ def test_pattern_without_match_and_missing_file(cfg) -> None:
     (cfg.project_dir / "pkg/_meta.py").unlink()
     with pytest.raises(UsageError, match="version file pkg/_meta.py does not exist"):
         version.show(cfg)
-
-
-def test_second_run_refused_while_locked(cfg) -> None:
-    before = snapshot(cfg.project_dir)
-    holder = subprocess.Popen(  # another process holds the project lock
-        [sys.executable, "-c", "import sys; from kestrel_release import fsutil\n"
-         "with fsutil.project_lock(sys.argv[1], 'release'):\n print('held', flush=True); sys.stdin.read()",
-         str(cfg.project_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
-        with pytest.raises(UsageError, match="another kestrel-release release is running on .* \\(pid [0-9]+\\)"):
-            version.change(cfg, "bump", "patch")
-    finally:
-        holder.communicate("")
-    assert snapshot(cfg.project_dir) == before
 
 
 def test_show_and_json(cfg) -> None:
