@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.errors import UsageError
-from kestrel_release.fsutil import atomic_write_text
+from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.fsutil import atomic_write_text, sha256_file
 
 MANIFEST = "release-manifest.json"
 SUMS = "SHA256SUMS"
@@ -94,3 +94,22 @@ def verified_hashes(out_dir: Path, target: str | None = None) -> dict[str, str]:
     for record in verified.values():
         merged.update(record.get("wheels", {}))
     return merged
+
+
+def check_unchanged(wheels: list[Path], target: str | None) -> None:
+    """Refuse bytes that differ from what build recorded and verify passed for `target` (exit 6, both
+    hashes): the one integrity gate of every publisher, index or GitHub."""
+    for wheel in wheels:
+        data = load(wheel.parent)
+        if data is None:
+            continue  # ad-hoc wheels outside a build output: verify is the only gate
+        built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
+        if wheel.name not in built:
+            raise PublishError(f"{wheel.name} is not in {wheel.parent / MANIFEST}",
+                               "publish only wheels that kestrel-release build produced")
+        actual = sha256_file(wheel)
+        verified = verified_hashes(wheel.parent, target).get(wheel.name)
+        for what, expected in (("built", built[wheel.name]), ("verified", verified)):
+            if expected and actual != expected:
+                raise PublishError(f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",
+                                   "the file was modified or replaced; rebuild with kestrel-release build")

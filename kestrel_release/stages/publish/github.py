@@ -117,7 +117,7 @@ def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = No
     target = _target(cfg, repo, tag, api_url, prune)
     token = _token(token, token_env, required=not dry_run)
     wheels = verify.resolve_wheels(cfg, list(paths))
-    files_mod.check_integrity(wheels)
+    manifest.check_unchanged(wheels, "github")
     report = verify.run(cfg, wheels, target="github")
     verify.raise_for(report, show=True)
     result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kestrel_release import console, manifest
-from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]
@@ -30,23 +30,6 @@ class LocalFile:
     @classmethod
     def of(cls, path: Path, wheel: bool = False) -> "LocalFile":
         return cls(path, path.name, path.stat().st_size, sha256_file(path), wheel)
-
-
-def check_integrity(wheels: list[Path]) -> None:
-    """Refuse bytes that differ from what verify passed (or build recorded): exit 6."""
-    for wheel in wheels:
-        data = manifest.load(wheel.parent)
-        if data is None:
-            continue  # ad-hoc wheels outside a build output: verify is the only gate
-        built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
-        expected = manifest.verified_hashes(wheel.parent, "github").get(wheel.name) or built.get(wheel.name)
-        if expected is None:
-            raise PublishError(f"{wheel.name} is not in {wheel.parent / manifest.MANIFEST}",
-                               "publish only wheels that kestrel-release build produced")
-        actual = sha256_file(wheel)
-        if actual != expected:
-            raise PublishError(f"{wheel.name} changed since it was verified: sha256 {actual} != recorded {expected}",
-                               "the file was modified or replaced; rebuild and verify again")
 
 
 def collect(wheels: list[Path], scratch: Path) -> list[LocalFile]:

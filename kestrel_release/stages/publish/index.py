@@ -18,7 +18,6 @@ from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi, pypi_config
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError, UsageError
-from kestrel_release.fsutil import sha256_file
 from kestrel_release.retry import RetryPolicy
 
 _PYPI_RULES = ("pypi", "testpypi")
@@ -35,7 +34,6 @@ class PublishResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
     planned: list[dict[str, Any]] = field(default_factory=list)
-    left_out: list[dict[str, Any]] = field(default_factory=list)  # publish --python: wheels for other Pythons
     left_out: list[dict[str, Any]] = field(default_factory=list)  # publish --python: wheels for other Pythons
     smoke: list[dict[str, Any]] = field(default_factory=list)
     url_source: str = ""  # which setting chose upload_url (--repository-url, TWINE_REPOSITORY_URL, .pypirc, ...)
@@ -62,7 +60,7 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url)
     creds = None if dry_run else pypi_config.resolve_credentials(index, token_env=token_env, given=credentials)
     wheels = verify.resolve_wheels(cfg, list(paths))
-    _check_integrity(wheels, target)
+    manifest.check_unchanged(wheels, target)
     report = verify.run(cfg, wheels, target=target if target in _PYPI_RULES else None)
     verify.raise_for(report, show=True)
     policy = _policy(cfg)
@@ -107,24 +105,6 @@ def _release_age(todo: list, index: pypi.Index, target: str) -> None:
 def _policy(cfg: Config) -> RetryPolicy:
     p = cfg.publish
     return RetryPolicy.from_config(p)
-
-
-def _check_integrity(wheels: list[Path], target: str) -> None:
-    """Refuse bytes that differ from what build recorded and verify passed (exit 6, both hashes)."""
-    for wheel in wheels:
-        data = manifest.load(wheel.parent)
-        if data is None:
-            continue  # ad-hoc wheels outside a build output: verify below is the only gate
-        built = {w["filename"]: w["sha256"] for w in data.get("wheels", [])}
-        if wheel.name not in built:
-            raise PublishError(f"{wheel.name} is not in {wheel.parent / manifest.MANIFEST}",
-                               "publish only wheels that kestrel-release build produced")
-        actual = sha256_file(wheel)
-        verified = manifest.verified_hashes(wheel.parent, target).get(wheel.name)
-        for what, expected in (("built", built[wheel.name]), ("verified", verified)):
-            if expected and actual != expected:
-                raise PublishError(f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",
-                                   "the file was modified or replaced; rebuild with kestrel-release build")
 
 
 def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult) -> list:
