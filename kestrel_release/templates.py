@@ -6,6 +6,7 @@ They live in the repository's `templates/` and ship inside the wheel as
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,13 @@ def templates_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "templates"
 
 
-def render(name: str, **context: Any) -> str:
-    """Render `templates/<name>` with strict undefined variables (a typo is an error, not a blank)."""
+def environment(search: Iterable[Path] = (), **options: Any):
+    """The one Jinja2 environment builder: templates from `search` first (a project's own release
+    notes), then the packaged ones; a typo'd variable is an error, not a blank (StrictUndefined); files
+    keep their last newline; no HTML escaping (markdown and YAML). `options` go to jinja2.Environment
+    (ci.py's `[[ ]]` delimiters, since GitHub owns `${{ }}`)."""
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,  # markdown and YAML, not HTML
-    )
-    return env.get_template(name).render(**context)
+    return jinja2.Environment(loader=jinja2.FileSystemLoader([str(p) for p in (*search, templates_dir())]),
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+                              **options)

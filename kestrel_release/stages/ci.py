@@ -79,15 +79,12 @@ def _check_words(cfg) -> None:
 
 def render_workflow(cfg, root: Path) -> str:
     """The workflow text for `cfg`, with paths relative to the repository `root`."""
-    import jinja2
 
-    from kestrel_release import __version__
-    from kestrel_release.templates import templates_dir
+    from kestrel_release import __version__, templates
 
     _check_words(cfg)
-    env = jinja2.Environment(  # not templates.render: this one needs its own delimiters
-        loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+    env = templates.environment(
+        trim_blocks=True, lstrip_blocks=True,
         # GitHub owns ${{ ... }}: our own placeholders are [[ ... ]].
         variable_start_string="[[", variable_end_string="]]",
         block_start_string="[%", block_end_string="%]", comment_start_string="[#", comment_end_string="#]",

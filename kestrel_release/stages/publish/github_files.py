@@ -16,8 +16,6 @@ from kestrel_release import console, manifest
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2]
-
 
 @dataclass(frozen=True)
 class LocalFile:
@@ -98,9 +96,10 @@ def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rol
     """Release notes: version, commit, date, wheel table with sha256, pip lines per Python."""
     import jinja2
 
-    search = [cfg.project_dir, PACKAGE_DIR.parent / "templates", PACKAGE_DIR / "_templates"]
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader([str(p) for p in search]), autoescape=False,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    from kestrel_release import templates
+
+    env = templates.environment(search=[cfg.project_dir])
+    search = [cfg.project_dir, templates.templates_dir()]  # for the not-found hint
     try:
         tmpl = env.get_template(template)
     except jinja2.TemplateNotFound:
