@@ -69,7 +69,7 @@ def _decompress(entry: Entry, what: str) -> bytes:
 
 
 def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[Entry]:
-    """Every entry of the containers laid back to back in `data` (8-byte aligned).
+    """Every entry of the containers laid back to back in `data` (8-byte aligned, zero padding between).
 
     With strict=False (a magic found by scanning), stop quietly at the first
     thing that is not a container instead of raising.
@@ -79,7 +79,12 @@ def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[E
     while pos + _HEADER.size <= len(data):
         magic, _version, header_size, size = _HEADER.unpack_from(data, pos)
         if magic != MAGIC:
-            if strict and any(data[pos:pos + 16]):  # trailing zero padding is normal
+            # Zero padding is normal after the last container and between containers: MSVC's
+            # linker aligns each one in a DLL's `__nv_rel` section to 16 bytes (bitsandbytes).
+            if not any(data[pos:pos + 8]):
+                pos = _skip_zeros(data, pos)
+                continue
+            if strict:
                 raise CudaFormatError(f"{what}: bad fat-binary magic at offset {pos}")
             break
         end = pos + header_size + size
@@ -90,6 +95,18 @@ def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[E
         entries += _entries(data[pos + header_size:end], what)
         pos = (end + 7) & ~7
     return entries
+
+
+def _skip_zeros(data: memoryview, pos: int) -> int:
+    """The first 8-byte word at or after `pos` (8-aligned) that is not all zero, or len(data)."""
+    step = 1 << 16
+    while pos < len(data):
+        chunk = bytes(data[pos:pos + step])
+        zeros = len(chunk) - len(chunk.lstrip(b"\0"))
+        if zeros < len(chunk):
+            return pos + (zeros & ~7)
+        pos += len(chunk)
+    return len(data)
 
 
 def container_at(data: memoryview, pos: int, what: str) -> tuple[list[Entry], int] | None:
