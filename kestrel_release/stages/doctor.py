@@ -70,12 +70,15 @@ def _gpu(cfg: Config) -> Check:
 
 
 def _nvcc(cfg: Config) -> list[Check]:
-    required = bool(cfg.precompile)
+    from kestrel_release.stages.build import cuda_tools
+
+    required = bool(cuda_tools.why_needed(cfg))  # the same answer build's preflight acts on
     try:
-        nvcc = toolchain.find_nvcc({**os.environ, **cfg.build.env})
+        nvcc = cuda_tools.find(cfg)
         version = toolchain.nvcc_version(nvcc)
     except PreflightError as exc:
-        return [Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message, toolchain.NVCC_FIX)]
+        return [Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message,
+                      exc.hint or toolchain.NVCC_FIX)]
     return [Check("CUDA toolkit (nvcc)", "ok", f"{version} at {nvcc}")]
 
 

@@ -25,6 +25,7 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
+from kestrel_release.stages.build import cuda_tools
 
 
 @dataclass
@@ -62,8 +63,8 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     found = _attempt(problems, pythons.find_all, cfg.python) or {}
     uv_bin = _attempt(problems, uv.find_uv)
     nvcc_version = None
-    if cfg.precompile:
-        nvcc = _attempt(problems, toolchain.find_nvcc, {**os.environ, **cfg.build.env})
+    if cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources
+        nvcc = _attempt(problems, cuda_tools.find, cfg)
         nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
     tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()

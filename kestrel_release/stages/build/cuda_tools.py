@@ -1,0 +1,66 @@
+"""Does the configured build compile CUDA, and will it find the nvcc preflight found?
+
+Preflight must answer for the build it precedes: a release once passed preflight on a machine whose
+nvcc sat in /usr/local/cuda/bin (found by our search) but not on PATH, and the precompile step, which
+looks only at CUDACXX and PATH, failed with "nvcc not found" after the bump. So nvcc is required
+whenever the configuration says CUDA will be compiled (a precompile step, CUDA hints in build.env,
+.cu sources in the project), and a precompile step's nvcc must be one it can see.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from kestrel_release.adapters import toolchain
+from kestrel_release.errors import PreflightError
+
+# build.env keys that mean the build compiles CUDA (CMake's, torch.utils.cpp_extension's, the toolkit's).
+HINTS = ("CUDACXX", "CMAKE_CUDA_COMPILER", "CMAKE_CUDA_ARCHITECTURES", "TORCH_CUDA_ARCH_LIST", "CUDA_HOME",
+         "CUDA_PATH", "CUDA_ROOT")
+SOURCES = (".cu", ".cuh")
+# Never the project's own sources: environments, build trees, VCS data (bounded walk on big trees).
+_SKIP = {"build", "dist", "node_modules", "site-packages", "__pycache__", "third_party", "3rdparty", "external"}
+_MAX_DIRS = 5000
+
+
+def why_needed(cfg) -> str:
+    """What in the configuration needs nvcc ("" when nothing does)."""
+    if cfg.precompile:
+        return "the precompile step"
+    hint = next((k for k in HINTS if cfg.build.env.get(k)), None)
+    if hint:
+        return f"build.env {hint}"
+    source = first_cuda_source(cfg.project_dir, skip={cfg.out_dir})
+    return f"the CUDA source {source}" if source else ""
+
+
+def first_cuda_source(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The first *.cu/*.cuh under `root` (relative, POSIX), skipping hidden dirs, envs and build trees."""
+    for seen, (here, dirs, files) in enumerate(os.walk(root), start=1):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP and d not in skip
+                         and not (Path(here) / d / "pyvenv.cfg").exists())
+        hit = next((f for f in sorted(files) if f.endswith(SOURCES)), None)
+        if hit:
+            return (Path(here) / hit).relative_to(root).as_posix()
+        if seen >= _MAX_DIRS:
+            return None
+    return None
+
+
+def find(cfg) -> Path:
+    """The nvcc the build will use; PreflightError saying what needs it and how to provide it."""
+    env = {**os.environ, **cfg.build.env}
+    why = why_needed(cfg) or "the build"
+    try:
+        nvcc = toolchain.find_nvcc(env)
+    except PreflightError as exc:
+        raise PreflightError(f"{exc.message}; {why} needs it", exc.hint) from None
+    if cfg.precompile and not env.get("CUDACXX") and shutil.which("nvcc", path=env.get("PATH")) is None:
+        # The step is the project's own command: it sees only CUDACXX and PATH, not our fallbacks.
+        raise PreflightError(f"nvcc is not on PATH (found {nvcc} outside it); the precompile step looks only at "
+                             "CUDACXX and PATH",
+                             f"export PATH={nvcc.parent}{os.pathsep}$PATH, or set CUDACXX={nvcc} "
+                             "(or [tool.kestrel-release.build] env CUDACXX)")
+    return nvcc
