@@ -69,3 +69,20 @@ def test_shared_libstdcxx_is_clean(tmp_path: Path) -> None:
     assert _rule(report) == []
     assert "libstdc++.so.6" in report["wheels"][0]["native"]["needed"]["kestrel_kernels/_C.so"]
     assert code == 0, report
+
+
+def test_private_runtime_without_torch_and_the_real_libstdcxx(tmp_path: Path) -> None:
+    from kestrel_release.inspect import elf
+    from kestrel_release.stages.verify import cxx_runtime
+
+    src = tmp_path / "plain.cpp"
+    src.write_text('#include <stdexcept>\nextern "C" int f(int x) { if (x) throw std::runtime_error("x"); return 0; }\n')
+    out = tmp_path / "libplain.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "-static-libstdc++", "-o", str(out), str(src)], check=True)
+    parsed = elf.parse(out.read_bytes(), out.name)
+    finding = cxx_runtime.check("pkg/libplain.so", parsed, elf.needed(parsed))
+    assert finding is not None and "does not need libstdc++.so" in finding.message
+    real = subprocess.run(["g++", "-print-file-name=libstdc++.so.6"], capture_output=True, text=True).stdout.strip()
+    if Path(real).is_file():  # the shared runtime itself defines these symbols: exempt by name
+        data = Path(real).resolve().read_bytes()
+        assert cxx_runtime.check("pkg.libs/libstdc++.so.6", elf.parse(data, real), []) is None
