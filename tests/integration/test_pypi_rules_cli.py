@@ -97,9 +97,10 @@ def test_verify_from_an_empty_folder_passes_a_real_pypi_wheel(tmp_path):
 
 def test_standalone_verify_applies_no_project_rules(tmp_path):
     # A .cu file would be a source leak under a project's forbid list; outside one it is PyPI's business only.
-    # Key-shaped text (cryptography's OpenSSH parser has it) is a warning there, an error in a project.
+    # A private key (a test fixture of a third-party package) is a warning there, an error in a project.
+    key = b"-----BEGIN OPENSSH PRIVATE KEY-----\n" + b"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" * 2 + b"\n"
     files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n",
-             f"{W.PKG}/ssh.py": b'_HEADER = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'}
+             f"{W.PKG}/fixture_key.pem": key}
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(files=files)))
     result = run_cli(["verify", str(wheel), "--json"], cwd=tmp_path, timeout=120)

@@ -19,7 +19,10 @@ _SECRETS = [  # (what, pattern + the literals every match holds); the matched va
     ("a PyPI token", needled(rb"pypi-AgE[A-Za-z0-9_-]{40,}", b"pypi-AgE")),
     ("a GitHub token", needled(rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
                                b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
-    ("a private key", needled(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", b"-----BEGIN ")),
+    # A key is its armor line AND a base64 body (after optional `Proc-Type:` headers, real or `\\n`-escaped
+    # line breaks): the armor line alone is a parser's constant (cryptography's serialization/ssh.py).
+    ("a private key", needled(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[rn])+"
+                              rb"(?:[A-Za-z-]+: [^\r\n\\]*(?:[\r\n]|\\[rn])(?:\s|\\[rn])*)*[A-Za-z0-9+/]{40}", b"-----BEGIN ")),
     ("an AWS access key", needled(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"AKIA", b"ASIA")),
 ]
 _HOME = needled(rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",

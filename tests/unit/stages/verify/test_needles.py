@@ -9,14 +9,15 @@ import pytest
 from kestrel_release import config
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify import leaks as verify_leaks
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 GH = b"ghp_" + b"a1B2" * 9
 AWS = b"AKIAIOSFODNN7EXAMPLE"
 _PIECES = [GH, b"xghp_" + b"Z" * 36, b"github_pat_" + b"_a" * 20, AWS, b"wAKIAIOSFODNN7EXAMPLE", b"AKIA12",
            b"ASIAIOSFODNN7EXAMPLEX", b"pypi-AgE" + b"x" * 40, b"pypi-AgE" + b"x" * 5,
-           b"-----BEGIN RSA PRIVATE KEY-----", b"-----BEGIN PUBLIC KEY-----", b"/home/alice/k", b"/home/",
+           b"-----BEGIN RSA PRIVATE KEY-----", b"-----BEGIN PUBLIC KEY-----", b"QUJD" * 12, b"\\n", b"X: y",
+           b"/home/alice/k", b"/home/",
            b"/root/.cache", b"/root", b"/Users/bob/x", b"C:\\Users\\bob", b"D:\\\\Users\\\\eve", b":\\Users\\x",
            b"\n", b" ", b"\0", b"_", b"gh", b"ghs_", b"AK"]
 
@@ -39,12 +40,12 @@ def _verify_big(tmp_path, planted: bytes, at: int):
     dist = tmp_path / "dist"
     dist.mkdir()
     wheel = make_wheel(dist, {f"{PKG}/__init__.py": b"", f"{PKG}/blob.bin": bytes(data)})
-    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.11",)), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.11",)), env={})
     return verify.run(cfg, [wheel]), data
 
 
 @pytest.mark.parametrize("planted, what", [(b" " + GH + b" ", "a GitHub token"), (b" " + AWS + b" ", "an AWS access key"),
-                                           (b"-----BEGIN EC PRIVATE KEY-----", "a private key")])
+                                           (b"-----BEGIN EC PRIVATE KEY-----\n" + b"QUJD" * 16, "a private key")])
 def test_a_secret_at_the_end_of_a_16_mib_member_is_reported_with_its_line(tmp_path, planted, what):
     at = verify_leaks.TEXT_LIMIT - len(planted) - 3
     report, data = _verify_big(tmp_path, planted, at)
