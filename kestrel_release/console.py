@@ -79,6 +79,23 @@ def size(n: float, unit: str | None = None) -> str:
     return f"{n:.0f} B" if unit == "B" else f"{n / _UNITS[unit]:.1f} {unit}"
 
 
+def confirm(question: str, *, yes: bool, refused: tuple[str, str], cancelled: tuple[str, str | None]) -> None:
+    """Ask `question` (y/N) on the terminal unless `yes`; the one confirmation prompt of every command.
+
+    No terminal to ask on (CI, a pipe) raises UsageError(*refused), a "no" UsageError(*cancelled): both
+    exit 2 with one line, before anything was changed."""
+    from kestrel_release.errors import UsageError
+
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(*refused)
+    from rich.prompt import Confirm
+
+    if not Confirm.ask(question, console=get_console()):
+        raise UsageError(*cancelled)
+
+
 def configure(*, verbose: bool | None = None, json_mode: bool | None = None) -> None:
     if verbose is not None:
         _state["verbose"] = verbose

@@ -11,7 +11,6 @@ ignore lines in place and changes nothing. Without --yes it asks on a terminal a
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -99,7 +98,12 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     result.gitignore_added = _missing_ignores(project_dir, out_dir)
     if result.plan is None and not result.gitignore_added:
         return result
-    _confirm(result, yes)
+    if not console.json_mode():
+        render_plan(result)
+    console.confirm(f"Write these changes to {', '.join(_targets(result))}?", yes=yes,
+                    refused=("init needs confirmation but stdin is not a terminal",
+                             "pass --yes to write the changes shown"),
+                    cancelled=("init cancelled", "nothing was changed"))
     if result.plan is not None:
         _append_table(pyproject_path, original, result)
         result.written.append("pyproject.toml")
@@ -313,19 +317,6 @@ def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:
 
 def _probe(line: str) -> str:
     return line.lstrip("/").replace("*", "1-probe")
-
-
-def _confirm(result: InitResult, yes: bool) -> None:
-    if not console.json_mode():
-        render_plan(result)
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise UsageError("init needs confirmation but stdin is not a terminal", "pass --yes to write the changes shown")
-    from rich.prompt import Confirm
-
-    if not Confirm.ask(f"Write these changes to {', '.join(_targets(result))}?", console=console.console):
-        raise UsageError("init cancelled", "nothing was changed")
 
 
 def _targets(result: InitResult) -> list[str]:

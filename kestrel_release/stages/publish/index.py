@@ -8,7 +8,6 @@ missing, because identical files already on the index are skipped.
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi, pypi_config
 from kestrel_release.config import Config
-from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy
 
 _PYPI_RULES = ("pypi", "testpypi")
@@ -75,7 +74,11 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
         _check_credentials(index, creds, policy, result)
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
-    _confirm(target, yes, len(todo))
+    count = len(todo)
+    console.confirm(f"Upload {count} file(s) to pypi? Files can never be replaced", yes=yes or target != "pypi",
+                    refused=(f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to "
+                             "ask on", "pass --yes to confirm non-interactively"),
+                    cancelled=("publish to pypi cancelled; nothing was uploaded", None))
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
 
@@ -162,18 +165,6 @@ def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy,
     name = wheels[0].name or cfg.name
     return quota.forecast(name, index, wheels, todo, cfg.verify.project_size_budget, cfg.verify.max_file_size,
                           lambda: bool(pypi.existing_files(index, name, policy, creds)), min(policy.timeout, 10.0))
-
-
-def _confirm(target: str, yes: bool, count: int) -> None:
-    if yes or target != "pypi":
-        return
-    if not sys.stdin.isatty():
-        raise UsageError(f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to ask on",
-                         "pass --yes to confirm non-interactively")
-    from rich.prompt import Confirm
-
-    if not Confirm.ask(f"Upload {count} file(s) to pypi? Files can never be replaced", console=console.console):
-        raise UsageError("publish to pypi cancelled; nothing was uploaded")
 
 
 def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishResult) -> None:

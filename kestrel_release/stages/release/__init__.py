@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,7 +116,9 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         state = _start_state(cfg, params, resume, force, steps)
         _print_plan(cfg, steps, state, rehearse, skipped)
         if not rehearse:
-            _confirm(yes)
+            console.confirm("Proceed with this release?", yes=yes,
+                            refused=("release needs confirmation but stdin is not a terminal", "pass --yes to proceed"),
+                            cancelled=("release cancelled", "nothing was changed"))
         state.save()
         result = ReleaseResult(state.version or cfg.version, rehearse, targets, pythons=list(cfg.python),
                                skipped_pythons=skipped)
@@ -317,16 +318,6 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: l
     if skipped:
         console.warn(f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
                      "release needs every configured Python, or narrow it with --python")
-
-
-def _confirm(yes: bool) -> None:
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise UsageError("release needs confirmation but stdin is not a terminal", "pass --yes to proceed")
-    answer = input("Proceed with this release? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        raise UsageError("release cancelled", "nothing was changed")
 
 
 def render(result: ReleaseResult) -> None:
