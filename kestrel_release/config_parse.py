@@ -11,6 +11,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import platform_tags
 from kestrel_release.config import (
     ABI_MODES,
     DEFAULT_TARGETS,
@@ -278,9 +279,7 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(f"{at('python')}: the list of Python versions is empty")
     if cfg.abi not in ABI_MODES:
         errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{suggest(cfg.abi, ABI_MODES)}")
-    from kestrel_release.stages.build.platforms import problems as platform_problems
-
-    errors += [f"{at('platforms')}{p[len('platforms'):]}" for p in platform_problems(cfg.platforms)]
+    errors += [f"{at('platforms')}{p[len('platforms'):]}" for p in platform_tags.problems(cfg.platforms)]
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kestrel_release import fsutil
+from kestrel_release import fsutil, platform_tags
 from kestrel_release.errors import UsageError
 
 TEMPLATE = "ci-workflow.yml.j2"
@@ -127,25 +127,12 @@ def build_jobs(cfg) -> list[dict]:
     pythons = sorted(cfg.python, key=lambda v: tuple(int(p) for p in v.split(".")))
     jobs: dict[str, dict] = {}
     for configured in platforms:
-        key = platform_key(configured)
+        key = platform_tags.runner_key(configured)
         plat = configured if _LINUX_TAG.fullmatch(configured) else None
         name = plat or key
         jobs.setdefault(name, {"platform": name, "runner": _runner(cfg, key), "plat": plat,
                                "pythons": pythons[:1] if once else pythons})
     return list(jobs.values())
-
-
-def platform_key(name: str) -> str:
-    """'linux-x86_64' for a wheel platform tag or sysconfig platform (manylinux_2_34_x86_64, win-amd64...)."""
-    low = name.lower().replace("_", "-")
-    arch = ("aarch64" if "aarch64" in low or ("linux" in low and "arm64" in low) else
-            "arm64" if "arm64" in low else "x86_64" if ("x86-64" in low or "amd64" in low or "x64" in low) else "")
-    system = ("windows" if low.startswith("win") else "macos" if low.startswith("macos") else
-              "linux" if "linux" in low else "")
-    if not arch or not system:
-        raise UsageError(f"platforms: '{name}' is not a platform this workflow can build on",
-                         "use e.g. manylinux_2_34_x86_64, manylinux_2_28_aarch64, win_amd64, macosx_14_0_arm64")
-    return f"{system}-{arch}"
 
 
 def _runner(cfg, key: str):

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from kestrel_release import platform_tags
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import ci
 from tests.helpers import ROOT, assert_one_line_error, run_cli
@@ -118,7 +119,7 @@ def test_structure(workflow: Path) -> None:
     assert data["permissions"] == {}
     assert data["concurrency"]["cancel-in-progress"] is False and "github.ref" in data["concurrency"]["group"]
     jobs = data["jobs"]
-    here = ci.platform_key(sysconfig.get_platform())  # no `platforms` configured: this machine's
+    here = platform_tags.runner_key(sysconfig.get_platform())  # no `platforms` configured: this machine's
     assert list(jobs) == ["plan", f"build-{here}", "assemble", "publish", "github"]
     build, assemble, publish, github = jobs[f"build-{here}"], jobs["assemble"], jobs["publish"], jobs["github"]
     # One build job per platform with a Python matrix; a CUDA package builds Linux x86_64 on the GPU runners.

@@ -149,7 +149,7 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
     """--platform: configured platforms whose matrix is checked (UsageError, exit 2, for others)."""
     if not narrow:
         return None
-    from kestrel_release.stages.build.platforms import parse
+    from kestrel_release.platform_tags import parse
 
     for name in narrow:
         if cfg.platforms and name not in cfg.platforms:
