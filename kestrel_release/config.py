@@ -18,7 +18,7 @@ from kestrel_release.errors import ConfigError
 
 DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
-# time (real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
+# time (docs/real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
 # "libcudart.so" and "libcudart.so.13".
 DEFAULT_EXCLUDES = (
     "libtorch*", "libc10*", "libcuda.so*", "libcudart*", "libcublas*", "libcublasLt*", "libnvrtc*",

@@ -1,6 +1,6 @@
 """A project's name and version from its PEP 517 build backend, cached by the inputs.
 
-Why: most CUDA extensions are setup.py projects with no [project] table (real-packages.md
+Why: most CUDA extensions are setup.py projects with no [project] table (docs/real-packages.md
 section 1); the standard way to read them is `prepare_metadata_for_build_wheel`, through
 pypa/build. It runs the project's setup.py, so it runs in a child process
 (_backend_meta_child) whose environment carries no credentials, and its answer is cached

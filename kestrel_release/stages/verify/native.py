@@ -18,7 +18,7 @@ from kestrel_release.inspect.errors import CudaFormatError
 from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.leaks import Finding
 
-# glibc of common distributions (real-packages.md section 4), oldest first.
+# glibc of common distributions (docs/real-packages.md section 4), oldest first.
 DISTROS = (("RHEL/Rocky 8", (2, 28)), ("Ubuntu 20.04", (2, 31)), ("Debian 11", (2, 31)),
            ("RHEL 9", (2, 34)), ("Amazon Linux 2023", (2, 34)), ("Ubuntu 22.04", (2, 35)),
            ("Debian 12", (2, 36)), ("Ubuntu 24.04", (2, 39)))

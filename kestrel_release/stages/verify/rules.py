@@ -1,4 +1,4 @@
-"""Integrity, metadata, index acceptance and matrix rules (pypi-rules.md).
+"""Integrity, metadata, index acceptance and matrix rules (docs/pypi-rules.md).
 
 Pure functions over what the single read pass collected: each returns a list
 of Findings and never raises on bad input.

@@ -286,7 +286,7 @@ def test_odd_value_types_do_not_crash_detection(tmp_path):
     assert init.choose(d, ("3.12",)).values["python"] == ["3.12"]
 
 
-# DT_NEEDED of a torch CUDAExtension (extension-cpp on torch 2.11+cu130, real-packages.md section 3)
+# DT_NEEDED of a torch CUDAExtension (extension-cpp on torch 2.11+cu130, docs/real-packages.md section 3)
 # and of examples/c-ext-stub: all come from the user's torch install, none may be grafted.
 TORCH_EXTENSION_NEEDED = ["libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so", "libc10_cuda.so",
                           "libtorch_cuda.so", "libcudart.so.13", "libcudart.so.12"]
