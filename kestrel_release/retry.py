@@ -1,7 +1,8 @@
-"""The one retry policy of every publisher: bounded, exponential, jittered.
+"""The one retry policy and loop of every publisher: bounded, exponential, jittered.
 
 Shared by the index uploader (adapters/pypi.py) and the GitHub client
-(adapters/github.py) so `[tool.kestrel-release.publish]` means the same thing to both.
+(adapters/github.py) so `[tool.kestrel-release.publish]` means the same thing to both; each
+adapter keeps only its `classify` (which of its failures are worth another attempt) and its words.
 """
 
 from __future__ import annotations
@@ -10,6 +11,19 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+
+class Transient(Exception):
+    """A failure worth retrying (connection error, deadline, 5xx, 429); `retry_after` as the server said."""
+
+    def __init__(self, what: str, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.retry_after = retry_after
+
+
+class RetryNow(Exception):
+    """The classifier already waited (a rate limit's reset): try again without counting an attempt."""
 
 
 @dataclass
@@ -33,3 +47,33 @@ class RetryPolicy:
             return min(retry_after, self.rate_limit_wait_cap)
         ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)  # jitter: parallel runs do not retry in step
+
+    def run(self, fn: Callable[[], Any], *, classify: Callable[[Exception], Exception | None],
+            warn: Callable[[str, int, float], str], give_up: Callable[[str, int], Exception],
+            on_retry: Callable[[], None] | None = None) -> Any:
+        """Call `fn` until it returns. `classify(exc)` says what a failure is: a Transient (pause, warn
+        `warn(failure, attempt, pause)`, call `on_retry`, try again; `give_up(failure, attempts)` is
+        raised once the retries are spent), RetryNow (again at once), another exception (raised as it
+        is) or None (the original exception propagates)."""
+        from kestrel_release import console
+
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except Exception as exc:
+                verdict = classify(exc)
+                if verdict is None:
+                    raise
+                if isinstance(verdict, RetryNow):
+                    continue
+                if not isinstance(verdict, Transient):
+                    raise verdict from None
+            attempt += 1
+            if attempt > self.retries:
+                raise give_up(str(verdict), attempt) from None
+            pause = self.delay(attempt - 1, verdict.retry_after)
+            console.warn(warn(str(verdict), attempt, pause))
+            self.sleep(pause)
+            if on_retry is not None:
+                on_retry()

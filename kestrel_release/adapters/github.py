@@ -19,7 +19,7 @@ from typing import Any
 
 from kestrel_release import console
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy
+from kestrel_release.retry import RetryNow, RetryPolicy, Transient
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,6 @@ class AssetInfo:
         if self.digest is None:
             return not need_digest
         return self.digest == f"sha256:{sha256}"
-
-
-class _Transient(Exception):
-    """A failure worth another attempt (after `on_retry` cleans up)."""
 
 
 class _ProgressReader:
@@ -80,40 +76,40 @@ class GithubClient:
              deadline: float | None = None, abandon: Callable[[], None] | None = None) -> Any:
         """Run `fn` under the retry policy, each attempt within a whole-request deadline
         (default publish.timeout); translate failures into PublishError."""
+        from kestrel_release.adapters import _deadline
+
+        return self.policy.run(
+            lambda: _deadline.call(fn, deadline or self.policy.timeout, f"GitHub: {what}", abandon),
+            classify=lambda exc: self._classify(exc, what), on_retry=on_retry,
+            warn=lambda failure, attempt, pause: (f"{what}: {failure}; retrying in {pause:.1f} s "
+                                                  f"({attempt}/{self.policy.retries})"),
+            give_up=lambda failure, attempts: PublishError(
+                f"GitHub failed while {what} after {attempts} attempt(s): {failure}",
+                "nothing published was removed; run the same command again"))
+
+    def _classify(self, exc: Exception, what: str) -> Exception | None:
+        """GitHub's failures for the retry loop: Transient, RetryNow after a rate-limit wait, or the
+        PublishError to stop with."""
         import requests
         from github import GithubException
 
         from kestrel_release.adapters import _deadline
 
-        attempt = 0
-        while True:
-            try:
-                return _deadline.call(fn, deadline or self.policy.timeout, f"GitHub: {what}", abandon)
-            except requests.exceptions.SSLError:  # retrying cannot fix a certificate
-                raise PublishError(f"TLS certificate check failed while {what}",
-                                   "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or "
-                                   "SSL_CERT_FILE) at its CA bundle") from None
-            except _deadline.DeadlineExceeded as exc:
-                failure = str(exc)
-            except GithubException as exc:
-                if self._rate_limit_wait(exc, what):
-                    continue
-                if exc.status < 500:
-                    raise _translate(exc, what, self.repo_name) from None
-                failure = f"HTTP {exc.status}"
-            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-                failure = f"connection error ({type(exc).__name__})"
-            except _Transient as exc:
-                failure = str(exc)
-            attempt += 1
-            if attempt > self.policy.retries:
-                raise PublishError(f"GitHub failed while {what} after {attempt} attempt(s): {failure}",
-                                   "nothing published was removed; run the same command again") from None
-            delay = self.policy.delay(attempt - 1)
-            console.warn(f"{what}: {failure}; retrying in {delay:.1f} s ({attempt}/{self.policy.retries})")
-            self.policy.sleep(delay)
-            if on_retry is not None:
-                on_retry()
+        if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
+            return PublishError(f"TLS certificate check failed while {what}",
+                                "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or "
+                                "SSL_CERT_FILE) at its CA bundle")
+        if isinstance(exc, (_deadline.DeadlineExceeded, Transient)):
+            return Transient(str(exc))
+        if isinstance(exc, GithubException):
+            if self._rate_limit_wait(exc, what):
+                return RetryNow()
+            if exc.status < 500:
+                return _translate(exc, what, self.repo_name)
+            return Transient(f"HTTP {exc.status}")
+        if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
+            return Transient(f"connection error ({type(exc).__name__})")
+        return None
 
     def _rate_limit_wait(self, exc, what: str) -> bool:
         headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
@@ -237,7 +233,7 @@ class GithubClient:
                 return existing
             if existing is not None:
                 self.delete_asset(existing)
-            raise _Transient(f"{name} was taken by an incomplete asset (removed)")
+            raise Transient(f"{name} was taken by an incomplete asset (removed)")
 
         def cleanup() -> None:  # a 502 may leave an empty `starter` asset holding the name
             broken = self._named(rel, name)

@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlparse
 
 from kestrel_release import console
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy
+from kestrel_release.retry import RetryPolicy, Transient
 
 PYPIRC = "~/.pypirc"
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
@@ -83,27 +83,14 @@ def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[st
     return links.files
 
 
-class Transient(Exception):
-    """A failure worth retrying: connection error, 5xx, 429."""
-
-    def __init__(self, what: str, retry_after: float | None = None) -> None:
-        super().__init__(what)
-        self.retry_after = retry_after
-
-
 def with_retries(fn: Callable[[], Any], policy: RetryPolicy, what: str) -> Any:
     """Call fn, retrying Transient failures with exponential backoff; PublishError when exhausted."""
-    for attempt in range(policy.retries + 1):
-        try:
-            return fn()
-        except Transient as exc:
-            if attempt == policy.retries:
-                raise PublishError(f"{what}: {exc} (gave up after {attempt + 1} attempts)",
-                                   "the index or network is failing; re-run later: finished files are skipped") from None
-            pause = policy.delay(attempt, exc.retry_after)
-            console.warn(f"{what}: {exc}; retry {attempt + 1}/{policy.retries} in {pause:.1f} s")
-            policy.sleep(pause)
-    raise AssertionError("unreachable")
+    return policy.run(
+        fn, classify=lambda exc: exc if isinstance(exc, Transient) else None,
+        warn=lambda failure, attempt, pause: f"{what}: {failure}; retry {attempt}/{policy.retries} in {pause:.1f} s",
+        give_up=lambda failure, attempts: PublishError(
+            f"{what}: {failure} (gave up after {attempts} attempts)",
+            "the index or network is failing; re-run later: finished files are skipped"))
 
 
 _TLS_HINT = ("the server's certificate is not trusted here; if the index uses a private CA, point "
