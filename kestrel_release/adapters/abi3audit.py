@@ -1,7 +1,8 @@
 """abi3audit: does an abi3 wheel really use only the limited C API it claims?
 
 Run as cibuildwheel runs it (`abi3audit --strict --report WHEEL`), in a child process
-through proc.py; the JSON report is parsed into one line per problem.
+through proc.py (_abi3audit_child: the same CLI with a fast DLL import reader); the JSON report
+is parsed into one line per problem.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from kestrel_release import proc
 
 
 def _command() -> list[str] | None:
-    beside = Path(sys.executable).parent / "abi3audit"  # installed with the tool
+    from importlib.util import find_spec
+
+    if find_spec("abi3audit") is not None and find_spec("pefile") is not None:  # installed with the tool
+        return [sys.executable, "-m", "kestrel_release.adapters._abi3audit_child"]  # its CLI, DLLs read fast
+    beside = Path(sys.executable).parent / "abi3audit"
     if beside.is_file():
         return [str(beside)]
     found = shutil.which("abi3audit")
