@@ -119,6 +119,8 @@ class ContentScanner:
                                              f"{what} at line {line}: remove it and revoke it now"))
 
     def _build_paths(self, name: str, blob: bytes) -> None:
+        if name.endswith(".dist-info/METADATA"):
+            blob = _metadata_headers(blob)
         match = _HOME.first(blob)
         needle = self.project_dir.encode() if self.project_dir else b""
         where = match.group().decode("utf-8", "replace") if match else None
@@ -127,6 +129,14 @@ class ContentScanner:
         if where:
             self.findings.append(Finding("build-path", "error", name,
                                          f"absolute build path '{where[:80]}' in a text file: make it relative"))
+
+
+def _metadata_headers(blob: bytes) -> bytes:
+    """METADATA without its description (the body after the first blank line, or an old-style
+    `Description:` header and its continuation lines): that is the project's README, whose paths are
+    usage examples (psutil's `/home/giampaolo/monit.py`), not what a build left behind."""
+    head = re.split(rb"\r?\n\r?\n", blob, maxsplit=1)[0]
+    return re.sub(rb"(?im)^Description:.*(?:\r?\n[ \t].*)*", b"", head)
 
 
 def check_cuda(info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx: bool,

@@ -66,3 +66,23 @@ def test_a_private_key_with_its_body_is_still_found(tmp_path):
     secrets = {(f.member, f.message.split(" at ")[0]) for f in report.wheels[0].findings if f.rule == "secret"}
     assert secrets == {(f"{PKG}/key.pem", "a private key"), (f"{PKG}/fixture.py", "a private key")}
     assert body not in str(report.to_json())  # the key itself is never printed
+
+
+def _build_paths(tmp_path, extra_metadata: str) -> list[str]:
+    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.12",)), env={})
+    wheel = make_wheel(tmp_path, tag=TAG, extra_metadata=extra_metadata)
+    return [f.message for w in verify.run(cfg, [wheel], record=False).wheels for f in w.findings
+            if f.rule == "build-path"]
+
+
+def test_paths_in_the_description_are_examples_not_build_paths(tmp_path):
+    # psutil's and charset-normalizer's READMEs show `/home/giampaolo/monit.py`-style usage examples.
+    body = "Description-Content-Type: text/markdown\n\nRun `python /home/giampaolo/monit.py` or C:\\Users\\me\\x.py\n"
+    old_style = "Description: Run it:\n        |   python /home/giampaolo/monit.py\n        |\n"
+    assert _build_paths(tmp_path / "a", body) == []
+    assert _build_paths(tmp_path / "b", old_style) == []
+
+
+def test_a_home_path_in_a_metadata_header_is_still_a_build_path(tmp_path):
+    found = _build_paths(tmp_path, "Project-URL: Docs, file:///home/alice/build/docs\n\nplain README\n")
+    assert found == ["absolute build path '/home/alice/build/docs' in a text file: make it relative"]
