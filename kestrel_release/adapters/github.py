@@ -10,14 +10,15 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console
+from kestrel_release import console, redact
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryNow, RetryPolicy, Transient
 
@@ -40,6 +41,31 @@ class AssetInfo:
         if self.digest is None:
             return not need_digest
         return self.digest == f"sha256:{sha256}"
+
+
+TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
+
+
+def token_variable(token_env: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable a GitHub token is read from: `token_env`, else the first of GH_TOKEN/GITHUB_TOKEN
+    that is set and not empty; None when none is."""
+    env = os.environ if env is None else env
+    return next((n for n in ([token_env] if token_env else TOKEN_VARIABLES) if env.get(n)), None)
+
+
+def resolve_token(given: str | None, token_env: str | None, *, required: bool,
+                  env: Mapping[str, str] | None = None) -> str | None:
+    """The GitHub token: `given` > --token-env NAME > GH_TOKEN > GITHUB_TOKEN (beside
+    pypi_config.resolve_credentials, the other credential lookup); registered as a secret.
+    PublishError (exit 6) naming the variables when `required` and there is none."""
+    env = os.environ if env is None else env
+    name = token_variable(token_env, env)
+    value = given or (env[name] if name else None)
+    if value is None and required:
+        names = [token_env] if token_env else list(TOKEN_VARIABLES)
+        raise PublishError(f"no GitHub token: {' or '.join(names)} is not set",
+                           "export a token with contents:write on the repository (or pass --token-env NAME)")
+    return redact.register(value.strip()) if value else None
 
 
 class _ProgressReader:

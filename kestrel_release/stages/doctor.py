@@ -173,8 +173,10 @@ def _credentials() -> list[Check]:
         else:
             checks.append(Check(f"credentials: {target}", "warn", "none found (needed only to publish)",
                                 f"export TWINE_PASSWORD=<API token> or add [{target}] to {rc_path}"))
-    names = [n for n in ("GH_TOKEN", "GITHUB_TOKEN") if os.environ.get(n)]
-    checks.append(Check("credentials: github", "ok", f"{names[0]} is set") if names else
+    from kestrel_release.adapters import github
+
+    name = github.token_variable()
+    checks.append(Check("credentials: github", "ok", f"{name} is set") if name else
                   Check("credentials: github", "warn", "none found (needed only to publish)",
                         "export GH_TOKEN=<token with contents:write>"))
     return checks

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import secrets as _random
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, fsutil, manifest, redact
+from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import git
+from kestrel_release.adapters import github as gh_adapter
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.stages.publish import github_dated as dated_mod
 from kestrel_release.stages.publish import github_files as files_mod
@@ -115,7 +115,7 @@ def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = No
     from kestrel_release.stages import verify
 
     target = _target(cfg, repo, tag, api_url, prune)
-    token = _token(token, token_env, required=not dry_run)
+    token = gh_adapter.resolve_token(token, token_env, required=not dry_run)
     wheels = verify.resolve_wheels(cfg, list(paths))
     manifest.check_unchanged(wheels, "github")
     report = verify.run(cfg, wheels, target="github")
@@ -203,15 +203,6 @@ def _target(cfg, repo, tag, api_url, prune) -> Target:
         return Target(repo, tag, False, api_url or gh.api_url, False, dated=True, keep=gh.keep)
     rolling = tag == nightly
     return Target(repo, tag, rolling, api_url or gh.api_url, gh.prune if prune is None and rolling else bool(prune))
-
-
-def _token(given: str | None, token_env: str | None, required: bool) -> str | None:
-    names = [token_env] if token_env else ["GH_TOKEN", "GITHUB_TOKEN"]
-    value = given or next((os.environ[n] for n in names if os.environ.get(n)), None)
-    if value is None and required:
-        raise PublishError(f"no GitHub token: {' or '.join(names)} is not set",
-                           "export a token with contents:write on the repository (or pass --token-env NAME)")
-    return redact.register(value.strip()) if value else None
 
 
 def _version(report) -> str:

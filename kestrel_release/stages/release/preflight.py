@@ -156,14 +156,14 @@ def _quota(cfg, index, there: dict, creds, policy) -> list[str]:
 
 
 def _github_problems(cfg, end) -> list[str]:
-    from kestrel_release.stages.publish import github as publish_github
+    from kestrel_release.adapters import github as github_adapter
 
     out = []
     if not end.repo:
         out.append(f"github: no repository configured: {REPO_HINT}")
     if end.token is None:  # the real GitHub: the token publish will use must be present, and see the repo
         try:
-            token = publish_github._token(None, None, required=True)
+            token = github_adapter.resolve_token(None, None, required=True)
         except KestrelError as exc:
             return [*out, f"github: {exc.message} ({exc.hint})"]
         if end.repo and token:
