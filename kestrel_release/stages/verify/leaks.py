@@ -119,9 +119,13 @@ class ContentScanner:
                                              f"{what} at line {line}: remove it and revoke it now"))
 
     def _build_paths(self, name: str, blob: bytes) -> None:
+        # Prose (the README in METADATA, shipped docs) shows example paths; only this build's own
+        # directory found there is a leak. Code, RECORD, .pth, direct_url.json: any home path is.
         if name.endswith(".dist-info/METADATA"):
-            blob = _metadata_headers(blob)
-        match = _HOME.first(blob)
+            outside_prose = _metadata_headers(blob)
+        else:
+            outside_prose = b"" if _is_doc(name) else blob
+        match = _HOME.first(outside_prose)
         needle = self.project_dir.encode() if self.project_dir else b""
         where = match.group().decode("utf-8", "replace") if match else None
         if where is None and needle and needle in blob:
@@ -129,6 +133,17 @@ class ContentScanner:
         if where:
             self.findings.append(Finding("build-path", "error", name,
                                          f"absolute build path '{where[:80]}' in a text file: make it relative"))
+
+
+def _is_doc(name: str) -> bool:
+    """Documentation text: Markdown/reST files and the license/readme files a wheel carries."""
+    base = name.rsplit("/", 1)[-1].upper()
+    stem, _, ext = base.partition(".")
+    return (ext in ("MD", "RST", "MARKDOWN") or ".dist-info/licenses/" in name
+            or (stem in _DOC_NAMES and ext in ("", "TXT")))
+
+
+_DOC_NAMES = frozenset({"README", "LICENSE", "LICENCE", "COPYING", "AUTHORS", "NOTICE", "CHANGELOG", "CHANGES"})
 
 
 def _metadata_headers(blob: bytes) -> bytes:
