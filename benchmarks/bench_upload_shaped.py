@@ -4,7 +4,7 @@
 A long-haul upload to PyPI moves about 1-1.5 MB/s per TCP connection, so a
 release of many large wheels is limited by how many files go at once. Each round
 publishes the same N random wheels of one valid project (the test suite's wheel
-factory, tests/pypi_support.py, with a random payload that does not compress)
+factory, tests/factories.py, with a random payload that does not compress)
 through `shaped_link.ShapedLink` (per-connection rate, aggregate cap, round-trip
 delay) in front of a fresh strict sandbox: first `kestrel-release publish`, then
 the identical re-run (everything skipped), then `twine upload` to another fresh
@@ -68,7 +68,7 @@ def _matrix(files: int) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
 
 def generate(work: Path, files: int, size: int) -> tuple[Path, Path]:
     """A kernel project and N valid wheels of it with incompressible payloads; returns (project, wheels dir)."""
-    from tests.pypi_support import NAME, make_project, wheel_bytes
+    from tests.factories import NAME, importable_wheel_bytes, make_project
 
     pythons, matrix = _matrix(files)
     project = make_project(work / "project", pythons=pythons)
@@ -80,7 +80,7 @@ def generate(work: Path, files: int, size: int) -> tuple[Path, Path]:
     for py, plat in matrix:
         tag = f"cp{py.replace('.', '')}-cp{py.replace('.', '')}-{plat}"
         (wheels / f"{NAME.replace('-', '_')}-0.1.0-{tag}.whl").write_bytes(
-            wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER)))
+            importable_wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER)))
     return project, wheels
 
 

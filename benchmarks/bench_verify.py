@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.data.cuda.builders import KERNEL, make_project, make_wheel, nvcc_version
+from tests.data.cuda.builders import KERNEL, nvcc_version
+from tests.factories import make_verify_project, make_wheel
 
 VENV_BIN = Path(sys.executable).parent
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -84,7 +85,7 @@ def generate(directory: Path, size: int) -> Path:
                    extra_metadata="Summary: bench\nDescription-Content-Type: text/plain\n\nKernels.\n")
     shutil.rmtree(work)
     limit = f'max_file_size = "{size * 2 // 2**20 + 1} MiB"'  # the config declares a granted limit
-    return make_project(directory, pythons=PYTHONS, verify=limit)
+    return make_verify_project(directory, pythons=PYTHONS, verify=limit)
 
 
 def _cached_wheels(size: int) -> Path:

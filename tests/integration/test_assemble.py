@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import manifest, outputs, statedir
+from tests.factories import NAME, importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import NAME, make_dist, make_project, wheel_bytes
 
 PYTHONS = ("3.12", "3.13")
 
@@ -111,7 +111,7 @@ def _unlisted_wheel(tmp: Path) -> list[Path]:
 
 def _other_package(tmp: Path) -> list[Path]:
     b = machine_output(tmp, "b", ("3.13",))
-    data = wheel_bytes("0.1.0", "cp313-cp313-manylinux_2_34_x86_64", name="other-pkg")
+    data = importable_wheel_bytes("0.1.0", "cp313-cp313-manylinux_2_34_x86_64", name="other-pkg")
     name = "other_pkg-0.1.0-cp313-cp313-manylinux_2_34_x86_64.whl"
     (b / name).write_bytes(data)
     meta = manifest.load(b)

@@ -38,9 +38,9 @@ def test_cli_broken_toml(tmp_path):
 
 
 def test_cli_env_size_budget_is_applied_and_a_bad_one_is_one_line(tmp_path):
-    from tests.data.cuda.builders import make_project, make_wheel
+    from tests.factories import make_verify_project, make_wheel
 
-    project = make_project(tmp_path / "proj")
+    project = make_verify_project(tmp_path / "proj")
     wheel = make_wheel(tmp_path)  # a few hundred bytes: over a 0.1KiB budget, under 6KiB
     var = "KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET"
     over = run_cli(["verify", "--project", str(project), "--json", str(wheel)], env={var: "0.1KiB"})

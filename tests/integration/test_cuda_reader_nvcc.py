@@ -8,12 +8,7 @@ import pytest
 
 from kestrel_release.inspect import elf, fatbin
 from kestrel_release.inspect.cuda_binary import CudaFormatError, inspect_bytes
-from tests.data.cuda.builders import (
-    CASES,
-    build_cuda_matrix,
-    cuobjdump_report,
-    nvcc_version,
-)
+from tests.data.cuda.builders import CASES, build_cuda_matrix, cuobjdump_report, nvcc_version
 
 # name -> (sass, ptx, lto_ir, debug): what each recipe must produce.
 EXPECTED = {

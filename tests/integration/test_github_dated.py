@@ -14,14 +14,9 @@ import pytest
 import requests
 
 from kestrel_release.sandbox.github import GithubEmulator
+from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error
-from tests.integration.github_support import (
-    CANARY,
-    REPO,
-    TAG,
-    build_output,
-    make_project,
-)
+from tests.integration.github_support import CANARY, REPO, TAG
 from tests.integration.test_github_publish import (
     local,
     publish,
@@ -46,7 +41,7 @@ def nightly(gh, project, *extra, env=None) -> tuple[int, dict]:
 
 
 def test_dated_nightlies_draft_fill_publish_and_keep_the_newest(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.3.0", extra='nightly = "dated"\nkeep = 2\n')
+    project = make_github_project(tmp_path / "kernels", "0.3.0", extra='nightly = "dated"\nkeep = 2\n')
     c1 = gh.add_commit(REPO)
     out = build_output(project, "0.3.0", c1)
     code, doc = nightly(gh, project)
@@ -85,7 +80,7 @@ def test_dated_nightlies_draft_fill_publish_and_keep_the_newest(gh, tmp_path) ->
 
 
 def test_an_interrupted_dated_nightly_is_completed_by_the_next_run(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.3.0", extra='nightly = "dated"\n')
+    project = make_github_project(tmp_path / "kernels", "0.3.0", extra='nightly = "dated"\n')
     out = build_output(project, "0.3.0", gh.add_commit(REPO))
     gh.fail_next_upload(count=10)  # more than the retries: the run fails with a draft left behind
     failed = publish(gh, project)
@@ -101,7 +96,7 @@ def test_an_interrupted_dated_nightly_is_completed_by_the_next_run(gh, tmp_path)
 
 
 def test_rolling_nightly_on_an_immutable_repository_is_refused_before_any_change(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.3.0")
+    project = make_github_project(tmp_path / "kernels", "0.3.0")
     build_output(project, "0.3.0", gh.add_commit(REPO))
     before, mark = gh.snapshot(), len(gh.requests())
     for extra in ((), ("--dry-run",)):

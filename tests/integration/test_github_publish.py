@@ -8,8 +8,9 @@ import json
 import pytest
 
 from kestrel_release.sandbox.github import GithubEmulator
+from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.integration.github_support import CANARY, REPO, TAG, Poller, build_output, make_project
+from tests.integration.github_support import CANARY, REPO, TAG, Poller
 
 
 @pytest.fixture()
@@ -38,7 +39,7 @@ def writes_since(gh, mark: int) -> list[str]:
 
 
 def test_first_then_second_nightly_moves_tag_prunes_and_updates_notes(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0")
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
     c1 = gh.add_commit(REPO)
     out = build_output(project, "0.1.0", c1)
     first = publish(gh, project)
@@ -71,7 +72,7 @@ def test_first_then_second_nightly_moves_tag_prunes_and_updates_notes(gh, tmp_pa
 
 
 def test_failing_uploads_never_remove_the_published_asset_and_a_rerun_cleans_up(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0", retries=2)
+    project = make_github_project(tmp_path / "kernels", "0.1.0", retries=2)
     out = build_output(project, "0.1.0", gh.add_commit(REPO))
     assert publish(gh, project).code == 0
     before = published(gh)
@@ -105,7 +106,7 @@ def test_failing_uploads_never_remove_the_published_asset_and_a_rerun_cleans_up(
 
 def test_versioned_release_via_draft_and_immutable_releases(gh, tmp_path) -> None:
     gh.enable_immutable_releases(REPO)
-    project = make_project(tmp_path / "kernels", "0.2.0")
+    project = make_github_project(tmp_path / "kernels", "0.2.0")
     c1 = gh.add_commit(REPO)
     out = build_output(project, "0.2.0", c1)
     first = publish(gh, project, "--tag", "v0.2.0")
@@ -134,7 +135,7 @@ def test_versioned_release_via_draft_and_immutable_releases(gh, tmp_path) -> Non
 
 
 def test_token_is_never_printed_nor_sent_outside_the_authorization_header(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0")
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
     build_output(project, "0.1.0", gh.add_commit(REPO))
     ok = publish(gh, project, env={"KESTREL_RELEASE_DEBUG": "1"})
     build_output(project, "0.1.0", "f" * 40)  # a commit GitHub does not have: the second run fails
@@ -151,7 +152,7 @@ def test_token_is_never_printed_nor_sent_outside_the_authorization_header(gh, tm
 
 
 def test_dry_run_changes_nothing(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0")
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
     build_output(project, "0.1.0", gh.add_commit(REPO))
     result = publish(gh, project, "--dry-run")
     assert result.code == 0, result.output
@@ -160,7 +161,7 @@ def test_dry_run_changes_nothing(gh, tmp_path) -> None:
 
 
 def test_prune_walks_every_page_and_removes_leftovers(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.3.0")
+    project = make_github_project(tmp_path / "kernels", "0.3.0")
     out = build_output(project, "0.3.0", gh.add_commit(REPO))
     gh.add_release(REPO, TAG, prerelease=True)
     for i in range(150):
@@ -176,7 +177,7 @@ def test_prune_walks_every_page_and_removes_leftovers(gh, tmp_path) -> None:
 
 @pytest.mark.parametrize("case", ["no-token", "bad-token", "unpushed-commit", "changed-wheel", "bad-repo"])
 def test_refusals_are_one_line_with_their_exit_code(gh, tmp_path, case) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0")
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
     out = build_output(project, "0.1.0", gh.add_commit(REPO))
     env, extra, code, needles = {}, [], 6, []
     if case == "no-token":
@@ -199,7 +200,7 @@ def test_refusals_are_one_line_with_their_exit_code(gh, tmp_path, case) -> None:
 
 
 def test_verify_failure_exits_5_before_any_upload(gh, tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0")
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
     build_output(project, "0.1.0", gh.add_commit(REPO), extra={"kestrel_kernels/kernel.cu": b"__global__ void k(){}"})
     result = publish(gh, project)
     assert result.code == 5, result.output

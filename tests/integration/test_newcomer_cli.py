@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import factories
+from tests.factories import NAME, make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import NAME, make_dist, make_project
-from tests.reliability import wheelkit
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -82,7 +82,7 @@ def test_json_failures_are_one_document(tmp_path: Path, args: list[str], code: i
 
 def test_a_failed_verify_still_prints_only_its_report(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", pythons=("3.12",))
-    wheel = wheelkit.write_wheel(tmp_path / "w", NAME, files={"kestrel_kernels/k.c": b"int x;\n"})
+    wheel = factories.write_wheel(tmp_path / "w", NAME, files={"kestrel_kernels/k.c": b"int x;\n"})
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 5
     doc = json.loads(result.stdout)  # the report, with no failure document appended
@@ -140,7 +140,7 @@ def test_the_lock_message_names_the_operation_holding_it(tmp_path: Path) -> None
 
 def test_tables_do_not_wrap_at_80_columns_in_logs(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", pythons=("3.12",))
-    wheel = wheelkit.write_wheel(tmp_path / "w", NAME, files={
+    wheel = factories.write_wheel(tmp_path / "w", NAME, files={
         "kestrel_kernels/__init__.py": b"", "kestrel_kernels/a_rather_long_directory_name/and_a_long_source_file_name.c": b"int x;\n"})
     result = run_cli(["verify", str(wheel), "--project", str(project)], env={"COLUMNS": ""})  # not a terminal
     assert result.code == 5
@@ -160,7 +160,7 @@ def test_default_forbid_catches_c_sources_and_top_level_tests_only(tmp_path: Pat
         "kestrel_kernels/tests/__init__.py": b"", "kestrel_kernels/tests/test_ops.py": b"def test(): pass\n",
         "tests/test_top.py": b"def test(): pass\n",  # a top-level `tests` package clashes in site-packages
     }
-    wheel = wheelkit.write_wheel(tmp_path / "w", NAME, files=shipped)
+    wheel = factories.write_wheel(tmp_path / "w", NAME, files=shipped)
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 5
     leaks = {f["member"] for w in json.loads(result.stdout)["wheels"] for f in w["findings"] if f["rule"] == "source-leak"}
@@ -232,9 +232,9 @@ def test_sandbox_github_token_file_is_removed_on_exit(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_build_leaves_git_status_clean(tmp_path: Path) -> None:
-    from tests.reliability import miniproject
+    from tests import factories
 
-    project = miniproject.make(tmp_path / "repo")
+    project = factories.make_c_ext_project(tmp_path / "repo")
     # What any setuptools project ignores: the backend's own in-tree build dirs, nothing of this tool.
     (project / ".gitignore").write_text("build/\n*.egg-info/\n")
     git(project, "init", "-q")
@@ -256,9 +256,9 @@ def test_build_leaves_git_status_clean(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_users_own_gitignore_in_the_output_is_kept(tmp_path: Path) -> None:
-    from tests.reliability import miniproject
+    from tests import factories
 
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     out = tmp_path / "wheelhouse"
     out.mkdir()
     (out / ".gitignore").write_text("*.tmp\n")

@@ -11,8 +11,8 @@ import pytest
 
 from kestrel_release import manifest
 from kestrel_release.adapters import host
+from tests import factories
 from tests.helpers import assert_one_line_error, run_cli
-from tests.reliability import miniproject, wheelkit
 
 X86 = "manylinux_2_28_x86_64"
 ARM = "manylinux_2_28_aarch64"
@@ -31,7 +31,7 @@ def _project(root: Path, platforms: list[str], pythons=("3.12", "3.13")) -> Path
 
 def _wheels(out: Path, *tags: str) -> Path:
     for tag in tags:
-        wheelkit.write_wheel(out, tag=tag)
+        factories.write_wheel(out, tag=tag)
     return out
 
 
@@ -56,8 +56,8 @@ def test_abi3_wheels_cover_pythons_per_platform(tmp_path: Path) -> None:
     assert result.code == 5, result.output
     assert _matrix(json.loads(result.stdout)) == [
         ("error", f"no wheel for Python 3.12 on {ARM} (cp313-abi3 starts above it)")]
-    (out / wheelkit.wheel_name(tag=f"cp313-abi3-{ARM}")).unlink()
-    wheelkit.write_wheel(out, tag=f"cp312-abi3-{ARM}")
+    (out / factories.wheel_name(tag=f"cp313-abi3-{ARM}")).unlink()
+    factories.write_wheel(out, tag=f"cp312-abi3-{ARM}")
     result = run_cli(["verify", str(out), "--project", str(project)])
     assert result.code == 0, result.output
     assert "3 wheel(s) pass verify" in result.stderr
@@ -104,7 +104,7 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     if me.system != "linux" or me.libc != "glibc" or me.libc_version < (2, 28):
         pytest.skip("needs a glibc >= 2.28 Linux host")
     local = f"manylinux_2_28_{me.arch}"
-    project = miniproject.make(tmp_path / "p", pythons=("3.12",))
+    project = factories.make_c_ext_project(tmp_path / "p", pythons=("3.12",))
     text = (project / "pyproject.toml").read_text()
     (project / "pyproject.toml").write_text(text.replace(
         'out_dir = "dist-all"', f'out_dir = "dist-all"\nplatforms = ["{local}", "{WIN}"]'))
@@ -165,8 +165,8 @@ def test_a_pure_wheel_covers_every_configured_platform(tmp_path: Path) -> None:
 
 def test_two_machines_outputs_assemble_into_a_complete_release(tmp_path: Path) -> None:
     """Each machine's output alone is one platform short; assembled, the matrix is whole and recorded."""
+    from tests.factories import make_project
     from tests.integration.test_assemble import machine_output
-    from tests.pypi_support import make_project
 
     project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
     text = (project / "pyproject.toml").read_text()

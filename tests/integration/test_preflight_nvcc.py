@@ -7,8 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.factories import make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import make_project
 
 PRECOMPILE = ('precompile = ["{python}", "-c", "import os; os.makedirs(\'pre\')"]\n'
               'precompile_outputs = "pre"\n')

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests.factories import CANARY_PREFIX, make_dist, make_project
 from tests.helpers import ROOT, assert_one_line_error, run_cli
-from tests.pypi_support import CANARY_PREFIX, make_dist, make_project
 
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}
 

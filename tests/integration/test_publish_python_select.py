@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import make_dist, make_project
 
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}
 

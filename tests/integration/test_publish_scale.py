@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import make_dist, make_project
 
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}

@@ -2,7 +2,7 @@
 
 Issue 16 points 2, 3, 11 and 13, through the real CLI as a user meets them: the exit code, the one
 `error:` line, what stderr lists, and what is (not) changed on disk and on the index. No wheel is
-built: projects are tiny, their output is written the way build writes it (tests/pypi_support.py).
+built: projects are tiny, their output is written the way build writes it (tests/factories.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests.factories import importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.pypi_support import make_dist, make_project, wheel_bytes
 
 NO_CREDENTIALS = {"TWINE_USERNAME": "", "TWINE_PASSWORD": "", "TWINE_REPOSITORY": "", "GH_TOKEN": "",
                   "GITHUB_TOKEN": "", "KESTREL_RELEASE_PUBLISH_RETRIES": "0"}
@@ -68,7 +68,7 @@ def test_preflight_refuses_a_version_the_index_already_has(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     with PypiSandbox(directory=tmp_path / "index") as box:
         tag = "cp312-cp312-manylinux_2_34_x86_64"
-        (box.directory / f"kestrel_kernels-0.1.0-{tag}.whl").write_bytes(wheel_bytes("0.1.0", tag))
+        (box.directory / f"kestrel_kernels-0.1.0-{tag}.whl").write_bytes(importable_wheel_bytes("0.1.0", tag))
         result = run_cli(["release", "--project", str(project), "--targets", "testpypi", "--yes", "--no-gpu-check"],
                          env=_env(tmp_path, box, creds=True))
         assert_one_line_error(result, 3, "kestrel-kernels 0.1.0 is already on", "--bump patch")
@@ -80,7 +80,7 @@ def test_release_from_output_refuses_other_bytes_on_the_index(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     (wheel,) = make_dist(project / "dist-all", pythons=("3.12",))
     with PypiSandbox(directory=tmp_path / "index") as box:
-        (box.directory / wheel.name).write_bytes(wheel_bytes("0.1.0", wheel.name.split("-", 2)[2][:-4],
+        (box.directory / wheel.name).write_bytes(importable_wheel_bytes("0.1.0", wheel.name.split("-", 2)[2][:-4],
                                                              payload=b"other"))
         result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"),
                           "--targets", "testpypi", "--yes"], env=_env(tmp_path, box, creds=True))
@@ -92,7 +92,7 @@ def test_preflight_forecasts_the_quota_from_the_largest_earlier_release(tmp_path
     tag = "cp312-cp312-manylinux_2_34_x86_64"
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:  # serves PyPI's JSON API
         (box.directory / f"kestrel_kernels-0.0.9-{tag}.whl").write_bytes(
-            wheel_bytes("0.0.9", tag, payload=bytes(range(256)) * 16))
+            importable_wheel_bytes("0.0.9", tag, payload=bytes(range(256)) * 16))
         env = _env(tmp_path, box, creds=True, KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET="6144")
         result = run_cli(["release", "--project", str(project), "--targets", "pypi", "--yes", "--no-gpu-check"],
                          env=env)

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error, run_cli
-from tests.integration.github_support import REPO, build_output, make_project
+from tests.integration.github_support import REPO
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -40,7 +41,7 @@ def printed_lines(proc: subprocess.Popen) -> list[str]:
 
 @pytest.mark.parametrize("immutable", [False, True], ids=["plain", "immutable-releases"])
 def test_printed_publish_command_works_as_printed(tmp_path, immutable) -> None:
-    project = make_project(tmp_path / "kernels", "0.4.0", extra='nightly = "dated"\n' if immutable else "")
+    project = make_github_project(tmp_path / "kernels", "0.4.0", extra='nightly = "dated"\n' if immutable else "")
     git(project, "init", "-q", "-b", "trunk")
     git(project, "add", "pyproject.toml")
     git(project, "commit", "-q", "-m", "kernels")
@@ -71,7 +72,7 @@ def test_printed_publish_command_works_as_printed(tmp_path, immutable) -> None:
 
 
 def test_git_option_gives_another_directory_s_history(tmp_path) -> None:
-    project = make_project(tmp_path / "kernels", "0.4.0")
+    project = make_github_project(tmp_path / "kernels", "0.4.0")
     git(project, "init", "-q")
     git(project, "add", "pyproject.toml")
     git(project, "commit", "-q", "-m", "kernels")

@@ -16,8 +16,8 @@ import pytest
 from kestrel_release.adapters import pypi
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.pypi import PypiSandbox, free_port
+from tests.factories import NAME, importable_wheel_bytes
 from tests.helpers import ROOT
-from tests.pypi_support import NAME, wheel_bytes
 
 TAG = "cp312-cp312-manylinux_2_34_x86_64"
 POLICY = pypi.RetryPolicy(retries=0, timeout=10)
@@ -25,7 +25,7 @@ POLICY = pypi.RetryPolicy(retries=0, timeout=10)
 
 def _wheel(tmp_path, version="1.0", tag=TAG, payload=b""):
     path = tmp_path / f"{NAME.replace('-', '_')}-{version}-{tag}.whl"
-    path.write_bytes(wheel_bytes(version, tag, payload=payload))
+    path.write_bytes(importable_wheel_bytes(version, tag, payload=payload))
     return path
 
 
@@ -87,7 +87,7 @@ def test_strict_answers_reuploads_like_pypi(tmp_path):
         _upload(box, wheel)
         _upload(box, wheel)  # identical bytes: 200, nothing happens
         assert box.files() == [wheel.name]
-        wheel.write_bytes(wheel_bytes("1.0", TAG, payload=b"other"))
+        wheel.write_bytes(importable_wheel_bytes("1.0", TAG, payload=b"other"))
         with pytest.raises(pypi.FileExists, match="already exists"):
             _upload(box, wheel)
         assert box.faults()["accepted"] == 1

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from kestrel_release import manifest
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 from tests.helpers import KERNELS, assert_one_line_error, run_cli
 
 PKG = "kestrel_kernels"
@@ -16,7 +16,7 @@ PKG = "kestrel_kernels"
 
 @pytest.fixture
 def project(tmp_path):
-    return make_project(tmp_path / "proj")
+    return make_verify_project(tmp_path / "proj")
 
 
 def test_clean_wheels_in_the_default_output_dir(project):

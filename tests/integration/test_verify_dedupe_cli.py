@@ -6,8 +6,8 @@ import importlib
 import json
 from pathlib import Path
 
+from tests.factories import write_wheel
 from tests.helpers import run_cli
-from tests.reliability.wheelkit import write_wheel
 
 PLAT = "manylinux_2_34_x86_64"
 

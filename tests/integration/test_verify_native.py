@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
@@ -38,7 +38,7 @@ def test_dt_needed_is_reported_and_a_grafted_libtorch_is_an_error(tmp_path: Path
     torch = _cc(lib, "libtorch.so", "int torch_version(void) { return 2; }\n", "-Wl,-soname,libtorch.so")
     ext = _cc(lib, "_ext.so", "int torch_version(void);\nint answer(void) { return torch_version(); }\n",
               f"-L{lib}", "-l:libtorch.so")
-    project = make_project(tmp_path / "proj", pythons=("3.11",))
+    project = make_verify_project(tmp_path / "proj", pythons=("3.11",))
     dist = tmp_path / "dist"
     dist.mkdir()
     make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.so": ext,
@@ -56,7 +56,7 @@ def test_an_extension_that_only_links_torch_passes(tmp_path: Path) -> None:
     lib.mkdir()
     _cc(lib, "libc10.so", "int c10(void) { return 1; }\n", "-Wl,-soname,libc10.so")
     ext = _cc(lib, "_ext.so", "int c10(void);\nint f(void) { return c10(); }\n", f"-L{lib}", "-l:libc10.so")
-    project = make_project(tmp_path / "proj", pythons=("3.11",))
+    project = make_verify_project(tmp_path / "proj", pythons=("3.11",))
     dist = tmp_path / "dist"
     dist.mkdir()
     make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.so": ext})
@@ -87,7 +87,7 @@ def test_an_abi3_wheel_using_a_non_limited_symbol_is_an_abi3audit_error(tmp_path
     source = ("#include <Python.h>\nPyObject *make(void) { return PyUnicode_New(3, 127); }\n"
               "PyObject *PyInit__ext(void) { return make(); }\n")
     ext = _cc(tmp_path, "_ext.abi3.so", source, f"-I{include}")
-    project = make_project(tmp_path / "proj", pythons=("3.10", "3.11", "3.12"))
+    project = make_verify_project(tmp_path / "proj", pythons=("3.10", "3.11", "3.12"))
     dist = tmp_path / "dist"
     dist.mkdir()
     make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
@@ -105,7 +105,7 @@ def test_a_clean_abi3_wheel_passes_the_audit(tmp_path: Path) -> None:
     source = ("#define Py_LIMITED_API 0x030A0000\n#include <Python.h>\n"
               "PyObject *PyInit__ext(void) { return PyLong_FromLong(1); }\n")
     ext = _cc(tmp_path, "_ext.abi3.so", source, f"-I{include}")
-    project = make_project(tmp_path / "proj", pythons=("3.10", "3.13"))
+    project = make_verify_project(tmp_path / "proj", pythons=("3.10", "3.13"))
     dist = tmp_path / "dist"
     dist.mkdir()
     make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
@@ -115,7 +115,7 @@ def test_a_clean_abi3_wheel_passes_the_audit(tmp_path: Path) -> None:
 
 
 def test_a_wheel_above_the_configured_min_glibc_fails_verify(tmp_path: Path) -> None:
-    project = make_project(tmp_path / "proj", pythons=("3.11",))
+    project = make_verify_project(tmp_path / "proj", pythons=("3.11",))
     with (project / "pyproject.toml").open("a") as fh:
         fh.write('\n[tool.kestrel-release.build]\nmin_glibc = "2.28"\n')
     dist = tmp_path / "dist"

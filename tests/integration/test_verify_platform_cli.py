@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kestrel_release import config
 from kestrel_release.stages import verify
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
@@ -25,7 +25,7 @@ def _macho_arm64() -> bytes:
 
 
 def _verify(tmp_path, files: dict[str, bytes], tag: str, required: str = '["sm_90a"]'):
-    cfg = config.load(make_project(tmp_path / "proj", verify=f"required_sass = {required}"), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", verify=f"required_sass = {required}"), env={})
     dist = tmp_path / "dist"
     dist.mkdir(exist_ok=True)
     wheel = make_wheel(dist, {f"{PKG}/__init__.py": b"", **files}, tag=f"cp311-cp311-{tag}")
@@ -41,7 +41,7 @@ def test_cli_dll_in_a_linux_wheel_exits_5_with_the_finding_in_json(tmp_path):
 
     from tests.helpers import assert_one_line_error, run_cli
 
-    project = make_project(tmp_path / "proj", verify='required_sass = ["sm_90a"]\nallow_ptx = true')
+    project = make_verify_project(tmp_path / "proj", verify='required_sass = ["sm_90a"]\nallow_ptx = true')
     member = f"{PKG}/kernels_sm90a.dll"
     wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", member: (RELEASE / "kernel_sm90a.dll").read_bytes()})
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])

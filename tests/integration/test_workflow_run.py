@@ -19,9 +19,9 @@ import pytest
 
 from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests import factories
 from tests.helpers import run_cli
 from tests.integration.workflow_runner import Expressions, WorkflowRunner
-from tests.reliability import miniproject
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +42,7 @@ def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    miniproject.make(repo / "kernels", pythons=("3.11", "3.12"))
+    factories.make_c_ext_project(repo / "kernels", pythons=("3.11", "3.12"))
     result = run_cli(["ci", "init", "--project", str(repo / "kernels")])
     assert result.code == 0, result.output
     _git(repo, "add", ".")

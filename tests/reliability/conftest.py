@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pypi_support import make_dist, make_project
+from tests.factories import make_dist, make_project
 
 PYTHONS = ("3.12", "3.13")
 # Small, fast retry settings; every fault test finishes in seconds.

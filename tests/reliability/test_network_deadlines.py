@@ -125,9 +125,9 @@ def test_an_untrusted_certificate_fails_at_once_with_the_fix(dist_project: Path,
 
 
 def test_a_github_api_that_trickles_bytes_cannot_hold_publish(tmp_path: Path) -> None:
-    from tests.integration.github_support import build_output, make_project
+    from tests.factories import build_output, make_github_project
 
-    project = make_project(tmp_path / "kernels", "0.1.0", retries=1)
+    project = make_github_project(tmp_path / "kernels", "0.1.0", retries=1)
     build_output(project, "0.1.0", "0" * 40)
     body = b"{" + b" " * 5000 + b"}"
     with RawServer(_head("application/json", len(body)), body, every=0.5) as trickle:

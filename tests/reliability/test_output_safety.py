@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import factories
 from tests.helpers import assert_one_line_error, run_cli
-from tests.reliability import miniproject, wheelkit
 
 ENV = {"SOURCE_DATE_EPOCH": "1700000000"}
 
@@ -43,7 +43,7 @@ def _git_project(tmp_path: Path) -> Path:
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "README.md").write_text("user file\n")
-    return miniproject.make(repo / "kernels")
+    return factories.make_c_ext_project(repo / "kernels")
 
 
 # --- refused output directories ------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_release_and_sandbox_refuse_the_same_places(tmp_path: Path) -> None:
 
 
 def test_a_rehearsal_dir_the_tool_did_not_make_is_never_emptied(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     mine = project / "dist-all.rehearsal"
     mine.mkdir()
     (mine / "notes.txt").write_text("the user's\n")
@@ -105,8 +105,8 @@ def test_a_rehearsal_dir_the_tool_did_not_make_is_never_emptied(tmp_path: Path) 
 
 def _wheelhouse(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     house = tmp_path / "wheelhouse"
-    wheelkit.write_wheel(house, "other-project", "2.0.0")
-    wheelkit.write_wheel(house, "mini-ext", "0.0.9")  # an older version of this very project
+    factories.write_wheel(house, "other-project", "2.0.0")
+    factories.write_wheel(house, "mini-ext", "0.0.9")  # an older version of this very project
     (house / "README.txt").write_text("my wheelhouse\n")
     (house / "sub").mkdir()
     (house / "sub" / "data.bin").write_bytes(os.urandom(64))
@@ -115,7 +115,7 @@ def _wheelhouse(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 @pytest.mark.slow
 def test_build_into_a_shared_wheelhouse_keeps_everything_else(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     house, theirs = _wheelhouse(tmp_path)
     args = ["build", "--project", str(project), "--no-gpu-check", "--out", str(house)]
     first = run_cli(args, env=ENV, timeout=600)
@@ -128,7 +128,7 @@ def test_build_into_a_shared_wheelhouse_keeps_everything_else(tmp_path: Path) ->
     sums = {line.split("  ")[1] for line in (house / "SHA256SUMS").read_text().splitlines()}
     assert sums == ours
     # A rebuild of changed sources replaces only its own wheel; verify looks at the build's wheels only.
-    (project / "src" / "c.c").write_text(miniproject.C_SOURCE + "/* v2 */\n")
+    (project / "src" / "c.c").write_text(factories.C_EXT_SOURCE + "/* v2 */\n")
     again = run_cli(args, env=ENV, timeout=600)
     assert again.code == 0, again.output
     now = snapshot(house)
@@ -141,7 +141,7 @@ def test_build_into_a_shared_wheelhouse_keeps_everything_else(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_a_users_file_with_the_name_of_an_output_is_not_overwritten(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     house = tmp_path / "wheelhouse"
     house.mkdir()
     (house / "SHA256SUMS").write_text("the user's own checksums\n")
@@ -187,7 +187,7 @@ def _read_only(where: Path):
 
 @pytest.mark.slow
 def test_read_only_output_location_is_one_line(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     with _read_only(tmp_path / "ro") as ro:
         result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(ro / "dist")],
                          env=ENV, timeout=600)
@@ -197,7 +197,7 @@ def test_read_only_output_location_is_one_line(tmp_path: Path) -> None:
 
 def test_read_only_project_on_version_bump_is_one_line(tmp_path: Path) -> None:
     with _tmpfs(tmp_path / "mnt", "size=1m") as mnt:
-        project = miniproject.make(mnt / "p")
+        project = factories.make_c_ext_project(mnt / "p")
         before = snapshot(project)
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         result = run_cli(["version", "bump", "patch", "--project", str(project)])
@@ -208,7 +208,7 @@ def test_read_only_project_on_version_bump_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_full_disk_under_the_output_is_one_line_and_keeps_the_users_files(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     with _tmpfs(tmp_path / "small", "size=8k") as small:
         (small / "keep.txt").write_text("the user's\n")
         result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(small)],
@@ -222,7 +222,7 @@ def test_a_full_disk_under_the_output_is_one_line_and_keeps_the_users_files(tmp_
 # --- symlinks are written through ------------------------------------------------------------------
 
 def test_version_bump_writes_through_symlinked_files(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     shared = tmp_path / "shared"
     shared.mkdir()
     # pyproject.toml links out of the project; the version file links to another file inside it
@@ -249,7 +249,7 @@ def _dead_pid() -> int:
 
 
 def test_leftovers_of_a_dead_run_are_collected_and_nothing_else(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     dead, alive = _dead_pid(), os.getpid()
     debris = [project / f".pyproject.toml.kestrel-{dead}.x1y2.tmp",
               project / "src" / "mini_ext" / f".__init__.py.kestrel-{dead}.abcd.tmp"]
@@ -265,7 +265,7 @@ def test_leftovers_of_a_dead_run_are_collected_and_nothing_else(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_build_collects_a_dead_runs_staging_and_swap_dirs(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     dead = _dead_pid()
     debris = [project / f".kestrel-staging-{dead}-q1w2", project / f".dist-all.old-{dead}"]
     user = [project / ".kestrel-staging-mine", project / f".other.old-{dead}"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests import factories
 from tests.helpers import ROOT, assert_one_line_error, run_cli
-from tests.reliability import miniproject
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 
 HOLD = """
@@ -35,7 +35,7 @@ def _holder(project: Path, seconds: float = 30) -> subprocess.Popen:
 @pytest.mark.parametrize("command", [["build", "--no-gpu-check"], ["version", "bump", "patch"]],
                          ids=["build", "version"])
 def test_second_run_refuses_while_the_project_is_locked(tmp_path: Path, command: list[str]) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     holder = _holder(project)
     try:
@@ -51,7 +51,7 @@ def test_second_run_refuses_while_the_project_is_locked(tmp_path: Path, command:
 
 @pytest.mark.slow
 def test_two_builds_at_once_never_interleave(tmp_path: Path) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     args = [sys.executable, "-m", "kestrel_release", "build", "--project", str(project), "--no-gpu-check"]
     procs = [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from kestrel_release.inspect import cuda_binary, wheel
 from kestrel_release.inspect.errors import CudaFormatError, WheelError
-from tests.reliability import wheelkit
+from tests import factories
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc builds the seed binaries")
 
@@ -117,7 +117,7 @@ def _seed_wheel(seeds: dict[str, bytes]) -> bytes:
     files = {"kestrel_kernels/__init__.py": b"",
              "kestrel_kernels/precompiled/k.cubin": seeds["sm90a.cubin"],
              "kestrel_kernels/precompiled/k.fatbin": seeds["G.fatbin"]}
-    return wheelkit.wheel_bytes(files=files)
+    return factories.wheel_bytes(files=files)
 
 
 def _visit(member, data) -> None:
@@ -138,7 +138,7 @@ def test_wheel_reader_only_raises_its_own_error(seeds, tmp_path_factory, mutatio
                      for k, w, b, n, blob in mutations]
     for mutation in mutations:
         data = _apply(data, mutation)
-    path = tmp_path_factory.mktemp("fuzz") / wheelkit.wheel_name()
+    path = tmp_path_factory.mktemp("fuzz") / factories.wheel_name()
     path.write_bytes(bytes(data))
     result, exc = _bounded(lambda: wheel.read_wheel(path, visit=_visit))
     if exc is not None:

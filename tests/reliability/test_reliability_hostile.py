@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import factories
 from tests.helpers import assert_one_line_error, run_cli
-from tests.reliability import wheelkit
 
 PYPROJECT = """[project]
 name = "kestrel-kernels"
@@ -28,12 +28,12 @@ version = "0.1.0"
 python = ["3.12"]
 out_dir = "dist"
 """
-NAME = wheelkit.wheel_name()
+NAME = factories.wheel_name()
 DIST = "kestrel_kernels-0.1.0.dist-info"
 
 
 def _with(extra: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
-    return wheelkit.raw_zip(wheelkit.valid_members() + extra)
+    return factories.raw_zip(factories.valid_members() + extra)
 
 
 def _symlink() -> bytes:
@@ -61,12 +61,12 @@ def _utf8_flag_on_latin1_name() -> bytes:
 def _lying_size() -> bytes:
     # A member whose central directory declares 10 bytes but inflates to 1 MiB.
     blob = "kestrel_kernels/blob.bin"
-    return wheelkit.patch_declared_size(_with([(blob, b"\0" * (1 << 20))]), blob, 10)
+    return factories.patch_declared_size(_with([(blob, b"\0" * (1 << 20))]), blob, 10)
 
 
 def _bomb() -> bytes:
     # A real bomb: 80 MiB of zeros, deflated to ~80 KiB (PyPI refuses > 64 MiB at ratio > 50).
-    return wheelkit.wheel_bytes(files={"kestrel_kernels/zeros.bin": b"\0" * (80 << 20)})
+    return factories.wheel_bytes(files={"kestrel_kernels/zeros.bin": b"\0" * (80 << 20)})
 
 
 def _bzip2() -> bytes:
@@ -74,13 +74,13 @@ def _bzip2() -> bytes:
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_BZIP2) as zf:
-        for name, data in wheelkit.valid_members():
+        for name, data in factories.valid_members():
             zf.writestr(name, data)
     return buf.getvalue()
 
 
 def _encrypted() -> bytes:
-    data = bytearray(wheelkit.wheel_bytes())
+    data = bytearray(factories.wheel_bytes())
     for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
         pos = data.find(sig)
         struct.pack_into("<H", data, pos + off, struct.unpack_from("<H", data, pos + off)[0] | 0x1)
@@ -89,12 +89,12 @@ def _encrypted() -> bytes:
 
 def _future_zip_version() -> bytes:
     # "Version needed to extract" 8.4 in the central directory: zipfile raises NotImplementedError.
-    data = bytearray(wheelkit.wheel_bytes())
+    data = bytearray(factories.wheel_bytes())
     struct.pack_into("<H", data, data.find(b"PK\x01\x02") + 6, 84)
     return bytes(data)
 
 
-_VALID = wheelkit.wheel_bytes()
+_VALID = factories.wheel_bytes()
 _REC_PKG = "kestrel_kernels/__init__.py"
 
 # case -> (bytes of the file named NAME, the finding rule verify must report)
@@ -105,7 +105,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "truncated-last-byte": (lambda: _VALID[:-1], "zip-format"),
     "corrupt-central-directory": (lambda: _VALID.replace(b"PK\x01\x02", b"PK\xff\xff", 1), "zip-format"),
     "end-record-points-past-eof": (lambda: _VALID[:-6] + b"\xff\xff\xff\x7f" + _VALID[-2:], "zip-format"),
-    "corrupt-deflate-data": (lambda: wheelkit.corrupt_member_data(_VALID, _REC_PKG), "zip-format"),
+    "corrupt-deflate-data": (lambda: factories.corrupt_member_data(_VALID, _REC_PKG), "zip-format"),
     "path-traversal": (lambda: _with([("../../evil.py", b"x = 1\n")]), "unsafe-path"),
     "absolute-path": (lambda: _with([("/etc/cron.d/evil", b"* * * * * root sh\n")]), "unsafe-path"),
     "windows-drive": (lambda: _with([("C:/Windows/evil.dll", b"MZ")]), "unsafe-path"),
@@ -117,24 +117,24 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "encrypted-member": (_encrypted, "zip-format"),
     "future-zip-version": (_future_zip_version, "zip-format"),  # found by the fuzz test
     "non-utf8-name": (_utf8_flag_on_latin1_name, "zip-format"),
-    "record-hash-lie": (lambda: wheelkit.wheel_bytes(record_overrides={
+    "record-hash-lie": (lambda: factories.wheel_bytes(record_overrides={
         _REC_PKG: f"{_REC_PKG},sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,22"}), "record-mismatch"),
-    "record-size-lie": (lambda: wheelkit.wheel_bytes(record_overrides={
-        _REC_PKG: f"{_REC_PKG},{wheelkit._record_hash(wheelkit.INIT)},9999"}), "record-mismatch"),
+    "record-size-lie": (lambda: factories.wheel_bytes(record_overrides={
+        _REC_PKG: f"{_REC_PKG},{factories.record_hash(factories.INIT)},9999"}), "record-mismatch"),
     "member-added-after-build": (lambda: _with([("kestrel_kernels/backdoor.py", b"evil()\n")]), "record-mismatch"),
-    "record-lists-missing-file": (lambda: wheelkit.wheel_bytes(record_overrides={
+    "record-lists-missing-file": (lambda: factories.wheel_bytes(record_overrides={
         _REC_PKG: f"{_REC_PKG},sha256=x,1\nkestrel_kernels/ghost.py,sha256=x,1"}), "record-mismatch"),
-    "no-record": (lambda: wheelkit.wheel_bytes(record=False), "metadata"),
-    "record-not-utf8": (lambda: wheelkit.raw_zip([m for m in wheelkit.valid_members() if not m[0].endswith("RECORD")]
+    "no-record": (lambda: factories.wheel_bytes(record=False), "metadata"),
+    "record-not-utf8": (lambda: factories.raw_zip([m for m in factories.valid_members() if not m[0].endswith("RECORD")]
                                                  + [(f"{DIST}/RECORD", b"\xff\xfe\x00bad")]), "record-mismatch"),
-    "metadata-name-mismatch": (lambda: wheelkit.raw_zip(
-        [(n, d.replace(b"Name: kestrel-kernels", b"Name: other-pkg")) for n, d in wheelkit.valid_members()]),
+    "metadata-name-mismatch": (lambda: factories.raw_zip(
+        [(n, d.replace(b"Name: kestrel-kernels", b"Name: other-pkg")) for n, d in factories.valid_members()]),
         "metadata"),
-    "metadata-bad-version": (lambda: wheelkit.raw_zip(
-        [(n, d.replace(b"Metadata-Version: 2.1", b"Metadata-Version: 9.9")) for n, d in wheelkit.valid_members()]),
+    "metadata-bad-version": (lambda: factories.raw_zip(
+        [(n, d.replace(b"Metadata-Version: 2.1", b"Metadata-Version: 9.9")) for n, d in factories.valid_members()]),
         "metadata"),
-    "wheel-tag-mismatch": (lambda: wheelkit.raw_zip(
-        [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in wheelkit.valid_members()]),
+    "wheel-tag-mismatch": (lambda: factories.raw_zip(
+        [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in factories.valid_members()]),
         "metadata"),
     "two-dist-infos": (lambda: _with([("other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
                        "metadata"),
@@ -183,7 +183,7 @@ def test_the_valid_wheel_passes(project: Path) -> None:
 
 def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
     description = "Description-Content-Type: text/plain\n\n" + ("lorem ipsum " * (2 << 20))  # 24 MiB
-    (project / "dist" / NAME).write_bytes(wheelkit.wheel_bytes(metadata_extra=description))
+    (project / "dist" / NAME).write_bytes(factories.wheel_bytes(metadata_extra=description))
     start = time.monotonic()
     result, report = _verify_json(project)
     assert time.monotonic() - start < 60
@@ -193,7 +193,7 @@ def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
 
 @pytest.mark.parametrize(("name", "version"), [("evil-pkg", "0.1.0"), ("kestrel-kernels", "6.6.6")])
 def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str) -> None:
-    wheelkit.write_wheel(project / "dist", name=name, version=version)
+    factories.write_wheel(project / "dist", name=name, version=version)
     result, report = _verify_json(project)
     assert_one_line_error(result, 5, "verify found")
 

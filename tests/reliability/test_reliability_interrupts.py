@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests import factories
 from tests.helpers import ROOT, run_cli
-from tests.reliability import killpoints, miniproject
+from tests.reliability import killpoints
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -88,13 +89,13 @@ def _version_state(project: Path) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def version_window(tmp_path_factory) -> tuple[float, float]:
-    project = miniproject.make(tmp_path_factory.mktemp("measure") / "p")
+    project = factories.make_c_ext_project(tmp_path_factory.mktemp("measure") / "p")
     return _startup(), _timed(["version", "bump", "patch", "--project", str(project)])
 
 
 @pytest.mark.parametrize("seed", VERSION_SEEDS)
 def test_version_bump_interrupted_is_all_or_nothing(tmp_path: Path, version_window, seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     old = _version_state(project)
     delay, signum = _draws(seed, *version_window)
     code = _interrupt(["version", "bump", "patch", "--project", str(project)], delay, signum)
@@ -114,7 +115,7 @@ def test_interrupt_between_version_files_restores_the_first(tmp_path: Path, monk
     from kestrel_release import config, fsutil
     from kestrel_release.stages import version
 
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     old = _version_state(project)
     real, calls = fsutil.atomic_write_text, []
 
@@ -170,7 +171,7 @@ def _consistent_output(out: Path) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", BUILD_SEEDS)
 def test_build_interrupted_leaves_the_output_untouched_or_complete(tmp_path: Path, seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     env = {"SOURCE_DATE_EPOCH": "1700000000"}
     args = ["build", "--project", str(project), "--no-gpu-check"]
     start = time.monotonic()
@@ -179,7 +180,7 @@ def test_build_interrupted_leaves_the_output_untouched_or_complete(tmp_path: Pat
     duration = time.monotonic() - start
     out = project / "dist-all"
     before = _consistent_output(out)
-    (project / "src" / "c.c").write_text(miniproject.C_SOURCE + "/* changed */\n")  # the next build differs
+    (project / "src" / "c.c").write_text(factories.C_EXT_SOURCE + "/* changed */\n")  # the next build differs
     delay, signum = _draws(seed, _startup(), duration)
     _interrupt(args, delay, signum, env)
     after = _consistent_output(out)  # never a mix: the old set or the new set, each complete
@@ -197,7 +198,7 @@ def test_build_interrupted_leaves_the_output_untouched_or_complete(tmp_path: Pat
 @pytest.mark.parametrize("signum", SIGNALS)
 def test_signal_during_imports_is_one_line_not_a_traceback(tmp_path: Path, module: str, signum: int) -> None:
     """Before: a Ctrl-C here printed a raw traceback, a SIGTERM killed the tool without a word."""
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     old = _version_state(project)
     code, err = killpoints.signalled_during_import(["version", "bump", "patch", "--project", str(project)],
                                                   module, signum)

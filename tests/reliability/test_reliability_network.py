@@ -121,7 +121,8 @@ def test_pypi_index_that_never_answers_stops_with_exit_6(dist_project: Path) -> 
 # --- GitHub ------------------------------------------------------------------------------------
 
 from kestrel_release.sandbox.github import GithubEmulator  # noqa: E402
-from tests.integration.github_support import REPO, TAG, Poller, build_output, make_project  # noqa: E402
+from tests.factories import build_output, make_github_project  # noqa: E402
+from tests.integration.github_support import REPO, TAG, Poller  # noqa: E402
 
 GH_TOKEN = "ghp_" + "R3liab1l1ty" * 3 + "xyz"
 
@@ -184,7 +185,7 @@ class WheelWatcher(threading.Thread):
 
 def _nightly_then_update(gh, tmp_path: Path):
     """Publish nightly 0.1.0, then stage 0.2.0; returns (project, out, watchers already running)."""
-    project = make_project(tmp_path / "kernels", "0.1.0", retries=3)
+    project = make_github_project(tmp_path / "kernels", "0.1.0", retries=3)
     build_output(project, "0.1.0", gh.add_commit(REPO))
     assert _gh_publish(gh, project).code == 0
     out = build_output(project, "0.2.0", gh.add_commit(REPO))
@@ -268,7 +269,7 @@ def test_github_server_killed_and_restarted_mid_publish(gh, tmp_path: Path) -> N
 
 
 def test_github_api_that_never_answers_stops_with_exit_6(gh, tmp_path: Path) -> None:
-    project = make_project(tmp_path / "kernels", "0.1.0", retries=1)
+    project = make_github_project(tmp_path / "kernels", "0.1.0", retries=1)
     build_output(project, "0.1.0", gh.add_commit(REPO))
     with BlackHole() as hole:
         start = time.monotonic()

@@ -20,8 +20,9 @@ import pytest
 
 from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
-from tests.integration.github_support import REPO, build_output
-from tests.integration.github_support import make_project as make_gh_project
+from tests.factories import build_output
+from tests.factories import make_github_project as make_gh_project
+from tests.integration.github_support import REPO
 from tests.reliability.conftest import FAST
 
 CANARIES = {src: f"kcanary{src}{secrets.token_hex(12)}" for src in ("twine", "tokenenv", "pypirc", "gh", "github")}

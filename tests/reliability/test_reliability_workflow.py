@@ -22,9 +22,9 @@ def _zizmor() -> list[str]:
 @pytest.mark.parametrize("project", [KERNELS, None], ids=["kernels", "mini"])
 def test_generated_workflow_has_no_zizmor_findings(tmp_path: Path, project: Path | None) -> None:
     if project is None:
-        from tests.reliability import miniproject
+        from tests import factories
 
-        project = miniproject.make(tmp_path / "p")
+        project = factories.make_c_ext_project(tmp_path / "p")
     workflow = tmp_path / "kernels-release.yml"
     result = run_cli(["ci", "init", "--project", str(project), "--output", str(workflow)])
     assert result.code == 0, result.output

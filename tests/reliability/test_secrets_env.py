@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import proc, redact
+from tests import factories
 from tests.helpers import run_cli
-from tests.reliability import miniproject
 
 CANARIES = {
     "TWINE_PASSWORD": "canary-twine-pw-5a1f93",
@@ -40,7 +40,7 @@ if os.environ.get("MINI_FAIL"):
 
 
 def _project(tmp_path: Path, fail: bool) -> Path:
-    root = miniproject.make(tmp_path / "p")
+    root = factories.make_c_ext_project(tmp_path / "p")
     (root / "setup.py").write_text(DUMP + (root / "setup.py").read_text())
     if fail:
         text = (root / "pyproject.toml").read_text()

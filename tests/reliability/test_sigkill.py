@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
+from tests import factories
 from tests.helpers import run_cli
-from tests.reliability import killpoints, miniproject, wheelkit
+from tests.reliability import killpoints
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 
 ENV = {"SOURCE_DATE_EPOCH": "1700000000"}
@@ -51,13 +52,13 @@ def _points(seed: int, total: int) -> int:
 @pytest.fixture(scope="module")
 def bump_ops(tmp_path_factory) -> int:
     tmp = tmp_path_factory.mktemp("count")
-    project = miniproject.make(tmp / "p")
+    project = factories.make_c_ext_project(tmp / "p")
     return killpoints.count_ops(["version", "bump", "patch", "--project", str(project)], tmp)
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_version_bump_killed_anywhere_then_rerun_bumps_once(tmp_path: Path, bump_ops: int, seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     args = ["version", "bump", "patch", "--project", str(project)]
     killpoints.run_killed_at(_points(seed, bump_ops), args)
     finished = _versions(project) == ("0.1.1", "0.1.1") and not (project / JOURNAL).exists()
@@ -72,7 +73,7 @@ def test_version_bump_killed_anywhere_then_rerun_bumps_once(tmp_path: Path, bump
 def test_every_kill_point_of_a_bump_is_recovered(tmp_path: Path, bump_ops: int) -> None:
     """Exhaustive over the bump's operations: no point leaves a state the re-run cannot finish."""
     for n in range(1, bump_ops + 1):
-        project = miniproject.make(tmp_path / f"p{n}")
+        project = factories.make_c_ext_project(tmp_path / f"p{n}")
         args = ["version", "bump", "minor", "--project", str(project)]
         killpoints.run_killed_at(n, args)
         rerun = run_cli(args)
@@ -92,7 +93,7 @@ def _consistent(out: Path) -> dict[str, str]:
 
 
 def _with_user_files(out: Path) -> dict[str, bytes]:
-    wheelkit.write_wheel(out, "other-project", "1.0.0")
+    factories.write_wheel(out, "other-project", "1.0.0")
     (out / "notes.txt").write_text("the user's\n")
     return {p.name: p.read_bytes() for p in out.iterdir()}
 
@@ -100,16 +101,16 @@ def _with_user_files(out: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_build_killed_at_a_file_operation_then_rerun_completes(tmp_path: Path, seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     out = project / "dist-all"
     out.mkdir()
     users = _with_user_files(out)
     args = ["build", "--project", str(project), "--no-gpu-check"]
     first = run_cli(args, env=ENV, timeout=600)
     assert first.code == 0, first.output
-    (project / "src" / "c.c").write_text(miniproject.C_SOURCE + f"/* seed {seed} */\n")  # the next build differs
+    (project / "src" / "c.c").write_text(factories.C_EXT_SOURCE + f"/* seed {seed} */\n")  # the next build differs
     total = killpoints.count_ops(args, tmp_path, ENV)
-    (project / "src" / "c.c").write_text(miniproject.C_SOURCE + f"/* seed {seed} again */\n")
+    (project / "src" / "c.c").write_text(factories.C_EXT_SOURCE + f"/* seed {seed} again */\n")
     killpoints.run_killed_at(_points(seed, total), args, ENV)
     assert killpoints.wait_gone(str(project)) == []  # no build child outlives the tool
     rerun = run_cli(args, env=ENV, timeout=600)
@@ -122,8 +123,8 @@ def test_build_killed_at_a_file_operation_then_rerun_completes(tmp_path: Path, s
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_build_killed_while_children_build_leaves_no_process_behind(tmp_path: Path, seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
-    (project / "src" / "c.c").write_text(miniproject.C_SOURCE + f"/* {tmp_path.name} {seed} */\n")  # no cache hit
+    project = factories.make_c_ext_project(tmp_path / "p")
+    (project / "src" / "c.c").write_text(factories.C_EXT_SOURCE + f"/* {tmp_path.name} {seed} */\n")  # no cache hit
     args = ["build", "--project", str(project), "--no-gpu-check"]
     proc = killpoints.start(args, ENV)
     killpoints.wait_ready(proc)
@@ -185,7 +186,7 @@ def _bumped_at_most_once(project: Path) -> None:
 @pytest.fixture(scope="module")
 def release_ops(tmp_path_factory) -> int:
     tmp = tmp_path_factory.mktemp("count-release")
-    project = miniproject.make(tmp / "p")
+    project = factories.make_c_ext_project(tmp / "p")
     return killpoints.count_ops([*RELEASE, "--project", str(project)], tmp, REL_ENV)
 
 
@@ -193,7 +194,7 @@ def release_ops(tmp_path_factory) -> int:
 @pytest.mark.parametrize("seed", range(8))
 def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Path, release_ops: int,
                                                                       seed: int) -> None:
-    project = miniproject.make(tmp_path / "p")
+    project = factories.make_c_ext_project(tmp_path / "p")
     killpoints.run_killed_at(_points(seed, release_ops), [*RELEASE, "--project", str(project)], REL_ENV)
     assert killpoints.wait_gone(str(project)) == []  # the rehearsal's servers died with the tool
     _finish_like_a_user(project, resume_first=seed % 2 == 0)
@@ -206,7 +207,7 @@ def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Pa
 def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path, release_ops: int) -> None:
     """The step's files are written but the state does not say so yet: resume must not disagree."""
     def killed_at(n: int) -> Path:
-        project = miniproject.make(tmp_path / f"p{n}-{len(list(tmp_path.iterdir()))}")
+        project = factories.make_c_ext_project(tmp_path / f"p{n}-{len(list(tmp_path.iterdir()))}")
         killpoints.run_killed_at(n, [*RELEASE, "--project", str(project)], REL_ENV)
         return project
 

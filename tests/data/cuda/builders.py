@@ -1,4 +1,4 @@
-"""Test material for verify: hand-made wheels and a table of nvcc-built CUDA binaries.
+"""Test material for CUDA: a table of nvcc-built binaries and a cuobjdump reference reader.
 
 The nvcc table is built once per nvcc version into a cache under the temp dir
 (several nvcc jobs in parallel); later sessions reuse it.
@@ -6,13 +6,11 @@ The nvcc table is built once per nvcc version into a cache under the temp dir
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -118,39 +116,7 @@ def cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool] | None:
     return sass, ptx, debug
 
 
-def _digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: str = "kestrel_kernels",
-               version: str = "0.1.0", tag: str = "cp311-cp311-manylinux_2_34_x86_64",
-               metadata_version: str = "2.4", meta_name: str | None = None, meta_version: str | None = None,
-               wheel_tags: list[str] | None = None, record_edit=None, compression=zipfile.ZIP_DEFLATED,
-               filename: str | None = None, extra_metadata: str = "") -> Path:
-    """A wheel with a correct RECORD unless `record_edit(rows)` changes it."""
-    files = dict(files if files is not None else {f"{name}/__init__.py": b"__version__ = '0.1.0'\n"})
-    dist = f"{name}-{version}.dist-info"
-    files[f"{dist}/METADATA"] = (f"Metadata-Version: {metadata_version}\nName: {meta_name or name.replace('_', '-')}\n"
-                                 f"Version: {meta_version or version}\n{extra_metadata}").encode()
-    tags = "".join(f"Tag: {t}\n" for t in (wheel_tags or [tag]))
-    files[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n{tags}".encode()
-    rows = [[path, _digest(data), str(len(data))] for path, data in files.items()]
-    if record_edit:
-        rows = record_edit(rows)
-    record = "".join(",".join(r) + "\n" for r in rows) + f"{dist}/RECORD,,\n"
-    files[f"{dist}/RECORD"] = record.encode()
-    path = Path(directory) / (filename or f"{name}-{version}-{tag}.whl")
-    with zipfile.ZipFile(path, "w", compression) as zf:
-        for member, data in files.items():
-            zf.writestr(member, data)
-    return path
-
-
-def make_project(directory: Path, *, pythons=("3.11",), verify: str = "") -> Path:
-    """A minimal kernel-package project whose config verify reads."""
-    directory.mkdir(parents=True, exist_ok=True)
-    py = ", ".join(f'"{p}"' for p in pythons)
-    (directory / "pyproject.toml").write_text(
-        f'[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'
-        f'[tool.kestrel-release]\npython = [{py}]\n\n[tool.kestrel-release.verify]\n{verify}\n')
-    return directory
+# Wheels and projects for the verify tests moved to tests/factories.py (make_wheel, make_verify_project); these
+# names stay importable from here only until the test files being edited alongside this move are repointed.
+from tests.factories import make_verify_project as make_project  # noqa: E402, F401
+from tests.factories import make_wheel  # noqa: E402, F401

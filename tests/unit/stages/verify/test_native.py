@@ -11,7 +11,7 @@ import pytest
 from kestrel_release import config
 from kestrel_release.inspect import archname
 from kestrel_release.stages import verify
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 RELEASE = Path(__file__).resolve().parents[3] / "data" / "cuda" / "release"
@@ -28,7 +28,7 @@ def _macho_arm64() -> bytes:
 
 
 def _verify(tmp_path, files: dict[str, bytes], tag: str, required: str = '["sm_90a"]'):
-    cfg = config.load(make_project(tmp_path / "proj", verify=f"required_sass = {required}"), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", verify=f"required_sass = {required}"), env={})
     dist = tmp_path / "dist"
     dist.mkdir(exist_ok=True)
     wheel = make_wheel(dist, {f"{PKG}/__init__.py": b"", **files}, tag=f"cp311-cp311-{tag}")
