@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
@@ -42,7 +42,7 @@ def _ext(tmp: Path, *link: str) -> bytes:
 
 
 def _verify(tmp: Path, ext: bytes) -> tuple[int, dict]:
-    project = make_project(tmp / "proj", pythons=("3.11",))
+    project = make_verify_project(tmp / "proj", pythons=("3.11",))
     dist = tmp / "dist"
     dist.mkdir()
     make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_C.so": ext})

@@ -114,9 +114,3 @@ def cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool] | None:
         int(size, 16) > 0 and kind not in ("NOBITS", "CUDA_SHARED") and name != ".debug_frame"
         and not name.startswith(".nv_debug.") for size, kind, name in rows)
     return sass, ptx, debug
-
-
-# Wheels and projects for the verify tests moved to tests/factories.py (make_wheel, make_verify_project); these
-# names stay importable from here only until the test files being edited alongside this move are repointed.
-from tests.factories import make_verify_project as make_project  # noqa: E402, F401
-from tests.factories import make_wheel  # noqa: E402, F401

@@ -10,7 +10,7 @@ import os
 from kestrel_release import config
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify.pypi import standalone_config
-from tests.data.cuda.builders import make_project, make_wheel
+from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 TAG = "cp312-cp312-manylinux2014_aarch64"
@@ -33,7 +33,7 @@ def test_wheel_file_tags_other_than_the_filename_warn_outside_a_project(tmp_path
 
 
 def test_wheel_file_tags_other_than_the_filename_fail_a_project_build(tmp_path):
-    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.12",)), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
     wheel = make_wheel(tmp_path, tag=TAG, wheel_tags=["cp312-cp312-linux_aarch64"])
     report = verify.run(cfg, [wheel], record=False)
     assert not report.ok and ("wheel-tags", "error") in _findings(report)
@@ -49,7 +49,7 @@ def test_a_wheel_over_the_default_file_size_warns_outside_a_project(tmp_path):
 def test_a_key_header_constant_is_not_a_private_key(tmp_path):
     # cryptography/hazmat/primitives/serialization/ssh.py parses OpenSSH keys by their armor lines.
     code = b'_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"\n'
-    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.12",)), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
     wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/ssh.py": code}, tag=TAG)
     report = verify.run(cfg, [wheel], record=False)
     assert report.ok and _findings(report) == set()
@@ -59,7 +59,7 @@ def test_a_private_key_with_its_body_is_still_found(tmp_path):
     body = base64.b64encode(os.urandom(96)).decode()
     pem = f"-----BEGIN RSA PRIVATE KEY-----\r\nProc-Type: 4,ENCRYPTED\r\nDEK-Info: AES-128-CBC,AB\r\n\r\n{body}\r\n"
     escaped = f'KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\\n{body}\\n-----END OPENSSH PRIVATE KEY-----"\n'
-    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.12",)), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
     wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/key.pem": pem.encode(),
                                   f"{PKG}/fixture.py": escaped.encode()}, tag=TAG)
     report = verify.run(cfg, [wheel], record=False)
@@ -69,7 +69,7 @@ def test_a_private_key_with_its_body_is_still_found(tmp_path):
 
 
 def _build_paths(tmp_path, extra_metadata: str) -> list[str]:
-    cfg = config.load(make_project(tmp_path / "proj", pythons=("3.12",)), env={})
+    cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
     wheel = make_wheel(tmp_path, tag=TAG, extra_metadata=extra_metadata)
     return [f.message for w in verify.run(cfg, [wheel], record=False).wheels for f in w.findings
             if f.rule == "build-path"]

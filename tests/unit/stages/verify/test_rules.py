@@ -12,14 +12,15 @@ from kestrel_release import config, manifest
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.wheel import read_wheel
 from kestrel_release.stages import verify
-from tests.data.cuda.builders import build_cuda_matrix, make_project, make_wheel, nvcc_version
+from tests.data.cuda.builders import build_cuda_matrix, nvcc_version
+from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 TOKEN = "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejEyMzQ1Ng"
 
 
 def _cfg(tmp_path, pythons=("3.11",), verify_toml=""):
-    return config.load(make_project(tmp_path / "proj", pythons=pythons, verify=verify_toml), env={})
+    return config.load(make_verify_project(tmp_path / "proj", pythons=pythons, verify=verify_toml), env={})
 
 
 def _found(report) -> set[tuple[str, str]]:
