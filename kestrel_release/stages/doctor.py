@@ -58,6 +58,10 @@ def run(cfg: Config) -> DoctorReport:
 
 
 def _gpu(cfg: Config) -> Check:
+    from kestrel_release.stages.build import cuda_tools
+
+    if not cuda_tools.gpu_relevant(cfg):  # the same answer build's preflight acts on
+        return Check("GPU", "ok", "not needed: the build compiles no CUDA code (required_sass = [])")
     gpus, why = gpu.detect()
     names = ", ".join(f"{g.name} ({g.sm}, driver {g.driver}, via {g.source})" for g in gpus)
     if gpu.has_arch(gpus, cfg.cuda_arch):

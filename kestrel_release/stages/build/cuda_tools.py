@@ -36,6 +36,13 @@ def why_needed(cfg) -> str:
     return f"the CUDA source {source}" if source else ""
 
 
+def gpu_relevant(cfg) -> bool:
+    """Whether the GPU check means anything: the build makes CUDA code (kernels to check for
+    required_sass, a precompile step, CUDA sources or hints) or the config demands a GPU. A plain C
+    extension (psutil: required_sass = []) gets no "kernels are cross-compiled" warning."""
+    return bool(cfg.requires_gpu or cfg.verify.required_sass or why_needed(cfg))
+
+
 def first_cuda_source(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> str | None:
     """The first *.cu/*.cuh under `root` (relative, POSIX), skipping hidden dirs, envs and build trees."""
     for seen, (here, dirs, files) in enumerate(os.walk(root), start=1):

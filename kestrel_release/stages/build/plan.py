@@ -69,7 +69,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()
     _check_glibc(cfg, problems)
-    if gpu_check:
+    if gpu_check and cuda_tools.gpu_relevant(cfg):
         _check_gpu(cfg, problems, warnings)
     if problems:
         raise PreflightError(f"build preflight: {'; '.join(problems)}")
