@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import stat
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -77,12 +76,6 @@ def test_build_requires_gpu_is_exit_3_unless_skipped(tmp_path):
     assert_one_line_error(result, 3, "needs an sm_90a GPU", "--no-gpu-check")
     assert not out.exists()
 
-
-def _wheel(path: Path, members: list[tuple[str, bytes, tuple]]) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
-        for name, data, stamp in members:
-            zf.writestr(zipfile.ZipInfo(name, date_time=stamp), data)
-    return path
 
 
 def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, capsys):

@@ -11,17 +11,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import repair
-from kestrel_release.adapters.host import Host
 from kestrel_release.errors import BuildError
-
-LINUX_236 = Host("linux", "x86_64", "glibc", (2, 36))
-LINUX_228 = Host("linux", "x86_64", "glibc", (2, 28))
-AARCH64 = Host("linux", "aarch64", "glibc", (2, 34))
-WINDOWS = Host("windows", "x86_64")
-MAC = Host("macos", "aarch64", libc_version=(14, 5))
-UPSTREAM = ("manylinux_2_28_x86_64", "manylinux_2_34_x86_64", "manylinux_2_28_aarch64", "win_amd64",
-            "macosx_14_0_arm64")  # the five platforms kestrel-kernels releases
-PYTHONS = ("3.12", "3.13")
 
 
 def test_linux_repair_is_the_real_auditwheel_with_the_exclude_list(tmp_path: Path) -> None:

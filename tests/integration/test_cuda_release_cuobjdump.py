@@ -3,7 +3,6 @@ an aarch64 shared object (tests/data/cuda/release, made by make_release_builds.s
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import pytest
@@ -43,11 +42,4 @@ def test_reader_equals_cuobjdump_on_release_builds(name):
     assert (info.sass, info.ptx, info.debug) == truth
 
 
-def _macho_thin(cpu: int) -> bytes:
-    # mach_header_64: magic, cputype, cpusubtype, filetype (MH_BUNDLE), ncmds, sizeofcmds, flags, reserved
-    return struct.pack("<IIIIIIII", 0xFEEDFACF, cpu, 0, 8, 0, 0, 0, 0)
 
-
-def _macho_fat(cpus: list[int]) -> bytes:
-    arches = b"".join(struct.pack(">IIIII", cpu, 0, 4096 * (i + 1), 32, 12) for i, cpu in enumerate(cpus))
-    return struct.pack(">II", 0xCAFEBABE, len(cpus)) + arches + bytes(64)

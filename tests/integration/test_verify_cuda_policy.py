@@ -10,7 +10,6 @@ from tests.data.cuda.builders import build_cuda_matrix, nvcc_version
 from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
-TOKEN = "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejEyMzQ1Ng"
 
 
 def _cfg(tmp_path, pythons=("3.11",), verify_toml=""):
@@ -27,10 +26,6 @@ def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
     wheel = make_wheel(dist, files, **wheel_kw)
     return verify.run(cfg or _cfg(tmp_path), [wheel], target=target)
 
-
-def _tamper(rows):
-    rows[0][1] = "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-    return rows
 
 
 @pytest.fixture(scope="module")

@@ -3,37 +3,13 @@ match the wheel's platform tag, `arch-name` when a file named for an architectur
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
-from kestrel_release import config
-from kestrel_release.stages import verify
 from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
 RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
 
-
-def _x86_64_so() -> bytes:
-    import _ctypes  # any CPython extension module of this (x86_64 Linux) interpreter
-
-    return Path(_ctypes.__file__).read_bytes()
-
-
-def _macho_arm64() -> bytes:
-    return struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 8, 0, 0, 0, 0)
-
-
-def _verify(tmp_path, files: dict[str, bytes], tag: str, required: str = '["sm_90a"]'):
-    cfg = config.load(make_verify_project(tmp_path / "proj", verify=f"required_sass = {required}"), env={})
-    dist = tmp_path / "dist"
-    dist.mkdir(exist_ok=True)
-    wheel = make_wheel(dist, {f"{PKG}/__init__.py": b"", **files}, tag=f"cp311-cp311-{tag}")
-    return verify.run(cfg, [wheel], record=False)
-
-
-def _found(report) -> set[tuple[str, str]]:
-    return {(f.rule, f.member) for w in report.wheels for f in w.findings}
 
 
 def test_cli_dll_in_a_linux_wheel_exits_5_with_the_finding_in_json(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import stat
 import sys
 import zipfile
 from pathlib import Path
@@ -11,11 +10,11 @@ import pytest
 
 from kestrel_release import config
 from kestrel_release.adapters import pythons
-from kestrel_release.errors import BuildError, PreflightError
+from kestrel_release.errors import BuildError
 from kestrel_release.stages.build import precompile
 from kestrel_release.stages.build import wheelzip as _wheelzip
 from tests.conftest import copy_kernels
-from tests.helpers import KERNELS, assert_one_line_error, run_cli
+from tests.helpers import KERNELS
 
 
 @pytest.fixture(autouse=True)
@@ -24,12 +23,6 @@ def _fresh_interpreter_cache():
     yield
     pythons.find_interpreter.cache_clear()
 
-
-def _fake_python(path: Path, answer: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!/bin/sh\necho '{answer}'\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 def test_precompile_key_follows_inputs_and_env(tmp_path):

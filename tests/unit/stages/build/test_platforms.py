@@ -3,9 +3,6 @@ and which repair tool each platform gets (with the argv it runs)."""
 
 from __future__ import annotations
 
-import os
-import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -152,19 +149,6 @@ def test_macos_repair_requires_the_tags_archs_and_excludes_torch_and_cuda(tmp_pa
     universal = tool.command(tmp_path / "k-0.1.0-cp312-cp312-macosx_11_0_universal2.whl", tmp_path, "auto", ())
     assert universal[universal.index("--require-archs") + 1] == "universal2"
 
-
-FAKE = """#!{python}
-# A stand-in for a repair tool that cannot run on this Linux machine (delvewheel is a Windows-only
-# dependency, delocate a macOS-only one): it records its argv and writes the wheel into -w OUT.
-import json, os, shutil, sys
-args = sys.argv[1:]
-with open(os.environ["FAKE_LOG"], "a") as fh:
-    fh.write(json.dumps([os.path.basename(sys.argv[0]), *args]) + "\\n")
-out = args[args.index("-w") + 1]
-os.makedirs(out, exist_ok=True)
-shutil.copy(args[-1], out)
-sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
-"""
 
 
 def test_a_missing_platform_tool_is_a_preflight_problem(monkeypatch) -> None:

@@ -12,7 +12,6 @@ from kestrel_release import config, manifest
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.wheel import read_wheel
 from kestrel_release.stages import verify
-from tests.data.cuda.builders import build_cuda_matrix, nvcc_version
 from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
@@ -209,12 +208,6 @@ def test_bad_inputs_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="unknown verify target"):
         verify.run(cfg, [make_wheel(tmp_path)], target="conda")
 
-
-@pytest.fixture(scope="module")
-def cuda_matrix():
-    if nvcc_version() is None:
-        pytest.skip("nvcc is not on PATH: cannot build the CUDA test binaries")
-    return build_cuda_matrix()
 
 
 def test_cuda_less_extension_is_not_missing_arch(tmp_path):
