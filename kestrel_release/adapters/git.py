@@ -53,6 +53,16 @@ def tag(path: Path, name: str, message: str) -> None:
     proc.run(["git", "tag", "-a", name, "-m", message], cwd=path, error=UsageError, what=f"git tag {name}")
 
 
+def tag_exists(path: Path, name: str) -> bool:
+    return _git(path, "rev-parse", "-q", "--verify", f"refs/tags/{name}") is not None
+
+
+def describe_tag(path: Path) -> str | None:
+    """The newest tag reachable from HEAD, as written (v1.2.3); None without one, or without git."""
+    out = _git(path, "describe", "--tags", "--abbrev=0")
+    return out.splitlines()[-1] if out else None
+
+
 def history(path: Path) -> tuple[dict[str, list[str]], dict[str, str], str | None]:
     """Every commit of the repository at `path` (sha -> parents), its branch and tag refs
     (annotated tags peeled to their commit), and the current branch; empty when no commits."""

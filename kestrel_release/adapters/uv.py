@@ -64,3 +64,23 @@ def wheel_command(uv: Path, python: Path, project: Path, out_dir: Path, *, front
                 "--installer", "uv", "--wheel", "--outdir", str(out_dir), *settings, str(project)]
     return [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir),
             *settings, str(project)]
+
+
+def venv_command(uv: Path, python: str | Path, path: Path, *, relocatable: bool = False,
+                 isolated: bool = False) -> list[str | Path]:
+    """argv of `uv venv` at `path` for `python`. relocatable: entry points (cmake, ninja...) keep
+    working once the directory is renamed (build envs are made in a temp dir, then renamed);
+    isolated: no uv configuration applies (a smoke test sees only the index it names)."""
+    options = ["--quiet", "--relocatable"] if relocatable else []
+    options += ["--no-config"] if isolated else []
+    return [uv, "venv", *options, "--python", python, path]
+
+
+def pip_install_command(uv: Path, python: str | Path, requirements: list[str], *, index_url: str | None = None,
+                        compile_bytecode: bool = False) -> list[str | Path]:
+    """argv of `uv pip install` of `requirements` into the env of `python`. index_url: from that
+    index alone, with no uv configuration and no cache (what a user installing the release gets);
+    compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""
+    options = ["--quiet", "--compile-bytecode"] if compile_bytecode else []
+    options += ["--no-config", "--no-cache", "--index-url", index_url] if index_url else []
+    return [uv, "pip", "install", *options, "--python", python, "--", *requirements]

@@ -32,6 +32,7 @@ from pathlib import Path
 from kestrel_release import console, fsutil, proc
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import toolchain
+from kestrel_release.adapters import uv as uv_adapter
 from kestrel_release.errors import BuildError
 
 MARKER = "kestrel-build-env.json"
@@ -109,10 +110,10 @@ def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, 
         shutil.rmtree(stale, ignore_errors=True)
     tmp = root.with_name(f"{root.name}.tmp-{os.getpid()}")
     # --relocatable: entry points (cmake, ninja...) must keep working once tmp is renamed to root.
-    proc.run_logged([uv, "venv", "--quiet", "--relocatable", "--python", python, tmp], log=log, cwd=root.parent,
+    proc.run_logged(uv_adapter.venv_command(uv, python, tmp, relocatable=True), log=log, cwd=root.parent,
                      env=env, what=f"creating the build env for {python}", show_tail=False)
     if requires:
-        proc.run_logged([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", env_python(tmp), "--", *requires],
+        proc.run_logged(uv_adapter.pip_install_command(uv, env_python(tmp), requires, compile_bytecode=True),
                          log=log.with_name(log.stem + "-install.log"), cwd=root.parent, env=env,
                          what=f"installing {', '.join(requires)} into the build env for {python}", show_tail=False)
     marker = {"python": str(python), "requires": sorted(requires), "checked": []}
@@ -132,7 +133,7 @@ def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log
     finally:
         answer.unlink(missing_ok=True)
     if extra:
-        proc.run_logged([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", env_python(root), "--", *extra],
+        proc.run_logged(uv_adapter.pip_install_command(uv, env_python(root), extra, compile_bytecode=True),
                          log=log, cwd=root.parent, env=env,
                          what=f"installing {', '.join(extra)} into the build env", show_tail=False)
 

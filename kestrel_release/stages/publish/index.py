@@ -280,11 +280,10 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
             row["interpreter"] = str(interpreter)
             uv_bin = uv.find_uv()
             common = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
-            proc.run([uv_bin, "venv", "--no-config", "--python", interpreter, Path(tmp) / "venv"],
+            proc.run(uv.venv_command(uv_bin, interpreter, Path(tmp) / "venv", isolated=True),
                      what=f"uv venv (Python {python})", **common)
-            proc.run([uv_bin, "pip", "install", "--no-config", "--no-cache", "--index-url", simple_url,
-                      "--python", venv_python, f"{name}=={version}"], what=f"install on Python {python} from {simple_url}",
-                     timeout=deadline, **common)
+            proc.run(uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url),
+                     what=f"install on Python {python} from {simple_url}", timeout=deadline, **common)
             out = proc.run([venv_python, "-I", "-c", f"import {module}; print({module}.__version__)"],
                            what=f"import {module} on Python {python}", **common)
         except KestrelError as exc:

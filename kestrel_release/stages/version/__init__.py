@@ -168,16 +168,9 @@ def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:
     if st.dirty and not allow_dirty:
         raise UsageError(f"the git tree under {cfg.project_dir} has uncommitted changes",
                          "commit or stash them, or pass --allow-dirty")
-    if tag_name and _tag_exists(st.root, tag_name):
+    if tag_name and git.tag_exists(st.root, tag_name):
         raise UsageError(f"git tag {tag_name} already exists", "delete it or choose another version")
     return st.root
-
-
-def _tag_exists(root: Path, name: str) -> bool:
-    from kestrel_release import proc
-
-    found = proc.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{name}"], cwd=root, check=False)
-    return found.returncode == 0
 
 
 def _git_record(cfg, result: VersionResult, changes, tag: bool) -> None:

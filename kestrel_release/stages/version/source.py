@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from kestrel_release._compat import tomllib
-from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.errors import UsageError
 
 _SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
                       r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.IGNORECASE)
@@ -55,13 +55,9 @@ def last_tag_version(project: Path) -> str | None:
     """The version of the newest tag reachable from HEAD (v1.2.3 -> 1.2.3), as the VCS tools read it."""
     from packaging.version import InvalidVersion, Version
 
-    from kestrel_release import proc
+    from kestrel_release.adapters import git
 
-    try:
-        found = proc.run(["git", "describe", "--tags", "--abbrev=0"], cwd=project, check=False)
-    except KestrelError:  # git missing: ask the backend instead
-        return None
-    text = found.output.strip().splitlines()[-1] if found.returncode == 0 and found.output.strip() else ""
+    text = git.describe_tag(project) or ""  # no tag, or git missing: ask the backend instead
     try:
         return str(Version(text.removeprefix("v"))) if text else None
     except InvalidVersion:
