@@ -33,7 +33,7 @@ class Poller(threading.Thread):
             except OSError:  # the emulator itself failed to answer
                 self.errors += 1
 
-    def stop(self) -> "Poller":
+    def stop(self) -> Poller:
         self._halt.set()
         self.join(10)
         return self
