@@ -68,6 +68,26 @@ def resolve_token(given: str | None, token_env: str | None, *, required: bool,
     return redact.register(value.strip()) if value else None
 
 
+def repo_from_remote(url: str) -> str | None:
+    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
+    import re
+
+    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
+                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
+def target_repo(cfg) -> tuple[str | None, str]:
+    """OWNER/NAME for the github target and where it came from: the config, else the git remote 'origin'."""
+    repo = cfg.github().repo
+    if repo:
+        return repo, "targets.github.repo"
+    from kestrel_release.adapters import git
+
+    derived = repo_from_remote(git.remote_url(cfg.project_dir) or "")
+    return (derived, "git remote 'origin'") if derived else (None, "")
+
+
 class _ProgressReader:
     """A file wrapper that reports bytes as http.client reads them (for progress bars)."""
 

@@ -170,14 +170,13 @@ def default_repo() -> tuple[str, str]:
     Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
     from kestrel_release import config
     from kestrel_release.adapters import git
+    from kestrel_release.adapters.github import repo_from_remote, target_repo
     from kestrel_release.errors import KestrelError, UsageError
-    from kestrel_release.stages.init import github_repo as parse
-    from kestrel_release.stages.release.preflight import github_repo
 
     try:
-        repo, source = github_repo(config.load(None))
+        repo, source = target_repo(config.load(None))
     except KestrelError:  # no project here: the cwd's own remote may still name it
-        repo, source = parse(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
+        repo, source = repo_from_remote(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
     if not repo:
         raise UsageError("no GitHub repository to emulate: none configured and no github.com remote 'origin'",
                          "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo")

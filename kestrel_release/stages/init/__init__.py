@@ -10,6 +10,7 @@ ignore lines in place and changes nothing. Without --yes it asks on a terminal a
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -18,6 +19,7 @@ from typing import Any
 from kestrel_release import config, config_parse, console, fsutil
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
+from kestrel_release.adapters.github import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.init.detect import Detected
@@ -60,6 +62,7 @@ class InitResult:
     table_text: str = ""
     gitignore_added: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    github_repo: str = ""  # the GitHub release target's OWNER/NAME, "" when none is known
 
     @property
     def changed(self) -> bool:
@@ -67,7 +70,10 @@ class InitResult:
 
     def next_command(self) -> str:
         here = Path.cwd().resolve()
-        return NEXT if self.project_dir == here else f"{NEXT} --project {self.project_dir}"
+        command = NEXT if self.project_dir == here else f"{NEXT} --project {self.project_dir}"
+        # github is a default target, and release refuses it without a repository: the printed
+        # command must run as printed.
+        return command if self.github_repo else f"{command} --targets testpypi,pypi"
 
     def to_json(self) -> dict[str, Any]:
         return {"project": str(self.project_dir), "changed": self.changed, "written": self.written,
@@ -94,6 +100,8 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         _github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
         _check(result.plan)
         result.table_text = table_text(result.plan, detected)
+    result.github_repo = (_configured_repo(result.plan.values if result.plan else data, planned=result.plan is not None)
+                          or github_repo(git.remote_url(project_dir) or "") or "")  # release falls back to origin too
     out_dir = _out_dir(data) if detected.configured else "dist-all"
     result.gitignore_added = _missing_ignores(project_dir, out_dir)
     if result.plan is None and not result.gitignore_added:
@@ -111,6 +119,14 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         _append_ignores(project_dir / ".gitignore", result.gitignore_added)
         result.written.append(".gitignore")
     return result
+
+
+def _configured_repo(data: dict, *, planned: bool) -> str:
+    """targets.github.repo of the planned table or the pyproject's (or its environment override), "" when unset."""
+    repo: Any = data
+    for key in ("targets", "github", "repo") if planned else ("tool", "kestrel-release", "targets", "github", "repo"):
+        repo = repo.get(key, "") if isinstance(repo, dict) else ""
+    return os.environ.get("KESTREL_RELEASE_GITHUB_REPO") or (repo if isinstance(repo, str) else "")
 
 
 def _read_pyproject(project_dir: Path, path: Path) -> bytes:
@@ -257,13 +273,6 @@ def _forbid(d: Detected) -> list[str]:
     if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
         out.append("csrc/**")
     return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]
-
-
-def github_repo(url: str) -> str | None:
-    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
-    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
-                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
-    return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
 def _github_target(plan: Plan, repo: str | None) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from kestrel_release import console
 from kestrel_release.adapters import git
+from kestrel_release.adapters.github import target_repo as github_repo  # noqa: F401 - release, rehearsal
 from kestrel_release.errors import KestrelError, PreflightError
 
 INDEXES = ("testpypi", "pypi")
@@ -30,17 +31,6 @@ REAL_WORLD_ONLY = (
     "the network to the real indexes and api.github.com",
     "whether the version is already on the real indexes (a real release's preflight reads them)",
 )
-
-
-def github_repo(cfg) -> tuple[str | None, str]:
-    """OWNER/NAME for the github target and where it came from: the config, else the git remote 'origin'."""
-    repo = cfg.github().repo
-    if repo:
-        return repo, "targets.github.repo"
-    from kestrel_release.stages.init import github_repo as parse
-
-    derived = parse(git.remote_url(cfg.project_dir) or "")
-    return (derived, "git remote 'origin'") if derived else (None, "")
 
 
 def available_pythons(cfg) -> tuple[Any, list[str]]:
