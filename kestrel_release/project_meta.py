@@ -1,7 +1,7 @@
 """A project's name and version from its build backend, in the environment its builds use.
 
 Glue between the configuration and adapters/backend_meta: with isolation on (the default) the
-backend runs in the reusable build env of the oldest configured Python (_buildenv: exactly the
+backend runs in the reusable build env of the oldest configured Python (build_env.py: exactly the
 project's build requirements), so a torch extension's multi-gigabyte `torch` build requirement
 is installed once for metadata and builds alike; without isolation, in the oldest configured
 Python itself. Only when neither can be had does pypa/build make a throwaway isolated env.
@@ -33,7 +33,7 @@ def _build_python(cfg) -> Path | None:
             return python
         if cfg.build.frontend != "uv":
             return None
-        from kestrel_release.stages.build import env as _buildenv
+        from kestrel_release import build_env as _buildenv
 
         logs = toolchain.cache_dir() / "metadata" / "logs"
         with _tree_kept_clean(cfg.project_dir):  # asking setuptools for requirements writes NAME.egg-info

@@ -2,7 +2,7 @@
 
 Nothing reaches `--out` unless every wheel built and repaired: the work happens
 in a staging directory next to it, which replaces the output in one rename.
-Wheels build in reusable per-Python build envs (_buildenv: exactly the
+Wheels build in reusable per-Python build envs (kestrel_release/build_env.py: exactly the
 project's build requirements, prepared while precompile runs) with a persistent
 build dir, so a warm rebuild is incremental; one auditwheel child repairs them
 all (_repair).
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, statedir
+from kestrel_release import build_env as _buildenv
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages.build import env as _buildenv
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
