@@ -51,7 +51,8 @@ def test_init_on_an_example_writes_the_committed_table(tmp_path, name):
     assert after == committed  # the examples' tables are what init writes
     assert ignore_lines(project) == ["# kestrel-release working files", *WORKING_FILES]
     assert f"wrote pyproject.toml, .gitignore in {project}" in result.stderr
-    assert f"next: kestrel-release release --rehearse --project {project}" in result.stderr
+    # no github.com origin here: the printed rehearsal leaves the GitHub target out, so it runs as printed
+    assert f"next: kestrel-release release --rehearse --project {project} --targets testpypi,pypi" in result.stderr
 
 
 def test_torch_example_choices(tmp_path):
