@@ -40,7 +40,8 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
     assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "findings"}
     assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"
     assert w["findings"] == [{"rule": "source-leak", "severity": "error", "member": f"{PKG}/csrc/a.cu",
-                              "message": "matches the forbidden pattern '*.cu': exclude it from the wheel"}]
+                              "message": "matches the forbidden pattern '*.cu': exclude it from the wheel, or drop "
+                                         "'*.cu' from verify.forbid if it ships on purpose"}]
 
 
 def test_failed_verify_records_nothing(project):

@@ -67,7 +67,8 @@ def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...
         hit = next((p for p in forbid if glob_match(name, p)), None)
         if hit:
             out.append(Finding("source-leak", "error", name,
-                               f"matches the forbidden pattern '{hit}': exclude it from the wheel"))
+                               f"matches the forbidden pattern '{hit}': exclude it from the wheel, or drop "
+                               f"'{hit}' from verify.forbid if it ships on purpose"))
         elif allow and ".dist-info/" not in name and not any(glob_match(name, p) for p in allow):
             out.append(Finding("source-leak", "error", name,
                                "not in verify.allow: exclude it from the wheel or add it to the allow-list"))
