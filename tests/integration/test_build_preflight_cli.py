@@ -79,7 +79,7 @@ def test_build_requires_gpu_is_exit_3_unless_skipped(tmp_path):
 
 
 def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, capsys):
-    from kestrel_release.stages.build import env as _buildenv
+    from kestrel_release import build_env as _buildenv
 
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     offline_uv = _fake_python(tmp_path / "bin/uv", "error: Failed to fetch: network unreachable")

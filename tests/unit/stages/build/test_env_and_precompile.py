@@ -69,7 +69,7 @@ def test_assert_identical_names_wheel_and_member(tmp_path):
 
 
 def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
-    from kestrel_release.stages.build import env as _buildenv
+    from kestrel_release import build_env as _buildenv
 
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
