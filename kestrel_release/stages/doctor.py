@@ -16,7 +16,6 @@ from pathlib import Path
 from kestrel_release import console
 from kestrel_release.adapters import (
     git,
-    gpu,
     pythons,
     toolchain,
     torch_probe,
@@ -58,13 +57,13 @@ def run(cfg: Config) -> DoctorReport:
 
 
 def _gpu(cfg: Config) -> Check:
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build import cuda_tools, host_fit
 
     if not cuda_tools.gpu_relevant(cfg):  # the same answer build's preflight acts on
         return Check("GPU", "ok", "not needed: the build compiles no CUDA code (required_sass = [])")
-    gpus, why = gpu.detect()
+    fits, gpus, why = host_fit.gpu_fit(cfg)
     names = ", ".join(f"{g.name} ({g.sm}, driver {g.driver}, via {g.source})" for g in gpus)
-    if gpu.has_arch(gpus, cfg.cuda_arch):
+    if fits:
         return Check("GPU", "ok", names)
     status = "fail" if cfg.requires_gpu else "warn"
     detail = f"no sm_{cfg.cuda_arch} GPU: {names or why}"
@@ -126,10 +125,12 @@ def _repair_tools() -> list[Check]:
 
 
 def _glibc(cfg: Config) -> Check:
-    need, have = toolchain.plat_glibc(cfg.build.plat), toolchain.glibc_version()
+    from kestrel_release.stages.build import host_fit
+
+    need, have, older = host_fit.glibc_fit(cfg)
     if not (need and have):
         return Check("glibc", "warn", f"host glibc {have or 'unknown'}; target {cfg.build.plat}")
-    if tuple(int(p) for p in have.split(".")[:2]) < need:
+    if older:
         return Check("glibc", "fail", f"host glibc {have} is older than {cfg.build.plat} needs",
                      "build on a newer host, or lower build.plat")
     return Check("glibc", "ok", f"host glibc {have} >= {cfg.build.plat}")

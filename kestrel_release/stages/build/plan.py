@@ -16,7 +16,6 @@ from kestrel_release._compat import tomllib
 from kestrel_release.adapters import (
     auditwheel,
     git,
-    gpu,
     host,
     pythons,
     repair,
@@ -25,7 +24,7 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
-from kestrel_release.stages.build import cuda_tools
+from kestrel_release.stages.build import cuda_tools, host_fit
 
 
 @dataclass
@@ -92,8 +91,8 @@ def _attempt(problems: list[str], fn, *args):
 
 
 def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
-    gpus, why = gpu.detect()
-    if gpu.has_arch(gpus, cfg.cuda_arch):
+    fits, gpus, why = host_fit.gpu_fit(cfg)
+    if fits:
         return
     seen = ", ".join(f"{g.name} ({g.sm})" for g in gpus) or why
     if cfg.requires_gpu:
@@ -104,8 +103,8 @@ def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
 
 
 def _check_glibc(cfg: Config, problems: list[str]) -> None:
-    need, have = toolchain.plat_glibc(cfg.build.plat), toolchain.glibc_version()
-    if need and have and tuple(int(p) for p in have.split(".")[:2]) < need:
+    _need, have, older = host_fit.glibc_fit(cfg)
+    if older and have:
         problems.append(f"this host has glibc {have}, older than {cfg.build.plat} needs — "
                         f"build on a newer host or set build.plat to manylinux_{have.replace('.', '_')}_x86_64")
 
