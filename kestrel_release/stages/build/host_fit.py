@@ -9,7 +9,7 @@ from __future__ import annotations
 from kestrel_release.adapters import gpu, toolchain
 
 
-def gpu_fit(cfg) -> tuple[bool, list, str]:
+def gpu_fit(cfg) -> tuple[bool, list, str | None]:
     """(a GPU of sm_<cfg.cuda_arch> is here, the GPUs seen, why none was seen)."""
     gpus, why = gpu.detect()
     return gpu.has_arch(gpus, cfg.cuda_arch), gpus, why
