@@ -264,6 +264,33 @@ def _install_deadline(timeout: float) -> float:
     return max(120.0, 10 * timeout)
 
 
+# Run in the smoke venv: import every top-level module the installed distribution provides, then print
+# the installed version. The import names come from the distribution itself (top_level.txt, else
+# RECORD), never from its project name: MarkupSafe imports as markupsafe, PyYAML as yaml. A module's
+# __version__, where it has one, must match (a version file the bump missed); else the metadata's.
+_SMOKE_CHILD = """
+import importlib, importlib.metadata as md, sys, warnings
+dist = md.distribution(sys.argv[1])
+names = (dist.read_text("top_level.txt") or "").split()
+if not names:
+    for f in dist.files or ():
+        top = f.parts[0]
+        if len(f.parts) == 1 and top.endswith((".py", ".so", ".pyd")):
+            names.append(top.split(".")[0])
+        elif len(f.parts) == 2 and f.parts[1] == "__init__.py":
+            names.append(top)
+names = sorted({n for n in names if n.isidentifier() and not n.startswith("__")})
+found = []
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # MarkupSafe 3 deprecates its __version__ but still answers
+    for n in names:
+        v = getattr(importlib.import_module(n), "__version__", None)
+        found += [v] if isinstance(v, str) else []
+print(" ".join(names) or "-")
+print(found[0] if found else dist.version)
+"""
+
+
 def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: float = 600.0) -> dict[str, Any]:
     import tempfile
 
@@ -272,7 +299,6 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
     from kestrel_release.errors import KestrelError
 
     row: dict[str, Any] = {"python": python, "ok": False, "detail": "", "interpreter": ""}
-    module = name.replace("-", "_")
     with tempfile.TemporaryDirectory(prefix=f"kestrel-smoke-{python}-") as tmp:
         venv_python = Path(tmp) / "venv" / "bin" / "python"
         try:
@@ -284,15 +310,16 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
                      what=f"uv venv (Python {python})", **common)
             proc.run(uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url),
                      what=f"install on Python {python} from {simple_url}", timeout=deadline, **common)
-            out = proc.run([venv_python, "-I", "-c", f"import {module}; print({module}.__version__)"],
-                           what=f"import {module} on Python {python}", **common)
+            out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name],
+                           what=f"import {name}'s modules on Python {python}", **common)
         except KestrelError as exc:
             row["detail"] = str(exc)
             return row
-    imported = out.output.strip().splitlines()[-1] if out.output.strip() else ""
+    lines = out.output.strip().splitlines()
+    module, imported = (lines[-2], lines[-1]) if len(lines) >= 2 else ("-", "")
     row["ok"] = _same_version(imported, version)
     row["detail"] = f"installed and imported {module} {imported}" if row["ok"] else \
-        f"imported {module} reports version {imported!r}, expected {version}"
+        f"installed {name} reports version {imported!r}, expected {version}"
     return row
 
 
