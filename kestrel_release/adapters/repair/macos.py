@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 from kestrel_release.adapters.repair import _stems, _which
-from kestrel_release.adapters.repair._check import ToolCheck
 
 _ARCHS = {"arm64": "arm64", "x86_64": "x86_64", "universal2": "universal2", "intel": "intel"}
 
@@ -37,23 +36,8 @@ def require_archs(wheel: Path) -> str | None:
     return _ARCHS.get(m.group(1)) if m else None
 
 
-class Delocate:
-    name = "delocate"
-    persistent = False
-
-    def version(self) -> str | None:
-        return _which.version("delocate", "delocate-wheel")
-
-    def missing(self) -> list[str]:
-        if _which.which("delocate-wheel") is None:
-            return [("delocate-wheel not found — reinstall kestrel-release on this macOS machine "
-                     "(it depends on delocate there), or python -m pip install delocate")]
-        return []
-
-    def checks(self) -> list[ToolCheck]:
-        path = _which.which("delocate-wheel")
-        return [ToolCheck("delocate", path and f"{self.version()} at {path}", "delocate-wheel not found",
-                          "python -m pip install delocate (kestrel-release depends on it on macOS)")]
+class Delocate(_which.ScriptTool):
+    name, script, system, not_found = "delocate", "delocate-wheel", "macOS", "delocate-wheel not found"
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
         argv = [_which.which("delocate-wheel") or "delocate-wheel", "-w", str(out_dir)]

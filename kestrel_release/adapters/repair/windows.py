@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 from kestrel_release.adapters.repair import _stems, _which
-from kestrel_release.adapters.repair._check import ToolCheck
 
 # The CUDA driver is libcuda.so on Linux and nvcuda.dll on Windows; every other library keeps its stem.
 _RENAMED = {"cuda": "nvcuda.dll"}
@@ -32,23 +31,8 @@ def no_dll(exclude: tuple[str, ...]) -> list[str]:
     return out
 
 
-class Delvewheel:
-    name = "delvewheel"
-    persistent = False
-
-    def version(self) -> str | None:
-        return _which.version("delvewheel", "delvewheel")
-
-    def missing(self) -> list[str]:
-        if _which.which("delvewheel") is None:
-            return [("delvewheel not found — reinstall kestrel-release on this Windows machine "
-                     "(it depends on delvewheel there), or python -m pip install delvewheel")]
-        return []
-
-    def checks(self) -> list[ToolCheck]:
-        path = _which.which("delvewheel")
-        return [ToolCheck("delvewheel", path and f"{self.version()} at {path}", "not found",
-                          "python -m pip install delvewheel (kestrel-release depends on it on Windows)")]
+class Delvewheel(_which.ScriptTool):
+    name, script, system, not_found = "delvewheel", "delvewheel", "Windows", "not found"
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...],
                 env: dict[str, str] | None = None) -> list[str]:
