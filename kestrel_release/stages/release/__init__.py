@@ -98,6 +98,10 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         from kestrel_release.stages.build.platforms import check_release_here
 
         check_release_here(cfg)
+    if cfg.version is None and not prebuilt:  # [project] dynamic = ["version"]: the backend says (cached)
+        from kestrel_release.stages.version.source import backend_version
+
+        cfg = dataclasses.replace(cfg, version=backend_version(cfg))
     steps = [s for s in plan_steps(targets, bump) if not (prebuilt and s == "build")]
     skipped: list[str] = []
     if rehearse:  # the Pythons this machine has; a real release needs every configured one (doctor)
