@@ -77,10 +77,11 @@ def venv_command(uv: Path, python: str | Path, path: Path, *, relocatable: bool 
 
 
 def pip_install_command(uv: Path, python: str | Path, requirements: list[str], *, index_url: str | None = None,
-                        compile_bytecode: bool = False) -> list[str | Path]:
+                        compile_bytecode: bool = False, no_deps: bool = False) -> list[str | Path]:
     """argv of `uv pip install` of `requirements` into the env of `python`. index_url: from that
     index alone, with no uv configuration and no cache (what a user installing the release gets);
     compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""
     options = ["--quiet", "--compile-bytecode"] if compile_bytecode else []
+    options += ["--no-deps"] if no_deps else []
     options += ["--no-config", "--no-cache", "--index-url", index_url] if index_url else []
     return [uv, "pip", "install", *options, "--python", python, "--", *requirements]

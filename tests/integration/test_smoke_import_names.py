@@ -39,3 +39,18 @@ def test_a_module_that_fails_to_import_fails_the_smoke_test(tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel)
     assert_one_line_error(result, 6, "smoke test failed on Python 3.12", "No module named 'kk_missing_dependency'")
+
+
+def test_dependencies_come_from_the_default_index_the_release_from_the_target(tmp_path):
+    # Levenshtein needs rapidfuzz, which neither the sandbox nor TestPyPI holds; an extra's
+    # requirement is not installed (it does not exist anywhere).
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    wheel = write_wheel(tmp_path / "w", "kestrel-kernels", "0.1.0", "py3-none-any",
+                        files={"kk_impl/__init__.py": b"import six\n"},
+                        metadata_extra="Requires-Dist: six\nRequires-Dist: kk-no-such-package; extra == 'dev'\n")
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _publish(project, box, wheel, "--json")
+        assert [f.rsplit("/", 1)[-1] for f in box.files()] == [wheel.name]  # six was never on the target
+    assert result.code == 0, result.output
+    (row,) = json.loads(result.stdout)["smoke"]
+    assert row["ok"] and row["detail"] == "installed and imported kk_impl 0.1.0", row

@@ -291,6 +291,15 @@ print(found[0] if found else dist.version)
 """
 
 
+# The installed distribution's Requires-Dist, less those of extras (uv evaluates the other markers).
+_REQUIRES_CHILD = """
+import importlib.metadata as md, re, sys
+for r in md.requires(sys.argv[1]) or ():
+    if not re.search(r"\\bextra\\s*==", r):
+        print(r)
+"""
+
+
 def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: float = 600.0) -> dict[str, Any]:
     import tempfile
 
@@ -308,8 +317,18 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
             common = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
             proc.run(uv.venv_command(uv_bin, interpreter, Path(tmp) / "venv", isolated=True),
                      what=f"uv venv (Python {python})", **common)
-            proc.run(uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url),
+            # The release itself from the target index alone; its dependencies from where a user's come
+            # from (uv's own configuration: PyPI): a sandbox or TestPyPI rarely holds them (Levenshtein
+            # needs rapidfuzz).
+            proc.run(uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url,
+                                            no_deps=True),
                      what=f"install on Python {python} from {simple_url}", timeout=deadline, **common)
+            reqs = proc.run([venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements",
+                            **common).output.split("\n")
+            reqs = [r.strip() for r in reqs if r.strip()]
+            if reqs:
+                proc.run(uv.pip_install_command(uv_bin, venv_python, reqs), cwd=tmp, error=PublishError,
+                         what=f"install {name}'s dependencies on Python {python}", timeout=deadline)
             out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name],
                            what=f"import {name}'s modules on Python {python}", **common)
         except KestrelError as exc:
