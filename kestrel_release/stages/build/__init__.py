@@ -23,9 +23,11 @@ from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
+from kestrel_release.stages.build import intree as _intree
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
+from kestrel_release.stages.build import pure as _pure
 from kestrel_release.stages.build import repair as _repair
 from kestrel_release.stages.build import wheelcache as _wheelcache
 from kestrel_release.stages.build import wheelzip as _wheelzip
@@ -78,6 +80,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
         safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         envs = _start_envs(cfg, plan, logs)
+        kept = _intree.snapshot(cfg.project_dir)  # a committed egg-info stays as committed
         try:
             with _progress.Steps(names) as steps:
                 pre = _precompile(cfg, plan, logs, steps)
@@ -101,6 +104,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
             proc.kill_all()  # env creation or precompile may still be running
             raise
         finally:
+            kept.restore()
             if envs is not None:
                 envs.close()
     return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
@@ -183,13 +187,16 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
             proc.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
                              what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
-        steps.start(name, "repairing")
-        log = logs / f"repair-{py}.log"
-        with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
-            repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
-                            what=f"{plan.repair_tool.name} repair for Python {py}")
-            final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
-            build_native.check_min_glibc(cfg, final)
+        if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
+            final = _wheelzip.normalize(wheel, plan.source_date_epoch)
+        else:
+            steps.start(name, "repairing")
+            log = logs / f"repair-{py}.log"
+            with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
+                repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
+                                what=f"{plan.repair_tool.name} repair for Python {py}")
+                final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+                build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:
         steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}")

@@ -103,7 +103,7 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     result.github_repo = (_configured_repo(result.plan.values if result.plan else data, planned=result.plan is not None)
                           or github_repo(git.remote_url(project_dir) or "") or "")  # release falls back to origin too
     out_dir = _out_dir(data) if detected.configured else "dist-all"
-    result.gitignore_added = _missing_ignores(project_dir, out_dir)
+    result.gitignore_added = _missing_ignores(project_dir, out_dir, detected.backend)
     if result.plan is None and not result.gitignore_added:
         return result
     if not console.json_mode():
@@ -312,8 +312,10 @@ def working_files(out_dir: str) -> list[str]:
     return [f"/{out}/", f"/{out}.rehearsal/", f"/{beside}{STAGING_GLOB}/", f"/{JOURNAL}"]
 
 
-def _missing_ignores(project_dir: Path, out_dir: str) -> list[str]:
-    lines = working_files(out_dir)
+def _missing_ignores(project_dir: Path, out_dir: str, backend: str = "") -> list[str]:
+    from kestrel_release.stages.init import build_ignores
+
+    lines = working_files(out_dir) + build_ignores.lines(backend, project_dir)  # setuptools builds in-tree
     # git check-ignore takes paths, not patterns: a glob line is probed with a name it must cover.
     ignored = git.ignored(project_dir, [_probe(line) for line in lines])
     if ignored is None:  # not a git repository: compare with .gitignore's lines
