@@ -20,6 +20,7 @@ EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"
 # Lock and logs live in the tool's state dir; a killed run's staging dir and version journal do not.
 WORKING_FILES = ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-staging-*/", "/.kestrel-version.json"]
+SETUPTOOLS_OUTPUTS = ["/build/", "*.egg-info/"]  # setuptools builds in-tree: init ignores its outputs
 MARK = b"\n[tool.kestrel-release]\n"
 
 
@@ -49,7 +50,7 @@ def test_init_on_an_example_writes_the_committed_table(tmp_path, name):
     after = (project / "pyproject.toml").read_bytes()
     assert after.startswith(before)  # nothing before the table changed, byte for byte
     assert after == committed  # the examples' tables are what init writes
-    assert ignore_lines(project) == ["# kestrel-release working files", *WORKING_FILES]
+    assert ignore_lines(project) == ["# kestrel-release working files", *WORKING_FILES, *SETUPTOOLS_OUTPUTS]
     assert f"wrote pyproject.toml, .gitignore in {project}" in result.stderr
     # no github.com origin here: the printed rehearsal leaves the GitHub target out, so it runs as printed
     assert f"next: kestrel-release release --rehearse --project {project} --targets testpypi,pypi" in result.stderr
