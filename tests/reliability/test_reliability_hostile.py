@@ -135,7 +135,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
         "metadata"),
     "wheel-tag-mismatch": (lambda: factories.raw_zip(
         [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in factories.valid_members()]),
-        "metadata"),
+        "wheel-tags"),
     "two-dist-infos": (lambda: _with([("other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
                        "metadata"),
     "secret-file": (lambda: _with([("kestrel_kernels/.pypirc", b"[pypi]\npassword = x\n")]), "secret"),
