@@ -9,7 +9,7 @@ the one `error:` line, --json's failure document) is in entry.py.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -29,12 +29,12 @@ ci_app = typer.Typer(help="Generate the CI workflow.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(ci_app, name="ci")
 
-ProjectOpt = Annotated[Optional[Path], typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels).")]
+ProjectOpt = Annotated[Path | None, typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False)]
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False)]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")]
-TokenEnvOpt = Annotated[Optional[str], typer.Option("--token-env", help="Name of the environment variable holding the token.")]
+TokenEnvOpt = Annotated[str | None, typer.Option("--token-env", help="Name of the environment variable holding the token.")]
 
 
 def _version_callback(value: bool) -> None:
@@ -54,7 +54,7 @@ def _root(
     console.configure(verbose=verbose)
 
 
-def _config(project: Optional[Path], json_mode: bool = False, *, outputs=None, defer_backend: bool = False,
+def _config(project: Path | None, json_mode: bool = False, *, outputs=None, defer_backend: bool = False,
             **overrides):
     import sysconfig
 
@@ -67,7 +67,7 @@ def _config(project: Optional[Path], json_mode: bool = False, *, outputs=None, d
     return config.load(project, overrides=overrides, outputs=outputs, defer_backend=defer_backend)
 
 
-def _csv(value: Optional[str]) -> Optional[tuple[str, ...]]:
+def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 
 
@@ -86,21 +86,22 @@ def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
 def build(
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13.")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
-    out: Annotated[Optional[str], typer.Option("--out", help="Output directory (default: dist-all).")] = None,
-    frontend: Annotated[Optional[str], typer.Option("--frontend", help="uv or build.")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Output directory (default: dist-all).")] = None,
+    frontend: Annotated[str | None, typer.Option("--frontend", help="uv or build.")] = None,
     no_isolation: Annotated[bool, typer.Option("--no-isolation", help="Build without isolated envs (offline hosts).")] = False,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
     check_reproducible: Annotated[bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")] = False,
-    platform: Annotated[Optional[str], typer.Option("--platform", help="The configured platform to build here (default: the one this machine can build).")] = None,
+    platform: Annotated[str | None, typer.Option("--platform", help="The configured platform to build here (default: the one this machine can build).")] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
 
     out = str(Path(out).expanduser().resolve()) if out else None  # a flag's path is relative to the cwd
-    cfg = _config(project, json, python=_csv(python), out_dir=out, **{
-        "build.jobs": jobs, "build.frontend": frontend, "build.isolation": False if no_isolation else None})
+    dotted: dict[str, Any] = {"build.jobs": jobs, "build.frontend": frontend,
+                              "build.isolation": False if no_isolation else None}
+    cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
     result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible,
                        platforms=_csv(platform) or ())
     console.emit_json(result.to_json()) if json else stage.render(result)
@@ -111,10 +112,10 @@ def verify(
     paths: PathsArg = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    target: Annotated[Optional[str], typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
-    platform: Annotated[Optional[str], typer.Option("--platform", help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
+    platform: Annotated[str | None, typer.Option("--platform", help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.")] = None,
     partial: Annotated[bool, typer.Option("--partial", help="Configured platforms without wheels are warnings (a build before assemble); not recorded for publish.")] = False,
-    python: Annotated[Optional[str], typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12.")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12.")] = None,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
@@ -133,8 +134,8 @@ def verify(
 
 @app.command()
 def version(
-    action: Annotated[Optional[str], typer.Argument(help="bump or set (omit to print the version).")] = None,
-    value: Annotated[Optional[str], typer.Argument(help="major|minor|patch|pre|rc|post|dev|nightly, or a version for set.")] = None,
+    action: Annotated[str | None, typer.Argument(help="bump or set (omit to print the version).")] = None,
+    value: Annotated[str | None, typer.Argument(help="major|minor|patch|pre|rc|post|dev|nightly, or a version for set.")] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
     dry_run: DryRunOpt = False,
@@ -161,20 +162,20 @@ def version(
 @app.command()
 def publish(
     paths: PathsArg = None,
-    target: Annotated[Optional[str], typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).")] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    repository_url: Annotated[Optional[str], typer.Option("--repository-url", help="Upload URL of the index.")] = None,
-    simple_url: Annotated[Optional[str], typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")] = None,
+    repository_url: Annotated[str | None, typer.Option("--repository-url", help="Upload URL of the index.")] = None,
+    simple_url: Annotated[str | None, typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     smoke_test: Annotated[bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")] = False,
     token_env: TokenEnvOpt = None,
-    repo: Annotated[Optional[str], typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
-    tag: Annotated[Optional[str], typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
-    api_url: Annotated[Optional[str], typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")] = None,
-    prune: Annotated[Optional[bool], typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
-    python: Annotated[Optional[str], typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")] = None,
+    prune: Annotated[bool | None, typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")] = None,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
     if target is None:
@@ -210,15 +211,15 @@ def assemble(
 def release(
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    bump: Annotated[Optional[str], typer.Option("--bump", help="Version bump kind before building.")] = None,
+    bump: Annotated[str | None, typer.Option("--bump", help="Version bump kind before building.")] = None,
     targets: Annotated[str, typer.Option("--targets", help="Comma-separated: testpypi,pypi,github.")] = "testpypi,pypi,github",
     rehearse: Annotated[bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")] = False,
     yes: YesOpt = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Override the saved state: start a new release over an unfinished bump, or with --resume rebuild from the build step.")] = False,
-    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions (with --resume: the same, or fewer before the build finished).")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions (with --resume: the same, or fewer before the build finished).")] = None,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
-    from_dir: Annotated[Optional[Path], typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
+    from_dir: Annotated[Path | None, typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
     allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Release from a git tree with uncommitted changes.")] = False,
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
@@ -234,10 +235,10 @@ def release(
 
 @app.command()
 def init(
-    project: Annotated[Optional[Path], typer.Option("--project", help="The package directory (default: the cwd).")] = None,
+    project: Annotated[Path | None, typer.Option("--project", help="The package directory (default: the cwd).")] = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
-    python: Annotated[Optional[str], typer.Option("--python", help="Comma-separated versions to list (default: the supported CPythons found here).")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions to list (default: the supported CPythons found here).")] = None,
 ) -> None:
     """Set up an existing package: append a [tool.kestrel-release] table and .gitignore lines."""
     from kestrel_release.stages import init as stage
@@ -250,7 +251,7 @@ def init(
 @sandbox_app.command("pypi")
 def sandbox_pypi(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    directory: Annotated[Optional[Path], typer.Option("--dir", help="Packages directory (default: a temp dir).")] = None,
+    directory: Annotated[Path | None, typer.Option("--dir", help="Packages directory (default: a temp dir).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
 ) -> None:
     """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
@@ -265,10 +266,10 @@ def sandbox_pypi(
 @sandbox_app.command("github")
 def sandbox_github(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    repo: Annotated[Optional[list[str]], typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
-    token: Annotated[Optional[str], typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
+    repo: Annotated[list[str] | None, typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
     immutable_releases: Annotated[bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")] = False,
-    git_dir: Annotated[Optional[Path], typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
+    git_dir: Annotated[Path | None, typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
 ) -> None:
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
     from kestrel_release.sandbox import github
@@ -288,7 +289,7 @@ def _serve(serve_forever, **options) -> None:
 @ci_app.command("init")
 def ci_init(
     project: ProjectOpt = None,
-    output: Annotated[Optional[Path], typer.Option("--output", help="Workflow path (default: .github/workflows/kernels-release.yml at the git root).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Workflow path (default: .github/workflows/kernels-release.yml at the git root).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing workflow.")] = False,
 ) -> None:
     """Write a GitHub Actions workflow: per-Python GPU builds, verify, publish."""

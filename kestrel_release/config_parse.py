@@ -116,7 +116,9 @@ def _section(cls, table: Any, where: str, errors: list[str], env: dict[str, str]
 def _default(f: dataclasses.Field) -> Any:
     if f.default is not dataclasses.MISSING:
         return f.default
-    return f.default_factory()  # type: ignore[misc]
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    raise TypeError(f"{f.name} has no default")  # every config field has one; a new one without is a bug
 
 
 def static_metadata(data: dict, errors: list[str]) -> tuple[str, str | None, str]:

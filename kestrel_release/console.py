@@ -26,7 +26,7 @@ def _make_console():
     class _MaskingConsole(Console):
         """A Console that masks secrets in every rendered segment."""
 
-        def _render_buffer(self, buffer):  # type: ignore[override]
+        def _render_buffer(self, buffer):
             return redact.mask(super()._render_buffer(buffer))
 
     # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
@@ -55,7 +55,7 @@ def __getattr__(name: str):  # `console.console` is created lazily
     raise AttributeError(name)
 
 
-def Text(*args, **kwargs):  # noqa: N802 - lazy alias of rich.text.Text
+def Text(*args, **kwargs):  # lazy alias of rich.text.Text (named like the class it stands for)
     from rich.text import Text as _Text
 
     return _Text(*args, **kwargs)

@@ -151,7 +151,7 @@ def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
     with open(log, "w", encoding="utf-8") as fh:
-        fh.write("+ " + redact.mask(shlex.join(map(os.fspath, argv))) + "\n")
+        fh.write("+ " + redact.mask(shlex.join([os.fspath(a) for a in argv])) + "\n")
         fh.flush()
         child = spawn(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:

@@ -9,8 +9,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 from kestrel_release import console
 
@@ -36,7 +40,7 @@ class Steps:
     def __init__(self, names: list[str]) -> None:
         self.steps = {n: Step(n) for n in names}
         self._lock = threading.Lock()
-        self._live = None
+        self._live: Live | None = None
 
     def __enter__(self) -> Steps:
         if console.console.is_terminal and not console.json_mode():

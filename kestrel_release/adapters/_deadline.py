@@ -34,7 +34,7 @@ def call(fn: Callable[[], T], seconds: float, what: str, abandon: Callable[[], N
     def work() -> None:
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread below
+        except BaseException as exc:  # re-raised in the caller's thread below
             box["error"] = exc
         finally:
             done.set()

@@ -15,6 +15,7 @@ import re
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any, cast
 
 _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)")
 
@@ -64,7 +65,7 @@ def _is_too_new(version: str, floor: tuple[int, int], allowed: dict[str, frozens
     if allowed is not None and prefix in allowed:
         return number not in allowed[prefix]
     m = _GLIBC.match(version)
-    return bool(m) and (int(m.group(1)), int(m.group(2))) > floor
+    return m is not None and (int(m.group(1)), int(m.group(2))) > floor
 
 
 def _too_new(data: bytes, member: str, floor: tuple[int, int],
@@ -74,7 +75,10 @@ def _too_new(data: bytes, member: str, floor: tuple[int, int],
 
     try:
         elf = ELFFile(io.BytesIO(data))
-        dynsym, versym, verneed = (elf.get_section_by_name(n) for n in (".dynsym", ".gnu.version", ".gnu.version_r"))
+        # Typed as the base Section; pyelftools returns the symbol/version subclasses for these names
+        # (a malformed file keeps failing loudly rather than passing the glibc check).
+        dynsym, versym, verneed = (cast(Any, elf.get_section_by_name(n))
+                                   for n in (".dynsym", ".gnu.version", ".gnu.version_r"))
         if dynsym is None or versym is None or verneed is None:
             return []
         names = {aux["vna_other"]: aux.name for _vn, auxes in verneed.iter_versions() for aux in auxes}

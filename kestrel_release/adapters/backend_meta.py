@@ -15,6 +15,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kestrel_release import fsutil, proc
 from kestrel_release.adapters import toolchain
@@ -76,7 +77,8 @@ def cached(project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...
     for mode in (isolated, not isolated):
         try:
             data = json.loads(_cache_file(project, mode, extra_inputs).read_text())
-            return Metadata(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+            return Metadata(**fields)
         except (OSError, ValueError, TypeError):
             continue
     return None

@@ -52,7 +52,8 @@ class _Links(HTMLParser):
 
     def __init__(self, base: str) -> None:
         super().__init__()
-        self.base, self.files, self._href = base, {}, None
+        self.base, self._href = base, None
+        self.files: dict[str, dict[str, str]] = {}
 
     def handle_starttag(self, tag, attrs):
         if tag == "a":

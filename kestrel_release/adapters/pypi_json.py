@@ -41,7 +41,7 @@ def parse_release(doc: object) -> ReleaseFiles:
     for entry in urls if isinstance(urls, list) else []:
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             continue
-        digests = entry.get("digests") if isinstance(entry.get("digests"), dict) else {}
+        digests = raw if isinstance(raw := entry.get("digests"), dict) else {}
         files[entry["filename"]] = str(digests.get("sha256", ""))
         stamp = entry.get("upload_time_iso_8601")
         try:

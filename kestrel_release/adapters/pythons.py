@@ -87,7 +87,7 @@ SOURCES = (("PATH", _from_path), ("pyenv ($PYENV_ROOT or ~/.pyenv)/versions", _f
            ("uv python find", _from_uv), ("conda envs", _from_conda))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_interpreter(version: str) -> Path:
     """The path of a working CPython `version` ("3.12"), or PreflightError naming what was searched."""
     seen: set[Path] = set()
@@ -111,14 +111,14 @@ def find_all(versions: Iterable[str]) -> dict[str, Path]:
     versions = list(dict.fromkeys(versions))
     with ThreadPoolExecutor(max_workers=max(1, len(versions))) as pool:
         results = list(pool.map(_try_find, versions))
-    missing = [v for v, r in zip(versions, results) if isinstance(r, PreflightError)]
+    missing = [v for v, r in zip(versions, results, strict=True) if isinstance(r, PreflightError)]
     if missing:
         searched = ", ".join(label for label, _ in SOURCES)
         raise PreflightError(
             f"no working CPython {', '.join(missing)} found (searched: {searched})",
             "install them (e.g. 'uv python install X.Y' or 'pyenv install X.Y') or pass --python with the ones you have",
         )
-    return {v: r for v, r in zip(versions, results)}  # type: ignore[misc]
+    return {v: r for v, r in zip(versions, results, strict=True)}  # type: ignore[misc]
 
 
 def _try_find(version: str) -> Path | PreflightError:

@@ -88,8 +88,8 @@ def _nvcc(cfg: Config) -> list[Check]:
 def _pythons(cfg: Config) -> list[Check]:
     checks = []
     with ThreadPoolExecutor(max_workers=max(1, len(cfg.python))) as pool:
-        found = dict(zip(cfg.python, pool.map(_find, cfg.python)))
-        torches = dict(zip(cfg.python, pool.map(torch_probe.probe, found.values())))
+        found = dict(zip(cfg.python, pool.map(_find, cfg.python), strict=True))
+        torches = dict(zip(found, pool.map(torch_probe.probe, found.values()), strict=True))
     for py, path in found.items():
         if path is None:
             checks.append(Check(f"Python {py}", "fail", "not found (searched PATH, pyenv, uv, conda)",

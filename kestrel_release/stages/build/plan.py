@@ -75,10 +75,10 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     sde, note = source_date_epoch(cfg)
     if note:
         warnings.append(note)
-    tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}  # type: ignore[arg-type]
+    tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}
     if tool.name != "auditwheel":
         tools[tool.name] = tool.version()
-    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools,  # type: ignore[arg-type]
+    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools,
                 repair_tool=tool)
 
 

@@ -160,7 +160,7 @@ def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
             return False
 
     with ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
-        present = [v for v, ok in zip(wanted, pool.map(found, wanted)) if ok]
+        present = [v for v, ok in zip(wanted, pool.map(found, wanted), strict=True) if ok]
     return tuple(present)
 
 

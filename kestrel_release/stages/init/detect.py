@@ -77,7 +77,7 @@ class Detected:
 
 def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     d = Detected(project_dir=project_dir)
-    tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    tool = raw if isinstance(raw := pyproject.get("tool"), dict) else {}
     d.configured = "kestrel-release" in tool
     setup_py = read(project_dir / "setup.py")
     cfg = _setup_cfg(project_dir / "setup.cfg")
@@ -85,7 +85,7 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     d.packages = _packages(project_dir, pyproject)
     name_version(d, pyproject, tool, setup_py, cfg)
     _native(d, setup_py)
-    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
     d.requires_python = ((declared if isinstance(declared, str) else None) or setup_kw(setup_py, "python_requires")
                          or cfg.get("options", {}).get("python_requires"))
@@ -104,7 +104,7 @@ def _setup_cfg(path: Path) -> dict[str, dict[str, str]]:
 
 
 def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None:
-    bs = pyproject.get("build-system") if isinstance(pyproject.get("build-system"), dict) else {}
+    bs = raw if isinstance(raw := pyproject.get("build-system"), dict) else {}
     requires = bs.get("requires")
     d.build_requires = [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
     spec = bs.get("build-backend")

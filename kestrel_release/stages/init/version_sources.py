@@ -71,14 +71,14 @@ def setup_kw(text: str, key: str) -> str | None:
             return found
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=True):
                 if isinstance(k, ast.Constant) and k.value == key and value(v):
                     return value(v)
     return None
 
 
 def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
-    project = pyproject.get("project") if isinstance(pyproject.get("project"), dict) else {}
+    project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     meta = cfg.get("metadata", {})
     if isinstance(project.get("name"), str):
         d.name, d.name_source = project["name"], "pyproject.toml [project]"
@@ -86,7 +86,7 @@ def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
         d.name, d.name_source = setup_kw(setup_py, "name"), "setup.py"
     elif meta.get("name"):
         d.name, d.name_source = meta["name"], "setup.cfg [metadata]"
-    dynamic = project.get("dynamic") if isinstance(project.get("dynamic"), list) else []
+    dynamic = raw if isinstance(raw := project.get("dynamic"), list) else []
     if isinstance(project.get("version"), str) and "version" not in dynamic:
         d.version, d.version_source = project["version"], "pyproject.toml [project]"
         # A package that also states its version in code keeps both in step through version_files.
@@ -99,9 +99,9 @@ def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
     hinted = _hinted_version_file(d, tool, setup_py, meta)
     if hinted:
         d.version_file, d.version = hinted
-    elif setup_kw(setup_py, "version"):
-        d.version = setup_kw(setup_py, "version")
-        d.version_file = _pattern_for(d.project_dir, "setup.py", d.version)
+    elif setup_version := setup_kw(setup_py, "version"):
+        d.version = setup_version
+        d.version_file = _pattern_for(d.project_dir, "setup.py", setup_version)
     elif re.match(r"^[0-9]", meta.get("version", "")):
         d.version = meta["version"]
         d.version_file = ("setup.cfg", "version = {version}")
@@ -201,9 +201,9 @@ def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
     for m in _VERSION_ASSIGN.finditer(read(root / rel)):
         if m.group("v") == version:
             return rel, m.group("head").lstrip() + m.group("q") + "{version}" + m.group("q")
-    m = re.search(r"""\bversion\s*=\s*(["'])""" + re.escape(version) + r"\1", read(root / rel))
-    if m:  # setup(version="1.2.3"): the keyword with its quotes
-        return rel, m.group(0).replace(version, "{version}")
+    kw = re.search(r"""\bversion\s*=\s*(["'])""" + re.escape(version) + r"\1", read(root / rel))
+    if kw:  # setup(version="1.2.3"): the keyword with its quotes
+        return rel, kw.group(0).replace(version, "{version}")
     return None
 
 

@@ -64,7 +64,7 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     verify.raise_for(report, show=True)
     policy = _policy(cfg)
     result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
-                           version=report.wheels[0].version if report.wheels else "", url_source=index.source)
+                           version=(report.wheels[0].version or "") if report.wheels else "", url_source=index.source)
     todo = _plan(index, report.wheels, policy, creds, result)
     _release_age(todo, index, target)
     _show_plan(result, todo)
@@ -314,7 +314,7 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
             interpreter = pythons.find_interpreter(python)
             row["interpreter"] = str(interpreter)
             uv_bin = uv.find_uv()
-            common = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
+            common: dict[str, Any] = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
             proc.run(uv.venv_command(uv_bin, interpreter, Path(tmp) / "venv", isolated=True),
                      what=f"uv venv (Python {python})", **common)
             # The release itself from the target index alone; its dependencies from where a user's come

@@ -46,14 +46,15 @@ def check_record(wheel: WheelFile) -> list[Finding]:
     for row in rows:
         if not row or not row[0]:
             continue
-        path, digest, size = (row + ["", ""])[:3]
+        path, digest, size = [*row, "", ""][:3]
         listed.add(path)
         member = members.get(path)
         if member is None:
             out.append(error("record-mismatch", path, "listed in RECORD but missing from the wheel: rebuild it"))
-        elif path != record_name and not path.endswith(UNSIGNED) and member.digest is not None:
-            if digest != member.digest or (size and member.actual_size is not None and size != str(member.actual_size)):
-                out.append(error("record-mismatch", path, "hash or size differs from RECORD (modified after build): rebuild"))
+        elif (path != record_name and not path.endswith(UNSIGNED) and member.digest is not None
+              and (digest != member.digest
+                   or (size and member.actual_size is not None and size != str(member.actual_size)))):
+            out.append(error("record-mismatch", path, "hash or size differs from RECORD (modified after build): rebuild"))
     for name in sorted(set(members) - listed):
         out.append(error("record-mismatch", name, "not listed in RECORD (added after build): rebuild the wheel"))
     return out
@@ -89,7 +90,7 @@ def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[F
     # PyPI's Metadata-Version limit is the pypi-metadata rule; here only what installers need.
     raw = parse_metadata(data)
     try:
-        meta = Metadata.from_raw(raw, validate=True)  # type: ignore[arg-type]
+        meta = Metadata.from_raw(raw, validate=True)
     except InvalidMetadata as exc:
         return [error("metadata", path, f"invalid: {exc}")]
     except ExceptionGroup as exc:  # packaging collects every InvalidMetadata

@@ -40,7 +40,7 @@ def _fmt(v, release, pre=None, post=None, dev=None) -> str:
 
 
 def _release3(v) -> tuple[int, int, int]:
-    major, minor, micro = (tuple(v.release) + (0, 0))[:3]
+    major, minor, micro = (*v.release, 0, 0)[:3]
     return major, minor, micro
 
 

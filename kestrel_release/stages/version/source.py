@@ -28,7 +28,7 @@ def _pyproject(project: Path) -> dict:
 def vcs_tool(project: Path) -> str | None:
     """The tool that derives the version from git tags, or None when the version lives in files."""
     data = _pyproject(project)
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    tool = raw if isinstance(raw := data.get("tool"), dict) else {}
     if "setuptools_scm" in tool or "setuptools-scm" in tool:
         return "setuptools-scm"
     hatch_version = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
