@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from kestrel_release import __version__, console
+from kestrel_release.cli_sandbox import sandbox_app
 
 app = typer.Typer(
     name="kestrel-release",
@@ -24,7 +25,6 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,  # locals can hold tokens
     rich_markup_mode=None,
 )
-sandbox_app = typer.Typer(help="Local stand-ins: a strict PyPI and a GitHub emulator.", no_args_is_help=True)
 ci_app = typer.Typer(help="Generate the CI workflow.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(ci_app, name="ci")
@@ -246,44 +246,6 @@ def init(
     console.configure(json_mode=json)
     result = stage.run(project, yes=yes, python=_csv(python))  # a failure's JSON document comes from _dispatch
     console.emit_json({"ok": True, **result.to_json()}) if json else stage.render(result)
-
-
-@sandbox_app.command("pypi")
-def sandbox_pypi(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    directory: Annotated[Path | None, typer.Option("--dir", help="Packages directory (default: a temp dir).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
-) -> None:
-    """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
-    from kestrel_release import safepaths
-    from kestrel_release.sandbox import pypi
-
-    if directory is not None:  # it receives uploads: never the cwd's project, a parent, or home
-        directory = safepaths.check_target(directory, Path.cwd(), "sandbox packages directory", flag="--dir")
-    _serve(pypi.serve_forever, port=port, directory=directory, strict=strict)
-
-
-@sandbox_app.command("github")
-def sandbox_github(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    repo: Annotated[list[str] | None, typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
-    immutable_releases: Annotated[bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")] = False,
-    git_dir: Annotated[Path | None, typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
-) -> None:
-    """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
-    from kestrel_release.sandbox import github
-
-    _serve(github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases,
-           git_dir=git_dir)
-
-
-def _serve(serve_forever, **options) -> None:
-    """Ctrl-C (or SIGTERM) is how a user stops a sandbox: a clean stop, exit 0."""
-    try:
-        serve_forever(**options)
-    except KeyboardInterrupt:
-        console.ok("stopped")
 
 
 @ci_app.command("init")

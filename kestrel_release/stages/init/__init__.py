@@ -1,6 +1,6 @@
 """`kestrel-release init`: set the tool up for an existing package.
 
-It reads the project (init_detect.py), picks settings that fit it, and appends a commented
+It reads the project (detect.py), picks settings that fit it (choose.py), and appends a commented
 `[tool.kestrel-release]` table to pyproject.toml: the original bytes are kept as they are
 and the table goes after them (inserting into an existing [tool] would move text around).
 It also adds the tool's working files to .gitignore. A second run finds the table and the
@@ -16,42 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kestrel_release import config, config_parse, console, fsutil
+from kestrel_release import console, fsutil
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
 from kestrel_release.adapters.github import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
+from kestrel_release.stages.init.choose import Plan, _allowed, _check, _github_target, choose
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.stages.init.table import table_text
 
 CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
 NEXT = "kestrel-release release --rehearse"
-# The source globs come from config.DEFAULT_FORBID (one list to keep current); headers are left
-# out for a package that ships them on purpose. The defaults' kernel-template names (kernel.py,
-# flash_*.py, ...) are this repository's own and are not suggested: in another package they name
-# public code.
-HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
-SOURCES = tuple(p for p in config.DEFAULT_FORBID
-                if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
-HEADERS = tuple(p for p in config.DEFAULT_FORBID
-                if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
 # Where fsutil.staging_dir stages a build beside the output dir; a SIGKILLed run leaves it behind.
 STAGING_GLOB = ".kestrel-staging-*"
-# Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
-# matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
-# stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
-NEVER_SHIPPED = ("tests", "test", "scripts", "benchmarks", "benchmark", "examples", "example",
-                 "tools", "third_party", "docs", "doc", "include")
-
-
-@dataclass
-class Plan:
-    """The table init proposes: values (what config.py reads) and a comment per key."""
-
-    values: dict[str, Any]
-    comments: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # shown to the user, not written
 
 
 @dataclass
@@ -162,136 +140,6 @@ def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
     with ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
         present = [v for v, ok in zip(wanted, pool.map(found, wanted), strict=True) if ok]
     return tuple(present)
-
-
-def _allowed(version: str, d: Detected) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    minor = int(version.split(".")[1])
-    if d.abi3 and d.abi3.startswith("cp3") and minor < int(d.abi3[3:]):
-        return False
-    try:
-        # X.Y.99: any patch release of X.Y satisfies ">=X.Y.2"-style bounds.
-        return not d.requires_python or f"{version}.99" in SpecifierSet(d.requires_python)
-    except InvalidSpecifier:
-        return True
-
-
-def choose(d: Detected, found_pythons: tuple[str, ...]) -> Plan:
-    """The settings that fit the detected project (pure: no files, no processes)."""
-    plan = Plan(values={})
-    _choose_pythons(d, plan, found_pythons)
-    _choose_abi(d, plan)
-    _choose_version(d, plan)
-    build = _choose_cuda(d, plan)
-    _torch_build(d, plan, build)
-    if build:
-        plan.values["build"] = build
-    plan.values["verify"] = _choose_verify(d, plan)
-    return plan
-
-
-def _choose_pythons(d: Detected, plan: Plan, found: tuple[str, ...]) -> None:
-    if found:
-        plan.values["python"] = list(found)
-        plan.comments["python"] = "CPythons found on this machine that the package supports"
-        return
-    listed = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
-    plan.values["python"] = listed
-    plan.comments["python"] = "none of these was found on this machine: install them or edit the list"
-    plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(listed)}")
-
-
-def _choose_abi(d: Detected, plan: Plan) -> None:
-    # Left out (config's "auto") for per-CPython extensions: the first wheel's tag tells.
-    if d.abi3 == "py3" or (not d.native and not d.cuda):
-        plan.values["abi"], plan.comments["abi"] = "py3", "one py3 wheel serves every Python: built once per platform"
-    elif d.abi3:
-        tag = f"{d.abi3}-abi3" if d.abi3 != "abi3" else "abi3"
-        plan.values["abi"], plan.comments["abi"] = "abi3", f"{tag}: one wheel per platform serves every listed Python"
-
-
-def _choose_version(d: Detected, plan: Plan) -> None:
-    if d.version_file:
-        plan.values["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
-        plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version here"
-    if d.vcs:
-        plan.notes.append(f"the version comes from git tags ({d.vcs}): release by tagging, e.g. "
-                          f"git tag -a v1.2.3 -m v1.2.3")
-    elif not d.version_file and d.version_source == "not found":
-        plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
-
-
-def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
-    """cuda_arch and the build environment that makes the backend compile for it; the build table."""
-    if not d.cuda:
-        return {}
-    plan.values["cuda_arch"] = "90a"
-    plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
-    env = {}
-    if d.torch:
-        env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
-    if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
-        env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
-    if not env:
-        return {}
-    plan.comments["build.env"] = "the CUDA architectures the build compiles for"
-    return {"env": env}
-
-
-def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
-    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
-    plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
-    if d.shipped_tests:
-        plan.comments["verify.forbid"] += (f"; {', '.join(d.shipped_tests)} ships on purpose "
-                                           "(/tests/** is the top level only)")
-    if d.packages:
-        verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
-        if d.native:
-            verify["allow"].append(f"{_dist(d)}.libs/*")  # libraries auditwheel grafts
-        plan.comments["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
-    return verify
-
-
-def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
-    """Which torch the extension is compiled against: it ties the wheel to that torch's C++ ABI."""
-    if d.torch_unlisted:  # an isolated build would fail at `import torch` in setup.py
-        build["isolation"] = False
-        plan.comments["build.isolation"] = "setup.py imports torch, which [build-system].requires does not list"
-        plan.notes.append("builds use the torch installed with each Python (build.isolation = false)")
-    elif d.torch:
-        plan.notes.append("an isolated build compiles against the newest torch on the index: pin it in "
-                          "[build-system].requires (torch==X.Y.*) to match the torch your users run")
-
-
-def _dist(d: Detected) -> str:
-    return re.sub(r"[-_.]+", "_", d.name or next(iter(d.packages), "package")).lower()
-
-
-def _forbid(d: Detected) -> list[str]:
-    out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
-    if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
-        out.append("csrc/**")
-    return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]
-
-
-def _github_target(plan: Plan, repo: str | None) -> None:
-    # Without a repository, a GitHub release would go to the tool's own default: say so instead.
-    if repo:
-        plan.values["targets"] = {"github": {"repo": repo}}
-        plan.comments["targets.github"] = "from the git remote 'origin'"
-    else:
-        plan.notes.append("no github.com remote 'origin': set [tool.kestrel-release.targets.github] "
-                          "repo = \"OWNER/NAME\" before publishing to GitHub, or use --targets testpypi,pypi")
-
-
-def _check(plan: Plan) -> None:
-    """The table must load: a key config.py does not know would break every later command."""
-    errors: list[str] = []
-    cfg = config_parse.build(Path("."), "x", "0", plan.values, {}, errors)  # the same parser `load` uses
-    config_parse.validate(cfg, errors)
-    if errors:  # a bug in init, not the user's doing
-        raise KestrelError(f"init built a table config.py refuses: {'; '.join(errors)}")
 
 
 def working_files(out_dir: str) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kestrel_release.stages.init import Plan
+    from kestrel_release.stages.init.choose import Plan
     from kestrel_release.stages.init.detect import Detected
 
 

@@ -23,6 +23,7 @@ from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release import rehearsal_bump
 from kestrel_release.stages.release import resume as release_resume
 from kestrel_release.stages.release import state as release_state
+from kestrel_release.stages.release import steps as release_steps
 from kestrel_release.stages.release.rehearsal import Endpoints, real_endpoints, stand_ins
 
 TARGETS = ("testpypi", "pypi", "github")
@@ -171,7 +172,7 @@ def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseRes
     try:
         if os.environ.get(FAIL_AT_ENV) == step:
             raise _injected(step)
-        cfg, detail = _STEP_FUNCS[step](cfg, state, ends, **kw)
+        cfg, detail = release_steps.FUNCS[step](cfg, state, ends, **kw)
     except (KestrelError, KeyboardInterrupt) as exc:
         seconds = time.monotonic() - started
         result.steps.append(StepResult(step, "failed", round(seconds, 2), str(exc)))
@@ -195,113 +196,6 @@ def _injected(step: str) -> KestrelError:
     kind = {"preflight": errors.PreflightError, "bump": errors.UsageError, "build": errors.BuildError,
             "verify": errors.VerifyError}.get(step, errors.PublishError)
     return kind(f"injected failure ({FAIL_AT_ENV}={step})")
-
-
-def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, targets=(), allow_dirty=False,
-                    resume=False, **_):
-    from kestrel_release.stages import doctor, version
-
-    problems: list[str] = []
-    if prebuilt:
-        cfg, detail = _preflight_prebuilt(cfg, state)
-    else:
-        report = doctor.run(cfg)
-        if console.verbose():
-            doctor.render(report)
-        problems += [f"{c.name}: {c.detail} ({c.fix})" if c.fix else f"{c.name}: {c.detail}"
-                     for c in report.checks if c.status == "fail"]
-        detail = "environment fit for the release"
-    planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True).new if bump else str(cfg.version)
-    problems += release_preflight.check(cfg, targets, ends, version=planned, allow_dirty=allow_dirty,
-                                        prebuilt=prebuilt, resume=resume)
-    release_preflight.raise_for(problems, bool(state.params.get("rehearse")))
-    return cfg, f"{detail}; targets ready for {cfg.name} {planned}"
-
-
-def _preflight_prebuilt(cfg, state):
-    """release --from: the output must match its manifest and be this project's; it fixes the version."""
-    from kestrel_release.stages import assemble
-
-    data = assemble.check_output(cfg, cfg.out_path)
-    state.version = str(data["version"])
-    state.artifacts = release_state.hash_wheels(cfg.out_path)
-    state.save()
-    return dataclasses.replace(cfg, version=state.version), f"{len(state.artifacts)} prebuilt wheels in {cfg.out_path}"
-
-
-def _step_bump(cfg, state, ends, *, bump, **_):
-    from kestrel_release.stages import version
-    from kestrel_release.stages.version import resume as version_resume
-
-    if state.bump is None:  # record the target before any file changes (see ReleaseState.bump)
-        planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True)  # every check, no write
-        state.bump = {"from": planned.old, "to": planned.new}
-        state.save()
-    changed = version_resume.complete(cfg, state.bump["from"], state.bump["to"])
-    state.version = changed.new
-    state.save()
-    return dataclasses.replace(cfg, version=changed.new), f"{changed.old} -> {changed.new}"
-
-
-def _step_build(cfg, state, ends, *, gpu_check, **_):
-    from kestrel_release.stages import build
-
-    built = build.run(cfg, gpu_check=gpu_check)
-    state.artifacts = release_state.hash_wheels(built.out_dir)
-    state.move_to(built.out_dir)
-    return cfg, f"{len(built.wheels)} wheels in {built.out_dir}"
-
-
-def _step_verify(cfg, state, ends, **_):
-    from kestrel_release.stages import verify
-
-    report = verify.run(cfg, [], target="pypi")
-    verify.raise_for(report, show=True)
-    release_state.check_artifacts(state, cfg.out_path)
-    return cfg, f"{len(report.wheels)} wheels clean"
-
-
-def _publish_index(target: str):
-    def step(cfg, state, ends, **_):
-        from kestrel_release.stages import publish
-
-        release_state.check_artifacts(state, cfg.out_path)
-        index = ends.index[target]
-        options = publish.PublishOptions(repository_url=index.repository_url, simple_url=index.simple_url,
-                                         yes=True, credentials=index.credentials)
-        published = publish.run(cfg, [], target, options)
-        return cfg, f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
-    return step
-
-
-def _step_smoke(cfg, state, ends, **_):
-    from kestrel_release.errors import PublishError
-    from kestrel_release.stages import publish
-
-    target = "testpypi" if "testpypi" in state.params["targets"] else "pypi"
-    rows = publish.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
-    failed = [r for r in rows if not r.get("ok")]
-    if failed:
-        raise PublishError(f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
-                           f"{failed[0].get('detail', '')}", f"the wheels on {target} do not install/import")
-    return cfg, f"installed and imported from {target} on Python {', '.join(str(r.get('python')) for r in rows)}"
-
-
-def _step_github(cfg, state, ends, **_):
-    from kestrel_release.stages import publish
-
-    release_state.check_artifacts(state, cfg.out_path)
-    gh = ends.github
-    options = publish.PublishOptions(repo=gh.repo, api_url=gh.api_url, token=gh.token, commit=gh.commit, yes=True)
-    published = publish.run(cfg, [], "github", options)
-    return cfg, getattr(published, "summary", "") or "release updated"
-
-
-_STEP_FUNCS = {
-    "preflight": _step_preflight, "bump": _step_bump, "build": _step_build, "verify": _step_verify,
-    "publish-testpypi": _publish_index("testpypi"), "smoke-test": _step_smoke,
-    "publish-pypi": _publish_index("pypi"), "publish-github": _step_github,
-}
 
 
 def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: list[str]) -> None:

@@ -1,0 +1,53 @@
+"""The `sandbox` commands (Typer): local stand-ins for a strict PyPI and GitHub, served until Ctrl-C.
+
+Registered on the main app by cli.py; the servers are imported inside the commands (fast --help).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kestrel_release import console
+
+sandbox_app = typer.Typer(help="Local stand-ins: a strict PyPI and a GitHub emulator.", no_args_is_help=True)
+
+
+@sandbox_app.command("pypi")
+def sandbox_pypi(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
+    directory: Annotated[Path | None, typer.Option("--dir", help="Packages directory (default: a temp dir).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
+) -> None:
+    """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
+    from kestrel_release import safepaths
+    from kestrel_release.sandbox import pypi
+
+    if directory is not None:  # it receives uploads: never the cwd's project, a parent, or home
+        directory = safepaths.check_target(directory, Path.cwd(), "sandbox packages directory", flag="--dir")
+    _serve(pypi.serve_forever, port=port, directory=directory, strict=strict)
+
+
+@sandbox_app.command("github")
+def sandbox_github(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
+    repo: Annotated[list[str] | None, typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
+    immutable_releases: Annotated[bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")] = False,
+    git_dir: Annotated[Path | None, typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
+) -> None:
+    """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
+    from kestrel_release.sandbox import github
+
+    _serve(github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases,
+           git_dir=git_dir)
+
+
+def _serve(serve_forever, **options) -> None:
+    """Ctrl-C (or SIGTERM) is how a user stops a sandbox: a clean stop, exit 0."""
+    try:
+        serve_forever(**options)
+    except KeyboardInterrupt:
+        console.ok("stopped")
