@@ -24,15 +24,16 @@ from kestrel_release.retry import RetryNow, RetryPolicy, Transient
 
 
 @dataclass(frozen=True)
-class AssetInfo:
+class Asset:
+    """One release asset as GitHub describes it (no PyGithub object: the client keeps those)."""
+
     id: int
     name: str
-    size: int
-    digest: str | None
-    state: str
     label: str
-    download_url: str
-    obj: Any  # the PyGithub GitReleaseAsset
+    state: str  # "uploaded", or "starter"/"new" for an upload that never finished
+    size: int
+    digest: str | None  # "sha256:<hex>" where GitHub computed one
+    browser_download_url: str
 
     def same_bytes(self, size: int, sha256: str, need_digest: bool) -> bool:
         """Complete and identical: uploaded, same size, and same digest (when GitHub gave one)."""
@@ -41,6 +42,20 @@ class AssetInfo:
         if self.digest is None:
             return not need_digest
         return self.digest == f"sha256:{sha256}"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release as GitHub describes it; the stage passes it back to the client to act on it."""
+
+    id: int
+    tag: str
+    name: str
+    draft: bool
+    prerelease: bool
+    immutable: bool  # published on a repository with immutable releases: assets and tag are fixed
+    html_url: str
+    upload_url: str
 
 
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
@@ -113,6 +128,9 @@ class GithubClient:
         self.policy = policy
         self.repo_name = repo
         self._waited = 0.0
+        # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
+        self._release_objs: dict[int, Any] = {}
+        self._asset_objs: dict[int, Any] = {}
         self._gh = Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), timeout=int(max(timeout, 1)),
                           retry=None, seconds_between_requests=None, seconds_between_writes=None, per_page=100)
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
@@ -200,31 +218,37 @@ class GithubClient:
             self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
 
     # -- releases ---------------------------------------------------------------
-    def find_release(self, tag: str):
+    def repo_html_url(self) -> str:
+        """The repository's web address (where release download links start)."""
+        return self.repo.html_url
+
+    def find_release(self, tag: str) -> Release | None:
         """The release for `tag`, drafts included (GitHub hides drafts from the by-tag lookup)."""
         rel = self._maybe(f"reading release {tag}", lambda: self.repo.get_release(tag))
         if rel is not None:
-            return rel
+            return self._release(rel)
         drafts = self.call("listing releases", lambda: [r for r in self.repo.get_releases() if r.tag_name == tag])
-        return drafts[0] if drafts else None
+        return self._release(drafts[0]) if drafts else None
 
-    def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str):
-        return self.call(f"creating release {tag}", lambda: self.repo.create_git_release(
-            tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"))
+    def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
+        return self._release(self.call(f"creating release {tag}", lambda: self.repo.create_git_release(
+            tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false")))
 
-    def update_release(self, rel, *, name: str, body: str, prerelease: bool, draft: bool = False,
-                       make_latest: str = "false"):
+    def update_release(self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False,
+                       make_latest: str = "false") -> Release:
+        obj = self._release_objs[rel.id]
         # PyGithub always sends `prerelease` (default False): pass it, or a nightly turns "latest".
-        return self.call(f"updating release {rel.tag_name}", lambda: rel.update_release(
-            name, body, draft=draft, prerelease=prerelease, make_latest=make_latest))
+        return self._release(self.call(f"updating release {rel.tag}", lambda: obj.update_release(
+            name, body, draft=draft, prerelease=prerelease, make_latest=make_latest)))
 
-    def releases(self) -> list:
+    def releases(self) -> list[Release]:
         """Every release, drafts included (all pages)."""
-        return self.call("listing releases", lambda: list(self.repo.get_releases()))
+        return [self._release(r) for r in self.call("listing releases", lambda: list(self.repo.get_releases()))]
 
-    def delete_release(self, rel) -> None:
+    def delete_release(self, rel: Release) -> None:
         """Delete a release; its tag stays (GitHub never deletes it with the release)."""
-        self.call(f"deleting release {rel.tag_name}", lambda: _ignore_404(rel.delete_release))
+        obj = self._release_objs[rel.id]
+        self.call(f"deleting release {rel.tag}", lambda: _ignore_404(obj.delete_release))
 
     def immutable_releases(self) -> bool:
         """Whether the repository makes published releases immutable.
@@ -245,30 +269,50 @@ class GithubClient:
         latest = self._maybe("reading the latest release", self.repo.get_latest_release)
         return bool(latest is not None and latest.raw_data.get("immutable"))
 
+    def _release(self, obj: Any) -> Release:
+        self._release_objs[obj.id] = obj
+        # What GitHub sent, read without PyGithub's lazy completion: `raw_data` or a field GitHub left
+        # out would cost one more GET per release of a listing.
+        raw = getattr(obj, "_rawData", None) or obj.raw_data
+        return Release(obj.id, raw.get("tag_name") or "", raw.get("name") or "", bool(raw.get("draft")),
+                       bool(raw.get("prerelease")), bool(raw.get("immutable")), raw.get("html_url") or "",
+                       raw.get("upload_url") or "")
+
     # -- assets -----------------------------------------------------------------
-    def list_assets(self, rel) -> list[AssetInfo]:
-        return self.call(f"listing assets of {rel.tag_name}", lambda: [_info(a) for a in rel.get_assets()])
+    def list_assets(self, rel: Release) -> list[Asset]:
+        obj = self._release_objs[rel.id]
+        return self.call(f"listing assets of {rel.tag}", lambda: [self._asset(a) for a in obj.get_assets()])
 
-    def delete_asset(self, asset: AssetInfo) -> None:
-        self.call(f"deleting {asset.name}", lambda: _ignore_404(asset.obj.delete_asset))
+    def delete_asset(self, asset: Asset) -> None:
+        obj = self._asset_objs[asset.id]
+        self.call(f"deleting {asset.name}", lambda: _ignore_404(obj.delete_asset))
 
-    def rename_asset(self, asset: AssetInfo, name: str) -> AssetInfo:
-        return self.call(f"renaming {asset.name} to {name}",
-                         lambda: _info(asset.obj.update_asset(name, label=asset.label or "")))
+    def rename_asset(self, asset: Asset, name: str, label: str | None = None) -> Asset:
+        """Give `asset` a new name (its label stays unless `label` is given)."""
+        obj = self._asset_objs[asset.id]
+        label = asset.label if label is None else label
+        return self.call(f"renaming {asset.name} to {name}", lambda: self._asset(obj.update_asset(name, label=label)))
 
-    def upload(self, rel, path: Path, name: str, sha256: str,
-               advance: Callable[[int], None] | None = None) -> AssetInfo:
+    def _asset(self, obj: Any) -> Asset:
+        self._asset_objs[obj.id] = obj
+        raw = obj.raw_data
+        return Asset(obj.id, obj.name, raw.get("label") or "", raw.get("state", "uploaded"), obj.size,
+                     raw.get("digest"), obj.browser_download_url)
+
+    def upload(self, rel: Release, path: Path, name: str, sha256: str,
+               advance: Callable[[int], None] | None = None) -> Asset:
         """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
         size = path.stat().st_size
         opened: list = []
+        obj = self._release_objs[rel.id]
 
-        def attempt() -> AssetInfo:
+        def attempt() -> Asset:
             from github import GithubException
 
             try:
                 with open(path, "rb") as fh:
                     opened.append(fh)
-                    return _info(rel.upload_asset_from_memory(
+                    return self._asset(obj.upload_asset_from_memory(
                         _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"))
             except GithubException as exc:
                 if exc.status != 422 or "already_exists" not in str(exc.data):
@@ -295,7 +339,7 @@ class GithubClient:
         return self.call(f"uploading {name}", attempt, on_retry=cleanup,
                          deadline=upload_deadline(self.policy.timeout, size), abandon=abandon)
 
-    def _named(self, rel, name: str) -> AssetInfo | None:
+    def _named(self, rel: Release, name: str) -> Asset | None:
         return next((a for a in self.list_assets(rel) if a.name == name), None)
 
     def _maybe(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -316,12 +360,6 @@ def _ignore_404(fn: Callable[[], Any]) -> None:
     except GithubException as exc:  # already gone (a retried delete that landed)
         if exc.status != 404:
             raise
-
-
-def _info(asset) -> AssetInfo:
-    raw = asset.raw_data
-    return AssetInfo(asset.id, asset.name, asset.size, raw.get("digest"), raw.get("state", "uploaded"),
-                     raw.get("label") or "", asset.browser_download_url, asset)
 
 
 def _translate(exc, what: str, repo: str) -> PublishError:

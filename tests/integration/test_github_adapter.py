@@ -59,7 +59,8 @@ def test_rate_limit_beyond_the_cap_says_when_to_retry(gh) -> None:
 
 def test_502_leaves_starter_which_is_removed_before_the_retry(gh, tmp_path) -> None:
     c, sleeps = client(gh)
-    rel = c.repo.get_release(gh.add_release(REPO, "v1").id)
+    gh.add_release(REPO, "v1")
+    rel = c.find_release("v1")
     path, sha = wheel(tmp_path)
     gh.fail_next_upload()
     asset = c.upload(rel, path, path.name, sha)
@@ -70,7 +71,8 @@ def test_502_leaves_starter_which_is_removed_before_the_retry(gh, tmp_path) -> N
 
 def test_dropped_connection_then_422_accepts_the_landed_asset(gh, tmp_path) -> None:
     c, _ = client(gh)
-    rel = c.repo.get_release(gh.add_release(REPO, "v1").id)
+    gh.add_release(REPO, "v1")
+    rel = c.find_release("v1")
     path, sha = wheel(tmp_path)
     gh.drop_next_upload()
     asset = c.upload(rel, path, path.name, sha)
@@ -81,7 +83,8 @@ def test_dropped_connection_then_422_accepts_the_landed_asset(gh, tmp_path) -> N
 
 def test_persistent_upload_failure_gives_up_with_one_line(gh, tmp_path) -> None:
     c, sleeps = client(gh, retries=2)
-    rel = c.repo.get_release(gh.add_release(REPO, "v1").id)
+    gh.add_release(REPO, "v1")
+    rel = c.find_release("v1")
     path, sha = wheel(tmp_path)
     gh.fail_next_upload(count=10)
     with pytest.raises(PublishError, match=r"uploading .* after 3 attempt\(s\): HTTP 502") as exc:

@@ -25,6 +25,7 @@ from typing import Any
 from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import git
 from kestrel_release.adapters import github as gh_adapter
+from kestrel_release.adapters.github import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.stages.publish import github_dated as dated_mod
 from kestrel_release.stages.publish import github_files as files_mod
@@ -100,10 +101,10 @@ class GithubResult:
 
 @dataclass
 class Plan:
-    cleanup: list = field(default_factory=list)  # AssetInfo of failed runs
-    existing: dict = field(default_factory=dict)  # name -> AssetInfo (complete assets)
-    skip: set = field(default_factory=set)
-    prune: list = field(default_factory=list)
+    cleanup: list[Asset] = field(default_factory=list)  # leftovers of failed runs
+    existing: dict[str, Asset] = field(default_factory=dict)  # name -> complete asset
+    skip: set[str] = field(default_factory=set)
+    prune: list[Asset] = field(default_factory=list)
     prune_first: bool = False
 
 
@@ -133,7 +134,6 @@ def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = No
 
 
 def _publish(cfg, target: Target, token: str, commit: str | None, files: list[LocalFile], result: GithubResult) -> None:
-    from kestrel_release.adapters.github import GithubClient
     from kestrel_release.retry import RetryPolicy
 
     p = cfg.publish
@@ -180,7 +180,7 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
     _prune_dated(client, cfg, target, result)
 
 
-def _nothing_to_do(client, target: Target, plan: Plan, files: list[LocalFile], sha: str) -> bool:
+def _nothing_to_do(client: GithubClient, target: Target, plan: Plan, files: list[LocalFile], sha: str) -> bool:
     return (len(plan.skip) == len(files) and not plan.prune and not plan.cleanup
             and client.tag_sha(target.tag) == sha)
 
@@ -213,7 +213,7 @@ def _version(report) -> str:
     return versions[0]
 
 
-def _commit(cfg, client, target: Target, given: str | None, files: list[LocalFile]) -> str:
+def _commit(cfg, client: GithubClient, target: Target, given: str | None, files: list[LocalFile]) -> str:
     """The commit the wheels were built from (flag, manifest, local git), which GitHub must have."""
     built = next((manifest.load(f.path.parent) for f in files if f.wheel), None) or {}
     sha = given or (built.get("git") or {}).get("commit") or git.state(cfg.project_dir).commit
@@ -229,7 +229,7 @@ def _commit(cfg, client, target: Target, given: str | None, files: list[LocalFil
     return sha
 
 
-def _plan(cfg, target: Target, files: list[LocalFile], existing: list) -> Plan:
+def _plan(cfg, target: Target, files: list[LocalFile], existing: list[Asset]) -> Plan:
     plan = Plan()
     for asset in existing:
         if asset.name.startswith(TMP_PREFIX) or asset.state != "uploaded":
@@ -253,8 +253,9 @@ def _plan(cfg, target: Target, files: list[LocalFile], existing: list) -> Plan:
     return plan
 
 
-def _refuse_immutable(client, target: Target, rel, plan: Plan, files: list[LocalFile], sha: str) -> None:
-    if rel is None or not rel.raw_data.get("immutable"):
+def _refuse_immutable(client: GithubClient, target: Target, rel: Release | None, plan: Plan,
+                      files: list[LocalFile], sha: str) -> None:
+    if rel is None or not rel.immutable:
         return
     if _nothing_to_do(client, target, plan, files, sha):
         return
@@ -265,11 +266,11 @@ def _refuse_immutable(client, target: Target, rel, plan: Plan, files: list[Local
                        "nothing was modified", hint)
 
 
-def _download_base(target: Target, rel, client) -> str:
-    if rel is not None and "/releases/" in (rel.html_url or ""):
+def _download_base(target: Target, rel: Release | None, client: GithubClient) -> str:
+    if rel is not None and "/releases/" in rel.html_url:
         repo_url = rel.html_url.split("/releases/")[0]
     else:
-        repo_url = client.repo.html_url
+        repo_url = client.repo_html_url()
     return f"{repo_url}/releases/download/{target.tag}"
 
 
@@ -300,7 +301,7 @@ def _record_plan(plan: Plan, files: list[LocalFile], result: GithubResult) -> No
         result.add(asset.name, "pruned")
 
 
-def _sync(client, rel, files: list[LocalFile], plan: Plan, result: GithubResult) -> None:
+def _sync(client: GithubClient, rel: Release, files: list[LocalFile], plan: Plan, result: GithubResult) -> None:
     for asset in plan.cleanup:
         client.delete_asset(asset)
         result.add(asset.name, "cleaned")
@@ -324,7 +325,7 @@ def _sync(client, rel, files: list[LocalFile], plan: Plan, result: GithubResult)
         _prune(client, plan, result)
 
 
-def _prune(client, plan: Plan, result: GithubResult) -> None:
+def _prune(client: GithubClient, plan: Plan, result: GithubResult) -> None:
     for asset in plan.prune:
         client.delete_asset(asset)
         result.add(asset.name, "pruned")

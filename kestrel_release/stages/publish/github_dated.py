@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from typing import TYPE_CHECKING
 
 from kestrel_release import console
+
+if TYPE_CHECKING:
+    from kestrel_release.adapters.github import Release
 
 
 def pattern(base: str, sha: str | None = None) -> re.Pattern:
@@ -25,19 +29,20 @@ def tag_for(client, base: str, sha: str, today: _dt.date | None = None) -> str:
     """The tag of this commit's nightly: an existing one (a re-run completes or skips it,
     even after midnight), else `<base>-<today UTC>-<sha7>`."""
     mine = pattern(base, sha)
-    existing = sorted((r.tag_name for r in client.releases() if mine.match(r.tag_name)), reverse=True)
+    existing = sorted((r.tag for r in client.releases() if mine.match(r.tag)), reverse=True)
     if existing:
         return existing[0]
     day = today or _dt.datetime.now(_dt.timezone.utc).date()
     return f"{base}-{day:%Y%m%d}-{sha[:7]}"
 
 
-def to_prune(releases: list, base: str, current: str, keep: int) -> list:
+def to_prune(releases: list[Release], base: str, current: str, keep: int) -> list[Release]:
     """Dated nightlies of `base` beyond the newest `keep` (the current one always stays)."""
     ours = pattern(base)
-    others = [r for r in releases if ours.match(r.tag_name) and r.tag_name != current]
+    day = {r.id: m.group(1) for r in releases if (m := ours.match(r.tag)) and r.tag != current}
+    others = [r for r in releases if r.id in day]
     # Newest first: the date in the tag, then creation order (two nightlies on one day).
-    others.sort(key=lambda r: (ours.match(r.tag_name).group(1), r.id), reverse=True)
+    others.sort(key=lambda r: (day[r.id], r.id), reverse=True)
     return others[max(keep - 1, 0):]
 
 
@@ -46,6 +51,6 @@ def prune(client, base: str, current: str, keep: int, dry_run: bool) -> list[str
     doomed = to_prune(client.releases(), base, current, keep)
     for rel in doomed:
         if not dry_run:
-            console.step(f"deleting nightly {rel.tag_name} (keeping {keep}; its tag stays)")
+            console.step(f"deleting nightly {rel.tag} (keeping {keep}; its tag stays)")
             client.delete_release(rel)
-    return [r.tag_name for r in doomed]
+    return [r.tag for r in doomed]

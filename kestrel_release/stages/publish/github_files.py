@@ -26,7 +26,7 @@ class LocalFile:
     wheel: bool
 
     @classmethod
-    def of(cls, path: Path, wheel: bool = False) -> "LocalFile":
+    def of(cls, path: Path, wheel: bool = False) -> LocalFile:
         return cls(path, path.name, path.stat().st_size, sha256_file(path), wheel)
 
 

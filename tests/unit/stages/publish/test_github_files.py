@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import config
-from kestrel_release.adapters.github import AssetInfo
+from kestrel_release.adapters.github import Asset
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.stages.publish import github as stage
 from kestrel_release.stages.publish.github_files import LocalFile, python_of, render_notes
@@ -27,8 +27,8 @@ def local(name: str, sha: str = "a" * 64, size: int = 10) -> LocalFile:
     return LocalFile(Path(name), name, size, sha, name.endswith(".whl"))
 
 
-def remote(name: str, sha: str = "a" * 64, size: int = 10, state: str = "uploaded", digest: bool = True) -> AssetInfo:
-    return AssetInfo(1, name, size, f"sha256:{sha}" if digest else None, state, "", "", None)
+def remote(name: str, sha: str = "a" * 64, size: int = 10, state: str = "uploaded", digest: bool = True) -> Asset:
+    return Asset(1, name, "", state, size, f"sha256:{sha}" if digest else None, "")
 
 
 def test_python_of_wheel_tags() -> None:
