@@ -10,97 +10,23 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, redact
+from kestrel_release import console
+from kestrel_release.adapters.github_models import Asset, Release
+
+# Re-exported: callers ask this module for the token and the target's OWNER/NAME.
+from kestrel_release.adapters.github_target import TOKEN_VARIABLES as TOKEN_VARIABLES
+from kestrel_release.adapters.github_target import repo_from_remote as repo_from_remote
+from kestrel_release.adapters.github_target import resolve_token as resolve_token
+from kestrel_release.adapters.github_target import target_repo as target_repo
+from kestrel_release.adapters.github_target import token_variable as token_variable
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryNow, RetryPolicy, Transient
-
-
-@dataclass(frozen=True)
-class Asset:
-    """One release asset as GitHub describes it (no PyGithub object: the client keeps those)."""
-
-    id: int
-    name: str
-    label: str
-    state: str  # "uploaded", or "starter"/"new" for an upload that never finished
-    size: int
-    digest: str | None  # "sha256:<hex>" where GitHub computed one
-    browser_download_url: str
-
-    def same_bytes(self, size: int, sha256: str, need_digest: bool) -> bool:
-        """Complete and identical: uploaded, same size, and same digest (when GitHub gave one)."""
-        if self.state != "uploaded" or self.size != size:
-            return False
-        if self.digest is None:
-            return not need_digest
-        return self.digest == f"sha256:{sha256}"
-
-
-@dataclass(frozen=True)
-class Release:
-    """One release as GitHub describes it; the stage passes it back to the client to act on it."""
-
-    id: int
-    tag: str
-    name: str
-    draft: bool
-    prerelease: bool
-    immutable: bool  # published on a repository with immutable releases: assets and tag are fixed
-    html_url: str
-    upload_url: str
-
-
-TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
-
-
-def token_variable(token_env: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
-    """The variable a GitHub token is read from: `token_env`, else the first of GH_TOKEN/GITHUB_TOKEN
-    that is set and not empty; None when none is."""
-    env = os.environ if env is None else env
-    return next((n for n in ([token_env] if token_env else TOKEN_VARIABLES) if env.get(n)), None)
-
-
-def resolve_token(given: str | None, token_env: str | None, *, required: bool,
-                  env: Mapping[str, str] | None = None) -> str | None:
-    """The GitHub token: `given` > --token-env NAME > GH_TOKEN > GITHUB_TOKEN (beside
-    pypi_config.resolve_credentials, the other credential lookup); registered as a secret.
-    PublishError (exit 6) naming the variables when `required` and there is none."""
-    env = os.environ if env is None else env
-    name = token_variable(token_env, env)
-    value = given or (env[name] if name else None)
-    if value is None and required:
-        names = [token_env] if token_env else list(TOKEN_VARIABLES)
-        raise PublishError(f"no GitHub token: {' or '.join(names)} is not set",
-                           "export a token with contents:write on the repository (or pass --token-env NAME)")
-    return redact.register(value.strip()) if value else None
-
-
-def repo_from_remote(url: str) -> str | None:
-    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
-    import re
-
-    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
-                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
-    return f"{m.group(1)}/{m.group(2)}" if m else None
-
-
-def target_repo(cfg) -> tuple[str | None, str]:
-    """OWNER/NAME for the github target and where it came from: the config, else the git remote 'origin'."""
-    repo = cfg.github().repo
-    if repo:
-        return repo, "targets.github.repo"
-    from kestrel_release.adapters import git
-
-    derived = repo_from_remote(git.remote_url(cfg.project_dir) or "")
-    return (derived, "git remote 'origin'") if derived else (None, "")
 
 
 class _ProgressReader:

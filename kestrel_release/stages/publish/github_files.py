@@ -84,7 +84,7 @@ def _built_with(files: list[LocalFile]) -> list[str]:
     torch = (data.get("toolchain") or {}).get("torch")
     if isinstance(torch, dict):
         lines.append(f"Built against {torch_probe.describe(torch)}: install the same torch.")
-    floors = {w.get("glibc_floor") for w in data.get("wheels", []) if isinstance(w, dict) and w.get("glibc_floor")}
+    floors = {w["glibc_floor"] for w in data.get("wheels", []) if isinstance(w, dict) and w.get("glibc_floor")}
     for floor in sorted(floors):
         major, minor = (int(p) for p in floor.split("."))
         lines.append(floor_text((major, minor)) + ".")

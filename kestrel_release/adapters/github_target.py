@@ -1,0 +1,53 @@
+"""Which GitHub repository and which token: the token lookup and OWNER/NAME of the target (no network)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from kestrel_release import redact
+from kestrel_release.errors import PublishError
+
+TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
+
+
+def token_variable(token_env: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable a GitHub token is read from: `token_env`, else the first of GH_TOKEN/GITHUB_TOKEN
+    that is set and not empty; None when none is."""
+    env = os.environ if env is None else env
+    return next((n for n in ([token_env] if token_env else TOKEN_VARIABLES) if env.get(n)), None)
+
+
+def resolve_token(given: str | None, token_env: str | None, *, required: bool,
+                  env: Mapping[str, str] | None = None) -> str | None:
+    """The GitHub token: `given` > --token-env NAME > GH_TOKEN > GITHUB_TOKEN (beside
+    pypi_config.resolve_credentials, the other credential lookup); registered as a secret.
+    PublishError (exit 6) naming the variables when `required` and there is none."""
+    env = os.environ if env is None else env
+    name = token_variable(token_env, env)
+    value = given or (env[name] if name else None)
+    if value is None and required:
+        names = [token_env] if token_env else list(TOKEN_VARIABLES)
+        raise PublishError(f"no GitHub token: {' or '.join(names)} is not set",
+                           "export a token with contents:write on the repository (or pass --token-env NAME)")
+    return redact.register(value.strip()) if value else None
+
+
+def repo_from_remote(url: str) -> str | None:
+    """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
+    import re
+
+    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
+                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
+def target_repo(cfg) -> tuple[str | None, str]:
+    """OWNER/NAME for the github target and where it came from: the config, else the git remote 'origin'."""
+    repo = cfg.github().repo
+    if repo:
+        return repo, "targets.github.repo"
+    from kestrel_release.adapters import git
+
+    derived = repo_from_remote(git.remote_url(cfg.project_dir) or "")
+    return (derived, "git remote 'origin'") if derived else (None, "")
