@@ -57,9 +57,11 @@ def build_system(project: Path) -> dict:
     """The project's [build-system] table, with PEP 517's defaults filled in."""
     data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
     table = data.get("build-system", {})
-    return {"requires": [str(r) for r in table.get("requires", DEFAULT_SYSTEM["requires"])],
-            "build-backend": str(table.get("build-backend", DEFAULT_SYSTEM["build-backend"])),
-            "backend-path": [str(p) for p in table.get("backend-path", [])]}
+    return {
+        "requires": [str(r) for r in table.get("requires", DEFAULT_SYSTEM["requires"])],
+        "build-backend": str(table.get("build-backend", DEFAULT_SYSTEM["build-backend"])),
+        "backend-path": [str(p) for p in table.get("backend-path", [])],
+    }
 
 
 def env_dir(python: Path, requires: list[str]) -> Path:
@@ -110,32 +112,52 @@ def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, 
         shutil.rmtree(stale, ignore_errors=True)
     tmp = root.with_name(f"{root.name}.tmp-{os.getpid()}")
     # --relocatable: entry points (cmake, ninja...) must keep working once tmp is renamed to root.
-    proc.run_logged(uv_adapter.venv_command(uv, python, tmp, relocatable=True), log=log, cwd=root.parent,
-                     env=env, what=f"creating the build env for {python}", show_tail=False)
+    proc.run_logged(
+        uv_adapter.venv_command(uv, python, tmp, relocatable=True),
+        log=log,
+        cwd=root.parent,
+        env=env,
+        what=f"creating the build env for {python}",
+        show_tail=False,
+    )
     if requires:
-        proc.run_logged(uv_adapter.pip_install_command(uv, env_python(tmp), requires, compile_bytecode=True),
-                         log=log.with_name(log.stem + "-install.log"), cwd=root.parent, env=env,
-                         what=f"installing {', '.join(requires)} into the build env for {python}", show_tail=False)
+        proc.run_logged(
+            uv_adapter.pip_install_command(uv, env_python(tmp), requires, compile_bytecode=True),
+            log=log.with_name(log.stem + "-install.log"),
+            cwd=root.parent,
+            env=env,
+            what=f"installing {', '.join(requires)} into the build env for {python}",
+            show_tail=False,
+        )
     marker = {"python": str(python), "requires": sorted(requires), "checked": []}
     fsutil.atomic_write_text(tmp / MARKER, json.dumps(marker, indent=1))
     os.replace(tmp, root)
     return marker
 
 
-def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log: Path,
-                          env: dict[str, str]) -> None:
+def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log: Path, env: dict[str, str]) -> None:
     answer = root / f".backend-requires-{os.getpid()}.json"
     try:
-        proc.run_logged([env_python(root), "-c", _PROBE, system["build-backend"], json.dumps(system["backend-path"]),
-                          answer], log=log, cwd=project, env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
-                         what="asking the build backend for its requirements", show_tail=False)
+        proc.run_logged(
+            [env_python(root), "-c", _PROBE, system["build-backend"], json.dumps(system["backend-path"]), answer],
+            log=log,
+            cwd=project,
+            env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
+            what="asking the build backend for its requirements",
+            show_tail=False,
+        )
         extra = json.loads(answer.read_text(encoding="utf-8"))
     finally:
         answer.unlink(missing_ok=True)
     if extra:
-        proc.run_logged(uv_adapter.pip_install_command(uv, env_python(root), extra, compile_bytecode=True),
-                         log=log, cwd=root.parent, env=env,
-                         what=f"installing {', '.join(extra)} into the build env", show_tail=False)
+        proc.run_logged(
+            uv_adapter.pip_install_command(uv, env_python(root), extra, compile_bytecode=True),
+            log=log,
+            cwd=root.parent,
+            env=env,
+            what=f"installing {', '.join(extra)} into the build env",
+            show_tail=False,
+        )
 
 
 class Envs:
@@ -145,12 +167,12 @@ class Envs:
     returns None and the build falls back to uv's isolated build, said once.
     """
 
-    def __init__(self, uv: Path, pythons: dict[str, Path], project: Path, log_dir: Path,
-                 env: dict[str, str]) -> None:
+    def __init__(self, uv: Path, pythons: dict[str, Path], project: Path, log_dir: Path, env: dict[str, str]) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(2, len(pythons))), thread_name_prefix="build-env")
         self._futures: dict[str, Future] = {
             py: self._pool.submit(ensure, uv, path, project, log_dir=log_dir, tag=py, env=env)
-            for py, path in pythons.items()}
+            for py, path in pythons.items()
+        }
         self._warned = False
         self._lock = threading.Lock()
 
@@ -163,8 +185,10 @@ class Envs:
             with self._lock:
                 first, self._warned = not self._warned, True
             if first:
-                console.warn(f"no reusable build env ({exc}); building with uv's isolated envs instead "
-                             "(slower: every build configures from scratch)")
+                console.warn(
+                    f"no reusable build env ({exc}); building with uv's isolated envs instead "
+                    "(slower: every build configures from scratch)"
+                )
             return None
 
     def close(self) -> None:

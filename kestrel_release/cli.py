@@ -29,12 +29,20 @@ ci_app = typer.Typer(help="Generate the CI workflow.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(ci_app, name="ci")
 
-ProjectOpt = Annotated[Path | None, typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels).")]
+ProjectOpt = Annotated[
+    Path | None,
+    typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-PathsArg = Annotated[list[Path] | None, typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False)]
+PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False),
+]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")]
-TokenEnvOpt = Annotated[str | None, typer.Option("--token-env", help="Name of the environment variable holding the token.")]
+TokenEnvOpt = Annotated[
+    str | None, typer.Option("--token-env", help="Name of the environment variable holding the token.")
+]
 
 
 def _version_callback(value: bool) -> None:
@@ -46,7 +54,9 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show commands and their output.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
 ) -> None:
     from kestrel_release import redact
 
@@ -54,8 +64,7 @@ def _root(
     console.configure(verbose=verbose)
 
 
-def _config(project: Path | None, json_mode: bool = False, *, outputs=None, defer_backend: bool = False,
-            **overrides):
+def _config(project: Path | None, json_mode: bool = False, *, outputs=None, defer_backend: bool = False, **overrides):
     import sysconfig
 
     from kestrel_release import config
@@ -90,20 +99,33 @@ def build(
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Output directory (default: dist-all).")] = None,
     frontend: Annotated[str | None, typer.Option("--frontend", help="uv or build.")] = None,
-    no_isolation: Annotated[bool, typer.Option("--no-isolation", help="Build without isolated envs (offline hosts).")] = False,
+    no_isolation: Annotated[
+        bool, typer.Option("--no-isolation", help="Build without isolated envs (offline hosts).")
+    ] = False,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
-    check_reproducible: Annotated[bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")] = False,
-    platform: Annotated[str | None, typer.Option("--platform", help="The configured platform to build here (default: the one this machine can build).")] = None,
+    check_reproducible: Annotated[
+        bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")
+    ] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform", help="The configured platform to build here (default: the one this machine can build)."
+        ),
+    ] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
 
     out = str(Path(out).expanduser().resolve()) if out else None  # a flag's path is relative to the cwd
-    dotted: dict[str, Any] = {"build.jobs": jobs, "build.frontend": frontend,
-                              "build.isolation": False if no_isolation else None}
+    dotted: dict[str, Any] = {
+        "build.jobs": jobs,
+        "build.frontend": frontend,
+        "build.isolation": False if no_isolation else None,
+    }
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
-    result = stage.run(cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible,
-                       platforms=_csv(platform) or ())
+    result = stage.run(
+        cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible, platforms=_csv(platform) or ()
+    )
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -113,9 +135,24 @@ def verify(
     project: ProjectOpt = None,
     json: JsonOpt = False,
     target: Annotated[str | None, typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
-    platform: Annotated[str | None, typer.Option("--platform", help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.")] = None,
-    partial: Annotated[bool, typer.Option("--partial", help="Configured platforms without wheels are warnings (a build before assemble); not recorded for publish.")] = False,
-    python: Annotated[str | None, typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12.")] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="Check the matrix of these configured platforms only (one machine's output); not recorded for publish.",
+        ),
+    ] = None,
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial",
+            help="Configured platforms without wheels are warnings (a build before assemble); not recorded for publish.",
+        ),
+    ] = False,
+    python: Annotated[
+        str | None,
+        typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12."),
+    ] = None,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
@@ -126,8 +163,15 @@ def verify(
     cfg = _config(found, json, outputs=paths or [], python=_csv(python)) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
-    report = stage.run(cfg, paths or [], target=target, project=found is not None, ask_index=target is not None,
-                       platforms=_csv(platform) or (), partial=partial)
+    report = stage.run(
+        cfg,
+        paths or [],
+        target=target,
+        project=found is not None,
+        ask_index=target is not None,
+        platforms=_csv(platform) or (),
+        partial=partial,
+    )
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
 
@@ -135,14 +179,20 @@ def verify(
 @app.command()
 def version(
     action: Annotated[str | None, typer.Argument(help="bump or set (omit to print the version).")] = None,
-    value: Annotated[str | None, typer.Argument(help="major|minor|patch|pre|rc|post|dev|nightly, or a version for set.")] = None,
+    value: Annotated[
+        str | None, typer.Argument(help="major|minor|patch|pre|rc|post|dev|nightly, or a version for set.")
+    ] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
     dry_run: DryRunOpt = False,
     commit: Annotated[bool, typer.Option("--commit", help="Make a git commit.")] = False,
     tag: Annotated[bool, typer.Option("--tag", help="Make an annotated git tag vX.Y.Z (implies --commit).")] = False,
-    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Allow a dirty git tree with --commit/--tag.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Allow a version that goes backwards, or overwrite files that disagree.")] = False,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Allow a dirty git tree with --commit/--tag.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Allow a version that goes backwards, or overwrite files that disagree.")
+    ] = False,
 ) -> None:
     """Print (on stdout), bump or set the version in pyproject.toml and every configured file.
 
@@ -154,28 +204,46 @@ def version(
     from kestrel_release.stages import version as stage
 
     cfg = _config(project, json)
-    result = stage.run(cfg, action, value, dry_run=dry_run, commit=commit, tag=tag, allow_dirty=allow_dirty,
-                       force=force)
+    result = stage.run(
+        cfg, action, value, dry_run=dry_run, commit=commit, tag=tag, allow_dirty=allow_dirty, force=force
+    )
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
 @app.command()
 def publish(
     paths: PathsArg = None,
-    target: Annotated[str | None, typer.Option("--target", help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).")] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).",
+        ),
+    ] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
     repository_url: Annotated[str | None, typer.Option("--repository-url", help="Upload URL of the index.")] = None,
-    simple_url: Annotated[str | None, typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")] = None,
+    simple_url: Annotated[
+        str | None, typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")
+    ] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
-    smoke_test: Annotated[bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")] = False,
+    smoke_test: Annotated[
+        bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")
+    ] = False,
     token_env: TokenEnvOpt = None,
     repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
     tag: Annotated[str | None, typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
-    api_url: Annotated[str | None, typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")] = None,
-    prune: Annotated[bool | None, typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release.")] = None,
-    python: Annotated[str | None, typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")] = None,
+    api_url: Annotated[
+        str | None, typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")
+    ] = None,
+    prune: Annotated[
+        bool | None,
+        typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release."),
+    ] = None,
+    python: Annotated[
+        str | None, typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")
+    ] = None,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
     if target is None:
@@ -185,17 +253,31 @@ def publish(
     from kestrel_release.stages import publish as stage
 
     cfg = _config(project, json, outputs=paths or [], python=_csv(python))
-    options = stage.PublishOptions(dry_run=dry_run, yes=yes, token_env=token_env, repository_url=repository_url,
-                                   simple_url=simple_url, smoke_test=smoke_test, repo=repo, tag=tag,
-                                   api_url=api_url, prune=prune, pythons=_csv(python))
+    options = stage.PublishOptions(
+        dry_run=dry_run,
+        yes=yes,
+        token_env=token_env,
+        repository_url=repository_url,
+        simple_url=simple_url,
+        smoke_test=smoke_test,
+        repo=repo,
+        tag=tag,
+        api_url=api_url,
+        prune=prune,
+        pythons=_csv(python),
+    )
     result = stage.run(cfg, paths or [], target, options)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
 @app.command()
 def assemble(
-    inputs: Annotated[list[Path], typer.Argument(help="Build output directories (one per machine or CI job).", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", help="The release directory to write (new, empty, or an earlier assembled one).")],
+    inputs: Annotated[
+        list[Path], typer.Argument(help="Build output directories (one per machine or CI job).", show_default=False)
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="The release directory to write (new, empty, or an earlier assembled one).")
+    ],
     project: ProjectOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -212,24 +294,52 @@ def release(
     project: ProjectOpt = None,
     json: JsonOpt = False,
     bump: Annotated[str | None, typer.Option("--bump", help="Version bump kind before building.")] = None,
-    targets: Annotated[str, typer.Option("--targets", help="Comma-separated: testpypi,pypi,github.")] = "testpypi,pypi,github",
-    rehearse: Annotated[bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")] = False,
+    targets: Annotated[
+        str, typer.Option("--targets", help="Comma-separated: testpypi,pypi,github.")
+    ] = "testpypi,pypi,github",
+    rehearse: Annotated[
+        bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")
+    ] = False,
     yes: YesOpt = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue after the last finished step.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Override the saved state: start a new release over an unfinished bump, or with --resume rebuild from the build step.")] = False,
-    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions (with --resume: the same, or fewer before the build finished).")] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Override the saved state: start a new release over an unfinished bump, or with --resume rebuild from the build step.",
+        ),
+    ] = False,
+    python: Annotated[
+        str | None,
+        typer.Option(
+            "--python", help="Comma-separated versions (with --resume: the same, or fewer before the build finished)."
+        ),
+    ] = None,
     no_gpu_check: Annotated[bool, typer.Option("--no-gpu-check", help="Skip the GPU preflight.")] = False,
-    from_dir: Annotated[Path | None, typer.Option("--from", help="Release this build or assembled output; skip the build.")] = None,
-    allow_dirty: Annotated[bool, typer.Option("--allow-dirty", help="Release from a git tree with uncommitted changes.")] = False,
+    from_dir: Annotated[
+        Path | None, typer.Option("--from", help="Release this build or assembled output; skip the build.")
+    ] = None,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Release from a git tree with uncommitted changes.")
+    ] = False,
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
     from kestrel_release.stages import release as stage
 
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, outputs=[Path(out)] if out else None, python=_csv(python), out_dir=out)
-    result = stage.run(cfg, bump=bump, targets=_csv(targets) or (), rehearse=rehearse, yes=yes,
-                       resume=resume, gpu_check=not no_gpu_check, prebuilt=from_dir is not None, force=force,
-                       allow_dirty=allow_dirty)
+    result = stage.run(
+        cfg,
+        bump=bump,
+        targets=_csv(targets) or (),
+        rehearse=rehearse,
+        yes=yes,
+        resume=resume,
+        gpu_check=not no_gpu_check,
+        prebuilt=from_dir is not None,
+        force=force,
+        allow_dirty=allow_dirty,
+    )
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 
@@ -238,7 +348,10 @@ def init(
     project: Annotated[Path | None, typer.Option("--project", help="The package directory (default: the cwd).")] = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
-    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions to list (default: the supported CPythons found here).")] = None,
+    python: Annotated[
+        str | None,
+        typer.Option("--python", help="Comma-separated versions to list (default: the supported CPythons found here)."),
+    ] = None,
 ) -> None:
     """Set up an existing package: append a [tool.kestrel-release] table and .gitignore lines."""
     from kestrel_release.stages import init as stage
@@ -251,7 +364,12 @@ def init(
 @ci_app.command("init")
 def ci_init(
     project: ProjectOpt = None,
-    output: Annotated[Path | None, typer.Option("--output", help="Workflow path (default: .github/workflows/kernels-release.yml at the git root).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", help="Workflow path (default: .github/workflows/kernels-release.yml at the git root)."
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing workflow.")] = False,
 ) -> None:
     """Write a GitHub Actions workflow: per-Python GPU builds, verify, publish."""

@@ -33,16 +33,27 @@ def sandbox_pypi(
 @sandbox_app.command("github")
 def sandbox_github(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: pick a free one).")] = 0,
-    repo: Annotated[list[str] | None, typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo).")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="Accepted token (default: a random one, printed masked).")] = None,
-    immutable_releases: Annotated[bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")] = False,
-    git_dir: Annotated[Path | None, typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's).")] = None,
+    repo: Annotated[
+        list[str] | None,
+        typer.Option("--repo", help="OWNER/NAME to seed (repeatable; default: the project's targets.github.repo)."),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="Accepted token (default: a random one, printed masked).")
+    ] = None,
+    immutable_releases: Annotated[
+        bool, typer.Option("--immutable-releases", help="Turn on immutable releases for every repository.")
+    ] = False,
+    git_dir: Annotated[
+        Path | None,
+        typer.Option("--git", help="Git repository whose history the repositories get (default: the cwd's)."),
+    ] = None,
 ) -> None:
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
     from kestrel_release.sandbox import github
 
-    _serve(github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases,
-           git_dir=git_dir)
+    _serve(
+        github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases, git_dir=git_dir
+    )
 
 
 def _serve(serve_forever, **options) -> None:

@@ -21,9 +21,22 @@ DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # time (docs/real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
 # "libcudart.so" and "libcudart.so.13".
 DEFAULT_EXCLUDES = (
-    "libtorch*", "libc10*", "libcuda.so*", "libcudart*", "libcublas*", "libcublasLt*", "libnvrtc*",
-    "libcudnn*", "libnccl*", "libcufft*", "libcurand*", "libcusparse*", "libcusolver*", "libnvJitLink*",
-    "libcuda_dialect_runtime*", "libtvm_ffi*",
+    "libtorch*",
+    "libc10*",
+    "libcuda.so*",
+    "libcudart*",
+    "libcublas*",
+    "libcublasLt*",
+    "libnvrtc*",
+    "libcudnn*",
+    "libnccl*",
+    "libcufft*",
+    "libcurand*",
+    "libcusparse*",
+    "libcusolver*",
+    "libnvJitLink*",
+    "libcuda_dialect_runtime*",
+    "libtvm_ffi*",
 )
 ABI_MODES = ("auto", "abi3", "py3", "per-python")
 # What must never ship from a kernel package: C/C++/CUDA sources and headers, Cython sources
@@ -32,14 +45,35 @@ ABI_MODES = ("auto", "abi3", "py3", "per-python")
 # `tests` package lands in site-packages and clashes with every other, while `<pkg>/tests/` is
 # shipped on purpose by many packages. A leading "/" anchors a pattern at the wheel's root.
 DEFAULT_FORBID = (
-    "*.c", "*.cc", "*.cpp", "*.cxx", "*.c++", "*.cu", "*.cuh", "*.h", "*.hh", "*.hpp", "*.hxx",
-    "*.pyx", "*.pxi", "**/kernel.py", "**/cute_moe_*.py", "**/flash_*.py", "csrc/**", "scripts/**",
-    "/tests/**", "/test/**",
+    "*.c",
+    "*.cc",
+    "*.cpp",
+    "*.cxx",
+    "*.c++",
+    "*.cu",
+    "*.cuh",
+    "*.h",
+    "*.hh",
+    "*.hpp",
+    "*.hxx",
+    "*.pyx",
+    "*.pxi",
+    "**/kernel.py",
+    "**/cute_moe_*.py",
+    "**/flash_*.py",
+    "csrc/**",
+    "scripts/**",
+    "/tests/**",
+    "/test/**",
 )
 MIB = 1024 * 1024
 # Variables under the prefix that are not configuration keys.
-RESERVED_ENV = {"KESTREL_RELEASE_DEBUG", "KESTREL_RELEASE_CACHE_DIR", "KESTREL_RELEASE_FAIL_AT",
-                "KESTREL_RELEASE_BUILDER"}  # BUILDER: the CI leg's label, recorded in the build manifest
+RESERVED_ENV = {
+    "KESTREL_RELEASE_DEBUG",
+    "KESTREL_RELEASE_CACHE_DIR",
+    "KESTREL_RELEASE_FAIL_AT",
+    "KESTREL_RELEASE_BUILDER",
+}  # BUILDER: the CI leg's label, recorded in the build manifest
 
 
 @dataclass(frozen=True)
@@ -148,6 +182,7 @@ DEFAULT_TARGETS = {
     "testpypi": IndexTarget("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
 }
 
+
 def _upward(start: Path) -> list[Path]:
     """`start` and its parents up to the enclosing git root (a project never spans repositories)."""
     out = []
@@ -185,15 +220,21 @@ def find_project(project: Path | None) -> Path:
         return Path(project).expanduser().resolve()
     found = discover_project()
     if found is None:
-        raise ConfigError(f"no pyproject.toml with a [tool.kestrel-release] table in {Path.cwd()} or its parent "
-                          "directories (up to the git root)",
-                          "run `kestrel-release init` in your package's directory, or pass --project DIR")
+        raise ConfigError(
+            f"no pyproject.toml with a [tool.kestrel-release] table in {Path.cwd()} or its parent "
+            "directories (up to the git root)",
+            "run `kestrel-release init` in your package's directory, or pass --project DIR",
+        )
     return found
 
 
-def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
-         env: dict[str, str] | None = None, outputs: Sequence[Path] | None = None,
-         defer_backend: bool = False) -> Config:
+def load(
+    project: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    outputs: Sequence[Path] | None = None,
+    defer_backend: bool = False,
+) -> Config:
     """Load and validate the configuration; raise ConfigError listing every problem.
 
     A project without [project] gets its name and version from `outputs`' release manifest when
@@ -206,8 +247,10 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
     env = dict(os.environ if env is None else env)
     pyproject = project_dir / "pyproject.toml"
     if not pyproject.is_file():
-        raise ConfigError(f"no pyproject.toml in {project_dir}",
-                          "pass --project DIR pointing at the kernel package (set one up with `kestrel-release init`)")
+        raise ConfigError(
+            f"no pyproject.toml in {project_dir}",
+            "pass --project DIR pointing at the kernel package (set one up with `kestrel-release init`)",
+        )
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting recurses
@@ -228,8 +271,10 @@ def load(project: Path | None = None, overrides: dict[str, Any] | None = None,
         cfg = config_parse.apply_overrides(cfg, overrides, errors)
     config_parse.validate(cfg, errors, config_parse.origins(env, overrides or {}))
     if errors:
-        raise ConfigError(f"{len(errors)} configuration problem(s) " + config_parse.by_origin(errors, pyproject),
-                          "fix them and run again")
+        raise ConfigError(
+            f"{len(errors)} configuration problem(s) " + config_parse.by_origin(errors, pyproject),
+            "fix them and run again",
+        )
     if source == "backend" and not defer_backend:
         cfg = _from_backend(cfg, outputs)
     return cfg

@@ -161,7 +161,9 @@ def build(project_dir, name, version, table, env, errors) -> Config:
         if key in _SECTIONS or key == "targets":
             continue
         if key not in known or key in _TOP_SKIP:
-            errors.append(f"{where}.{key}: unknown key{suggest(key, set(known) - _TOP_SKIP | set(_SECTIONS) | {'targets'})}")
+            errors.append(
+                f"{where}.{key}: unknown key{suggest(key, set(known) - _TOP_SKIP | set(_SECTIONS) | {'targets'})}"
+            )
             continue
         if key == "version_files":
             values[key] = _version_files(value, errors)
@@ -172,8 +174,9 @@ def build(project_dir, name, version, table, env, errors) -> Config:
         if env_name in env:
             values[key] = _coerce(env_name, env[env_name], _default(known[key]), errors, True)
     for section, cls in _SECTIONS.items():
-        values[section] = _section(cls, table.get(section, {}), f"{where}.{section}", errors,
-                                   env, f"KESTREL_RELEASE_{section.upper()}_")
+        values[section] = _section(
+            cls, table.get(section, {}), f"{where}.{section}", errors, env, f"KESTREL_RELEASE_{section.upper()}_"
+        )
     values["targets"] = _targets(table.get("targets", {}), errors, env)
     return Config(project_dir=project_dir, name=name, version=version, **values)
 
@@ -184,8 +187,11 @@ def _version_files(value: Any, errors: list[str]) -> tuple[VersionFile, ...]:
         errors.append("[tool.kestrel-release].version_files: expected a list of {path, pattern}")
         return ()
     for i, item in enumerate(value):
-        if (not isinstance(item, dict) or set(item) != {"path", "pattern"}
-                or "{version}" not in str(item.get("pattern"))):
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"path", "pattern"}
+            or "{version}" not in str(item.get("pattern"))
+        ):
             errors.append(f"version_files[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
             continue
         out.append(VersionFile(str(item["path"]), str(item["pattern"])))
@@ -238,8 +244,13 @@ def apply_overrides(cfg: Config, overrides: dict[str, Any], errors: list[str]) -
 
 
 # Flags that override configuration keys (cli passes them as `overrides`), for error messages.
-FLAG_NAMES = {"python": "--python", "out_dir": "--out", "build.jobs": "--jobs", "build.frontend": "--frontend",
-              "build.isolation": "--no-isolation"}
+FLAG_NAMES = {
+    "python": "--python",
+    "out_dir": "--out",
+    "build.jobs": "--jobs",
+    "build.frontend": "--frontend",
+    "build.isolation": "--no-isolation",
+}
 
 
 def origins(env: dict[str, str], overrides: dict[str, Any]) -> dict[str, str]:
@@ -259,8 +270,13 @@ def by_origin(errors: list[str], pyproject: Path) -> str:
     """Group the problems by where they are: the file, the environment, the flags."""
     groups: dict[str, list[str]] = {}
     for error in errors:
-        where = ("in environment variables" if error.startswith("KESTREL_RELEASE_")
-                 else "in flags" if error.startswith("--") else f"in {pyproject}")
+        where = (
+            "in environment variables"
+            if error.startswith("KESTREL_RELEASE_")
+            else "in flags"
+            if error.startswith("--")
+            else f"in {pyproject}"
+        )
         groups.setdefault(where, []).append(error)
     return "; ".join(f"{where}: " + "; ".join(items) for where, items in groups.items())
 
@@ -281,14 +297,16 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(f"{at('python')}: the list of Python versions is empty")
     if cfg.abi not in ABI_MODES:
         errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{suggest(cfg.abi, ABI_MODES)}")
-    errors += [f"{at('platforms')}{p[len('platforms'):]}" for p in platform_tags.problems(cfg.platforms)]
+    errors += [f"{at('platforms')}{p[len('platforms') :]}" for p in platform_tags.problems(cfg.platforms)]
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others
         errors.append(f"{at('publish.timeout')}: expected a positive number of seconds, got {cfg.publish.timeout!r}")
     if cfg.build.frontend not in ("uv", "build"):
-        errors.append(f"{at('build.frontend')}: '{cfg.build.frontend}' is not 'uv' or 'build'"
-                      f"{suggest(cfg.build.frontend, ['uv', 'build'])}")
+        errors.append(
+            f"{at('build.frontend')}: '{cfg.build.frontend}' is not 'uv' or 'build'"
+            f"{suggest(cfg.build.frontend, ['uv', 'build'])}"
+        )
     if cfg.version is not None:
         try:
             Version(cfg.version)
@@ -298,8 +316,10 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"{at('targets.github.repo')}: '{gh.repo}' is not OWNER/NAME")
     if gh.nightly not in ("rolling", "dated"):
-        errors.append(f"{at('targets.github.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
-                      f"{suggest(gh.nightly, ['rolling', 'dated'])}")
+        errors.append(
+            f"{at('targets.github.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
+            f"{suggest(gh.nightly, ['rolling', 'dated'])}"
+        )
     if gh.keep < 1:
         errors.append(f"{at('targets.github.keep')}: {gh.keep} keeps no nightly; use 1 or more")
 

@@ -70,7 +70,7 @@ _failure: dict | None = None  # what _run_app reported, for the --json failure d
 
 def _wants_json() -> bool:
     # Also before the command configured the console: a bad flag or a config error with --json.
-    return console.json_mode() or "--json" in sys.argv[1:sys.argv.index("--") if "--" in sys.argv else None]
+    return console.json_mode() or "--json" in sys.argv[1 : sys.argv.index("--") if "--" in sys.argv else None]
 
 
 def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
@@ -92,8 +92,9 @@ def _run_app() -> int:
             return _fail(_INTERRUPTED, code, "interrupted")
         return code
     except KestrelError as exc:
-        return _fail(" ".join(exc.message.split()), exc.exit_code, exc.kind,
-                     " ".join(exc.hint.split()) if exc.hint else None)
+        return _fail(
+            " ".join(exc.message.split()), exc.exit_code, exc.kind, " ".join(exc.hint.split()) if exc.hint else None
+        )
     except (KeyboardInterrupt, Abort):
         return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
     except Exit as exc:
@@ -136,5 +137,9 @@ def _bug(exc: BaseException) -> int:
         import traceback
 
         console.console.print(traceback.format_exc(), markup=False)
-    return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_BUG, "internal",
-                 "set KESTREL_RELEASE_DEBUG=1 for the traceback")
+    return _fail(
+        f"internal error: {type(exc).__name__}: {exc}",
+        EXIT_BUG,
+        "internal",
+        "set KESTREL_RELEASE_DEBUG=1 for the traceback",
+    )

@@ -108,9 +108,12 @@ EXIT_CODES: list[tuple[int, str]] = [
     (EXIT_OK, "success"),
     (EXIT_BUG, "internal error (a bug: please report it with the -v output)"),
     (EXIT_USAGE, "usage or configuration error, refused operation"),
-    (EXIT_PREFLIGHT, "preflight: the machine lacks something the configuration requires, or (release) a target "
-                     "would refuse the release: credentials, the version already on the index, no GitHub repository, "
-                     "a dirty tree"),
+    (
+        EXIT_PREFLIGHT,
+        "preflight: the machine lacks something the configuration requires, or (release) a target "
+        "would refuse the release: credentials, the version already on the index, no GitHub repository, "
+        "a dirty tree",
+    ),
     (EXIT_BUILD, "build failed"),
     (EXIT_VERIFY, "verify found errors in the wheels"),
     (EXIT_PUBLISH, "publish failed (index, GitHub, credentials, network)"),

@@ -154,5 +154,7 @@ def locked(what: str):
         def wrapper(cfg, *args, **kwargs):
             with project_lock(cfg.project_dir, what):
                 return func(cfg, *args, **kwargs)
+
         return wrapper
+
     return decorate

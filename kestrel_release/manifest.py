@@ -41,8 +41,14 @@ def save(out_dir: Path, data: dict[str, Any]) -> Path:
 
 # Who built an output: lets `assemble` record per wheel which machine or CI job made it.
 BUILDER_ENV = "KESTREL_RELEASE_BUILDER"  # a label the CI workflow sets per matrix leg
-_CI_ENV = {"job": "GITHUB_JOB", "run_id": "GITHUB_RUN_ID", "run_attempt": "GITHUB_RUN_ATTEMPT",
-           "workflow": "GITHUB_WORKFLOW", "repository": "GITHUB_REPOSITORY", "runner": "RUNNER_NAME"}
+_CI_ENV = {
+    "job": "GITHUB_JOB",
+    "run_id": "GITHUB_RUN_ID",
+    "run_attempt": "GITHUB_RUN_ATTEMPT",
+    "workflow": "GITHUB_WORKFLOW",
+    "repository": "GITHUB_REPOSITORY",
+    "runner": "RUNNER_NAME",
+}
 
 
 def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -54,15 +60,21 @@ def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
 
     env = dict(os.environ if env is None else env)
     ci = {key: env[name] for key, name in _CI_ENV.items() if env.get(name)}
-    return {"host": socket.gethostname(), "platform": sysconfig.get_platform(), "machine": platform.machine(),
-            "label": env.get(BUILDER_ENV) or None, "ci": ci if "run_id" in ci else None}
+    return {
+        "host": socket.gethostname(),
+        "platform": sysconfig.get_platform(),
+        "machine": platform.machine(),
+        "label": env.get(BUILDER_ENV) or None,
+        "ci": ci if "run_id" in ci else None,
+    }
 
 
 def wheel_paths(out_dir: Path) -> list[Path]:
     """The wheels the manifest in `out_dir` names (the build's own, in a possibly shared folder)."""
     data = load(out_dir) or {}
-    return [Path(out_dir) / str(w["filename"]) for w in data.get("wheels", [])
-            if isinstance(w, dict) and w.get("filename")]
+    return [
+        Path(out_dir) / str(w["filename"]) for w in data.get("wheels", []) if isinstance(w, dict) and w.get("filename")
+    ]
 
 
 def write_sums(out_dir: Path, wheels: list[dict[str, Any]]) -> Path:
@@ -105,11 +117,15 @@ def check_unchanged(wheels: list[Path], target: str | None) -> None:
             continue  # ad-hoc wheels outside a build output: verify is the only gate
         built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
         if wheel.name not in built:
-            raise PublishError(f"{wheel.name} is not in {wheel.parent / MANIFEST}",
-                               "publish only wheels that kestrel-release build produced")
+            raise PublishError(
+                f"{wheel.name} is not in {wheel.parent / MANIFEST}",
+                "publish only wheels that kestrel-release build produced",
+            )
         actual = sha256_file(wheel)
         verified = verified_hashes(wheel.parent, target).get(wheel.name)
         for what, expected in (("built", built[wheel.name]), ("verified", verified)):
             if expected and actual != expected:
-                raise PublishError(f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",
-                                   "the file was modified or replaced; rebuild with kestrel-release build")
+                raise PublishError(
+                    f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",
+                    "the file was modified or replaced; rebuild with kestrel-release build",
+                )

@@ -65,11 +65,18 @@ def install(staged: Path, final: Path) -> list[str]:
         (Path(staged) / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")
     names = _order([p.name for p in Path(staged).iterdir()])
     ours = owned(final)
-    clash = [n for n in names if (final / n).exists() and n not in ours
-             and not ((final / n).is_file() and filecmp.cmp(staged / n, final / n, shallow=False))]
+    clash = [
+        n
+        for n in names
+        if (final / n).exists()
+        and n not in ours
+        and not ((final / n).is_file() and filecmp.cmp(staged / n, final / n, shallow=False))
+    ]
     if clash:
-        raise UsageError(f"{final} already holds {', '.join(clash)}, which kestrel-release did not write",
-                         "move it away or choose another --out; nothing was changed")
+        raise UsageError(
+            f"{final} already holds {', '.join(clash)}, which kestrel-release did not write",
+            "move it away or choose another --out; nothing was changed",
+        )
     atomic_write_text(final / JOURNAL, json.dumps({"files": names}) + "\n")
     with _signals_deferred():  # Ctrl-C waits the few renames out: the set is never left half-moved
         for name in names:

@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from kestrel_release.errors import UsageError
 
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64", "i686": "i686",
-         "win32": "i686", "x64": "x86_64"}
+_ARCH = {
+    "amd64": "x86_64",
+    "x86_64": "x86_64",
+    "arm64": "aarch64",
+    "aarch64": "aarch64",
+    "i686": "i686",
+    "win32": "i686",
+    "x64": "x86_64",
+}
 _MAC_MULTI = {"universal2": ("aarch64", "x86_64"), "intel": ("i686", "x86_64"), "universal": ("i686", "x86_64")}
 _WINDOWS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
 _TAG_LINUX = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)_(\w+)$")
@@ -101,6 +108,8 @@ def runner_key(name: str) -> str:
     p = parse(name)
     arch = p.arches[0] if p is not None and len(p.arches) == 1 else None
     if p is None or arch not in ("x86_64", "aarch64"):
-        raise UsageError(f"platforms: '{name}' is not a platform this workflow can build on",
-                         "use e.g. manylinux_2_34_x86_64, manylinux_2_28_aarch64, win_amd64, macosx_14_0_arm64")
+        raise UsageError(
+            f"platforms: '{name}' is not a platform this workflow can build on",
+            "use e.g. manylinux_2_34_x86_64, manylinux_2_28_aarch64, win_amd64, macosx_14_0_arm64",
+        )
     return f"{p.system}-{'arm64' if arch == 'aarch64' and p.system != 'linux' else arch}"

@@ -35,16 +35,14 @@ class Result:
         return "\n".join(self.output.splitlines()[-lines:])
 
 
-def child_env(extra: Mapping[str, str] | None = None,
-              base: Mapping[str, str] | None = None) -> dict[str, str]:
+def child_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child: `base` (default os.environ) without publish credentials, plus `extra`.
 
     Why: builds run third-party code (backends, CMake scripts, build dependencies from PyPI) that
     needs no upload token; a child that never sees one cannot print or send it. `extra` is the
     caller's own additions and is kept as given.
     """
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not redact.is_credential_var(k, v)}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not redact.is_credential_var(k, v)}
     env.update(extra or {})
     return env
 
@@ -78,8 +76,14 @@ def run(
     full_env = child_env(env)
     try:
         completed = subprocess.run(
-            args, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, timeout=timeout, check=False,
+            args,
+            cwd=cwd,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
         )
     except FileNotFoundError as exc:
         raise error(f"{args[0]} not found", "install it or put it on PATH") from exc
@@ -101,8 +105,9 @@ def run(
     return result
 
 
-def probe(argv: Sequence[str | os.PathLike], *, timeout: float = 30,
-          env: Mapping[str, str] | None = None) -> Result | None:
+def probe(
+    argv: Sequence[str | os.PathLike], *, timeout: float = 30, env: Mapping[str, str] | None = None
+) -> Result | None:
     """Ask a tool something (its version, a path): stdout and the exit code, stderr dropped.
 
     None when it cannot run at all (missing, not executable, timed out); never raises,
@@ -112,8 +117,9 @@ def probe(argv: Sequence[str | os.PathLike], *, timeout: float = 30,
     _check_argv(args)
     console.debug("+ " + shlex.join(args))
     try:
-        completed = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                                   stdin=subprocess.DEVNULL, env=child_env(env))
+        completed = subprocess.run(
+            args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=child_env(env)
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return Result(args, completed.returncode, completed.stdout)
@@ -128,6 +134,7 @@ def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     child = subprocess.Popen(args, **kwargs)
     reaper.watch(child, group=bool(kwargs.get("start_new_session")))  # dies with the tool, even on SIGKILL
     return child
+
 
 # Compiler, CMake and Python errors; the frontend's own summary lines come later and say less.
 _ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
@@ -144,9 +151,16 @@ def reset() -> None:
     _stopping.clear()
 
 
-def run_logged(argv: Sequence[str | os.PathLike], *, log: Path, cwd: Path | None = None,
-               env: Mapping[str, str] | None = None, what: str,
-               error: type[KestrelError] = BuildError, show_tail: bool = True) -> None:
+def run_logged(
+    argv: Sequence[str | os.PathLike],
+    *,
+    log: Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    what: str,
+    error: type[KestrelError] = BuildError,
+    show_tail: bool = True,
+) -> None:
     """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
@@ -201,8 +215,10 @@ def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError
     for line in lines[-15:] if show_tail else ():  # context above the one error line
         console.info(f"  | {line}")
     first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
-    raise error(f"{what} failed with exit code {code} (log: {log})",
-                f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]))
+    raise error(
+        f"{what} failed with exit code {code} (log: {log})",
+        f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]),
+    )
 
 
 def tail(log: Path, lines: int = 20) -> list[str]:

@@ -18,7 +18,14 @@ if TYPE_CHECKING:
 
 from kestrel_release import console
 
-_STYLE = {"waiting": "dim", "running": "cyan", "ok": "green", "failed": "bold red", "skipped": "dim", "stopped": "yellow"}
+_STYLE = {
+    "waiting": "dim",
+    "running": "cyan",
+    "ok": "green",
+    "failed": "bold red",
+    "skipped": "dim",
+    "stopped": "yellow",
+}
 
 
 @dataclass
@@ -30,8 +37,12 @@ class Step:
     detail: str = ""
 
     def to_json(self) -> dict:
-        return {"name": self.name, "state": self.state, "detail": self.detail,
-                "seconds": round(self.seconds, 2) if self.seconds is not None else None}
+        return {
+            "name": self.name,
+            "state": self.state,
+            "detail": self.detail,
+            "seconds": round(self.seconds, 2) if self.seconds is not None else None,
+        }
 
 
 class Steps:
@@ -85,6 +96,7 @@ def table(steps: list[Step]) -> Table:
     now = time.monotonic()
     for s in steps:
         secs = s.seconds if s.seconds is not None else (now - s.started if s.started else None)
-        out.add_row(s.name, f"[{_STYLE.get(s.state, '')}]{s.state}[/]",
-                    f"{secs:6.1f} s" if secs is not None else "", s.detail)
+        out.add_row(
+            s.name, f"[{_STYLE.get(s.state, '')}]{s.state}[/]", f"{secs:6.1f} s" if secs is not None else "", s.detail
+        )
     return out

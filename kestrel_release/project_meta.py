@@ -19,8 +19,9 @@ from kestrel_release.errors import KestrelError
 
 
 def _oldest(cfg) -> str:
-    return min(cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 and
-               py.split(".")[1].isdigit() else 0)
+    return min(
+        cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 and py.split(".")[1].isdigit() else 0
+    )
 
 
 def _build_python(cfg) -> Path | None:
@@ -37,8 +38,9 @@ def _build_python(cfg) -> Path | None:
 
         logs = toolchain.cache_dir() / "metadata" / "logs"
         with _tree_kept_clean(cfg.project_dir):  # asking setuptools for requirements writes NAME.egg-info
-            return _buildenv.ensure(uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata",
-                                    env=cfg.build.env)
+            return _buildenv.ensure(
+                uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env
+            )
     except KestrelError:
         return None  # no such Python or env here: fall back to pypa/build's own isolation
 
@@ -63,6 +65,11 @@ def for_config(cfg) -> backend_meta.Metadata:
     if cached is not None:
         return cached
     python = _build_python(cfg)
-    return backend_meta.metadata(cfg.project_dir, isolated=cfg.build.isolation and python is None,
-                                 env=cfg.build.env, python=python, extra_inputs=extra,
-                                 cache_as_isolated=cfg.build.isolation)
+    return backend_meta.metadata(
+        cfg.project_dir,
+        isolated=cfg.build.isolation and python is None,
+        env=cfg.build.env,
+        python=python,
+        extra_inputs=extra,
+        cache_as_isolated=cfg.build.isolation,
+    )

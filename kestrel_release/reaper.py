@@ -68,9 +68,13 @@ def watch(child: subprocess.Popen, group: bool) -> None:
                 # Not through proc.popen: the guardian must not be watched by itself, and it gets
                 # no environment beyond what Python needs (it runs no third-party code).
                 _guardian = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", _GUARDIAN], stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                    env={"PATH": os.environ.get("PATH", "")})
+                    [sys.executable, "-I", "-S", "-c", _GUARDIAN],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env={"PATH": os.environ.get("PATH", "")},
+                )
             assert _guardian.stdin is not None
             _guardian.stdin.write(line)
             _guardian.stdin.flush()

@@ -55,7 +55,8 @@ def clear() -> None:
 # need them, and a backend or build dependency that prints its environment must not see them.
 _CREDENTIAL_NAMES = re.compile(
     r"^(TWINE_\w+|GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|UV_PUBLISH_\w+"
-    r"|ACTIONS_ID_TOKEN_REQUEST_\w+|PYTHON_KEYRING_\w+|KEYRING_\w+|PYPI_\w*TOKEN\w*|PYPI_\w*PASSWORD\w*)$")
+    r"|ACTIONS_ID_TOKEN_REQUEST_\w+|PYTHON_KEYRING_\w+|KEYRING_\w+|PYPI_\w*TOKEN\w*|PYPI_\w*PASSWORD\w*)$"
+)
 _extra_names: set[str] = set()
 
 
@@ -76,12 +77,12 @@ def is_credential_var(name: str, value: str = "") -> bool:
     if not value:
         return False
     # Containment only for long secrets: a short password ("test") inside PATH must not strip PATH.
-    return any(v == value or (len(v) >= 12 and v in value) for v in values) or \
-        any(p.search(value) for p in _PATTERNS)
+    return any(v == value or (len(v) >= 12 and v in value) for v in values) or any(p.search(value) for p in _PATTERNS)
 
 
-def register_startup(environ: dict[str, str] | None = None, argv: list[str] | None = None,
-                     pypirc: str = "~/.pypirc") -> None:
+def register_startup(
+    environ: dict[str, str] | None = None, argv: list[str] | None = None, pypirc: str = "~/.pypirc"
+) -> None:
     """Register every credential visible at start-up, before anything can print it.
 
     Sources: credential variables, the --token-env variable named on the command line, and the
@@ -97,8 +98,12 @@ def register_startup(environ: dict[str, str] | None = None, argv: list[str] | No
         if name:
             register_env_name(name)
     for name, value in environ.items():
-        if is_credential_var(name) and name not in ("PYTHON_KEYRING_BACKEND", "TWINE_REPOSITORY_URL",
-                                                    "TWINE_REPOSITORY", "TWINE_USERNAME"):
+        if is_credential_var(name) and name not in (
+            "PYTHON_KEYRING_BACKEND",
+            "TWINE_REPOSITORY_URL",
+            "TWINE_REPOSITORY",
+            "TWINE_USERNAME",
+        ):
             register(value)
     _register_pypirc(os.path.expanduser(pypirc))
 

@@ -38,19 +38,24 @@ class RetryPolicy:
     @classmethod
     def from_config(cls, publish) -> RetryPolicy:
         """From `cfg.publish` (config.PublishConfig)."""
-        return cls(publish.retries, publish.backoff, publish.max_backoff, publish.rate_limit_wait_cap,
-                   publish.timeout)
+        return cls(publish.retries, publish.backoff, publish.max_backoff, publish.rate_limit_wait_cap, publish.timeout)
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Pause before retry number `attempt` (0-based); a server's Retry-After wins, up to the cap."""
         if retry_after is not None:
             return min(retry_after, self.rate_limit_wait_cap)
-        ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
+        ceiling = min(self.max_backoff, self.backoff * 2**attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)  # jitter: parallel runs do not retry in step
 
-    def run(self, fn: Callable[[], Any], *, classify: Callable[[Exception], Exception | None],
-            warn: Callable[[str, int, float], str], give_up: Callable[[str, int], Exception],
-            on_retry: Callable[[], None] | None = None) -> Any:
+    def run(
+        self,
+        fn: Callable[[], Any],
+        *,
+        classify: Callable[[Exception], Exception | None],
+        warn: Callable[[str, int, float], str],
+        give_up: Callable[[str, int], Exception],
+        on_retry: Callable[[], None] | None = None,
+    ) -> Any:
         """Call `fn` until it returns. `classify(exc)` says what a failure is: a Transient (pause, warn
         `warn(failure, attempt, pause)`, call `on_retry`, try again; `give_up(failure, attempts)` is
         raised once the retries are spent), RetryNow (again at once), another exception (raised as it

@@ -55,12 +55,15 @@ def check_target(path: Path, project_dir: Path | None, what: str, flag: str = "-
     guarded_places = _protected(project_dir)
     # The closest match names the place best: "is the git work tree" over "is a parent of the project".
     hits = [(g, n) for g, n in guarded_places if target == g] + [
-        (g, n) for g, n in guarded_places if target != g and g.is_relative_to(target)]
+        (g, n) for g, n in guarded_places if target != g and g.is_relative_to(target)
+    ]
     if hits:
         guarded, name = hits[0]
         relation = "is" if target == guarded else "is a parent of"
-        raise UsageError(f"refusing to use {target} as the {what}: it {relation} {name} ({guarded})",
-                         f"choose a dedicated directory (e.g. {flag} dist-all); nothing was changed")
+        raise UsageError(
+            f"refusing to use {target} as the {what}: it {relation} {name} ({guarded})",
+            f"choose a dedicated directory (e.g. {flag} dist-all); nothing was changed",
+        )
     return target
 
 

@@ -25,6 +25,10 @@ def environment(search: Iterable[Path] = (), **options: Any):
     (ci.py's `[[ ]]` delimiters, since GitHub owns `${{ }}`)."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader([str(p) for p in (*search, templates_dir())]),
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
-                              **options)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(p) for p in (*search, templates_dir())]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        **options,
+    )

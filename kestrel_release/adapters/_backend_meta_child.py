@@ -73,8 +73,12 @@ def main(argv: list[str]) -> int:
         # setuptools leaves NAME.egg-info in the source tree; remove only the ones this run made.
         for made in set(egg_infos(root)) - before:
             shutil.rmtree(made, ignore_errors=True)
-    answer = {"name": meta["Name"], "version": meta["Version"],
-              "requires_dist": meta.get_all("Requires-Dist") or [], "requires_python": meta.get("Requires-Python")}
+    answer = {
+        "name": meta["Name"],
+        "version": meta["Version"],
+        "requires_dist": meta.get_all("Requires-Dist") or [],
+        "requires_python": meta.get("Requires-Python"),
+    }
     sys.stdout.flush()
     print(MARKER + json.dumps(answer), flush=True)
     return 0

@@ -32,7 +32,9 @@ def best_policy(wheel: Path, exclude: list[str]) -> tuple[str, str]:
         arch = None
     try:
         libc = get_wheel_libc(wheel.name)
-    except WheelToolsError:  # linux_x86_64: the host's libc (auditwheel cannot tell from an extension without libc.so.6)
+    except (
+        WheelToolsError
+    ):  # linux_x86_64: the host's libc (auditwheel cannot tell from an extension without libc.so.6)
         libc = Libc.detect()
     info = analyze_wheel_abi(libc, arch, wheel, frozenset(exclude), disable_isa_ext_check=False, allow_graft=True)
     overall = info.overall_policy
@@ -68,8 +70,9 @@ def _is_too_new(version: str, floor: tuple[int, int], allowed: dict[str, frozens
     return m is not None and (int(m.group(1)), int(m.group(2))) > floor
 
 
-def _too_new(data: bytes, member: str, floor: tuple[int, int],
-             allowed: dict[str, frozenset[str]] | None = None) -> list[str]:
+def _too_new(
+    data: bytes, member: str, floor: tuple[int, int], allowed: dict[str, frozenset[str]] | None = None
+) -> list[str]:
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
@@ -77,8 +80,9 @@ def _too_new(data: bytes, member: str, floor: tuple[int, int],
         elf = ELFFile(io.BytesIO(data))
         # Typed as the base Section; pyelftools returns the symbol/version subclasses for these names
         # (a malformed file keeps failing loudly rather than passing the glibc check).
-        dynsym, versym, verneed = (cast(Any, elf.get_section_by_name(n))
-                                   for n in (".dynsym", ".gnu.version", ".gnu.version_r"))
+        dynsym, versym, verneed = (
+            cast(Any, elf.get_section_by_name(n)) for n in (".dynsym", ".gnu.version", ".gnu.version_r")
+        )
         if dynsym is None or versym is None or verneed is None:
             return []
         names = {aux["vna_other"]: aux.name for _vn, auxes in verneed.iter_versions() for aux in auxes}

@@ -49,8 +49,10 @@ def audit(wheel: Path) -> tuple[list[str], str | None]:
             if bad:
                 problems.append(f"{name} uses symbols outside the limited API: {', '.join(sorted(bad)[:8])}")
             if res.get("is_abi3_baseline_compatible") is False:
-                problems.append(f"{name} needs the limited API of Python {res.get('computed')}, newer than the "
-                                f"wheel's tag claims ({res.get('baseline')})")
+                problems.append(
+                    f"{name} needs the limited API of Python {res.get('computed')}, newer than the "
+                    f"wheel's tag claims ({res.get('baseline')})"
+                )
             if res.get("is_abi3") is False and not bad:
                 problems.append(f"{name} is not an abi3 object (no .abi3.so build)")
     if result.returncode != 0 and not problems:

@@ -42,8 +42,11 @@ def _version_inputs(project: Path) -> list[Path]:
     found: list[Path] = []
     for root, dirs, files in os.walk(project):
         depth = len(Path(root).relative_to(project).parts)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")
-                         and not d.endswith(".egg-info") and depth < _MAX_DEPTH)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in _SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info") and depth < _MAX_DEPTH
+        )
         found += [Path(root) / f for f in sorted(files) if f in _VERSION_NAMES]
     return found
 
@@ -84,9 +87,15 @@ def cached(project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...
     return None
 
 
-def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None = None,
-             python: Path | None = None, extra_inputs: tuple[str, ...] = (),
-             cache_as_isolated: bool | None = None) -> Metadata:
+def metadata(
+    project: Path,
+    *,
+    isolated: bool = True,
+    env: dict[str, str] | None = None,
+    python: Path | None = None,
+    extra_inputs: tuple[str, ...] = (),
+    cache_as_isolated: bool | None = None,
+) -> Metadata:
     """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure.
 
     `python`: run the backend in that interpreter (a build env or the user's build Python)
@@ -101,31 +110,54 @@ def metadata(project: Path, *, isolated: bool = True, env: dict[str, str] | None
     cache = _cache_file(project, key_isolated, extra_inputs)
     meta = _ask_backend(project, isolated, env or {}, python)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    fsutil.atomic_write_text(cache, json.dumps({"name": meta.name, "version": meta.version,
-                                                "requires_dist": list(meta.requires_dist),
-                                                "requires_python": meta.requires_python}))
+    fsutil.atomic_write_text(
+        cache,
+        json.dumps(
+            {
+                "name": meta.name,
+                "version": meta.version,
+                "requires_dist": list(meta.requires_dist),
+                "requires_python": meta.requires_python,
+            }
+        ),
+    )
     return meta
 
 
 def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Path | None) -> Metadata:
     from kestrel_release.adapters._backend_meta_child import FAILED, MARKER
 
-    argv = [sys.executable, "-m", "kestrel_release.adapters._backend_meta_child", str(project),
-            "1" if isolated else "0", *([str(python)] if python else [])]
+    argv = [
+        sys.executable,
+        "-m",
+        "kestrel_release.adapters._backend_meta_child",
+        str(project),
+        "1" if isolated else "0",
+        *([str(python)] if python else []),
+    ]
     # The tool's bin dir first: the child's isolated env installs with the uv we ship.
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = proc.run(argv, cwd=project, env={**env, "PATH": path, "PYTHONDONTWRITEBYTECODE": "1"}, check=False,
-                      error=BuildError, timeout=900)
+    result = proc.run(
+        argv,
+        cwd=project,
+        env={**env, "PATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+        error=BuildError,
+        timeout=900,
+    )
     line = next((ln for ln in reversed(result.output.splitlines()) if ln.startswith(MARKER)), None)
     if result.returncode != 0 or line is None:
         lines = result.output.splitlines()
-        where = next((ln[len(FAILED):] for ln in reversed(lines) if ln.startswith(FAILED)), "")
+        where = next((ln[len(FAILED) :] for ln in reversed(lines) if ln.startswith(FAILED)), "")
         # The backend's last words (the exception), without tracebacks' ^^^ markers or our own lines.
         said = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(FAILED) and ln.strip(" ^~")]
         tail = " | ".join(said[-3:]) or "the child printed nothing (run with -v for its log)"
-        raise BuildError(f"the build backend could not report {project.name}'s metadata"
-                         f"{' (' + _short(where) + ')' if where else ''}: {tail}", _hint(where, isolated))
-    data = json.loads(line[len(MARKER):])
+        raise BuildError(
+            f"the build backend could not report {project.name}'s metadata"
+            f"{' (' + _short(where) + ')' if where else ''}: {tail}",
+            _hint(where, isolated),
+        )
+    data = json.loads(line[len(MARKER) :])
     return Metadata(data["name"], data["version"], tuple(data["requires_dist"]), data["requires_python"])
 
 
@@ -137,8 +169,10 @@ def _short(where: str) -> str:
 def _hint(where: str, isolated: bool) -> str:
     """Fit the hint to the cause: an installer that could not get the build requirements is not a broken project."""
     if isolated and where.startswith("CalledProcessError") and "install" in where:
-        return ("the build requirements could not be installed (an offline host, or a missing package): "
-                "install them in the build Python and set `build.isolation = false` in [tool.kestrel-release] "
-                "(or KESTREL_RELEASE_BUILD_ISOLATION=false; build takes --no-isolation), or make them "
-                "available to the installer (UV_INDEX_URL / UV_FIND_LINKS / PIP_FIND_LINKS)")
+        return (
+            "the build requirements could not be installed (an offline host, or a missing package): "
+            "install them in the build Python and set `build.isolation = false` in [tool.kestrel-release] "
+            "(or KESTREL_RELEASE_BUILD_ISOLATION=false; build takes --no-isolation), or make them "
+            "available to the installer (UV_INDEX_URL / UV_FIND_LINKS / PIP_FIND_LINKS)"
+        )
     return "fix the project so that `python -m build --wheel` works, then run again"

@@ -18,8 +18,13 @@ class GitState:
     branch: str | None
 
     def to_json(self) -> dict:
-        return {"root": str(self.root) if self.root else None, "commit": self.commit,
-                "commit_time": self.commit_time, "dirty": self.dirty, "branch": self.branch}
+        return {
+            "root": str(self.root) if self.root else None,
+            "commit": self.commit,
+            "commit_time": self.commit_time,
+            "dirty": self.dirty,
+            "branch": self.branch,
+        }
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -39,14 +44,14 @@ def state(path: Path) -> GitState:
     when = _git(path, "log", "-1", "--format=%ct")
     porcelain = _git(path, "status", "--porcelain", "--untracked-files=no", "--", ".")
     branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
-    return GitState(Path(root), commit, int(when) if when and when.isdigit() else None,
-                    bool(porcelain), branch)
+    return GitState(Path(root), commit, int(when) if when and when.isdigit() else None, bool(porcelain), branch)
 
 
 def commit_files(path: Path, files: list[Path], message: str) -> None:
     proc.run(["git", "add", "--", *map(str, files)], cwd=path, error=UsageError, what="git add")
-    proc.run(["git", "commit", "-q", "-m", message, "--", *map(str, files)], cwd=path,
-             error=UsageError, what="git commit")
+    proc.run(
+        ["git", "commit", "-q", "-m", message, "--", *map(str, files)], cwd=path, error=UsageError, what="git commit"
+    )
 
 
 def tag(path: Path, name: str, message: str) -> None:

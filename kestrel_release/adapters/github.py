@@ -57,25 +57,42 @@ class GithubClient:
         # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
         self._release_objs: dict[int, Any] = {}
         self._asset_objs: dict[int, Any] = {}
-        self._gh = Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), timeout=int(max(timeout, 1)),
-                          retry=None, seconds_between_requests=None, seconds_between_writes=None, per_page=100)
+        self._gh = Github(
+            base_url=api_url.rstrip("/"),
+            auth=Auth.Token(token),
+            timeout=int(max(timeout, 1)),
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            per_page=100,
+        )
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
 
     # -- policy -----------------------------------------------------------------
-    def call(self, what: str, fn: Callable[[], Any], on_retry: Callable[[], None] | None = None,
-             deadline: float | None = None, abandon: Callable[[], None] | None = None) -> Any:
+    def call(
+        self,
+        what: str,
+        fn: Callable[[], Any],
+        on_retry: Callable[[], None] | None = None,
+        deadline: float | None = None,
+        abandon: Callable[[], None] | None = None,
+    ) -> Any:
         """Run `fn` under the retry policy, each attempt within a whole-request deadline
         (default publish.timeout); translate failures into PublishError."""
         from kestrel_release.adapters import _deadline
 
         return self.policy.run(
             lambda: _deadline.call(fn, deadline or self.policy.timeout, f"GitHub: {what}", abandon),
-            classify=lambda exc: self._classify(exc, what), on_retry=on_retry,
-            warn=lambda failure, attempt, pause: (f"{what}: {failure}; retrying in {pause:.1f} s "
-                                                  f"({attempt}/{self.policy.retries})"),
+            classify=lambda exc: self._classify(exc, what),
+            on_retry=on_retry,
+            warn=lambda failure, attempt, pause: (
+                f"{what}: {failure}; retrying in {pause:.1f} s ({attempt}/{self.policy.retries})"
+            ),
             give_up=lambda failure, attempts: PublishError(
                 f"GitHub failed while {what} after {attempts} attempt(s): {failure}",
-                "nothing published was removed; run the same command again"))
+                "nothing published was removed; run the same command again",
+            ),
+        )
 
     def _classify(self, exc: Exception, what: str) -> Exception | None:
         """GitHub's failures for the retry loop: Transient, RetryNow after a rate-limit wait, or the
@@ -86,9 +103,10 @@ class GithubClient:
         from kestrel_release.adapters import _deadline
 
         if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
-            return PublishError(f"TLS certificate check failed while {what}",
-                                "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or "
-                                "SSL_CERT_FILE) at its CA bundle")
+            return PublishError(
+                f"TLS certificate check failed while {what}",
+                "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or SSL_CERT_FILE) at its CA bundle",
+            )
         if isinstance(exc, (_deadline.DeadlineExceeded, Transient)):
             return Transient(str(exc))
         if isinstance(exc, GithubException):
@@ -103,9 +121,14 @@ class GithubClient:
 
     def _rate_limit_wait(self, exc, what: str) -> bool:
         headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-        limited = exc.status == 429 or (exc.status == 403 and (
-            headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
-            or "rate limit" in str(getattr(exc, "data", "")).lower()))
+        limited = exc.status == 429 or (
+            exc.status == 403
+            and (
+                headers.get("x-ratelimit-remaining") == "0"
+                or "retry-after" in headers
+                or "rate limit" in str(getattr(exc, "data", "")).lower()
+            )
+        )
         if not limited:
             return False
         if "retry-after" in headers:
@@ -116,8 +139,10 @@ class GithubClient:
             return False  # a 429 without a hint is a plain failure
         when = datetime.fromtimestamp(time.time() + wait, timezone.utc).strftime("%H:%M:%S UTC")
         if self._waited + wait > self.policy.rate_limit_wait_cap:
-            raise PublishError(f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
-                               f"retry after {when}, or raise publish.rate_limit_wait_cap")
+            raise PublishError(
+                f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
+                f"retry after {when}, or raise publish.rate_limit_wait_cap",
+            )
         console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
         self._waited += wait
         self.policy.sleep(wait)
@@ -157,15 +182,26 @@ class GithubClient:
         return self._release(drafts[0]) if drafts else None
 
     def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
-        return self._release(self.call(f"creating release {tag}", lambda: self.repo.create_git_release(
-            tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false")))
+        return self._release(
+            self.call(
+                f"creating release {tag}",
+                lambda: self.repo.create_git_release(
+                    tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
+                ),
+            )
+        )
 
-    def update_release(self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False,
-                       make_latest: str = "false") -> Release:
+    def update_release(
+        self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False, make_latest: str = "false"
+    ) -> Release:
         obj = self._release_objs[rel.id]
         # PyGithub always sends `prerelease` (default False): pass it, or a nightly turns "latest".
-        return self._release(self.call(f"updating release {rel.tag}", lambda: obj.update_release(
-            name, body, draft=draft, prerelease=prerelease, make_latest=make_latest)))
+        return self._release(
+            self.call(
+                f"updating release {rel.tag}",
+                lambda: obj.update_release(name, body, draft=draft, prerelease=prerelease, make_latest=make_latest),
+            )
+        )
 
     def releases(self) -> list[Release]:
         """Every release, drafts included (all pages)."""
@@ -184,8 +220,10 @@ class GithubClient:
         too, so a published release flagged `immutable` also counts."""
         url = f"{self.repo.url}/immutable-releases"
         try:
-            answer = self._maybe("reading the immutable-releases setting",
-                                 lambda: self.repo._requester.requestJsonAndCheck("GET", url)[1])
+            answer = self._maybe(
+                "reading the immutable-releases setting",
+                lambda: self.repo._requester.requestJsonAndCheck("GET", url)[1],
+            )
         except PublishError as exc:
             if getattr(exc, "status", None) != 403:
                 raise
@@ -200,9 +238,16 @@ class GithubClient:
         # What GitHub sent, read without PyGithub's lazy completion: `raw_data` or a field GitHub left
         # out would cost one more GET per release of a listing.
         raw = getattr(obj, "_rawData", None) or obj.raw_data
-        return Release(obj.id, raw.get("tag_name") or "", raw.get("name") or "", bool(raw.get("draft")),
-                       bool(raw.get("prerelease")), bool(raw.get("immutable")), raw.get("html_url") or "",
-                       raw.get("upload_url") or "")
+        return Release(
+            obj.id,
+            raw.get("tag_name") or "",
+            raw.get("name") or "",
+            bool(raw.get("draft")),
+            bool(raw.get("prerelease")),
+            bool(raw.get("immutable")),
+            raw.get("html_url") or "",
+            raw.get("upload_url") or "",
+        )
 
     # -- assets -----------------------------------------------------------------
     def list_assets(self, rel: Release) -> list[Asset]:
@@ -222,11 +267,19 @@ class GithubClient:
     def _asset(self, obj: Any) -> Asset:
         self._asset_objs[obj.id] = obj
         raw = obj.raw_data
-        return Asset(obj.id, obj.name, raw.get("label") or "", raw.get("state", "uploaded"), obj.size,
-                     raw.get("digest"), obj.browser_download_url)
+        return Asset(
+            obj.id,
+            obj.name,
+            raw.get("label") or "",
+            raw.get("state", "uploaded"),
+            obj.size,
+            raw.get("digest"),
+            obj.browser_download_url,
+        )
 
-    def upload(self, rel: Release, path: Path, name: str, sha256: str,
-               advance: Callable[[int], None] | None = None) -> Asset:
+    def upload(
+        self, rel: Release, path: Path, name: str, sha256: str, advance: Callable[[int], None] | None = None
+    ) -> Asset:
         """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
         size = path.stat().st_size
         opened: list = []
@@ -238,8 +291,11 @@ class GithubClient:
             try:
                 with open(path, "rb") as fh:
                     opened.append(fh)
-                    return self._asset(obj.upload_asset_from_memory(
-                        _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"))
+                    return self._asset(
+                        obj.upload_asset_from_memory(
+                            _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"
+                        )
+                    )
             except GithubException as exc:
                 if exc.status != 422 or "already_exists" not in str(exc.data):
                     raise
@@ -262,8 +318,13 @@ class GithubClient:
 
         from kestrel_release.adapters._deadline import upload_deadline
 
-        return self.call(f"uploading {name}", attempt, on_retry=cleanup,
-                         deadline=upload_deadline(self.policy.timeout, size), abandon=abandon)
+        return self.call(
+            f"uploading {name}",
+            attempt,
+            on_retry=cleanup,
+            deadline=upload_deadline(self.policy.timeout, size),
+            abandon=abandon,
+        )
 
     def _named(self, rel: Release, name: str) -> Asset | None:
         return next((a for a in self.list_assets(rel) if a.name == name), None)
@@ -294,11 +355,15 @@ def _translate(exc, what: str, repo: str) -> PublishError:
     details = "; ".join(str(e.get("message") or e.get("code")) for e in data.get("errors") or [] if isinstance(e, dict))
     text = f"GitHub answered {exc.status} while {what}: {message}" + (f" ({details})" if details else "")
     if exc.status == 401:
-        err = PublishError(f"GitHub rejected the token (401 {message}) while {what}",
-                           "check GH_TOKEN/GITHUB_TOKEN (or --token-env) and its scopes")
+        err = PublishError(
+            f"GitHub rejected the token (401 {message}) while {what}",
+            "check GH_TOKEN/GITHUB_TOKEN (or --token-env) and its scopes",
+        )
     elif exc.status == 404 and what.startswith("opening"):
-        err = PublishError(f"repository {repo} not found (or the token cannot see it)",
-                           "check --repo / targets.github.repo and the token's access")
+        err = PublishError(
+            f"repository {repo} not found (or the token cannot see it)",
+            "check --repo / targets.github.repo and the token's access",
+        )
     else:
         err = PublishError(text)
     err.status = exc.status  # type: ignore[attr-defined]

@@ -18,8 +18,9 @@ def token_variable(token_env: str | None = None, env: Mapping[str, str] | None =
     return next((n for n in ([token_env] if token_env else TOKEN_VARIABLES) if env.get(n)), None)
 
 
-def resolve_token(given: str | None, token_env: str | None, *, required: bool,
-                  env: Mapping[str, str] | None = None) -> str | None:
+def resolve_token(
+    given: str | None, token_env: str | None, *, required: bool, env: Mapping[str, str] | None = None
+) -> str | None:
     """The GitHub token: `given` > --token-env NAME > GH_TOKEN > GITHUB_TOKEN (beside
     pypi_config.resolve_credentials, the other credential lookup); registered as a secret.
     PublishError (exit 6) naming the variables when `required` and there is none."""
@@ -28,8 +29,10 @@ def resolve_token(given: str | None, token_env: str | None, *, required: bool,
     value = given or (env[name] if name else None)
     if value is None and required:
         names = [token_env] if token_env else list(TOKEN_VARIABLES)
-        raise PublishError(f"no GitHub token: {' or '.join(names)} is not set",
-                           "export a token with contents:write on the repository (or pass --token-env NAME)")
+        raise PublishError(
+            f"no GitHub token: {' or '.join(names)} is not set",
+            "export a token with contents:write on the repository (or pass --token-env NAME)",
+        )
     return redact.register(value.strip()) if value else None
 
 
@@ -37,8 +40,11 @@ def repo_from_remote(url: str) -> str | None:
     """OWNER/NAME of a github.com remote URL (https, ssh or scp-like), else None."""
     import re
 
-    m = re.match(r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
-                 r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url.strip())
+    m = re.match(
+        r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
+        r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$",
+        url.strip(),
+    )
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 

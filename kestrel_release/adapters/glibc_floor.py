@@ -24,15 +24,28 @@ def plat_floor(plat: str) -> tuple[int, int] | None:
     m = re.match(r"manylinux_(\d+)_(\d+)_", plat)
     if m:
         return int(m.group(1)), int(m.group(2))
-    return {"manylinux2014": (2, 17), "manylinux2010": (2, 12), "manylinux1": (2, 5)}.get(plat.rsplit("_", 1)[0]
-                                                                                              .replace("_x86", ""))
+    return {"manylinux2014": (2, 17), "manylinux2010": (2, 12), "manylinux1": (2, 5)}.get(
+        plat.rsplit("_", 1)[0].replace("_x86", "")
+    )
 
 
 def analyze(wheel: Path, wanted: tuple[int, int], exclude: tuple[str, ...], log: Path) -> Analysis:
     """auditwheel's policy analysis of `wheel`; the symbols listed are those above `wanted`."""
-    argv = [sys.executable, "-m", "kestrel_release.adapters._glibc_floor_child", str(wheel),
-            f"{wanted[0]}.{wanted[1]}", *exclude]
-    result = proc.run(argv, env=auditwheel.repair_env(0), log=log, error=BuildError,
-                      what=f"auditwheel analysis of {wheel.name}", timeout=600)
+    argv = [
+        sys.executable,
+        "-m",
+        "kestrel_release.adapters._glibc_floor_child",
+        str(wheel),
+        f"{wanted[0]}.{wanted[1]}",
+        *exclude,
+    ]
+    result = proc.run(
+        argv,
+        env=auditwheel.repair_env(0),
+        log=log,
+        error=BuildError,
+        what=f"auditwheel analysis of {wheel.name}",
+        timeout=600,
+    )
     data = json.loads(result.output.strip().splitlines()[-1])
     return Analysis(data["policy"], plat_floor(data["policy"]), tuple(data["symbols"]))

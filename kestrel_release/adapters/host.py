@@ -13,8 +13,16 @@ from dataclasses import dataclass
 from kestrel_release.adapters import toolchain
 
 # platform.machine() spellings -> the architecture names wheel tags use on Linux
-_ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64",
-         "i386": "i686", "i686": "i686", "x86": "i686"}
+_ARCH = {
+    "amd64": "x86_64",
+    "x64": "x86_64",
+    "x86_64": "x86_64",
+    "arm64": "aarch64",
+    "aarch64": "aarch64",
+    "i386": "i686",
+    "i686": "i686",
+    "x86": "i686",
+}
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ class _Links(HTMLParser):
     def handle_data(self, data):
         if self._href is not None and data.strip():
             url, _, fragment = self._href.partition("#")
-            digest = fragment[len("sha256="):] if fragment.startswith("sha256=") else ""
+            digest = fragment[len("sha256=") :] if fragment.startswith("sha256=") else ""
             self.files[data.strip()] = {"sha256": digest, "url": urljoin(self.base, url)}
             self._href = None
 
@@ -74,11 +74,15 @@ def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[st
     if "json" in content_type:
         try:
             data = json.loads(body)
-            return {f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
-                    for f in data.get("files", [])}
+            return {
+                f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
+                for f in data.get("files", [])
+            }
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise PublishError(f"{base} answered with a malformed PEP 691 page ({type(exc).__name__})",
-                               "check that the simple index URL points at a package index") from None
+            raise PublishError(
+                f"{base} answered with a malformed PEP 691 page ({type(exc).__name__})",
+                "check that the simple index URL points at a package index",
+            ) from None
     links = _Links(base)
     links.feed(body.decode("utf-8", "replace"))
     return links.files
@@ -87,15 +91,20 @@ def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[st
 def with_retries(fn: Callable[[], Any], policy: RetryPolicy, what: str) -> Any:
     """Call fn, retrying Transient failures with exponential backoff; PublishError when exhausted."""
     return policy.run(
-        fn, classify=lambda exc: exc if isinstance(exc, Transient) else None,
+        fn,
+        classify=lambda exc: exc if isinstance(exc, Transient) else None,
         warn=lambda failure, attempt, pause: f"{what}: {failure}; retry {attempt}/{policy.retries} in {pause:.1f} s",
         give_up=lambda failure, attempts: PublishError(
             f"{what}: {failure} (gave up after {attempts} attempts)",
-            "the index or network is failing; re-run later: finished files are skipped"))
+            "the index or network is failing; re-run later: finished files are skipped",
+        ),
+    )
 
 
-_TLS_HINT = ("the server's certificate is not trusted here; if the index uses a private CA, point "
-             "REQUESTS_CA_BUNDLE (or SSL_CERT_FILE) at its CA bundle, or set ca_cert in ~/.pypirc")
+_TLS_HINT = (
+    "the server's certificate is not trusted here; if the index uses a private CA, point "
+    "REQUESTS_CA_BUNDLE (or SSL_CERT_FILE) at its CA bundle, or set ca_cert in ~/.pypirc"
+)
 
 
 def _classify(exc: BaseException, url: str = "") -> Transient | PublishError | None:
@@ -112,8 +121,9 @@ def _classify(exc: BaseException, url: str = "") -> Transient | PublishError | N
     return None
 
 
-def existing_files(index: Index, project: str, policy: RetryPolicy,
-                   auth: tuple[str, str] | None = None) -> dict[str, dict[str, str]]:
+def existing_files(
+    index: Index, project: str, policy: RetryPolicy, auth: tuple[str, str] | None = None
+) -> dict[str, dict[str, str]]:
     """What the index already holds for `project` (empty when the project does not exist yet)."""
     import requests
     from packaging.utils import canonicalize_name
@@ -137,8 +147,10 @@ def existing_files(index: Index, project: str, policy: RetryPolicy,
         if resp.status_code == 429 or resp.status_code >= 500:
             raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
         if resp.status_code != 200:
-            raise PublishError(f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
-                               "check the simple index URL and the credentials")
+            raise PublishError(
+                f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
+                "check the simple index URL and the credentials",
+            )
         return parse_simple(resp.content, resp.headers.get("Content-Type", ""), url)
 
     return with_retries(get, policy, f"reading {url}")
@@ -155,13 +167,14 @@ class FileExists(PublishError):
     """The index says the filename is taken (same or other bytes: the caller re-reads the index)."""
 
 
-_SIZE_HINT = ("ask the index for a larger per-file limit (PyPI: open a 'file size limit' request at "
-              "https://github.com/pypi/support, as kestrel-kernels did in pypi/support#11872), "
-              "then raise verify.max_file_size")
+_SIZE_HINT = (
+    "ask the index for a larger per-file limit (PyPI: open a 'file size limit' request at "
+    "https://github.com/pypi/support, as kestrel-kernels did in pypi/support#11872), "
+    "then raise verify.max_file_size"
+)
 
 
-def explain(status: int, reason: str, text: str, filename: str, index: Index,
-            user: str | None = None) -> PublishError:
+def explain(status: int, reason: str, text: str, filename: str, index: Index, user: str | None = None) -> PublishError:
     """One line that says what went wrong and what to do, for an upload answer that is not 200.
 
     401/403: the hint follows the cause the index gave and the kind of credentials sent (`user`):
@@ -175,15 +188,20 @@ def explain(status: int, reason: str, text: str, filename: str, index: Index,
 
         return refusal(f"{reason} {text}".lower(), said, filename, index, where, user)
     if status == 409 or (status == 400 and "already exist" in f"{reason} {text}".lower()):
-        return FileExists(f"{filename} already exists on {where} with other bytes ({said})",
-                          "a filename can never be reused on an index: bump the version and rebuild")
+        return FileExists(
+            f"{filename} already exists on {where} with other bytes ({said})",
+            "a filename can never be reused on an index: bump the version and rebuild",
+        )
     if status == 413 or "too large" in reason.lower():
         return PublishError(f"{filename} is larger than {where} accepts ({said})", _SIZE_HINT)
     if status in (301, 302, 303, 307, 308):
-        return PublishError(f"{where} redirects uploads ({said})",
-                            "pass the upload URL itself, e.g. https://upload.pypi.org/legacy/")
-    return PublishError(f"{where} refused {filename} ({said})",
-                        "kestrel-release verify --target pypi checks PyPI's rules before uploading")
+        return PublishError(
+            f"{where} redirects uploads ({said})", "pass the upload URL itself, e.g. https://upload.pypi.org/legacy/"
+        )
+    return PublishError(
+        f"{where} refused {filename} ({said})",
+        "kestrel-release verify --target pypi checks PyPI's rules before uploading",
+    )
 
 
 class _ConsoleLog(logging.Handler):
@@ -203,8 +221,7 @@ def _route_twine_logs() -> None:
 class Uploader:
     """Uploads through twine's Repository session: one POST per attempt, our retry policy, a byte callback."""
 
-    def __init__(self, index: Index, credentials: tuple[str, str], policy: RetryPolicy,
-                 connections: int = 10) -> None:
+    def __init__(self, index: Index, credentials: tuple[str, str], policy: RetryPolicy, connections: int = 10) -> None:
         from requests.adapters import HTTPAdapter
         from twine.repository import Repository
 
@@ -229,8 +246,10 @@ class Uploader:
         except exceptions.TwineException as exc:
             raise PublishError(f"{path.name}: twine cannot read it ({exc})", "rebuild the wheel") from None
         if package.sha2_digest != expect_sha256:  # the digest twine sends; the index checks the bytes against it
-            raise PublishError(f"{path.name} changed after it was verified: sha256 {package.sha2_digest} "
-                               f"!= verified {expect_sha256}", "rebuild and verify again")
+            raise PublishError(
+                f"{path.name} changed after it was verified: sha256 {package.sha2_digest} != verified {expect_sha256}",
+                "rebuild and verify again",
+            )
         attempts = [0]
 
         def attempt() -> None:
@@ -255,24 +274,33 @@ class Uploader:
             monitor = MultipartEncoderMonitor(MultipartEncoder(fields), lambda m: on_bytes(m.bytes_read, m.len))
 
             def post():
-                return self.repo.session.post(self.repo.url, data=monitor, allow_redirects=False,
-                                              headers={"Content-Type": monitor.content_type},
-                                              timeout=self.policy.timeout)
+                return self.repo.session.post(
+                    self.repo.url,
+                    data=monitor,
+                    allow_redirects=False,
+                    headers={"Content-Type": monitor.content_type},
+                    timeout=self.policy.timeout,
+                )
 
             try:
                 # On expiry the file is closed under the encoder: the abandoned request stops sending.
-                resp = _deadline.call(post, seconds, f"uploading {package.basefilename} to {self.index.upload_url} "
-                                      "and waiting for the index's answer", abandon=fh.close)
+                resp = _deadline.call(
+                    post,
+                    seconds,
+                    f"uploading {package.basefilename} to {self.index.upload_url} and waiting for the index's answer",
+                    abandon=fh.close,
+                )
             except (requests.RequestException, _deadline.DeadlineExceeded, ValueError) as exc:
-                raise (_classify(exc, self.index.upload_url) or PublishError(
-                    f"uploading {package.basefilename} failed: {type(exc).__name__}")) from None
+                raise (
+                    _classify(exc, self.index.upload_url)
+                    or PublishError(f"uploading {package.basefilename} failed: {type(exc).__name__}")
+                ) from None
         resp.close()
         if resp.status_code == 200:
             return
         if resp.status_code == 429 or resp.status_code >= 500:
             raise Transient(f"HTTP {resp.status_code} {resp.reason}", _retry_after(resp))
-        raise explain(resp.status_code, resp.reason or "", resp.text[:500], package.basefilename, self.index,
-                      self.user)
+        raise explain(resp.status_code, resp.reason or "", resp.text[:500], package.basefilename, self.index, self.user)
 
     def close(self) -> None:
         self.repo.close()

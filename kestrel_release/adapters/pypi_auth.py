@@ -14,8 +14,15 @@ from urllib.parse import urlparse
 
 from kestrel_release.errors import PublishError
 
-_NO_PERMISSION = ("scoped token", "not valid for project", "isn't allowed to upload", "not allowed to upload",
-                  "does not have permission", "not a maintainer", "not an owner")
+_NO_PERMISSION = (
+    "scoped token",
+    "not valid for project",
+    "isn't allowed to upload",
+    "not allowed to upload",
+    "does not have permission",
+    "not a maintainer",
+    "not an owner",
+)
 _NO_PASSWORDS = ("username/password authentication is no longer supported", "migrate to api tokens")
 
 
@@ -27,22 +34,33 @@ def refusal(said_lower: str, said: str, filename: str, index, where: str, user: 
     who = "the API token" if token else f"user {user!r}" if user else "the credentials"
     account = "https://test.pypi.org" if host == "test.pypi.org" else "https://pypi.org"
     if any(n in said_lower for n in _NO_PERMISSION):
-        fix = (f"create a token scoped to this project (or to all projects) at {account}/manage/account/token/, "
-               "or ask an owner to add you as a maintainer") if token else \
-            "ask an owner of the project to add this account as a maintainer"
+        fix = (
+            (
+                f"create a token scoped to this project (or to all projects) at {account}/manage/account/token/, "
+                "or ask an owner to add you as a maintainer"
+            )
+            if token
+            else "ask an owner of the project to add this account as a maintainer"
+        )
         return PublishError(f"{who} may not upload {filename} to {where} ({said})", fix)
     if any(n in said_lower for n in _NO_PASSWORDS) or (pypi_like and not token and user):
-        return PublishError(f"{where} rejected {who}: {index.name} accepts API tokens only ({said})",
-                            f"create one at {account}/manage/account/token/ and use it with username __token__ "
-                            "(TWINE_USERNAME=__token__, TWINE_PASSWORD=<pypi-... token>)")
+        return PublishError(
+            f"{where} rejected {who}: {index.name} accepts API tokens only ({said})",
+            f"create one at {account}/manage/account/token/ and use it with username __token__ "
+            "(TWINE_USERNAME=__token__, TWINE_PASSWORD=<pypi-... token>)",
+        )
     if token:
-        fix = ("the token is wrong, revoked or expired, or belongs to another index (TestPyPI and PyPI tokens are "
-               f"not interchangeable): create a new one at {account}/manage/account/token/" if pypi_like else
-               f"the token is wrong, revoked or expired for {host}; check TWINE_PASSWORD, ~/.pypirc or keyring")
+        fix = (
+            "the token is wrong, revoked or expired, or belongs to another index (TestPyPI and PyPI tokens are "
+            f"not interchangeable): create a new one at {account}/manage/account/token/"
+            if pypi_like
+            else f"the token is wrong, revoked or expired for {host}; check TWINE_PASSWORD, ~/.pypirc or keyring"
+        )
         return PublishError(f"{where} rejected {who} ({said})", fix)
-    return PublishError(f"{where} rejected {who} ({said})",
-                        "check the username and password for this index (TWINE_USERNAME/TWINE_PASSWORD, "
-                        "~/.pypirc or keyring)")
+    return PublishError(
+        f"{where} rejected {who} ({said})",
+        "check the username and password for this index (TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or keyring)",
+    )
 
 
 def check(index, credentials: tuple[str, str], timeout: float) -> tuple[bool | None, str]:
@@ -58,9 +76,16 @@ def check(index, credentials: tuple[str, str], timeout: float) -> tuple[bool | N
     rc = index.pypirc or {}  # the section's own CA and client certificate, as uploads use them
 
     def post():
-        return requests.post(index.upload_url, data=form, auth=credentials, allow_redirects=False, timeout=timeout,
-                             headers={"Content-Type": form.content_type}, verify=rc.get("ca_cert") or True,
-                             cert=rc.get("client_cert") or None)
+        return requests.post(
+            index.upload_url,
+            data=form,
+            auth=credentials,
+            allow_redirects=False,
+            timeout=timeout,
+            headers={"Content-Type": form.content_type},
+            verify=rc.get("ca_cert") or True,
+            cert=rc.get("client_cert") or None,
+        )
 
     try:
         resp = _deadline.call(post, timeout, f"checking the credentials at {index.upload_url}")

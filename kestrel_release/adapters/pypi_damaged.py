@@ -34,6 +34,7 @@ def truncated_copy_of(local: Path, url: str, upload_url: str, auth, timeout: flo
                 return None
             data = resp.raw.read(size, decode_content=True)  # more than the local size cannot be a prefix
             return data
+
     try:
         data = _deadline.call(fetch, _deadline.upload_deadline(timeout, size), f"downloading {url} to compare")
     except (requests.RequestException, _deadline.DeadlineExceeded, OSError):
@@ -44,8 +45,7 @@ def truncated_copy_of(local: Path, url: str, upload_url: str, auth, timeout: flo
         return len(data) if fh.read(len(data)) == data else None
 
 
-def repair(filename: str, local: Path, there: dict, upload_url: str, index_name: str, auth,
-           timeout: float) -> bool:
+def repair(filename: str, local: Path, there: dict, upload_url: str, index_name: str, auth, timeout: float) -> bool:
     """True when the index held a truncated copy of `local` and it was removed (kestrel sandbox).
 
     False when the copy is not a truncated copy of ours (the caller reports the conflict);
@@ -56,8 +56,10 @@ def repair(filename: str, local: Path, there: dict, upload_url: str, index_name:
     got = truncated_copy_of(local, there.get("url", ""), upload_url, auth, timeout)
     if got is None:
         return False
-    what = (f"{filename} on {index_name} is a truncated copy of the local file ({got} of "
-            f"{local.stat().st_size} bytes): an interrupted upload left it")
+    what = (
+        f"{filename} on {index_name} is a truncated copy of the local file ({got} of "
+        f"{local.stat().st_size} bytes): an interrupted upload left it"
+    )
     if not auth:  # --dry-run: change nothing, say what the real run will do
         console.warn(f"{what}; publish without --dry-run removes it from a sandbox and uploads the file again")
         return True
@@ -69,5 +71,7 @@ def repair(filename: str, local: Path, there: dict, upload_url: str, index_name:
     if resp is not None and resp.status_code == 200:
         console.warn(f"{what}; removed it from the sandbox, uploading the whole file again")
         return True
-    raise PublishError(what + "; this index keeps partial files (PyPI and TestPyPI never do)",
-                       f"delete {filename} on the index with its admin tools, then re-run: the version can stay")
+    raise PublishError(
+        what + "; this index keeps partial files (PyPI and TestPyPI never do)",
+        f"delete {filename} on the index with its admin tools, then re-run: the version can stay",
+    )

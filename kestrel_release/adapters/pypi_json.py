@@ -91,7 +91,7 @@ def parse_project(doc: object) -> ProjectUsage:
     releases_doc = doc.get("releases") if isinstance(doc, dict) else None
     releases: dict[str, int] = {}
     files: dict[str, int] = {}
-    for version, entries in (releases_doc.items() if isinstance(releases_doc, dict) else []):
+    for version, entries in releases_doc.items() if isinstance(releases_doc, dict) else []:
         total = 0
         for entry in entries if isinstance(entries, list) else []:
             if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):

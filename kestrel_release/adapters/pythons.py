@@ -19,8 +19,10 @@ from pathlib import Path
 from kestrel_release import proc
 from kestrel_release.errors import PreflightError
 
-_PROBE = ("import sys, platform; "
-          "print(platform.python_implementation(), '%d.%d' % sys.version_info[:2], getattr(sys, 'abiflags', ''))")
+_PROBE = (
+    "import sys, platform; "
+    "print(platform.python_implementation(), '%d.%d' % sys.version_info[:2], getattr(sys, 'abiflags', ''))"
+)
 
 
 def _probe(path: Path, version: str) -> bool:
@@ -37,8 +39,9 @@ def _from_uv(version: str) -> Iterator[Path]:
     if not uv:
         return
     # --system: a project's .venv is not an installation to build with.
-    out = proc.probe([uv, "python", "find", "--system", "--no-project", version], timeout=60,
-                     env={"UV_PYTHON_DOWNLOADS": "never"})
+    out = proc.probe(
+        [uv, "python", "find", "--system", "--no-project", version], timeout=60, env={"UV_PYTHON_DOWNLOADS": "never"}
+    )
     if out is not None and out.returncode == 0 and out.output.strip():
         yield Path(out.output.strip().splitlines()[-1])
 
@@ -83,8 +86,12 @@ def _from_conda(version: str) -> Iterator[Path]:
         yield prefix / "bin" / f"python{version}"
 
 
-SOURCES = (("PATH", _from_path), ("pyenv ($PYENV_ROOT or ~/.pyenv)/versions", _from_pyenv),
-           ("uv python find", _from_uv), ("conda envs", _from_conda))
+SOURCES = (
+    ("PATH", _from_path),
+    ("pyenv ($PYENV_ROOT or ~/.pyenv)/versions", _from_pyenv),
+    ("uv python find", _from_uv),
+    ("conda envs", _from_conda),
+)
 
 
 @functools.cache

@@ -26,8 +26,9 @@ def cache_dir() -> Path:
         from kestrel_release import safepaths
 
         # The tool creates and replaces entries in it: never the home directory or a parent of it.
-        return safepaths.check_target(Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]), None, "cache directory",
-                                      flag="KESTREL_RELEASE_CACHE_DIR=")
+        return safepaths.check_target(
+            Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]), None, "cache directory", flag="KESTREL_RELEASE_CACHE_DIR="
+        )
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "kestrel-release"
 

@@ -46,8 +46,16 @@ def version(uv: Path) -> str:
     return parts[1] if len(parts) >= 2 else "unknown"
 
 
-def wheel_command(uv: Path, python: Path, project: Path, out_dir: Path, *, frontend: str,
-                  isolation: bool, config_settings: dict[str, str]) -> list[str]:
+def wheel_command(
+    uv: Path,
+    python: Path,
+    project: Path,
+    out_dir: Path,
+    *,
+    frontend: str,
+    isolation: bool,
+    config_settings: dict[str, str],
+) -> list[str]:
     """argv that builds one wheel of `project` for `python` into `out_dir`.
 
     frontend "uv": `uv build --wheel`. frontend "build": pypa/build; with isolation
@@ -57,17 +65,42 @@ def wheel_command(uv: Path, python: Path, project: Path, out_dir: Path, *, front
     """
     settings = [f"--config-setting={k}={v}" for k, v in config_settings.items()]
     if frontend == "uv":
-        return [str(uv), "build", "--wheel", "--python", str(python), "--out-dir", str(out_dir),
-                *(() if isolation else ("--no-build-isolation",)), *settings, str(project)]
+        return [
+            str(uv),
+            "build",
+            "--wheel",
+            "--python",
+            str(python),
+            "--out-dir",
+            str(out_dir),
+            *(() if isolation else ("--no-build-isolation",)),
+            *settings,
+            str(project),
+        ]
     if isolation:
-        return [str(uv), "tool", "run", "--python", str(python), "--from", "build", "pyproject-build",
-                "--installer", "uv", "--wheel", "--outdir", str(out_dir), *settings, str(project)]
-    return [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir),
-            *settings, str(project)]
+        return [
+            str(uv),
+            "tool",
+            "run",
+            "--python",
+            str(python),
+            "--from",
+            "build",
+            "pyproject-build",
+            "--installer",
+            "uv",
+            "--wheel",
+            "--outdir",
+            str(out_dir),
+            *settings,
+            str(project),
+        ]
+    return [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir), *settings, str(project)]
 
 
-def venv_command(uv: Path, python: str | Path, path: Path, *, relocatable: bool = False,
-                 isolated: bool = False) -> list[str | Path]:
+def venv_command(
+    uv: Path, python: str | Path, path: Path, *, relocatable: bool = False, isolated: bool = False
+) -> list[str | Path]:
     """argv of `uv venv` at `path` for `python`. relocatable: entry points (cmake, ninja...) keep
     working once the directory is renamed (build envs are made in a temp dir, then renamed);
     isolated: no uv configuration applies (a smoke test sees only the index it names)."""
@@ -76,8 +109,15 @@ def venv_command(uv: Path, python: str | Path, path: Path, *, relocatable: bool 
     return [uv, "venv", *options, "--python", python, path]
 
 
-def pip_install_command(uv: Path, python: str | Path, requirements: list[str], *, index_url: str | None = None,
-                        compile_bytecode: bool = False, no_deps: bool = False) -> list[str | Path]:
+def pip_install_command(
+    uv: Path,
+    python: str | Path,
+    requirements: list[str],
+    *,
+    index_url: str | None = None,
+    compile_bytecode: bool = False,
+    no_deps: bool = False,
+) -> list[str | Path]:
     """argv of `uv pip install` of `requirements` into the env of `python`. index_url: from that
     index alone, with no uv configuration and no cache (what a user installing the release gets);
     compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""

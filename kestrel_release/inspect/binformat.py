@@ -14,19 +14,44 @@ from dataclasses import dataclass
 
 __all__ = ["BinaryKind", "Expected", "expected_binary", "identify", "loaded_on_the_platform", "matches"]
 
-ELF_MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "arm", 21: "ppc64", 22: "s390x", 243: "riscv64",
-                190: "cuda"}
+ELF_MACHINES = {
+    3: "i686",
+    62: "x86_64",
+    183: "aarch64",
+    40: "arm",
+    21: "ppc64",
+    22: "s390x",
+    243: "riscv64",
+    190: "cuda",
+}
 PE_MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i686", 0x1C4: "arm"}
-MACHO_CPUS = {7: "i686", 0x01000007: "x86_64", 0x0100000C: "aarch64", 0x0200000C: "arm64_32", 12: "arm",
-              18: "ppc", 0x01000012: "ppc64"}
+MACHO_CPUS = {
+    7: "i686",
+    0x01000007: "x86_64",
+    0x0100000C: "aarch64",
+    0x0200000C: "arm64_32",
+    12: "arm",
+    18: "ppc",
+    0x01000012: "ppc64",
+}
 MACHO_THIN = {b"\xfe\xed\xfa\xce": ">", b"\xfe\xed\xfa\xcf": ">", b"\xce\xfa\xed\xfe": "<", b"\xcf\xfa\xed\xfe": "<"}
 MACHO_FAT = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # fat headers are big-endian on disk
 MAX_FAT_ARCHES = 20  # 0xCAFEBABE is also a Java class file, whose "count" is its version (>= 45)
 FATBIN_MAGIC = b"\x50\xed\x55\xba"
 # wheel tag arch -> the machine name used above
-_TAG_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "i686": "i686", "aarch64": "aarch64", "arm64": "aarch64",
-             "armv7l": "arm", "armv6l": "arm", "ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x",
-             "riscv64": "riscv64"}
+_TAG_ARCH = {
+    "x86_64": "x86_64",
+    "amd64": "x86_64",
+    "i686": "i686",
+    "aarch64": "aarch64",
+    "arm64": "aarch64",
+    "armv7l": "arm",
+    "armv6l": "arm",
+    "ppc64le": "ppc64le",
+    "ppc64": "ppc64",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+}
 _MAC_MULTI = {"universal2": ("x86_64", "aarch64"), "intel": ("x86_64", "i686")}
 _LINUX = re.compile(r"^(?:linux|manylinux(?:1|2010|2014)|(?:many|musl)linux_\d+_\d+)_(\w+)$")
 _WINDOWS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
@@ -128,7 +153,7 @@ def pe_header_offset(data) -> int | None:
     if len(data) < 0x40:
         return None
     (offset,) = struct.unpack_from("<I", data, 0x3C)
-    if offset + 24 > len(data) or bytes(data[offset:offset + 4]) != b"PE\0\0":
+    if offset + 24 > len(data) or bytes(data[offset : offset + 4]) != b"PE\0\0":
         return None
     return offset
 

@@ -30,8 +30,14 @@ EF_CUDA_V2_DEBUG = 0x08000000  # ABI V2 e_flags bit that -G and -lineinfo set (A
 MAX_SCAN_HITS = 4096  # magic-scan candidates examined per section: bounds work on hostile input
 COMPAT_ARCH_SPECIFIC = 0x09
 # Sections that carry source paths or source text in a cubin.
-PATH_SECTIONS = (".debug_line", ".debug_line_str", ".debug_str", ".nv.global.init",
-                 ".nv_debug_ptx_txt", ".nv_debug_line_sass")
+PATH_SECTIONS = (
+    ".debug_line",
+    ".debug_line_str",
+    ".debug_str",
+    ".nv.global.init",
+    ".nv_debug_ptx_txt",
+    ".nv_debug_line_sass",
+)
 _PATH_RE = re.compile(rb"(?<![\w.+@~-])/[\w.+@~-]+(?:/[\w.+@~-]+)+")
 _CUBIN_MAGIC = b"\x7fELF\x02\x01\x01"
 MAX_PATHS = 50  # enough to act on; keeps reports small on a hostile binary
@@ -56,8 +62,16 @@ class CudaInfo:
         return bool(self.sass or self.ptx or self.lto_ir)
 
     def to_json(self) -> dict:
-        return {"member": self.member, "format": self.format, "machine": self.machine, "sass": self.sass, "ptx": self.ptx, "lto_ir": self.lto_ir,
-                "debug": self.debug, "source_paths": self.source_paths}
+        return {
+            "member": self.member,
+            "format": self.format,
+            "machine": self.machine,
+            "sass": self.sass,
+            "ptx": self.ptx,
+            "lto_ir": self.lto_ir,
+            "debug": self.debug,
+            "source_paths": self.source_paths,
+        }
 
 
 class _Collector:
@@ -78,8 +92,17 @@ class _Collector:
             self.paths.setdefault(match.group().decode("utf-8", "replace"), None)
 
     def result(self) -> CudaInfo:
-        return CudaInfo(self.name, self.kind.format, self.kind.machine, sorted(self.sass, key=_arch_key), sorted(self.ptx, key=_arch_key),
-                        sorted(self.lto, key=_arch_key), self.debug, self.debug_ptx, list(self.paths))
+        return CudaInfo(
+            self.name,
+            self.kind.format,
+            self.kind.machine,
+            sorted(self.sass, key=_arch_key),
+            sorted(self.ptx, key=_arch_key),
+            sorted(self.lto, key=_arch_key),
+            self.debug,
+            self.debug_ptx,
+            list(self.paths),
+        )
 
 
 def _arch_key(arch: str) -> tuple[int, str]:
@@ -175,9 +198,9 @@ def _compat(image: elf.Elf) -> dict[int, int]:
         if fmt == 2 and pos + 3 <= len(blob):
             attrs[attr], pos = blob[pos + 2], pos + 4
         elif fmt == 3 and pos + 4 <= len(blob):
-            attrs[attr], pos = int.from_bytes(blob[pos + 2:pos + 4], "little"), pos + 4
+            attrs[attr], pos = int.from_bytes(blob[pos + 2 : pos + 4], "little"), pos + 4
         elif fmt == 4 and pos + 4 <= len(blob):
-            pos += 4 + int.from_bytes(blob[pos + 2:pos + 4], "little")
+            pos += 4 + int.from_bytes(blob[pos + 2 : pos + 4], "little")
         else:
             break
     return attrs
@@ -217,7 +240,7 @@ def _scan(content: memoryview, out: _Collector) -> None:
     pos = blob.find(_CUBIN_MAGIC)
     while pos >= 0 and hits < 2 * MAX_SCAN_HITS:
         hits += 1
-        if int.from_bytes(blob[pos + 18:pos + 20], "little") == elf.EM_CUDA:
+        if int.from_bytes(blob[pos + 18 : pos + 20], "little") == elf.EM_CUDA:
             try:
                 _cubin(elf.parse(content[pos:], out.name), out)
             except CudaFormatError:

@@ -47,7 +47,7 @@ class Elf:
         """The section's bytes (empty for NOBITS sections like .bss)."""
         if section.type == SHT_NOBITS:
             return self.data[0:0]
-        return self.data[section.offset:section.offset + section.size]
+        return self.data[section.offset : section.offset + section.size]
 
 
 def is_elf(data) -> bool:
@@ -61,8 +61,22 @@ def parse(data, what: str) -> Elf:
         raise CudaFormatError(f"{what}: not an ELF file")
     if view[4] != 2 or view[5] != 1:
         raise CudaFormatError(f"{what}: only 64-bit little-endian ELF is supported")
-    (ident, _type, machine, version, _entry, _phoff, shoff, flags, _ehsize, _phentsize,
-     _phnum, shentsize, shnum, shstrndx) = _EHDR.unpack_from(view, 0)
+    (
+        ident,
+        _type,
+        machine,
+        version,
+        _entry,
+        _phoff,
+        shoff,
+        flags,
+        _ehsize,
+        _phentsize,
+        _phnum,
+        shentsize,
+        shnum,
+        shstrndx,
+    ) = _EHDR.unpack_from(view, 0)
     raw = _section_headers(view, shoff, shentsize, shnum, shstrndx, what)
     return Elf(ident[7], ident[8], machine, version, flags, raw, view)
 
@@ -88,7 +102,7 @@ def _section_headers(view, shoff, shentsize, shnum, shstrndx, what) -> list[Sect
     names = b""
     if 0 < shstrndx < shnum:
         h = headers[shstrndx]
-        names = bytes(view[h[4]:h[4] + h[5]])
+        names = bytes(view[h[4] : h[4] + h[5]])
     return [Section(_name(names, h[0]), h[1], h[4], h[5], h[6]) for h in headers]
 
 
@@ -96,7 +110,7 @@ def _name(table: bytes, offset: int) -> str:
     if offset >= len(table):
         return ""
     end = table.find(b"\0", offset)
-    return table[offset:end if end >= 0 else len(table)].decode("latin-1")
+    return table[offset : end if end >= 0 else len(table)].decode("latin-1")
 
 
 SHT_DYNAMIC = 6

@@ -81,7 +81,7 @@ def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[E
         if magic != MAGIC:
             # Zero padding is normal after the last container and between containers: MSVC's
             # linker aligns each one in a DLL's `__nv_rel` section to 16 bytes (bitsandbytes).
-            if not any(data[pos:pos + 8]):
+            if not any(data[pos : pos + 8]):
                 pos = _skip_zeros(data, pos)
                 continue
             if strict:
@@ -92,7 +92,7 @@ def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[E
             if strict:
                 raise CudaFormatError(f"{what}: truncated fat binary at offset {pos}")
             break
-        entries += _entries(data[pos + header_size:end], what)
+        entries += _entries(data[pos + header_size : end], what)
         pos = (end + 7) & ~7
     return entries
 
@@ -101,7 +101,7 @@ def _skip_zeros(data: memoryview, pos: int) -> int:
     """The first 8-byte word at or after `pos` (8-aligned) that is not all zero, or len(data)."""
     step = 1 << 16
     while pos < len(data):
-        chunk = bytes(data[pos:pos + step])
+        chunk = bytes(data[pos : pos + step])
         zeros = len(chunk) - len(chunk.lstrip(b"\0"))
         if zeros < len(chunk):
             return pos + (zeros & ~7)
@@ -118,7 +118,7 @@ def container_at(data: memoryview, pos: int, what: str) -> tuple[list[Entry], in
     if version != 1 or header_size != _HEADER.size or end > len(data) or size == 0:
         return None
     try:
-        return _entries(data[pos + header_size:end], what), end
+        return _entries(data[pos + header_size : end], what), end
     except CudaFormatError:
         return None
 
@@ -127,15 +127,16 @@ def _entries(body: memoryview, what: str) -> list[Entry]:
     out: list[Entry] = []
     pos = 0
     while pos + _ENTRY.size <= len(body):
-        (kind, _ver, hsize, psize, csize, _opts, _minor, _major, sm, id_off, id_len, flags,
-         _zero, usize) = _ENTRY.unpack_from(body, pos)
+        (kind, _ver, hsize, psize, csize, _opts, _minor, _major, sm, id_off, id_len, flags, _zero, usize) = (
+            _ENTRY.unpack_from(body, pos)
+        )
         if hsize < _ENTRY.size or pos + hsize + psize > len(body):
             raise CudaFormatError(f"{what}: truncated fat-binary entry at offset {pos}")
-        header = body[pos:pos + hsize]
-        ident = bytes(header[id_off:id_off + id_len]).split(b"\0", 1)[0] if id_len and id_off < hsize else b""
+        header = body[pos : pos + hsize]
+        ident = bytes(header[id_off : id_off + id_len]).split(b"\0", 1)[0] if id_len and id_off < hsize else b""
         compressed = bool(flags & (FLAG_LZ4 | FLAG_ZSTD))
         stored = csize if compressed and 0 < csize <= psize else psize
-        payload = body[pos + hsize:pos + hsize + stored]
+        payload = body[pos + hsize : pos + hsize + stored]
         out.append(Entry(kind, sm, flags, ident.decode("utf-8", "replace"), compressed, usize, payload))
         pos += hsize + psize
     return out

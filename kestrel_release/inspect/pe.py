@@ -33,7 +33,7 @@ class Pe:
     data: memoryview
 
     def content(self, section: Section) -> memoryview:
-        return self.data[section.offset:section.offset + section.size]
+        return self.data[section.offset : section.offset + section.size]
 
 
 def parse(data, what: str) -> Pe:
@@ -68,12 +68,12 @@ def _string_table(view: memoryview, symtab: int, nsyms: int) -> bytes:
     if symtab == 0 or start + 4 > len(view):
         return b""
     (size,) = struct.unpack_from("<I", view, start)
-    return bytes(view[start:start + min(size, len(view) - start)])
+    return bytes(view[start : start + min(size, len(view) - start)])
 
 
 def _name(raw: bytes, strings: bytes) -> str:
     name = raw.split(b"\0", 1)[0]
     if name.startswith(b"/") and name[1:].isdigit() and int(name[1:]) < len(strings):
         end = strings.find(b"\0", int(name[1:]))
-        name = strings[int(name[1:]):end if end >= 0 else len(strings)]
+        name = strings[int(name[1:]) : end if end >= 0 else len(strings)]
     return name.decode("latin-1")

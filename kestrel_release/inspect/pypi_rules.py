@@ -39,8 +39,13 @@ _ARCHIVES = "See https://docs.pypi.org/archives for more information"
 _RATIO_MIN_SIZE, _RATIO_MAX = 64 * 1024 * 1024, 50  # a zip bomb, as PyPI measures it
 _SCAN_SUFFIXES = (".py", ".pye")
 _SCAN_MAX = 5 * 1024 * 1024  # PyPI scans members up to 5 MiB
-_PYARMOR = (b"__pyarmor__(__name__, __file__,", b"__pyarmor_enter__", b"__pyarmor_exit__",
-            b"__pyarmor_assert__", b"__pyarmor_bcc__")
+_PYARMOR = (
+    b"__pyarmor__(__name__, __file__,",
+    b"__pyarmor_enter__",
+    b"__pyarmor_exit__",
+    b"__pyarmor_assert__",
+    b"__pyarmor_bcc__",
+)
 _AUP = "See https://pypi.org/policy/acceptable-use-policy/ for more information."
 _ENTRY_POINT_NAME = re.compile(r"[\w.-]+")
 _FIELD_ORDER = ["metadata-version", "name", "version"]  # PyPI answers with these fields' errors first
@@ -60,8 +65,17 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
     try:
         archive = zipfile.ZipFile(fh if fh is not None else io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError, NotImplementedError,
-            struct.error, RuntimeError, OverflowError):
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        ValueError,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        struct.error,
+        RuntimeError,
+        OverflowError,
+    ):
         return [Violation("pypi-zip", "", INVALID + "File is not a zipfile")]
     with archive:
         dist, names = _dist_info(filename), {i.filename for i in infos}
@@ -76,12 +90,22 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
             out += filename_violations(filename, metadata)
             out += license_file_violations(filename, metadata, names)
         if f"{dist}/RECORD" not in names:
-            out.append(Violation("pypi-metadata", f"{dist}/RECORD", f"Wheel '{filename}' does not contain the "
-                                 f"required RECORD file: {dist}/RECORD"))
+            out.append(
+                Violation(
+                    "pypi-metadata",
+                    f"{dist}/RECORD",
+                    f"Wheel '{filename}' does not contain the required RECORD file: {dist}/RECORD",
+                )
+            )
         out += entry_points_violations(filename, _read(archive, f"{dist}/entry_points.txt"))
         if f"{dist}/METADATA" not in names:
-            out.append(Violation("pypi-metadata", f"{dist}/METADATA", f"Wheel '{filename}' does not contain the "
-                                 f"required METADATA file: {dist}/METADATA"))
+            out.append(
+                Violation(
+                    "pypi-metadata",
+                    f"{dist}/METADATA",
+                    f"Wheel '{filename}' does not contain the required METADATA file: {dist}/METADATA",
+                )
+            )
     return out
 
 
@@ -97,8 +121,18 @@ def _read(archive: zipfile.ZipFile, name: str, limit: int = _SCAN_MAX) -> bytes 
             return None
         with archive.open(info) as fh:
             return fh.read(limit)
-    except (KeyError, zipfile.BadZipFile, NotImplementedError, OSError, ValueError, EOFError, RuntimeError,
-            zlib.error, OverflowError, struct.error):
+    except (
+        KeyError,
+        zipfile.BadZipFile,
+        NotImplementedError,
+        OSError,
+        ValueError,
+        EOFError,
+        RuntimeError,
+        zlib.error,
+        OverflowError,
+        struct.error,
+    ):
         return None  # missing or unreadable: the integrity rules report it
 
 
@@ -138,11 +172,15 @@ def _encrypted(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> list[V
         if blob is None:
             continue
         if any(marker in blob for marker in _PYARMOR):
-            return [Violation("pypi-encrypted", info.filename,
-                              f"{INVALID}PyArmor-encrypted content is not allowed. {_AUP}")]
+            return [
+                Violation("pypi-encrypted", info.filename, f"{INVALID}PyArmor-encrypted content is not allowed. {_AUP}")
+            ]
         if b"---BEGIN PYE FILE---" in blob and b"---END PYE FILE---" in blob:
-            return [Violation("pypi-encrypted", info.filename,
-                              f"{INVALID}SourceDefender-encrypted content is not allowed. {_AUP}")]
+            return [
+                Violation(
+                    "pypi-encrypted", info.filename, f"{INVALID}SourceDefender-encrypted content is not allowed. {_AUP}"
+                )
+            ]
     return []
 
 
@@ -187,8 +225,9 @@ def _pypi_metadata_errors(meta) -> list[tuple[str, str]]:
         errors.append(("classifier", f"{c!r} is not a valid classifier."))
     for c in sorted(set(meta.classifiers or []) & deprecated_classifiers.keys()):
         by = deprecated_classifiers[c]
-        errors.append(("classifier", f"The classifier {c!r} has been deprecated"
-                                     + (f", use one of {by} instead." if by else ".")))
+        errors.append(
+            ("classifier", f"The classifier {c!r} has been deprecated" + (f", use one of {by} instead." if by else "."))
+        )
     for field in ("provides_dist", "obsoletes_dist"):
         for text in getattr(meta, field) or []:
             errors += _direct_url(field.replace("_", "-"), text)
@@ -196,8 +235,15 @@ def _pypi_metadata_errors(meta) -> list[tuple[str, str]]:
         if req.url is not None:
             errors.append(("requires-dist", f"Can't have direct dependency: {req}"))
     if meta.license and meta.license_expression:
-        errors.append(("license", ("License is deprecated when License-Expression is present. "
-                                   "Only License-Expression should be present.")))
+        errors.append(
+            (
+                "license",
+                (
+                    "License is deprecated when License-Expression is present. "
+                    "Only License-Expression should be present."
+                ),
+            )
+        )
     return errors
 
 
@@ -235,8 +281,13 @@ def filename_violations(filename: str, metadata: bytes) -> list[Violation]:
     normalized = canonicalize_name(str(name)).replace("-", "_")
     given = filename.split("-", 1)[0]
     if given != normalized:
-        return [Violation("pypi-filename", "", f"Filename {filename!r} should contain the normalized "
-                                               f"project name {normalized!r}, not {given!r}.")]
+        return [
+            Violation(
+                "pypi-filename",
+                "",
+                f"Filename {filename!r} should contain the normalized project name {normalized!r}, not {given!r}.",
+            )
+        ]
     return []
 
 
@@ -247,8 +298,13 @@ def license_file_violations(filename: str, metadata: bytes, names: set[str]) -> 
     for license_file in parse_metadata(metadata).get("license_files") or []:
         path = f"{dist}/licenses/{license_file}"
         if path not in names:
-            out.append(Violation("pypi-license-file", path, f"License-File {license_file} does not exist in "
-                                                            f"distribution file {filename} at {path}"))
+            out.append(
+                Violation(
+                    "pypi-license-file",
+                    path,
+                    f"License-File {license_file} does not exist in distribution file {filename} at {path}",
+                )
+            )
     return out
 
 

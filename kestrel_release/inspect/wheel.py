@@ -92,10 +92,10 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
     try:
         infos = zipfile.ZipFile(fh).infolist()
     # NotImplementedError: zipfile's answer to an unsupported zip version ("zip file version 8.4").
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error,
-            NotImplementedError) as exc:
-        raise WheelError(f"{wheel.filename}: not a readable zip file ({exc})",
-                         "the file is truncated or corrupt: rebuild it") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error, NotImplementedError) as exc:
+        raise WheelError(
+            f"{wheel.filename}: not a readable zip file ({exc})", "the file is truncated or corrupt: rebuild it"
+        ) from None
     wheel.members = [_member(info) for info in infos]
     _check_names(wheel)
     if _is_bomb(wheel):
@@ -126,8 +126,14 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
 
 def _member(info: zipfile.ZipInfo) -> Member:
     mode = info.external_attr >> 16
-    return Member(info.filename, info.file_size, info.compress_size, info.compress_type,
-                  is_symlink=stat.S_ISLNK(mode), is_dir=info.filename.endswith("/"))
+    return Member(
+        info.filename,
+        info.file_size,
+        info.compress_size,
+        info.compress_type,
+        is_symlink=stat.S_ISLNK(mode),
+        is_dir=info.filename.endswith("/"),
+    )
 
 
 def _check_names(wheel: WheelFile) -> None:
@@ -150,8 +156,14 @@ def _is_bomb(wheel: WheelFile) -> bool:
     total = sum(m.size for m in wheel.members)
     ratio = total / max(wheel.size, 1)
     if total > BOMB_SIZE and ratio > BOMB_RATIO:
-        wheel.problems.append(("zip-bomb", "", f"{total} bytes uncompressed at ratio {ratio:.0f} "
-                               f"(PyPI refuses > {BOMB_SIZE // MIB} MiB at ratio > {BOMB_RATIO}): not inflated"))
+        wheel.problems.append(
+            (
+                "zip-bomb",
+                "",
+                f"{total} bytes uncompressed at ratio {ratio:.0f} "
+                f"(PyPI refuses > {BOMB_SIZE // MIB} MiB at ratio > {BOMB_RATIO}): not inflated",
+            )
+        )
         return True
     if any(m.size > MAX_MEMBER for m in wheel.members):
         wheel.problems.append(("zip-bomb", "", f"a member declares more than {MAX_MEMBER // MIB} MiB: not inflated"))
@@ -169,14 +181,17 @@ def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, wheel
         return None
     disagree = _header_disagreement(view, info)
     if disagree:
-        why = f"its local header and the central directory disagree on {disagree}: zip readers would see different files"
+        why = (
+            f"its local header and the central directory disagree on {disagree}: zip readers would see different files"
+        )
         wheel.problems.append(("zip-format", member.name, why + "; rebuild the wheel"))
-    raw = view[start:start + info.compress_size]
+    raw = view[start : start + info.compress_size]
     if info.compress_type == zipfile.ZIP_STORED:
         return raw
     if info.compress_type != zipfile.ZIP_DEFLATED:
-        wheel.problems.append(("zip-format", member.name, f"compression method {info.compress_type}: "
-                               "PyPI accepts only stored or deflate"))
+        wheel.problems.append(
+            ("zip-format", member.name, f"compression method {info.compress_type}: PyPI accepts only stored or deflate")
+        )
         return None
     return _inflate(raw, member, wheel)
 

@@ -45,7 +45,7 @@ class _Reader:
         if amount < 0 or self.pos + amount > self.end:
             self.pos = self.end
             raise _Invalid("Malformed zip file")
-        data = bytes(self.buf[self.pos:self.pos + amount])
+        data = bytes(self.buf[self.pos : self.pos + amount])
         self.pos += amount
         return data
 
@@ -162,14 +162,14 @@ def _local_extras(extra: bytes, method: int, csize: int, fsize: int) -> tuple[in
         if ident == 0x0001:
             csize, fsize = _zip64_sizes(extra, size, method, csize, fsize)
         elif ident == 0x7075:
-            unicode_name = extra[9:4 + size]
+            unicode_name = extra[9 : 4 + size]
             if _unprintable(unicode_name):
                 raise _Invalid("Invalid character in filename")
             try:
                 unicode_name.decode("utf-8")
             except UnicodeError:
                 raise _Invalid("Filename not valid UTF-8") from None
-        extra = extra[size + 4:]
+        extra = extra[size + 4 :]
     return csize, fsize
 
 
@@ -193,8 +193,7 @@ def _zip64_sizes(extra: bytes, size: int, method: int, csize: int, fsize: int) -
 
 def _central_header(r: _Reader) -> tuple[bytes, bytes]:
     """APPNOTE 4.3.12; returns (name, extra)."""
-    _csize, name_len, extra_len, comment_len, _offset = struct.unpack(
-        "<xxxxxxxxxxxxxxxxLxxxxHHHxxxxxxxxL", r.read(42))
+    _csize, name_len, extra_len, comment_len, _offset = struct.unpack("<xxxxxxxxxxxxxxxxLxxxxHHHxxxxxxxxL", r.read(42))
     if comment_len != 0:
         raise _Invalid("Comment in central directory")
     name = r.read(name_len)
@@ -238,7 +237,7 @@ def is_tar(buf) -> bool:
     import lzma
     import tarfile
 
-    head = bytes(buf[:1 << 16])
+    head = bytes(buf[: 1 << 16])
     block = head[:512]
     try:
         if head.startswith(b"\x1f\x8b"):

@@ -72,15 +72,22 @@ class GithubEmulator:
         return self._core.state
 
     # -- fault injection --------------------------------------------------------
-    def inject(self, kind: str, count: int = 1, status: int | None = None, reset_in: float = 1.0,
-               retry_after: float | None = None) -> None:
+    def inject(
+        self,
+        kind: str,
+        count: int = 1,
+        status: int | None = None,
+        reset_in: float = 1.0,
+        retry_after: float | None = None,
+    ) -> None:
         """Queue a fault for the next `count` matching requests (kinds: FAULTS)."""
         if kind not in FAULTS:
             raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")
         default = {"upload_fail": 502, "rate_limit": 403}.get(kind)
         with self.state.lock:
-            self._core.faults[kind].append({"count": count, "status": status or default,
-                                            "reset_in": reset_in, "retry_after": retry_after})
+            self._core.faults[kind].append(
+                {"count": count, "status": status or default, "reset_in": reset_in, "retry_after": retry_after}
+            )
 
     def fail_next_upload(self, status: int = 502, count: int = 1) -> None:
         self.inject("upload_fail", count=count, status=status)
@@ -88,8 +95,9 @@ class GithubEmulator:
     def drop_next_upload(self, count: int = 1) -> None:
         self.inject("upload_drop", count=count)
 
-    def rate_limit_next(self, reset_in: float = 1.0, status: int = 403, retry_after: float | None = None,
-                        count: int = 1) -> None:
+    def rate_limit_next(
+        self, reset_in: float = 1.0, status: int = 403, retry_after: float | None = None, count: int = 1
+    ) -> None:
         self.inject("rate_limit", count=count, status=status, reset_in=reset_in, retry_after=retry_after)
 
     def clear_faults(self) -> None:
@@ -112,8 +120,9 @@ class GithubEmulator:
         return len(commits)
 
     # -- seeding and inspection ---------------------------------------------------
-    def add_commit(self, repo: str, sha: str | None = None, parents: list[str] | None = None,
-                   branch: str | None = "main") -> str:
+    def add_commit(
+        self, repo: str, sha: str | None = None, parents: list[str] | None = None, branch: str | None = "main"
+    ) -> str:
         """A new commit on `branch` (as if pushed); returns its sha."""
         return self.state.add_commit(repo, sha, parents, branch)
 
@@ -121,12 +130,30 @@ class GithubEmulator:
         with self.state.lock:
             return self.state.repo(repo).refs[f"refs/heads/{branch}"]
 
-    def add_release(self, repo: str, tag: str, *, name: str | None = None, body: str | None = None,
-                    draft: bool = False, prerelease: bool = False, target: str | None = None) -> Release:
+    def add_release(
+        self,
+        repo: str,
+        tag: str,
+        *,
+        name: str | None = None,
+        body: str | None = None,
+        draft: bool = False,
+        prerelease: bool = False,
+        target: str | None = None,
+    ) -> Release:
         with self.state.lock:
             r = self.state.repo(repo)
-            return self.state.create_release(r, {"tag_name": tag, "name": name, "body": body, "draft": draft,
-                                                 "prerelease": prerelease, "target_commitish": target or "main"})
+            return self.state.create_release(
+                r,
+                {
+                    "tag_name": tag,
+                    "name": name,
+                    "body": body,
+                    "draft": draft,
+                    "prerelease": prerelease,
+                    "target_commitish": target or "main",
+                },
+            )
 
     def add_asset(self, repo: str, tag: str, name: str, data: bytes = b"", state: str = "uploaded") -> Asset:
         with self.state.lock:
@@ -155,13 +182,27 @@ class GithubEmulator:
 
     def snapshot(self) -> dict:
         with self.state.lock:
-            return {name: {"refs": dict(r.refs), "immutable_releases": r.immutable_releases,
-                           "releases": [{"id": rel.id, "tag_name": rel.tag_name, "draft": rel.draft,
-                                         "prerelease": rel.prerelease, "immutable": rel.immutable,
-                                         "assets": [{"name": a.name, "state": a.state, "size": len(a.data)}
-                                                    for a in self.state.release_assets(rel)]}
-                                        for rel in r.releases.values()]}
-                    for name, r in self.state.repos.items()}
+            return {
+                name: {
+                    "refs": dict(r.refs),
+                    "immutable_releases": r.immutable_releases,
+                    "releases": [
+                        {
+                            "id": rel.id,
+                            "tag_name": rel.tag_name,
+                            "draft": rel.draft,
+                            "prerelease": rel.prerelease,
+                            "immutable": rel.immutable,
+                            "assets": [
+                                {"name": a.name, "state": a.state, "size": len(a.data)}
+                                for a in self.state.release_assets(rel)
+                            ],
+                        }
+                        for rel in r.releases.values()
+                    ],
+                }
+                for name, r in self.state.repos.items()
+            }
 
 
 def default_repo() -> tuple[str, str]:
@@ -178,13 +219,16 @@ def default_repo() -> tuple[str, str]:
     except KestrelError:  # no project here: the cwd's own remote may still name it
         repo, source = repo_from_remote(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
     if not repo:
-        raise UsageError("no GitHub repository to emulate: none configured and no github.com remote 'origin'",
-                         "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo")
+        raise UsageError(
+            "no GitHub repository to emulate: none configured and no github.com remote 'origin'",
+            "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo",
+        )
     return repo, f"from {source}"
 
 
-def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: bool = False,
-                  git_dir: Path | None = None) -> None:
+def serve_forever(
+    port: int = 0, repos=(), token: str | None = None, immutable: bool = False, git_dir: Path | None = None
+) -> None:
     """`kestrel-release sandbox github`: serve until Ctrl-C; the token goes to a 0600 file.
 
     Each repository gets the git history of `git_dir` (default: the cwd's repository), so
@@ -209,16 +253,21 @@ def serve_forever(port: int = 0, repos=(), token: str | None = None, immutable: 
             pushed = gh.push_history(name, source)
             gh.enable_immutable_releases(name, immutable)
         if git_dir is not None and not pushed:
-            raise UsageError(f"--git {git_dir}: no git repository with commits there",
-                             "pass the directory of a git checkout (or leave --git out to use the cwd's)")
+            raise UsageError(
+                f"--git {git_dir}: no git repository with commits there",
+                "pass the directory of a git checkout (or leave --git out to use the cwd's)",
+            )
         token_file = session / "token"
         atomic_write_text(token_file, gh.token + "\n", mode=0o600)
         mode = ", immutable releases" if immutable else ""
         console.ok(f"GitHub emulator at {gh.api_url} (repos: {', '.join(repos)}, {why}{mode})")
-        console.info(f"git history: {pushed} commit(s) of {source}" if pushed
-                     else f"git history: none ({source} is not a git repository with commits)")
+        console.info(
+            f"git history: {pushed} commit(s) of {source}"
+            if pushed
+            else f"git history: none ({source} is not a git repository with commits)"
+        )
         console.info("publish with:")
-        console.plain(f"export GH_TOKEN=\"$(cat {shlex.quote(str(token_file))})\"")
+        console.plain(f'export GH_TOKEN="$(cat {shlex.quote(str(token_file))})"')
         console.plain(f"kestrel-release publish --target github --api-url {gh.api_url} --repo {shlex.quote(repos[0])}")
         while True:  # until Ctrl-C/SIGTERM; sleep (unlike a bare lock wait) lets the signal handler run
             time.sleep(3600)

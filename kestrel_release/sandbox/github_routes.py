@@ -37,7 +37,7 @@ def page(handler, items: list, query: dict) -> tuple[list, dict]:
         links += [link(number - 1, "prev"), link(1, "first")]
     if number < last:
         links += [link(number + 1, "next"), link(last, "last")]
-    return items[(number - 1) * per_page: number * per_page], ({"Link": ", ".join(links)} if links else {})
+    return items[(number - 1) * per_page : number * per_page], ({"Link": ", ".join(links)} if links else {})
 
 
 class Routes:
@@ -93,7 +93,7 @@ class Routes:
     def h_create_ref(self, repo, args, body, query):
         ref, sha = body.get("ref"), body.get("sha")
         if not isinstance(ref, str) or not isinstance(sha, str):
-            raise ApiError(422, "Invalid request.\n\n\"ref\", \"sha\" weren't supplied.")
+            raise ApiError(422, 'Invalid request.\n\n"ref", "sha" weren\'t supplied.')
         self.core.state.create_ref(repo, ref, sha)
         payload = J.ref_json(self.core.base, repo, ref, sha)
         return 201, payload, {"Location": payload["url"]}
@@ -101,7 +101,7 @@ class Routes:
     def h_update_ref(self, repo, args, body, query):
         sha = body.get("sha")
         if not isinstance(sha, str):
-            raise ApiError(422, "Invalid request.\n\n\"sha\" wasn't supplied.")
+            raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.')
         self.core.state.update_ref(repo, args["ref"], sha, bool(body.get("force", False)))
         return 200, J.ref_json(self.core.base, repo, "refs/" + args["ref"], sha), {}
 

@@ -20,30 +20,33 @@ from kestrel_release.sandbox.github_routes import Routes
 from kestrel_release.sandbox.github_state import ApiError, State, not_found, validation
 
 R = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
-ROUTES: list[tuple[str, re.Pattern, str]] = [(m, re.compile(p + "$"), h) for m, p, h in [
-    ("GET", R, "get_repo"),
-    ("GET", R + r"/immutable-releases", "get_immutable"),
-    ("PUT", R + r"/immutable-releases", "set_immutable"),
-    ("DELETE", R + r"/immutable-releases", "set_immutable"),
-    ("GET", R + r"/commits/(?P<ref>.+)", "get_commit"),
-    ("GET", R + r"/git/commits/(?P<ref>[0-9a-f]+)", "get_commit"),
-    ("GET", R + r"/git/ref/(?P<ref>.+)", "get_ref"),
-    ("GET", R + r"/git/refs/?(?P<ref>.*)", "list_refs"),
-    ("POST", R + r"/git/refs", "create_ref"),
-    ("PATCH", R + r"/git/refs/(?P<ref>.+)", "update_ref"),
-    ("DELETE", R + r"/git/refs/(?P<ref>.+)", "delete_ref"),
-    ("GET", R + r"/releases", "list_releases"),
-    ("POST", R + r"/releases", "create_release"),
-    ("GET", R + r"/releases/latest", "latest_release"),
-    ("GET", R + r"/releases/tags/(?P<tag>.+)", "release_by_tag"),
-    ("GET", R + r"/releases/assets/(?P<id>\d+)", "get_asset"),
-    ("PATCH", R + r"/releases/assets/(?P<id>\d+)", "update_asset"),
-    ("DELETE", R + r"/releases/assets/(?P<id>\d+)", "delete_asset"),
-    ("GET", R + r"/releases/(?P<id>\d+)", "get_release"),
-    ("PATCH", R + r"/releases/(?P<id>\d+)", "update_release"),
-    ("DELETE", R + r"/releases/(?P<id>\d+)", "delete_release"),
-    ("GET", R + r"/releases/(?P<id>\d+)/assets", "list_assets"),
-]]
+ROUTES: list[tuple[str, re.Pattern, str]] = [
+    (m, re.compile(p + "$"), h)
+    for m, p, h in [
+        ("GET", R, "get_repo"),
+        ("GET", R + r"/immutable-releases", "get_immutable"),
+        ("PUT", R + r"/immutable-releases", "set_immutable"),
+        ("DELETE", R + r"/immutable-releases", "set_immutable"),
+        ("GET", R + r"/commits/(?P<ref>.+)", "get_commit"),
+        ("GET", R + r"/git/commits/(?P<ref>[0-9a-f]+)", "get_commit"),
+        ("GET", R + r"/git/ref/(?P<ref>.+)", "get_ref"),
+        ("GET", R + r"/git/refs/?(?P<ref>.*)", "list_refs"),
+        ("POST", R + r"/git/refs", "create_ref"),
+        ("PATCH", R + r"/git/refs/(?P<ref>.+)", "update_ref"),
+        ("DELETE", R + r"/git/refs/(?P<ref>.+)", "delete_ref"),
+        ("GET", R + r"/releases", "list_releases"),
+        ("POST", R + r"/releases", "create_release"),
+        ("GET", R + r"/releases/latest", "latest_release"),
+        ("GET", R + r"/releases/tags/(?P<tag>.+)", "release_by_tag"),
+        ("GET", R + r"/releases/assets/(?P<id>\d+)", "get_asset"),
+        ("PATCH", R + r"/releases/assets/(?P<id>\d+)", "update_asset"),
+        ("DELETE", R + r"/releases/assets/(?P<id>\d+)", "delete_asset"),
+        ("GET", R + r"/releases/(?P<id>\d+)", "get_release"),
+        ("PATCH", R + r"/releases/(?P<id>\d+)", "update_release"),
+        ("DELETE", R + r"/releases/(?P<id>\d+)", "delete_release"),
+        ("GET", R + r"/releases/(?P<id>\d+)/assets", "list_assets"),
+    ]
+]
 UPLOAD = re.compile(R + r"/releases/(?P<id>\d+)/assets$")
 DOWNLOAD = re.compile(r"/(?P<owner>[^/]+)/(?P<name>[^/]+)/releases/download/(?P<tag>[^/]+)/(?P<file>[^/]+)$")
 
@@ -102,8 +105,13 @@ class Handler(Routes, BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        entry = {"method": method, "path": self.path, "headers": dict(self.headers.items()),
-                 "body": raw[:65536].decode("utf-8", "replace"), "status": None}
+        entry = {
+            "method": method,
+            "path": self.path,
+            "headers": dict(self.headers.items()),
+            "body": raw[:65536].decode("utf-8", "replace"),
+            "status": None,
+        }
         with self.core.state.lock:
             self.core.log.append(entry)
         try:
@@ -128,13 +136,13 @@ class Handler(Routes, BaseHTTPRequestHandler):
         self._auth()
         self._rate_limit()
         if path.startswith("/api/uploads/"):
-            match = UPLOAD.match(path[len("/api/uploads"):])
+            match = UPLOAD.match(path[len("/api/uploads") :])
             if method != "POST" or not match:
                 raise not_found()
             return self._upload(match, query, raw)
         if not path.startswith("/api/v3/"):
             raise not_found()
-        sub = path[len("/api/v3"):]
+        sub = path[len("/api/v3") :]
         for verb, pattern, handler in ROUTES:
             match = pattern.match(sub)
             if match and verb == method:
@@ -160,8 +168,11 @@ class Handler(Routes, BaseHTTPRequestHandler):
             self.core.remaining = max(0, self.core.remaining - 1)
         if fault is None:
             return
-        err = ApiError(fault["status"], "API rate limit exceeded for user ID 1000. If you reach out to "
-                       "GitHub Support for help, please include the request ID.")
+        err = ApiError(
+            fault["status"],
+            "API rate limit exceeded for user ID 1000. If you reach out to "
+            "GitHub Support for help, please include the request ID.",
+        )
         err.headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time() + fault["reset_in"]))}
         if fault.get("retry_after") is not None:
             err.headers["Retry-After"] = str(fault["retry_after"])
@@ -223,10 +234,15 @@ class Handler(Routes, BaseHTTPRequestHandler):
             headers.setdefault("Content-Type", "application/json; charset=utf-8")
         self.send_response(status)
         core = self.core
-        for key, value in {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": str(core.remaining),
-                           "X-RateLimit-Reset": str(core.reset_at), "X-RateLimit-Used": str(5000 - core.remaining),
-                           "X-RateLimit-Resource": "core", "X-GitHub-Media-Type": "github.v3; format=json",
-                           **headers}.items():
+        for key, value in {
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": str(core.remaining),
+            "X-RateLimit-Reset": str(core.reset_at),
+            "X-RateLimit-Used": str(5000 - core.remaining),
+            "X-RateLimit-Resource": "core",
+            "X-GitHub-Media-Type": "github.v3; format=json",
+            **headers,
+        }.items():
             self.send_header(key, value)
         if status != 204:
             self.send_header("Content-Length", str(len(data)))
@@ -250,8 +266,9 @@ class Server(ThreadingHTTPServer):
         core.base = f"http://127.0.0.1:{self.server_address[1]}"
 
     def start(self) -> threading.Thread:
-        thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
-                                  name="github-emulator", daemon=True)
+        thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, name="github-emulator", daemon=True
+        )
         thread.start()
         return thread
 

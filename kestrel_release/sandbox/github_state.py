@@ -146,8 +146,9 @@ class State:
                 self.add_commit(full_name, fake_sha(full_name + "/initial"), parents=[])
             return repo
 
-    def add_commit(self, full_name: str, sha: str | None = None, parents: list[str] | None = None,
-                   branch: str | None = "main") -> str:
+    def add_commit(
+        self, full_name: str, sha: str | None = None, parents: list[str] | None = None, branch: str | None = "main"
+    ) -> str:
         """Create a commit (child of `branch`'s head unless `parents`), move the branch to it."""
         with self.lock:
             repo = self.repo(full_name)
@@ -158,8 +159,9 @@ class State:
                 repo.refs[f"refs/heads/{branch}"] = sha
             return sha
 
-    def import_history(self, full_name: str, commits: dict[str, list[str]], refs: dict[str, str],
-                       branch: str | None) -> None:
+    def import_history(
+        self, full_name: str, commits: dict[str, list[str]], refs: dict[str, str], branch: str | None
+    ) -> None:
         """Replace the seeded history with a real one (as if the project had been pushed)."""
         with self.lock:
             repo = self.repo(full_name)
@@ -241,16 +243,24 @@ class State:
         target = body.get("target_commitish") or repo.default_branch
         if f"refs/tags/{tag}" not in repo.refs and repo.resolve(target) is None:
             raise validation("Release", "invalid", "target_commitish")
-        rel = Release(self.next_id("release"), tag, target, body.get("name"), body.get("body"),
-                      bool(body.get("draft", False)), bool(body.get("prerelease", False)))
+        rel = Release(
+            self.next_id("release"),
+            tag,
+            target,
+            body.get("name"),
+            body.get("body"),
+            bool(body.get("draft", False)),
+            bool(body.get("prerelease", False)),
+        )
         repo.releases[rel.id] = rel
         if not rel.draft:
             self._publish(repo, rel, body.get("make_latest", "true"))
         return rel
 
     def update_release(self, repo: Repo, rel: Release, body: dict) -> Release:
-        if rel.immutable and any(k in body and body[k] != getattr(rel, k)
-                                 for k in ("tag_name", "target_commitish", "draft")):
+        if rel.immutable and any(
+            k in body and body[k] != getattr(rel, k) for k in ("tag_name", "target_commitish", "draft")
+        ):
             raise ApiError(422, "Cannot change the tag or state of an immutable release")
         if "tag_name" in body and body["tag_name"] != rel.tag_name:
             if any(r.tag_name == body["tag_name"] for r in repo.releases.values()):
@@ -310,8 +320,9 @@ class State:
             raise not_found()
         return asset, repo.releases[asset.release_id]
 
-    def upload(self, rel: Release, name: str, label: str, content_type: str, data: bytes,
-               state: str = "uploaded") -> Asset:
+    def upload(
+        self, rel: Release, name: str, label: str, content_type: str, data: bytes, state: str = "uploaded"
+    ) -> Asset:
         if rel.immutable:
             raise ApiError(422, "Cannot upload assets to an immutable release")
         name = safe_asset_name(name)

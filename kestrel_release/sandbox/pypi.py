@@ -48,9 +48,15 @@ def _write_htpasswd(path: Path, username: str, password: str) -> None:
 class PypiSandbox:
     """Context manager: a pypiserver with one htpasswd user, restartable on the same port/dir."""
 
-    def __init__(self, directory: Path | None = None, strict: bool = False, port: int = 0,
-                 username: str = "kestrel", password: str | None = None,
-                 max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        strict: bool = False,
+        port: int = 0,
+        username: str = "kestrel",
+        password: str | None = None,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    ) -> None:
         self._state = Path(tempfile.mkdtemp(prefix="kestrel-pypi-"))
         self.directory = Path(directory or self._state / "packages").resolve()
         self.strict = strict
@@ -77,11 +83,34 @@ class PypiSandbox:
 
     def _argv(self) -> list[str]:
         if self.strict:
-            return [sys.executable, "-m", "kestrel_release.sandbox.pypi_strict", "--port", str(self.port),
-                    "--htpasswd", str(self._htpasswd), "--max-file-size", str(self.max_file_size),
-                    str(self.directory)]
-        return [sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(self.port),
-                "-P", str(self._htpasswd), "-a", "update", "--disable-fallback", str(self.directory)]
+            return [
+                sys.executable,
+                "-m",
+                "kestrel_release.sandbox.pypi_strict",
+                "--port",
+                str(self.port),
+                "--htpasswd",
+                str(self._htpasswd),
+                "--max-file-size",
+                str(self.max_file_size),
+                str(self.directory),
+            ]
+        return [
+            sys.executable,
+            "-m",
+            "pypiserver",
+            "run",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-P",
+            str(self._htpasswd),
+            "-a",
+            "update",
+            "--disable-fallback",
+            str(self.directory),
+        ]
 
     def start(self) -> PypiSandbox:
         """Start (or restart) the server and wait until /health answers."""
@@ -91,8 +120,9 @@ class PypiSandbox:
         if not self._htpasswd.exists():
             _write_htpasswd(self._htpasswd, self.username, self.password)
         with open(self.log, "ab") as log:
-            self._proc = proc.popen(self._argv(), stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            self._proc = proc.popen(
+                self._argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         self._wait_healthy()
         return self
 
@@ -109,8 +139,10 @@ class PypiSandbox:
                 time.sleep(0.03)
         tail = " | ".join(self.log.read_text(errors="replace").splitlines()[-3:]) if self.log.exists() else ""
         self.stop()
-        raise PreflightError(f"the sandbox PyPI did not start on {self.url}",
-                             f"is port {self.port} in use? server output: {tail or '(none)'}")
+        raise PreflightError(
+            f"the sandbox PyPI did not start on {self.url}",
+            f"is port {self.port} in use? server output: {tail or '(none)'}",
+        )
 
     def stop(self) -> None:
         """Stop the server (the packages stay, so `start()` resumes on the same port and dir)."""
@@ -134,8 +166,12 @@ class PypiSandbox:
         if not self.strict:
             raise UsageError("fault injection needs the strict sandbox", "start it with strict=True")
         data = json.dumps(spec).encode() if spec else None
-        req = urllib.request.Request(self.url + "/_sandbox/faults", data=data, method="POST" if spec else "GET",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.url + "/_sandbox/faults",
+            data=data,
+            method="POST" if spec else "GET",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=5) as resp:
             return json.loads(resp.read())
 
@@ -145,8 +181,10 @@ class PypiSandbox:
 
     def pypirc(self, name: str = "sandbox") -> str:
         """A .pypirc snippet for this server; the password is left for the environment."""
-        return (f"[distutils]\nindex-servers =\n    {name}\n\n[{name}]\nrepository = {self.upload_url}\n"
-                f"username = {self.username}\n# password: export TWINE_PASSWORD (never write it here)\n")
+        return (
+            f"[distutils]\nindex-servers =\n    {name}\n\n[{name}]\nrepository = {self.upload_url}\n"
+            f"username = {self.username}\n# password: export TWINE_PASSWORD (never write it here)\n"
+        )
 
     def close(self) -> None:
         self.stop()
@@ -172,8 +210,10 @@ def serve_forever(port: int = 0, directory: Path | None = None, strict: bool = F
 
     from kestrel_release import statedir
 
-    with statedir.session("pypi") as session, \
-            PypiSandbox(directory=directory or session / "packages", strict=strict, port=port) as box:
+    with (
+        statedir.session("pypi") as session,
+        PypiSandbox(directory=directory or session / "packages", strict=strict, port=port) as box,
+    ):
         mode = "strict (PyPI's upload rules)" if strict else "plain pypiserver"
         kept = "" if directory else " (removed when it stops; --dir DIR keeps them)"
         console.ok(f"sandbox PyPI ({mode}) at {box.url}  packages: {box.directory}{kept}")
@@ -189,7 +229,7 @@ def serve_forever(port: int = 0, directory: Path | None = None, strict: bool = F
         console.plain(f"kestrel-release publish --repository-url {box.upload_url}")
         console.info(".pypirc snippet:\n" + box.pypirc())
         if strict:
-            console.info(f"faults: curl -X POST {box.url}/_sandbox/faults -d '{{\"status\": 503, \"count\": 2}}'")
+            console.info(f'faults: curl -X POST {box.url}/_sandbox/faults -d \'{{"status": 503, "count": 2}}\'')
         console.info("Ctrl-C to stop")
         while box.running:
             time.sleep(0.5)

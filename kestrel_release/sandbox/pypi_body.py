@@ -53,8 +53,11 @@ def spool(environ: dict) -> None:
 
 def check_digest(forms, data: bytes) -> None:
     """PyPI's check of the form's sha256_digest (and blake2_256 / md5 when given) against the bytes."""
-    given: dict[str, Callable[[bytes], Any]] = {"sha256_digest": hashlib.sha256, "md5_digest": hashlib.md5,
-             "blake2_256_digest": lambda b: hashlib.blake2b(b, digest_size=32)}
+    given: dict[str, Callable[[bytes], Any]] = {
+        "sha256_digest": hashlib.sha256,
+        "md5_digest": hashlib.md5,
+        "blake2_256_digest": lambda b: hashlib.blake2b(b, digest_size=32),
+    }
     for field, algo in given.items():
         value = (forms.get(field) or "").strip().lower()
         if value and algo(data).hexdigest() != value:

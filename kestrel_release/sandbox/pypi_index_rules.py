@@ -37,8 +37,9 @@ def release_of(filename: str) -> tuple[str, str] | None:
 
 
 def _files(root: Path, release: tuple[str, str]) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")
-                  and release_of(p.name) == release)
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".") and release_of(p.name) == release
+    )
 
 
 def _uploaded(path: Path) -> dt.datetime:
@@ -72,7 +73,14 @@ def release_json(root: Path, name: str, version: str) -> dict | None:
     files = _files(root, release)
     if not files:
         return None
-    urls = [{"filename": p.name, "size": p.stat().st_size, "packagetype": "bdist_wheel" if p.suffix == ".whl"
-             else "sdist", "digests": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
-             "upload_time_iso_8601": _uploaded(p).isoformat().replace("+00:00", "Z")} for p in files]
+    urls = [
+        {
+            "filename": p.name,
+            "size": p.stat().st_size,
+            "packagetype": "bdist_wheel" if p.suffix == ".whl" else "sdist",
+            "digests": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
+            "upload_time_iso_8601": _uploaded(p).isoformat().replace("+00:00", "Z"),
+        }
+        for p in files
+    ]
     return {"info": {"name": name, "version": version}, "urls": urls}

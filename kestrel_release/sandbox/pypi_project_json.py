@@ -20,12 +20,22 @@ __all__ = ["project_json"]
 def _entry(path: Path, base_url: str) -> dict:
     data = path.read_bytes()
     stamp = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-    return {"filename": path.name, "size": len(data), "packagetype": "bdist_wheel" if path.suffix == ".whl"
-            else "sdist", "digests": {"sha256": hashlib.sha256(data).hexdigest(), "md5": hashlib.md5(data).hexdigest(),
-                                      "blake2b_256": hashlib.blake2b(data, digest_size=32).hexdigest()},
-            "upload_time_iso_8601": stamp.isoformat().replace("+00:00", "Z"),
-            "upload_time": stamp.strftime("%Y-%m-%dT%H:%M:%S"), "url": f"{base_url}/packages/{path.name}",
-            "yanked": False, "yanked_reason": None, "requires_python": None}
+    return {
+        "filename": path.name,
+        "size": len(data),
+        "packagetype": "bdist_wheel" if path.suffix == ".whl" else "sdist",
+        "digests": {
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "md5": hashlib.md5(data).hexdigest(),
+            "blake2b_256": hashlib.blake2b(data, digest_size=32).hexdigest(),
+        },
+        "upload_time_iso_8601": stamp.isoformat().replace("+00:00", "Z"),
+        "upload_time": stamp.strftime("%Y-%m-%dT%H:%M:%S"),
+        "url": f"{base_url}/packages/{path.name}",
+        "yanked": False,
+        "yanked_reason": None,
+        "requires_python": None,
+    }
 
 
 def project_json(root: Path, name: str, base_url: str = "") -> dict | None:
@@ -49,5 +59,10 @@ def project_json(root: Path, name: str, base_url: str = "") -> dict | None:
             return (0, Version("0"))
 
     latest = max(releases, key=order)
-    return {"info": {"name": name, "version": latest}, "last_serial": 0, "releases": releases,
-            "urls": releases[latest], "vulnerabilities": []}
+    return {
+        "info": {"name": name, "version": latest},
+        "last_serial": 0,
+        "releases": releases,
+        "urls": releases[latest],
+        "vulnerabilities": [],
+    }

@@ -43,7 +43,8 @@ _PLATFORM_OK = re.compile(
     rf"^(any|win32|win_amd64|win_arm64|win_ia64|linux_armv6l|linux_armv7l"
     rf"|manylinux1_(x86_64|i686)|manylinux2010_(x86_64|i686)|manylinux2014_({_ARCHES})"
     rf"|manylinux_\d+_\d+_({_ARCHES})|musllinux_\d+_\d+_({_ARCHES})"
-    rf"|macosx_\d+_\d+_(x86_64|arm64|universal2|intel|fat3|fat64|universal|i386|ppc|ppc64))$")
+    rf"|macosx_\d+_\d+_(x86_64|arm64|universal2|intel|fat3|fat64|universal|i386|ppc|ppc64))$"
+)
 
 
 class _Refused(Exception):
@@ -68,8 +69,10 @@ def check_wheel_rules(filename: str, form_version: str, size: int, max_size: int
     if form_version and str(version) != form_version:
         raise _Refused(f"Version in filename should be '{form_version}' not '{version}'.")
     if size > max_size:
-        raise _Refused(f"File too large. Limit for project '{name}' is {max_size // (1024 * 1024)} MB. "
-                       "See https://pypi.org/help#file-size-limit for more information.")
+        raise _Refused(
+            f"File too large. Limit for project '{name}' is {max_size // (1024 * 1024)} MB. "
+            "See https://pypi.org/help#file-size-limit for more information."
+        )
 
 
 class StrictFront:
@@ -81,8 +84,13 @@ class StrictFront:
         self.app, self.root, self.max_size = app, root, max_size
         self.htpasswd = HtpasswdFile(str(htpasswd))
         self.lock = threading.Lock()
-        self.faults: dict[str, Any] = {"status": 0, "count": 0, "retry_after": None, "reset": 0,
-                                       "exit_after_uploads": 0}  # set by tests through /_sandbox/faults
+        self.faults: dict[str, Any] = {
+            "status": 0,
+            "count": 0,
+            "retry_after": None,
+            "reset": 0,
+            "exit_after_uploads": 0,
+        }  # set by tests through /_sandbox/faults
         self.counters = {"uploads": 0, "accepted": 0, "refused": 0, "faults_served": 0}
         self.exit_requested = False
 
@@ -201,7 +209,7 @@ class StrictFront:
     def _remove(self, environ, start_response):
         if not self._authorized(environ):
             return _reply(start_response, 401, "Unauthorized")
-        name = environ["PATH_INFO"][len("/_sandbox/files/"):]
+        name = environ["PATH_INFO"][len("/_sandbox/files/") :]
         with self.lock:
             removed = pypi_body.remove_file(self.root, name)
         return _reply(start_response, 200 if removed else 404, "Removed" if removed else "Not Found")
@@ -228,8 +236,10 @@ class StrictFront:
                 return True
             if same_name or same_bytes:
                 blake = hashlib.blake2b(data, digest_size=32).hexdigest()
-                raise _Refused(f"File already exists ('{filename}', with blake2_256 hash '{blake}'). "
-                               "See https://pypi.org/help/#file-name-reuse for more information.")
+                raise _Refused(
+                    f"File already exists ('{filename}', with blake2_256 hash '{blake}'). "
+                    "See https://pypi.org/help/#file-name-reuse for more information."
+                )
         return False
 
 
@@ -239,8 +249,7 @@ def _sha256(path: Path) -> str:
 
 def _reply(start_response, status: int, reason: str, headers=()):
     body = reason.encode() + b"\n"
-    start_response(f"{status} {reason}", [("Content-Type", "text/plain"),
-                                           ("Content-Length", str(len(body))), *headers])
+    start_response(f"{status} {reason}", [("Content-Type", "text/plain"), ("Content-Length", str(len(body))), *headers])
     return [body]
 
 
@@ -292,8 +301,21 @@ def main(argv: list[str] | None = None) -> None:
     import pypiserver
     from pypiserver.config import Config
 
-    config = Config.from_args(["run", "-i", "127.0.0.1", "-p", str(args.port), "-P", str(args.htpasswd),
-                               "-a", "update", "--disable-fallback", str(args.root)])
+    config = Config.from_args(
+        [
+            "run",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(args.port),
+            "-P",
+            str(args.htpasswd),
+            "-a",
+            "update",
+            "--disable-fallback",
+            str(args.root),
+        ]
+    )
     pypi_body.install_atomic_writes()
     pypi_body.sweep_partials(args.root)
     app = pypiserver.setup_routes_from_config(pypiserver.app_from_config(config), config)

@@ -46,8 +46,15 @@ class AssembleResult:
     inputs: list[str]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": True, "out_dir": str(self.out_dir), "package": self.package, "version": self.version,
-                "commit": self.commit, "inputs": self.inputs, "wheels": self.wheels}
+        return {
+            "ok": True,
+            "out_dir": str(self.out_dir),
+            "package": self.package,
+            "version": self.version,
+            "commit": self.commit,
+            "inputs": self.inputs,
+            "wheels": self.wheels,
+        }
 
 
 def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
@@ -89,8 +96,10 @@ def _load_input(path: Path) -> Input:
     except UsageError as exc:
         raise VerifyError(f"refused {path}: {exc.message}", "nothing was written") from None
     if data is None:
-        raise VerifyError(f"refused {path}: no {manifest.MANIFEST} (not a kestrel-release build output)",
-                          "pass the directories that kestrel-release build wrote; nothing was written")
+        raise VerifyError(
+            f"refused {path}: no {manifest.MANIFEST} (not a kestrel-release build output)",
+            "pass the directories that kestrel-release build wrote; nothing was written",
+        )
     rows = data.get("wheels")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "filename" in r for r in rows):
         raise VerifyError(f"refused {path}: its manifest lists no wheels", "rebuild it; nothing was written")
@@ -108,10 +117,18 @@ def _check_files(item: Input) -> None:
     extra = sorted(n for n in on_disk - listed if _of_release(n, item.data))
     missing = sorted(listed - on_disk)
     if extra or missing:
-        what = "; ".join(x for x in (f"not in the manifest: {', '.join(extra)}" if extra else "",
-                                     f"missing: {', '.join(missing)}" if missing else "") if x)
-        raise VerifyError(f"refused {item.path}: its manifest does not match its files ({what})",
-                          "rebuild that output; nothing was written")
+        what = "; ".join(
+            x
+            for x in (
+                f"not in the manifest: {', '.join(extra)}" if extra else "",
+                f"missing: {', '.join(missing)}" if missing else "",
+            )
+            if x
+        )
+        raise VerifyError(
+            f"refused {item.path}: its manifest does not match its files ({what})",
+            "rebuild that output; nothing was written",
+        )
     sums = _read_sums(item.path)
     for name, row in sorted(item.wheels.items()):
         path = item.path / name
@@ -119,12 +136,16 @@ def _check_files(item: Input) -> None:
             raise VerifyError(f"refused {item.path}: {name} is not a regular file", "nothing was written")
         actual = fsutil.sha256_file(path)
         if actual != row.get("sha256") or (sums is not None and sums.get(name) != actual):
-            raise VerifyError(f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
-                              f"(sha256 {actual} != recorded {row.get('sha256')})",
-                              "the file changed after the build: rebuild that output; nothing was written")
+            raise VerifyError(
+                f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
+                f"(sha256 {actual} != recorded {row.get('sha256')})",
+                "the file changed after the build: rebuild that output; nothing was written",
+            )
     if sums is not None and {n for n in sums if n.endswith(".whl")} != listed:
-        raise VerifyError(f"refused {item.path}: {manifest.SUMS} and the manifest list different wheels",
-                          "rebuild that output; nothing was written")
+        raise VerifyError(
+            f"refused {item.path}: {manifest.SUMS} and the manifest list different wheels",
+            "rebuild that output; nothing was written",
+        )
 
 
 def _of_release(filename: str, data: dict[str, Any]) -> bool:
@@ -134,7 +155,9 @@ def _of_release(filename: str, data: dict[str, Any]) -> bool:
 
     try:
         name, version, _, _ = parse_wheel_filename(filename)
-        return name == canonicalize_name(str(data.get("package") or "")) and version == Version(str(data.get("version")))
+        return name == canonicalize_name(str(data.get("package") or "")) and version == Version(
+            str(data.get("version"))
+        )
     except (InvalidWheelFilename, InvalidVersion):
         return True
 
@@ -162,22 +185,32 @@ def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
             try:
                 wname, wversion, _, _ = parse_wheel_filename(name)
             except (InvalidWheelFilename, ValueError):
-                raise VerifyError(f"refused {item.path}: {name} is not a valid wheel filename",
-                                  "nothing was written") from None
+                raise VerifyError(
+                    f"refused {item.path}: {name} is not a valid wheel filename", "nothing was written"
+                ) from None
             if wname != want:
-                raise VerifyError(f"refused {item.path}: {name} is package '{wname}', not this project's '{want}'",
-                                  "assemble one package's outputs; nothing was written")
+                raise VerifyError(
+                    f"refused {item.path}: {name} is package '{wname}', not this project's '{want}'",
+                    "assemble one package's outputs; nothing was written",
+                )
             if str(wversion) != str(item.data.get("version")):
-                raise VerifyError(f"refused {item.path}: {name} is version {wversion}, its manifest says "
-                                  f"{item.data.get('version')}", "rebuild that output; nothing was written")
+                raise VerifyError(
+                    f"refused {item.path}: {name} is version {wversion}, its manifest says {item.data.get('version')}",
+                    "rebuild that output; nothing was written",
+                )
         for key, label in (("version", "version"), ("package", "package")):
             if _norm(key, item.data.get(key)) != _norm(key, first.data.get(key)):
-                raise VerifyError(f"inputs disagree: {first.path} is {label} {first.data.get(key)}, {item.path} is "
-                                  f"{item.data.get(key)}", "assemble outputs of one release; nothing was written")
+                raise VerifyError(
+                    f"inputs disagree: {first.path} is {label} {first.data.get(key)}, {item.path} is "
+                    f"{item.data.get(key)}",
+                    "assemble outputs of one release; nothing was written",
+                )
         if item.commit != first.commit:
-            raise VerifyError(f"inputs disagree: {first.path} was built from commit {first.commit or 'unknown'}, "
-                              f"{item.path} from {item.commit or 'unknown'}",
-                              "build every platform from one commit; nothing was written")
+            raise VerifyError(
+                f"inputs disagree: {first.path} was built from commit {first.commit or 'unknown'}, "
+                f"{item.path} from {item.commit or 'unknown'}",
+                "build every platform from one commit; nothing was written",
+            )
     dirty = [str(i.path) for i in inputs if (i.data.get("git") or {}).get("dirty")]
     if dirty:
         console.warn(f"built from a dirty tree (not reproducible from the commit): {', '.join(dirty)}")
@@ -200,24 +233,37 @@ def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
             seen = rows.get(name)
             if seen is not None:
                 if seen["sha256"] != row["sha256"]:
-                    raise VerifyError(f"inputs disagree: {name} has other contents in {seen['source']} and "
-                                      f"{item.path} (sha256 {seen['sha256'][:12]}... != {row['sha256'][:12]}...)",
-                                      "one filename must have one content: rebuild one of them; nothing was written")
+                    raise VerifyError(
+                        f"inputs disagree: {name} has other contents in {seen['source']} and "
+                        f"{item.path} (sha256 {seen['sha256'][:12]}... != {row['sha256'][:12]}...)",
+                        "one filename must have one content: rebuild one of them; nothing was written",
+                    )
                 seen.setdefault("also_built_by", []).append(row.get("built_by") or _built_by(item))
                 continue
             # An input that is itself assembled keeps each wheel's own builder and toolchain.
-            rows[name] = {**{k: row[k] for k in ("filename", "python", "python_tag", "platform_tag", "platform", "size",
-                                                     "sha256")
-                             if k in row},
-                          "commit": item.commit, "built_by": row.get("built_by") or _built_by(item),
-                          "toolchain": row.get("toolchain") or _toolchain(item, row), "source": str(item.path)}
+            rows[name] = {
+                **{
+                    k: row[k]
+                    for k in ("filename", "python", "python_tag", "platform_tag", "platform", "size", "sha256")
+                    if k in row
+                },
+                "commit": item.commit,
+                "built_by": row.get("built_by") or _built_by(item),
+                "toolchain": row.get("toolchain") or _toolchain(item, row),
+                "source": str(item.path),
+            }
     return [rows[name] for name in sorted(rows)]
 
 
 def _built_by(item: Input) -> dict[str, Any]:
     builder = item.data.get("builder") or {}
-    return {"input": item.path.name, "host": builder.get("host"), "label": builder.get("label"),
-            "platform": builder.get("platform"), "ci": builder.get("ci")}
+    return {
+        "input": item.path.name,
+        "host": builder.get("host"),
+        "label": builder.get("label"),
+        "platform": builder.get("platform"),
+        "ci": builder.get("ci"),
+    }
 
 
 def _toolchain(item: Input, row: dict[str, Any]) -> dict[str, Any]:
@@ -233,13 +279,22 @@ def _manifest(package: str, version: str, inputs: list[Input], rows: list[dict[s
         kernels += [k for k in item.data.get("kernels") or [] if k not in kernels]
     first = inputs[0].data
     return {
-        "package": package, "version": version,
+        "package": package,
+        "version": version,
         "git": {"commit": inputs[0].commit, "dirty": any((i.data.get("git") or {}).get("dirty") for i in inputs)},
         "source_date_epoch": first.get("source_date_epoch"),
         "toolchain": {"kestrel-release": __version__},
-        "assembled": {"inputs": [{"input": i.path.name, "builder": i.data.get("builder"),
-                                  "toolchain": i.data.get("toolchain"), "wheels": sorted(i.wheels)}
-                                 for i in inputs]},
+        "assembled": {
+            "inputs": [
+                {
+                    "input": i.path.name,
+                    "builder": i.data.get("builder"),
+                    "toolchain": i.data.get("toolchain"),
+                    "wheels": sorted(i.wheels),
+                }
+                for i in inputs
+            ]
+        },
         "wheels": [{k: v for k, v in r.items() if k != "source"} for r in rows],
         "kernels": kernels,
     }
@@ -260,13 +315,17 @@ def _check_out(out: Path) -> None:
     except UsageError:
         pass
     if data is None:
-        raise UsageError(f"--out {out} is not empty and holds no release manifest of ours",
-                         "pass a new or empty directory; nothing was written")
+        raise UsageError(
+            f"--out {out} is not empty and holds no release manifest of ours",
+            "pass a new or empty directory; nothing was written",
+        )
     ours = _OURS | outputs.owned(out)  # the manifest's wheels, our `*` .gitignore (never a user's own)
     foreign = sorted(e.name for e in entries if e.name not in ours or not e.is_file())
     if foreign:
-        raise UsageError(f"--out {out} holds files the tool did not write ({', '.join(foreign[:5])})",
-                         "move them away or pass a new directory; nothing was written")
+        raise UsageError(
+            f"--out {out} holds files the tool did not write ({', '.join(foreign[:5])})",
+            "move them away or pass a new directory; nothing was written",
+        )
 
 
 def _copy_checked(row: dict[str, Any], dest: Path) -> None:
@@ -291,8 +350,13 @@ def render(result: AssembleResult) -> None:
         ci = by.get("ci") or {}
         who = by.get("label") or (f"{ci.get('job')} run {ci.get('run_id')}" if ci else by.get("host")) or by["input"]
         tools = row["toolchain"]
-        table.add_row(row["filename"], str(who), str(tools.get("python") or "-"), str(tools.get("nvcc") or "-"),
-                      str(tools.get("auditwheel") or "-"))
+        table.add_row(
+            row["filename"],
+            str(who),
+            str(tools.get("python") or "-"),
+            str(tools.get("nvcc") or "-"),
+            str(tools.get("auditwheel") or "-"),
+        )
     console.console.print(table)
     console.ok(f"{len(result.wheels)} wheels from {len(result.inputs)} build outputs in {result.out_dir}")
 

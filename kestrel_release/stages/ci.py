@@ -28,9 +28,14 @@ LOCKED_TOOL = "uv run --locked kestrel-release"
 TWINE = "twine==7.0.0"
 ATTESTATIONS = "pypi-attestations==0.0.30"
 # Hosted runners for builds that need no GPU; Linux CUDA builds go to ci.runner_labels.
-HOSTED = {"linux-x86_64": "ubuntu-latest", "linux-aarch64": "ubuntu-24.04-arm",
-          "windows-x86_64": "windows-latest", "windows-arm64": "windows-11-arm",
-          "macos-arm64": "macos-14", "macos-x86_64": "macos-13"}
+HOSTED = {
+    "linux-x86_64": "ubuntu-latest",
+    "linux-aarch64": "ubuntu-24.04-arm",
+    "windows-x86_64": "windows-latest",
+    "windows-arm64": "windows-11-arm",
+    "macos-arm64": "macos-14",
+    "macos-x86_64": "macos-13",
+}
 # Full commit SHAs of the released tags (a tag can be moved; a SHA cannot).
 ACTIONS = {
     "checkout": {"sha": "11bd71901bbe5b1630ceea73d27597364c9af683", "version": "v4.2.2"},
@@ -51,8 +56,9 @@ def _repo_root(cfg, output: Path | None) -> Path:
 
     root = git.state(cfg.project_dir).root
     if root is None and output is None:
-        raise UsageError(f"{cfg.project_dir} is not in a git repository",
-                         "run it inside the repository, or pass --output PATH")
+        raise UsageError(
+            f"{cfg.project_dir} is not in a git repository", "run it inside the repository, or pass --output PATH"
+        )
     return root or cfg.project_dir
 
 
@@ -60,19 +66,25 @@ def _relative(path: Path, root: Path, what: str) -> str:
     try:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        raise UsageError(f"the {what} {path} is outside the repository {root}",
-                         "keep the kernel package and its output inside the repository") from None
+        raise UsageError(
+            f"the {what} {path} is outside the repository {root}",
+            "keep the kernel package and its output inside the repository",
+        ) from None
     if rel != "." and not _SAFE_PATH.fullmatch(rel):
-        raise UsageError(f"the {what} '{rel}' has characters the workflow cannot use safely",
-                         "use letters, digits, '.', '_', '-' and '/' only")
+        raise UsageError(
+            f"the {what} '{rel}' has characters the workflow cannot use safely",
+            "use letters, digits, '.', '_', '-' and '/' only",
+        )
     return rel
 
 
 def _check_words(cfg) -> None:
     for label in (*cfg.ci.runner_labels, cfg.ci.environment):
         if not _SAFE_WORD.fullmatch(label):
-            raise UsageError(f"ci: '{label}' is not a valid runner label or environment name",
-                             "use letters, digits, '.', '_' and '-' only")
+            raise UsageError(
+                f"ci: '{label}' is not a valid runner label or environment name",
+                "use letters, digits, '.', '_' and '-' only",
+            )
     if not cfg.ci.runner_labels:
         raise UsageError("ci.runner_labels is empty", 'set e.g. ["self-hosted", "gpu", "h100"]')
 
@@ -84,19 +96,33 @@ def render_workflow(cfg, root: Path) -> str:
 
     _check_words(cfg)
     env = templates.environment(
-        trim_blocks=True, lstrip_blocks=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
         # GitHub owns ${{ ... }}: our own placeholders are [[ ... ]].
-        variable_start_string="[[", variable_end_string="]]",
-        block_start_string="[%", block_end_string="%]", comment_start_string="[#", comment_end_string="#]",
+        variable_start_string="[[",
+        variable_end_string="]]",
+        block_start_string="[%",
+        block_end_string="%]",
+        comment_start_string="[#",
+        comment_end_string="#]",
     )
     project = _relative(cfg.project_dir, root, "project directory")
     locked = has_lock(root)
     builds = build_jobs(cfg)
     return env.get_template(TEMPLATE).render(
-        name=cfg.name, project=project, workflow_name="kernels-release", cron=NIGHTLY_CRON,
-        out_dir=_relative(cfg.out_path, root, "output directory"), actions=ACTIONS, builds=builds, build_ids=[f"build-{b['platform']}" for b in builds],
-        locked=locked, tool=LOCKED_TOOL if locked else "kestrel-release",
-        tool_requirement=f"kestrel-release=={__version__}", twine=TWINE, attestations=ATTESTATIONS,
+        name=cfg.name,
+        project=project,
+        workflow_name="kernels-release",
+        cron=NIGHTLY_CRON,
+        out_dir=_relative(cfg.out_path, root, "output directory"),
+        actions=ACTIONS,
+        builds=builds,
+        build_ids=[f"build-{b['platform']}" for b in builds],
+        locked=locked,
+        tool=LOCKED_TOOL if locked else "kestrel-release",
+        tool_requirement=f"kestrel-release=={__version__}",
+        twine=TWINE,
+        attestations=ATTESTATIONS,
         environment=cfg.ci.environment,
     )
 
@@ -130,8 +156,10 @@ def build_jobs(cfg) -> list[dict]:
         key = platform_tags.runner_key(configured)
         plat = configured if _LINUX_TAG.fullmatch(configured) else None
         name = plat or key
-        jobs.setdefault(name, {"platform": name, "runner": _runner(cfg, key), "plat": plat,
-                               "pythons": pythons[:1] if once else pythons})
+        jobs.setdefault(
+            name,
+            {"platform": name, "runner": _runner(cfg, key), "plat": plat, "pythons": pythons[:1] if once else pythons},
+        )
     return list(jobs.values())
 
 

@@ -51,8 +51,17 @@ def run(cfg: Config) -> DoctorReport:
         gpu_f = pool.submit(_gpu, cfg)
         py_f = pool.submit(_pythons, cfg)
         git_f = pool.submit(_git, cfg)
-        checks = [gpu_f.result(), *_nvcc(cfg), *py_f.result(), _uv(), *_repair_tools(), _glibc(cfg),
-                  git_f.result(), *_metadata(cfg), *_credentials()]
+        checks = [
+            gpu_f.result(),
+            *_nvcc(cfg),
+            *py_f.result(),
+            _uv(),
+            *_repair_tools(),
+            _glibc(cfg),
+            git_f.result(),
+            *_metadata(cfg),
+            *_credentials(),
+        ]
     return DoctorReport(checks)
 
 
@@ -80,8 +89,9 @@ def _nvcc(cfg: Config) -> list[Check]:
         nvcc = cuda_tools.find(cfg)
         version = toolchain.nvcc_version(nvcc)
     except PreflightError as exc:
-        return [Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message,
-                      exc.hint or toolchain.NVCC_FIX)]
+        return [
+            Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message, exc.hint or toolchain.NVCC_FIX)
+        ]
     return [Check("CUDA toolkit (nvcc)", "ok", f"{version} at {nvcc}")]
 
 
@@ -92,8 +102,14 @@ def _pythons(cfg: Config) -> list[Check]:
         torches = dict(zip(found, pool.map(torch_probe.probe, found.values()), strict=True))
     for py, path in found.items():
         if path is None:
-            checks.append(Check(f"Python {py}", "fail", "not found (searched PATH, pyenv, uv, conda)",
-                                f"uv python install {py} (or pyenv install {py}), or drop it from --python"))
+            checks.append(
+                Check(
+                    f"Python {py}",
+                    "fail",
+                    "not found (searched PATH, pyenv, uv, conda)",
+                    f"uv python install {py} (or pyenv install {py}), or drop it from --python",
+                )
+            )
             continue
         torch = torches[py]
         extra = f"; {torch_probe.describe(torch)}" if torch else ""
@@ -120,8 +136,10 @@ def _repair_tools() -> list[Check]:
     """This OS's repair tools (auditwheel+patchelf, delvewheel or delocate), as the repair interface names them."""
     from kestrel_release.adapters import host, repair
 
-    return [Check(t.name, "ok", t.found) if t.found else Check(t.name, "fail", t.problem, t.fix)
-            for t in repair.for_system(host.current().system).checks()]
+    return [
+        Check(t.name, "ok", t.found) if t.found else Check(t.name, "fail", t.problem, t.fix)
+        for t in repair.for_system(host.current().system).checks()
+    ]
 
 
 def _glibc(cfg: Config) -> Check:
@@ -131,8 +149,12 @@ def _glibc(cfg: Config) -> Check:
     if not (need and have):
         return Check("glibc", "warn", f"host glibc {have or 'unknown'}; target {cfg.build.plat}")
     if older:
-        return Check("glibc", "fail", f"host glibc {have} is older than {cfg.build.plat} needs",
-                     "build on a newer host, or lower build.plat")
+        return Check(
+            "glibc",
+            "fail",
+            f"host glibc {have} is older than {cfg.build.plat} needs",
+            "build on a newer host, or lower build.plat",
+        )
     return Check("glibc", "ok", f"host glibc {have} >= {cfg.build.plat}")
 
 
@@ -140,11 +162,19 @@ def _git(cfg: Config) -> Check:
     state = git.state(cfg.project_dir)
     if state.root is None or state.commit is None:
         what = "not a git checkout" if state.root is None else "git repository without a readable HEAD"
-        return Check("git", "warn", f"{what}: builds use a fixed SOURCE_DATE_EPOCH",
-                     "build from a git checkout so the manifest records the commit")
+        return Check(
+            "git",
+            "warn",
+            f"{what}: builds use a fixed SOURCE_DATE_EPOCH",
+            "build from a git checkout so the manifest records the commit",
+        )
     if state.dirty:
-        return Check("git", "warn", f"{state.branch} @ {(state.commit or '')[:12]}, uncommitted changes",
-                     "commit first: release builds should come from a clean tree")
+        return Check(
+            "git",
+            "warn",
+            f"{state.branch} @ {(state.commit or '')[:12]}, uncommitted changes",
+            "commit first: release builds should come from a clean tree",
+        )
     return Check("git", "ok", f"{state.branch} @ {(state.commit or '')[:12]}, clean")
 
 
@@ -176,14 +206,27 @@ def _credentials() -> list[Check]:
         elif pypirc.has_option(target, "password"):
             checks.append(Check(f"credentials: {target}", "ok", f"[{target}] password in {rc_path}"))
         else:
-            checks.append(Check(f"credentials: {target}", "warn", "none found (needed only to publish)",
-                                f"export TWINE_PASSWORD=<API token> or add [{target}] to {rc_path}"))
+            checks.append(
+                Check(
+                    f"credentials: {target}",
+                    "warn",
+                    "none found (needed only to publish)",
+                    f"export TWINE_PASSWORD=<API token> or add [{target}] to {rc_path}",
+                )
+            )
     from kestrel_release.adapters import github
 
     name = github.token_variable()
-    checks.append(Check("credentials: github", "ok", f"{name} is set") if name else
-                  Check("credentials: github", "warn", "none found (needed only to publish)",
-                        "export GH_TOKEN=<token with contents:write>"))
+    checks.append(
+        Check("credentials: github", "ok", f"{name} is set")
+        if name
+        else Check(
+            "credentials: github",
+            "warn",
+            "none found (needed only to publish)",
+            "export GH_TOKEN=<token with contents:write>",
+        )
+    )
     return checks
 
 
@@ -205,5 +248,4 @@ def raise_for(report: DoctorReport) -> None:
     """PreflightError (exit 3) naming every failed check."""
     failed = [c for c in report.checks if c.status == "fail"]
     if failed:
-        raise PreflightError("doctor: " + "; ".join(f"{c.name}: {c.detail}" for c in failed),
-                             failed[0].fix or None)
+        raise PreflightError("doctor: " + "; ".join(f"{c.name}: {c.detail}" for c in failed), failed[0].fix or None)

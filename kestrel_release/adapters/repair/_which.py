@@ -38,11 +38,19 @@ class ScriptTool:
 
     def missing(self) -> list[str]:
         if which(self.script) is None:
-            return [f"{self.script} not found — reinstall kestrel-release on this {self.system} machine "
-                    f"(it depends on {self.name} there), or python -m pip install {self.name}"]
+            return [
+                f"{self.script} not found — reinstall kestrel-release on this {self.system} machine "
+                f"(it depends on {self.name} there), or python -m pip install {self.name}"
+            ]
         return []
 
     def checks(self) -> list[ToolCheck]:
         path = which(self.script)
-        return [ToolCheck(self.name, path and f"{self.version()} at {path}", self.not_found,
-                          f"python -m pip install {self.name} (kestrel-release depends on it on {self.system})")]
+        return [
+            ToolCheck(
+                self.name,
+                path and f"{self.version()} at {path}",
+                self.not_found,
+                f"python -m pip install {self.name} (kestrel-release depends on it on {self.system})",
+            )
+        ]

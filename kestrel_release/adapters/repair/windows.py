@@ -34,8 +34,9 @@ def no_dll(exclude: tuple[str, ...]) -> list[str]:
 class Delvewheel(_which.ScriptTool):
     name, script, system, not_found = "delvewheel", "delvewheel", "Windows", "not found"
 
-    def command(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...],
-                env: dict[str, str] | None = None) -> list[str]:
+    def command(
+        self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], env: dict[str, str] | None = None
+    ) -> list[str]:
         argv = [_which.which("delvewheel") or "delvewheel", "repair", "-w", str(out_dir)]
         for pattern in no_dll(exclude):
             argv += ["--no-dll", pattern]

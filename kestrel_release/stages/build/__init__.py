@@ -49,14 +49,23 @@ class BuildResult:
 
     def to_json(self) -> dict:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
-        return {"platforms": plats.to_json(), "left_for_others": plats.left, "out_dir": str(self.out_dir), "wheels": self.wheels, "precompile": self.precompile.to_json(),
-                "steps": [s.to_json() for s in self.steps], "seconds": round(self.seconds, 2),
-                "logs": str(self.logs) if self.logs else None, "warnings": self.warnings,
-                "reproducible": self.reproducible}
+        return {
+            "platforms": plats.to_json(),
+            "left_for_others": plats.left,
+            "out_dir": str(self.out_dir),
+            "wheels": self.wheels,
+            "precompile": self.precompile.to_json(),
+            "steps": [s.to_json() for s in self.steps],
+            "seconds": round(self.seconds, 2),
+            "logs": str(self.logs) if self.logs else None,
+            "warnings": self.warnings,
+            "reproducible": self.reproducible,
+        }
 
 
-def run(cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False,
-        platforms: tuple[str, ...] = ()) -> BuildResult:
+def run(
+    cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False, platforms: tuple[str, ...] = ()
+) -> BuildResult:
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
     `platforms` (--platform) narrows the configured platforms to build here."""
     try:
@@ -91,7 +100,8 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
                     build_native.check_metadata(cfg, built)
                     oldest = min(built, key=lambda py: int(py.split(".")[1]))
                     plan.tool_versions["torch"] = build_native.torch_record(
-                        (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest])
+                        (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest]
+                    )
                     reproducible = None
                     if check_reproducible:
                         again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
@@ -107,8 +117,17 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
             kept.restore()
             if envs is not None:
                 envs.close()
-    return BuildResult(cfg.out_path, wheels, pre, list(steps.steps.values()), time.monotonic() - start,
-                       logs, plan.warnings, reproducible, plats)
+    return BuildResult(
+        cfg.out_path,
+        wheels,
+        pre,
+        list(steps.steps.values()),
+        time.monotonic() - start,
+        logs,
+        plan.warnings,
+        reproducible,
+        plats,
+    )
 
 
 def check_paths(cfg: Config) -> None:
@@ -131,15 +150,23 @@ def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> 
     except BaseException:
         steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
         raise
-    detail = {"none": "no precompile step configured", "compiled": "compiled (cache stored)",
-              "restored": "restored from cache", "up-to-date": "up to date"}[result.status]
-    steps.finish("precompile", "skipped" if result.status == "none" else "ok",
-                 f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
+    detail = {
+        "none": "no precompile step configured",
+        "compiled": "compiled (cache stored)",
+        "restored": "restored from cache",
+        "up-to-date": "up to date",
+    }[result.status]
+    steps.finish(
+        "precompile",
+        "skipped" if result.status == "none" else "ok",
+        f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail,
+    )
     return result
 
 
-def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path, logs: Path,
-               steps: _progress.Steps, cache: bool) -> dict[str, Path]:
+def _build_all(
+    cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path, logs: Path, steps: _progress.Steps, cache: bool
+) -> dict[str, Path]:
     """python -> repaired wheel, built in parallel; the first failure stops the rest."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
@@ -148,8 +175,10 @@ def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path,
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     proc.reset()
     try:
-        futures = {pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
-                   for py in plan.pythons}
+        futures = {
+            pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
+            for py in plan.pythons
+        }
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for fut in done:
             if fut.exception() is not None:
@@ -163,9 +192,18 @@ def _build_all(cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path,
         repairer.close()
 
 
-def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, repairer: _repair.Repairer,
-               slots: threading.BoundedSemaphore, root: Path, logs: Path, steps: _progress.Steps,
-               cache: bool) -> Path:
+def _build_one(
+    cfg: Config,
+    plan: Plan,
+    py: str,
+    envs: _buildenv.Envs | None,
+    repairer: _repair.Repairer,
+    slots: threading.BoundedSemaphore,
+    root: Path,
+    logs: Path,
+    steps: _progress.Steps,
+    cache: bool,
+) -> Path:
     name = f"python {py}"
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"
@@ -180,12 +218,18 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
         venv = envs.get(py) if envs is not None else None
         settings = plan.config_settings(cfg, cache)
         # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
-        argv = uv.wheel_command(plan.uv, venv or plan.pythons[py], cfg.project_dir, raw, frontend=cfg.build.frontend,
-                                isolation=cfg.build.isolation and venv is None, config_settings=settings)
+        argv = uv.wheel_command(
+            plan.uv,
+            venv or plan.pythons[py],
+            cfg.project_dir,
+            raw,
+            frontend=cfg.build.frontend,
+            isolation=cfg.build.isolation and venv is None,
+            config_settings=settings,
+        )
         with slots:
             steps.start(name, "building")
-            proc.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg),
-                             what=f"build for Python {py}")
+            proc.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg), what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
         if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
             final = _wheelzip.normalize(wheel, plan.source_date_epoch)
@@ -193,8 +237,14 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
             steps.start(name, "repairing")
             log = logs / f"repair-{py}.log"
             with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):  # exit 4 naming symbols
-                repairer.repair(wheel, fixed, cfg.build.plat, cfg.build.exclude, log=log,
-                                what=f"{plan.repair_tool.name} repair for Python {py}")
+                repairer.repair(
+                    wheel,
+                    fixed,
+                    cfg.build.plat,
+                    cfg.build.exclude,
+                    log=log,
+                    what=f"{plan.repair_tool.name} repair for Python {py}",
+                )
                 final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
                 build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
@@ -206,8 +256,14 @@ def _build_one(cfg: Config, plan: Plan, py: str, envs: _buildenv.Envs | None, re
     return final
 
 
-def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.PrecompileResult,
-             out: Path, plats: build_platforms.PlatformPlan) -> list[dict]:
+def _collect(
+    cfg: Config,
+    plan: Plan,
+    built: dict[str, Path],
+    pre: precompile.PrecompileResult,
+    out: Path,
+    plats: build_platforms.PlatformPlan,
+) -> list[dict]:
     from packaging.utils import parse_wheel_filename
 
     out.mkdir()
@@ -216,22 +272,33 @@ def _collect(cfg: Config, plan: Plan, built: dict[str, Path], pre: precompile.Pr
         final = out / wheel.name
         os.replace(wheel, final)
         _, _, _, tags = parse_wheel_filename(final.name)
-        wheels.append({"filename": final.name, "python": py,
-                       "python_tag": ".".join(sorted({t.interpreter for t in tags})),
-                       "platform_tag": ".".join(sorted({t.platform for t in tags})),
-                       "size": final.stat().st_size, "sha256": fsutil.sha256_file(final),
-                       **build_native.glibc_facts(final.name),
-                       **({"platform": plats.build} if plats.build else {})})
+        wheels.append(
+            {
+                "filename": final.name,
+                "python": py,
+                "python_tag": ".".join(sorted({t.interpreter for t in tags})),
+                "platform_tag": ".".join(sorted({t.platform for t in tags})),
+                "size": final.stat().st_size,
+                "sha256": fsutil.sha256_file(final),
+                **build_native.glibc_facts(final.name),
+                **({"platform": plats.build} if plats.build else {}),
+            }
+        )
     state = git.state(cfg.project_dir)
-    manifest.save(out, {
-        "package": cfg.name, "version": cfg.version or _version_of(wheels),
-        "git": {"commit": state.commit, "dirty": state.dirty},
-        "source_date_epoch": plan.source_date_epoch,
-        "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
-        "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
-        "wheels": wheels, "kernels": pre.kernels,
-        "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
-    })
+    manifest.save(
+        out,
+        {
+            "package": cfg.name,
+            "version": cfg.version or _version_of(wheels),
+            "git": {"commit": state.commit, "dirty": state.dirty},
+            "source_date_epoch": plan.source_date_epoch,
+            "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
+            "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
+            "wheels": wheels,
+            "kernels": pre.kernels,
+            "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
+        },
+    )
     manifest.write_sums(out, wheels)
     return wheels
 
@@ -243,8 +310,10 @@ def _version_of(wheels: list[dict]) -> str | None:
 def render(result: BuildResult) -> None:
     """The final table: one row per step, then where the wheels are."""
     console.console.print(_progress.table(result.steps))
-    console.ok(f"{len(result.wheels)} wheels in {result.out_dir} ({result.seconds:.1f} s)"
-               + (", byte-identical across two builds" if result.reproducible else ""))
+    console.ok(
+        f"{len(result.wheels)} wheels in {result.out_dir} ({result.seconds:.1f} s)"
+        + (", byte-identical across two builds" if result.reproducible else "")
+    )
     from kestrel_release.stages.verify.native import floor_text
 
     for floor in sorted({w["glibc_floor"] for w in result.wheels if w.get("glibc_floor")}):

@@ -17,8 +17,15 @@ from kestrel_release.adapters import toolchain
 from kestrel_release.errors import PreflightError
 
 # build.env keys that mean the build compiles CUDA (CMake's, torch.utils.cpp_extension's, the toolkit's).
-HINTS = ("CUDACXX", "CMAKE_CUDA_COMPILER", "CMAKE_CUDA_ARCHITECTURES", "TORCH_CUDA_ARCH_LIST", "CUDA_HOME",
-         "CUDA_PATH", "CUDA_ROOT")
+HINTS = (
+    "CUDACXX",
+    "CMAKE_CUDA_COMPILER",
+    "CMAKE_CUDA_ARCHITECTURES",
+    "TORCH_CUDA_ARCH_LIST",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_ROOT",
+)
 SOURCES = (".cu", ".cuh")
 # Never the project's own sources: environments, build trees, VCS data (bounded walk on big trees).
 _SKIP = {"build", "dist", "node_modules", "site-packages", "__pycache__", "third_party", "3rdparty", "external"}
@@ -46,8 +53,14 @@ def gpu_relevant(cfg) -> bool:
 def first_cuda_source(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> str | None:
     """The first *.cu/*.cuh under `root` (relative, POSIX), skipping hidden dirs, envs and build trees."""
     for seen, (here, dirs, files) in enumerate(os.walk(root), start=1):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP and d not in skip
-                         and not (Path(here) / d / "pyvenv.cfg").exists())
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in _SKIP
+            and d not in skip
+            and not (Path(here) / d / "pyvenv.cfg").exists()
+        )
         hit = next((f for f in sorted(files) if f.endswith(SOURCES)), None)
         if hit:
             return (Path(here) / hit).relative_to(root).as_posix()
@@ -66,8 +79,9 @@ def find(cfg) -> Path:
         raise PreflightError(f"{exc.message}; {why} needs it", exc.hint) from None
     if cfg.precompile and not env.get("CUDACXX") and shutil.which("nvcc", path=env.get("PATH")) is None:
         # The step is the project's own command: it sees only CUDACXX and PATH, not our fallbacks.
-        raise PreflightError(f"nvcc is not on PATH (found {nvcc} outside it); the precompile step looks only at "
-                             "CUDACXX and PATH",
-                             f"export PATH={nvcc.parent}{os.pathsep}$PATH, or set CUDACXX={nvcc} "
-                             "(or [tool.kestrel-release.build] env CUDACXX)")
+        raise PreflightError(
+            f"nvcc is not on PATH (found {nvcc} outside it); the precompile step looks only at CUDACXX and PATH",
+            f"export PATH={nvcc.parent}{os.pathsep}$PATH, or set CUDACXX={nvcc} "
+            "(or [tool.kestrel-release.build] env CUDACXX)",
+        )
     return nvcc

@@ -25,7 +25,7 @@ def _minor(py: str) -> int:
 
 
 def detect_abi(project: Path) -> str | None:
-    """"abi3" or "py3" when the project's build config says so (setup.cfg/setup.py bdist_wheel
+    """ "abi3" or "py3" when the project's build config says so (setup.cfg/setup.py bdist_wheel
     py_limited_api, [tool.distutils.bdist_wheel], scikit-build-core wheel.py-api); else None."""
     try:
         data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
@@ -88,8 +88,10 @@ def pythons_to_build(cfg: Config, pythons: dict[str, Path]) -> dict[str, Path]:
     if abi_mode(cfg) not in ("abi3", "py3") or len(pythons) < 2:
         return pythons
     oldest = min(pythons, key=_minor)
-    console.info(f"{abi_mode(cfg)}: one wheel per platform, built with Python {oldest}, "
-                 f"for Python {', '.join(sorted(pythons, key=_minor))}")
+    console.info(
+        f"{abi_mode(cfg)}: one wheel per platform, built with Python {oldest}, "
+        f"for Python {', '.join(sorted(pythons, key=_minor))}"
+    )
     return {oldest: pythons[oldest]}
 
 
@@ -109,11 +111,13 @@ def one_per_wheel(cfg: Config, built: dict[str, Path]) -> dict[str, Path]:
         mode = "abi3" if abis == {"abi3"} else "py3" if abis == {"none"} else None
         _remember(cfg.project_dir, mode)
         if was and mode is None:  # built once on an earlier build's word; the project changed since
-            raise BuildError(f"an earlier build gave a {was} wheel, this one is per-Python "
-                             f"({', '.join(sorted(w.name for w in built.values()))})",
-                             "run the build again: it now builds every configured Python")
+            raise BuildError(
+                f"an earlier build gave a {was} wheel, this one is per-Python "
+                f"({', '.join(sorted(w.name for w in built.values()))})",
+                "run the build again: it now builds every configured Python",
+            )
         if mode and len(built) > len(seen):
-            console.info(f"the wheel is {mode}: later builds run once (set abi = \"{mode}\" to say so)")
+            console.info(f'the wheel is {mode}: later builds run once (set abi = "{mode}" to say so)')
     return {py: built[py] for py in seen.values()}
 
 
@@ -131,9 +135,11 @@ def check_metadata(cfg: Config, built: dict[str, Path]) -> None:
     for wheel in built.values():
         name, version, _, _ = parse_wheel_filename(wheel.name)
         if canonicalize_name(name) != canonicalize_name(cfg.name) or str(version) != str(expected_version):
-            raise BuildError(f"{wheel.name} is {name} {version}, but the build backend's metadata says "
-                             f"{cfg.name} {expected_version}",
-                             "the version must not change during a build (setup.py reading the clock or git?)")
+            raise BuildError(
+                f"{wheel.name} is {name} {version}, but the build backend's metadata says "
+                f"{cfg.name} {expected_version}",
+                "the version must not change during a build (setup.py reading the clock or git?)",
+            )
 
 
 def wanted_floor(cfg: Config) -> tuple[int, int] | None:
@@ -192,14 +198,16 @@ def check_floor(cfg: Config, wheel: Path, log: Path) -> None:
     found = glibc_floor.analyze(wheel, wanted, cfg.build.exclude, log)
     if found.floor is not None and found.floor <= wanted:
         return
-    what = (f"build.min_glibc = {cfg.build.min_glibc}" if cfg.build.min_glibc else f"build.plat = {cfg.build.plat}")
+    what = f"build.min_glibc = {cfg.build.min_glibc}" if cfg.build.min_glibc else f"build.plat = {cfg.build.plat}"
     symbols = ", ".join(found.symbols[:6]) + (f" and {len(found.symbols) - 6} more" if len(found.symbols) > 6 else "")
     why = f"symbols {symbols} raise it" if symbols else "auditwheel's policy analysis (see the log) raises it"
     best = f"{found.floor[0]}.{found.floor[1]}" if found.floor else "?"
-    raise BuildError(f"{wheel.name} needs glibc {best} ({found.policy}), above {what}: {why}"
-                     + (f"; {floor_text(found.floor)}" if found.floor else ""),
-                     "build in a manylinux image (e.g. PyTorch's pytorch/manylinux2_28-builder images) or with an "
-                     "older toolchain, or raise the floor")
+    raise BuildError(
+        f"{wheel.name} needs glibc {best} ({found.policy}), above {what}: {why}"
+        + (f"; {floor_text(found.floor)}" if found.floor else ""),
+        "build in a manylinux image (e.g. PyTorch's pytorch/manylinux2_28-builder images) or with an "
+        "older toolchain, or raise the floor",
+    )
 
 
 def torch_record(python: Path | None) -> dict | None:

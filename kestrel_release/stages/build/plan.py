@@ -41,8 +41,13 @@ class Plan:
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
-        return {**cfg.build.env, "SOURCE_DATE_EPOCH": str(self.source_date_epoch),
-                "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+        return {
+            **cfg.build.env,
+            "SOURCE_DATE_EPOCH": str(self.source_date_epoch),
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_NO_PROGRESS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
 
     def config_settings(self, cfg: Config, cache: bool) -> dict[str, str]:
         """A persistent scikit-build-core build dir per project and wheel tag: warm builds are incremental."""
@@ -78,8 +83,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}
     if tool.name != "auditwheel":
         tools[tool.name] = tool.version()
-    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools,
-                repair_tool=tool)
+    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools, repair_tool=tool)
 
 
 def _attempt(problems: list[str], fn, *args):
@@ -96,8 +100,10 @@ def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
         return
     seen = ", ".join(f"{g.name} ({g.sm})" for g in gpus) or why
     if cfg.requires_gpu:
-        problems.append(f"precompilation needs an sm_{cfg.cuda_arch} GPU (requires_gpu = true) but found none "
-                        f"({seen}) — run on an H100 host, or pass --no-gpu-check to build anyway")
+        problems.append(
+            f"precompilation needs an sm_{cfg.cuda_arch} GPU (requires_gpu = true) but found none "
+            f"({seen}) — run on an H100 host, or pass --no-gpu-check to build anyway"
+        )
     else:
         warnings.append(f"no sm_{cfg.cuda_arch} GPU ({seen}): the kernels are cross-compiled and not run here")
 
@@ -105,8 +111,10 @@ def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
 def _check_glibc(cfg: Config, problems: list[str]) -> None:
     _need, have, older = host_fit.glibc_fit(cfg)
     if older and have:
-        problems.append(f"this host has glibc {have}, older than {cfg.build.plat} needs — "
-                        f"build on a newer host or set build.plat to manylinux_{have.replace('.', '_')}_x86_64")
+        problems.append(
+            f"this host has glibc {have}, older than {cfg.build.plat} needs — "
+            f"build on a newer host or set build.plat to manylinux_{have.replace('.', '_')}_x86_64"
+        )
 
 
 def source_date_epoch(cfg: Config) -> tuple[int, str | None]:

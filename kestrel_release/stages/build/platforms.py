@@ -51,8 +51,9 @@ class PlatformPlan:
         return {"configured": list(self.configured), "built": self.build, "left_for_others": self.left}
 
 
-def plan(configured: tuple[str, ...], pythons: tuple[str, ...], host: Host,
-         narrow: tuple[str, ...] = (), plat: str = "auto") -> PlatformPlan:
+def plan(
+    configured: tuple[str, ...], pythons: tuple[str, ...], host: Host, narrow: tuple[str, ...] = (), plat: str = "auto"
+) -> PlatformPlan:
     """Which configured platform to build here (one per run) and which pairs are left for others.
 
     `narrow`: --platform; an explicit build.plat (what `ci init`'s jobs set) that names a
@@ -65,43 +66,58 @@ def plan(configured: tuple[str, ...], pythons: tuple[str, ...], host: Host,
     configured = configured or narrow
     for name in narrow:
         if name not in configured:
-            raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(configured)})",
-                             "add it to `platforms` in [tool.kestrel-release], or pick a listed one")
+            raise UsageError(
+                f"--platform {name} is not one of the configured platforms ({', '.join(configured)})",
+                "add it to `platforms` in [tool.kestrel-release], or pick a listed one",
+            )
     if not narrow and plat != "auto":  # build.plat names the platform (`ci init`'s jobs set it)
         served = [c for c in configured if c == plat or covers(plat, c)]
         if not served:
-            raise UsageError(f"build.plat {plat} is not one of the configured platforms ({', '.join(configured)})",
-                             "add it to `platforms`, or pick one with --platform")
+            raise UsageError(
+                f"build.plat {plat} is not one of the configured platforms ({', '.join(configured)})",
+                "add it to `platforms`, or pick one with --platform",
+            )
         narrow = (served[0] if plat not in configured else plat,)
     parsed = {name: parse(name) for name in configured}
     why = {name: buildable(p, host) for name, p in parsed.items() if p is not None}
     if narrow:
         bad = [n for n in narrow if why.get(n)]
         if bad:
-            raise PreflightError(f"cannot build {bad[0]} on this {host.describe()} host: it {why[bad[0]]}",
-                                 "run `kestrel-release build` on such a machine (or let `ci init`'s workflow "
-                                 "do it), then `kestrel-release assemble` the outputs")
+            raise PreflightError(
+                f"cannot build {bad[0]} on this {host.describe()} host: it {why[bad[0]]}",
+                "run `kestrel-release build` on such a machine (or let `ci init`'s workflow "
+                "do it), then `kestrel-release assemble` the outputs",
+            )
         if len(narrow) > 1:
-            raise UsageError(f"--platform names {len(narrow)} platforms; build makes one per run",
-                             "run build once per platform with separate --out directories, then "
-                             "`kestrel-release assemble` them")
+            raise UsageError(
+                f"--platform names {len(narrow)} platforms; build makes one per run",
+                "run build once per platform with separate --out directories, then `kestrel-release assemble` them",
+            )
         chosen = narrow[0]
     else:
         candidates = [n for n in configured if not why.get(n)]
         if not candidates:
             listed = "; ".join(f"{n} {why[n]}" for n in configured)
-            raise PreflightError(f"none of the configured platforms can be built on this {host.describe()} host "
-                                 f"({listed})", "run `kestrel-release build` on those machines (or let `ci init`'s "
-                                 "workflow do it), then `kestrel-release assemble` the outputs")
+            raise PreflightError(
+                f"none of the configured platforms can be built on this {host.describe()} host ({listed})",
+                "run `kestrel-release build` on those machines (or let `ci init`'s "
+                "workflow do it), then `kestrel-release assemble` the outputs",
+            )
         chosen = max(candidates, key=lambda n: parsed[n].floor or (0, 0))  # type: ignore[union-attr]
-    left = [{"platform": name, "python": py, "why": why.get(name) or _same_host_why(name, chosen)}
-            for name in configured if name != chosen for py in pythons]
+    left = [
+        {"platform": name, "python": py, "why": why.get(name) or _same_host_why(name, chosen)}
+        for name in configured
+        if name != chosen
+        for py in pythons
+    ]
     return PlatformPlan(tuple(configured), chosen, left)
 
 
 def _same_host_why(name: str, chosen: str) -> str:
-    return (f"one platform per build run ({chosen} here); build it with --platform {name} "
-            "in an environment that meets its floor")
+    return (
+        f"one platform per build run ({chosen} here); build it with --platform {name} "
+        "in an environment that meets its floor"
+    )
 
 
 def repair_plat(chosen: str | None, plat: str) -> str:
@@ -114,8 +130,10 @@ def repair_plat(chosen: str | None, plat: str) -> str:
 def hint(left: list[dict]) -> str:
     """The one line that says how the rest of the release gets built."""
     plats = list(dict.fromkeys(row["platform"] for row in left))
-    return (f"left for other machines: {', '.join(plats)} — run `kestrel-release build` on such a machine "
-            "(or let `ci init`'s workflow do it), then `kestrel-release assemble` the outputs")
+    return (
+        f"left for other machines: {', '.join(plats)} — run `kestrel-release build` on such a machine "
+        "(or let `ci init`'s workflow do it), then `kestrel-release assemble` the outputs"
+    )
 
 
 def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
@@ -125,8 +143,7 @@ def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
     import os
 
     plat = repair_plat(plats.build, cfg.build.plat)
-    env = {**macos_env(plats.build, {**(os.environ if environ is None else environ), **cfg.build.env}),
-           **cfg.build.env}
+    env = {**macos_env(plats.build, {**(os.environ if environ is None else environ), **cfg.build.env}), **cfg.build.env}
     if plat == cfg.build.plat and env == cfg.build.env:
         return cfg
     return dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat, env=env))
@@ -143,8 +160,11 @@ def macos_env(chosen: str | None, environ) -> dict[str, str]:
     version = f"{p.floor[0]}.{p.floor[1]}"
     arch = mac_arch(p.name)
     flags = " ".join(f"-arch {'arm64' if a == 'aarch64' else a}" for a in sorted(p.arches))
-    wanted = {"MACOSX_DEPLOYMENT_TARGET": version, "_PYTHON_HOST_PLATFORM": f"macosx-{version}-{arch}",
-              "ARCHFLAGS": flags}
+    wanted = {
+        "MACOSX_DEPLOYMENT_TARGET": version,
+        "_PYTHON_HOST_PLATFORM": f"macosx-{version}-{arch}",
+        "ARCHFLAGS": flags,
+    }
     return {k: v for k, v in wanted.items() if k not in environ}
 
 
@@ -165,9 +185,12 @@ def check_built(plats: PlatformPlan, filenames: list[str]) -> None:
     for name in filenames:
         tags = {t.platform for t in parse_wheel_filename(name)[3]}
         if "any" not in tags and not any(covers(t, chosen) for t in tags):
-            raise BuildError(f"{name} was built for {', '.join(sorted(tags))}, which does not serve the configured "
-                             f"platform {chosen}", "build in an environment that meets that platform's floor "
-                             "(macOS: set MACOSX_DEPLOYMENT_TARGET; Linux: an older manylinux image)")
+            raise BuildError(
+                f"{name} was built for {', '.join(sorted(tags))}, which does not serve the configured "
+                f"platform {chosen}",
+                "build in an environment that meets that platform's floor "
+                "(macOS: set MACOSX_DEPLOYMENT_TARGET; Linux: an older manylinux image)",
+            )
 
 
 def render_left(plats: PlatformPlan) -> None:
@@ -196,6 +219,8 @@ def check_release_here(cfg) -> None:
     plats = plan(cfg.platforms, cfg.python, host.current(), plat=cfg.build.plat)
     if plats.left:
         names = ", ".join(dict.fromkeys(row["platform"] for row in plats.left))
-        raise UsageError(f"release builds on this machine only, and `platforms` also lists {names}",
-                         "build each platform on its machine (or let `ci init`'s workflow do it), "
-                         "`kestrel-release assemble DIR... --out OUT`, then `kestrel-release release --from OUT`")
+        raise UsageError(
+            f"release builds on this machine only, and `platforms` also lists {names}",
+            "build each platform on its machine (or let `ci init`'s workflow do it), "
+            "`kestrel-release assemble DIR... --out OUT`, then `kestrel-release release --from OUT`",
+        )

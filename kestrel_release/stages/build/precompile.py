@@ -24,8 +24,7 @@ from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, ConfigError
 
 # Environment that changes what nvcc produces, besides cfg.build.env.
-KEY_ENV = ("TORCH_CUDA_ARCH_LIST", "KESTREL_KERNELS_CUDA_ARCH", "CMAKE_ARGS",
-           "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+KEY_ENV = ("TORCH_CUDA_ARCH_LIST", "KESTREL_KERNELS_CUDA_ARCH", "CMAKE_ARGS", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
 
 
 @dataclass
@@ -37,8 +36,13 @@ class PrecompileResult:
     kernels: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"status": self.status, "key": self.key, "seconds": round(self.seconds, 2),
-                "log": str(self.log) if self.log else None, "kernels": self.kernels}
+        return {
+            "status": self.status,
+            "key": self.key,
+            "seconds": round(self.seconds, 2),
+            "log": str(self.log) if self.log else None,
+            "kernels": self.kernels,
+        }
 
 
 def input_files(cfg: Config) -> list[Path]:
@@ -54,9 +58,14 @@ def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str]) -> str:
     for path in input_files(cfg):
         digest.update(path.relative_to(cfg.project_dir).as_posix().encode() + b"\0")
         digest.update(fsutil.sha256_file(path).encode() + b"\0")
-    payload = {"inputs": digest.hexdigest(), "nvcc": nvcc_version, "arch": cfg.cuda_arch,
-               "argv": list(cfg.precompile), "outputs": cfg.precompile_outputs,
-               "env": {k: env[k] for k in sorted(set(KEY_ENV) | set(cfg.build.env)) if k in env}}
+    payload = {
+        "inputs": digest.hexdigest(),
+        "nvcc": nvcc_version,
+        "arch": cfg.cuda_arch,
+        "argv": list(cfg.precompile),
+        "outputs": cfg.precompile_outputs,
+        "env": {k: env[k] for k in sorted(set(KEY_ENV) | set(cfg.build.env)) if k in env},
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -64,14 +73,18 @@ def _tree(root: Path) -> dict[str, str]:
     """relative path -> sha256 of every non-hidden file (hidden = the step's locks and caches)."""
     if not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): fsutil.sha256_file(p) for p in sorted(root.rglob("*"))
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)}
+    return {
+        p.relative_to(root).as_posix(): fsutil.sha256_file(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
     # Hidden caches travel along (the step's nvcc-version cache spares an nvcc run); locks do not.
-    shutil.copytree(src, dst, ignore=lambda _d, names: [n for n in names if n.endswith((".lock", ".tmp"))],
-                    dirs_exist_ok=True)
+    shutil.copytree(
+        src, dst, ignore=lambda _d, names: [n for n in names if n.endswith((".lock", ".tmp"))], dirs_exist_ok=True
+    )
 
 
 def _store(outputs: Path, entry: Path) -> None:
@@ -103,8 +116,10 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
     if not cfg.precompile:
         return PrecompileResult("none")
     if not cfg.precompile_outputs:
-        raise ConfigError("precompile is set but precompile_outputs is not",
-                          "set [tool.kestrel-release].precompile_outputs to the directory the step writes")
+        raise ConfigError(
+            "precompile is set but precompile_outputs is not",
+            "set [tool.kestrel-release].precompile_outputs to the directory the step writes",
+        )
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
     key = cache_key(cfg, nvcc_version, env)
@@ -124,8 +139,9 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
         entry.parent.mkdir(parents=True, exist_ok=True)
         _store(outputs, entry)
         status = "compiled"
-    return PrecompileResult(status, key, time.monotonic() - start, log if status == "compiled" else None,
-                            kernels_of(outputs))
+    return PrecompileResult(
+        status, key, time.monotonic() - start, log if status == "compiled" else None, kernels_of(outputs)
+    )
 
 
 def kernels_of(outputs: Path) -> list[dict]:
@@ -137,5 +153,8 @@ def kernels_of(outputs: Path) -> list[dict]:
     variants = data.get("variants") if isinstance(data, dict) else None
     if not isinstance(variants, dict):
         return []
-    return [{"name": name, "cubin": v.get("cubin"), "arch": v.get("arch"), "sha256": v.get("sha256")}
-            for name, v in sorted(variants.items()) if isinstance(v, dict)]
+    return [
+        {"name": name, "cubin": v.get("cubin"), "arch": v.get("arch"), "sha256": v.get("sha256")}
+        for name, v in sorted(variants.items())
+        if isinstance(v, dict)
+    ]

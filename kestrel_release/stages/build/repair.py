@@ -45,11 +45,16 @@ class Repairer:
 
     def _start(self) -> None:
         if self._child is None:
-            self._child = proc.spawn(auditwheel.worker_command(), env=self._env, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self._child = proc.spawn(
+                auditwheel.worker_command(),
+                env=self._env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
 
-    def repair(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], *, log: Path,
-               what: str) -> None:
+    def repair(self, wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ...], *, log: Path, what: str) -> None:
         """Repair `wheel` into `out_dir`; BuildError (exit 4) naming `what` and `log` on failure."""
         if self._tool is not None and not self._tool.persistent:  # delvewheel, delocate: one run per wheel
             proc.run_logged(self._tool.command(wheel, out_dir, plat, exclude), log=log, env=self._env, what=what)

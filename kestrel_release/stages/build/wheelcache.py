@@ -30,8 +30,11 @@ def source_digest(cfg: Config) -> str:
     out = cfg.out_path
     for dirpath, dirnames, filenames in os.walk(cfg.project_dir):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
-                             and not d.endswith(".egg-info") and here / d != out)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and d not in _SKIP_DIRS and not d.endswith(".egg-info") and here / d != out
+        )
         for name in sorted(filenames):
             if not name.startswith("."):
                 path = here / name
@@ -42,8 +45,14 @@ def source_digest(cfg: Config) -> str:
 
 def key(cfg: Config, source: str, python: Path, source_date_epoch: int, tools: dict) -> str:
     st = python.resolve().stat()
-    payload = {"source": source, "python": [str(python), st.st_size, st.st_mtime_ns],
-               "build": asdict(cfg.build), "sde": source_date_epoch, "tools": tools, "tool": __version__}
+    payload = {
+        "source": source,
+        "python": [str(python), st.st_size, st.st_mtime_ns],
+        "build": asdict(cfg.build),
+        "sde": source_date_epoch,
+        "tools": tools,
+        "tool": __version__,
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 

@@ -32,7 +32,7 @@ def normalize(wheel: Path, source_date_epoch: int) -> Path:
                 continue  # wheels need no directory entries; tools disagree on adding them
             mode = (info.external_attr >> 16) & 0o777 or 0o644
             out = zipfile.ZipInfo(info.filename, date_time=stamp)
-            out.external_attr = ((0o100000 | (0o755 if mode & 0o111 else 0o644)) << 16)
+            out.external_attr = (0o100000 | (0o755 if mode & 0o111 else 0o644)) << 16
             out.create_system = 3  # unix, whatever the host
             out.compress_type = zipfile.ZIP_DEFLATED
             dst.writestr(out, src.read(info), compresslevel=6)
@@ -66,5 +66,7 @@ def assert_identical(first: dict[str, Path], second: dict[str, Path]) -> None:
         elif a.read_bytes() != b.read_bytes():
             diffs.append(f"{a.name}: first difference in {first_difference(a, b)}")
     if diffs:
-        raise BuildError(f"not reproducible: {'; '.join(diffs)}",
-                         "check SOURCE_DATE_EPOCH and the build for embedded paths or timestamps")
+        raise BuildError(
+            f"not reproducible: {'; '.join(diffs)}",
+            "check SOURCE_DATE_EPOCH and the build for embedded paths or timestamps",
+        )

@@ -54,10 +54,16 @@ class InitResult:
         return command if self.github_repo else f"{command} --targets testpypi,pypi"
 
     def to_json(self) -> dict[str, Any]:
-        return {"project": str(self.project_dir), "changed": self.changed, "written": self.written,
-                "detected": self.detected.to_json(), "table": self.plan.values if self.plan else None,
-                "notes": self.plan.notes if self.plan else [], "gitignore_added": self.gitignore_added,
-                "next": self.next_command()}
+        return {
+            "project": str(self.project_dir),
+            "changed": self.changed,
+            "written": self.written,
+            "detected": self.detected.to_json(),
+            "table": self.plan.values if self.plan else None,
+            "notes": self.plan.notes if self.plan else [],
+            "gitignore_added": self.gitignore_added,
+            "next": self.next_command(),
+        }
 
 
 def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None) -> InitResult:
@@ -70,7 +76,9 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     try:
         data = tomllib.loads(original.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise UsageError(f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again") from None
+        raise UsageError(
+            f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again"
+        ) from None
     detected = init_detect.detect(project_dir, data)
     result = InitResult(project_dir, detected, None)
     if not detected.configured:
@@ -78,18 +86,23 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         _github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
         _check(result.plan)
         result.table_text = table_text(result.plan, detected)
-    result.github_repo = (_configured_repo(result.plan.values if result.plan else data, planned=result.plan is not None)
-                          or github_repo(git.remote_url(project_dir) or "") or "")  # release falls back to origin too
+    result.github_repo = (
+        _configured_repo(result.plan.values if result.plan else data, planned=result.plan is not None)
+        or github_repo(git.remote_url(project_dir) or "")
+        or ""
+    )  # release falls back to origin too
     out_dir = _out_dir(data) if detected.configured else "dist-all"
     result.gitignore_added = _missing_ignores(project_dir, out_dir, detected.backend)
     if result.plan is None and not result.gitignore_added:
         return result
     if not console.json_mode():
         render_plan(result)
-    console.confirm(f"Write these changes to {', '.join(_targets(result))}?", yes=yes,
-                    refused=("init needs confirmation but stdin is not a terminal",
-                             "pass --yes to write the changes shown"),
-                    cancelled=("init cancelled", "nothing was changed"))
+    console.confirm(
+        f"Write these changes to {', '.join(_targets(result))}?",
+        yes=yes,
+        refused=("init needs confirmation but stdin is not a terminal", "pass --yes to write the changes shown"),
+        cancelled=("init cancelled", "nothing was changed"),
+    )
     if result.plan is not None:
         _append_table(pyproject_path, original, result)
         result.written.append("pyproject.toml")
@@ -114,8 +127,9 @@ def _read_pyproject(project_dir: Path, path: Path) -> bytes:
         return path.read_bytes()
     if (project_dir / "setup.py").is_file() or (project_dir / "setup.cfg").is_file():
         return b""  # a setup.py-only project: init creates pyproject.toml holding just the table
-    raise UsageError(f"no pyproject.toml or setup.py in {project_dir}",
-                     "run init in the package's directory or pass --project DIR")
+    raise UsageError(
+        f"no pyproject.toml or setup.py in {project_dir}", "run init in the package's directory or pass --project DIR"
+    )
 
 
 def _out_dir(data: dict[str, Any]) -> str:
@@ -168,8 +182,11 @@ def _missing_ignores(project_dir: Path, out_dir: str, backend: str = "") -> list
     ignored = git.ignored(project_dir, [_probe(line) for line in lines])
     if ignored is None:  # not a git repository: compare with .gitignore's lines
         path = project_dir / ".gitignore"
-        present = {ln.strip().lstrip("/") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()} \
-            if path.is_file() else set()
+        present = (
+            {ln.strip().lstrip("/") for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()}
+            if path.is_file()
+            else set()
+        )
         return [ln for ln in lines if ln.lstrip("/") not in present]
     return [ln for ln in lines if _probe(ln) not in ignored]
 
@@ -189,8 +206,9 @@ def _append_table(path: Path, original: bytes, result: InitResult) -> None:
     try:  # the whole file must still parse, with exactly our table in it
         parsed = tomllib.loads(data.decode("utf-8"))["tool"]["kestrel-release"]
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise UsageError(f"cannot append [tool.kestrel-release] to {path}: {exc}",
-                         "add the table shown above by hand") from None
+        raise UsageError(
+            f"cannot append [tool.kestrel-release] to {path}: {exc}", "add the table shown above by hand"
+        ) from None
     if result.plan is None or parsed != result.plan.values:  # a bug in table_text, not the user's doing
         raise KestrelError(f"the table init wrote does not read back as planned: {parsed!r}")
     fsutil.atomic_write_bytes(path, data)
@@ -215,9 +233,10 @@ def render_plan(result: InitResult) -> None:
 
 def render(result: InitResult) -> None:
     if not result.changed:
-        console.ok(f"nothing to change: {result.project_dir} is already set up "
-                   "([tool.kestrel-release] and .gitignore lines present)")
+        console.ok(
+            f"nothing to change: {result.project_dir} is already set up "
+            "([tool.kestrel-release] and .gitignore lines present)"
+        )
     else:
         console.ok(f"wrote {', '.join(result.written)} in {result.project_dir}")
     console.info(f"next: {result.next_command()}")
-

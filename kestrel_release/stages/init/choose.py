@@ -19,15 +19,25 @@ from kestrel_release.stages.init.detect import Detected
 # flash_*.py, ...) are this repository's own and are not suggested: in another package they name
 # public code.
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
-SOURCES = tuple(p for p in config.DEFAULT_FORBID
-                if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
-HEADERS = tuple(p for p in config.DEFAULT_FORBID
-                if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
+SOURCES = tuple(p for p in config.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
+HEADERS = tuple(p for p in config.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
 # Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
 # matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
 # stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
-NEVER_SHIPPED = ("tests", "test", "scripts", "benchmarks", "benchmark", "examples", "example",
-                 "tools", "third_party", "docs", "doc", "include")
+NEVER_SHIPPED = (
+    "tests",
+    "test",
+    "scripts",
+    "benchmarks",
+    "benchmark",
+    "examples",
+    "example",
+    "tools",
+    "third_party",
+    "docs",
+    "doc",
+    "include",
+)
 
 
 @dataclass
@@ -91,8 +101,9 @@ def _choose_version(d: Detected, plan: Plan) -> None:
         plan.values["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
         plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version here"
     if d.vcs:
-        plan.notes.append(f"the version comes from git tags ({d.vcs}): release by tagging, e.g. "
-                          f"git tag -a v1.2.3 -m v1.2.3")
+        plan.notes.append(
+            f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a v1.2.3 -m v1.2.3"
+        )
     elif not d.version_file and d.version_source == "not found":
         plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
 
@@ -118,8 +129,9 @@ def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
     verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
     plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
     if d.shipped_tests:
-        plan.comments["verify.forbid"] += (f"; {', '.join(d.shipped_tests)} ships on purpose "
-                                           "(/tests/** is the top level only)")
+        plan.comments["verify.forbid"] += (
+            f"; {', '.join(d.shipped_tests)} ships on purpose (/tests/** is the top level only)"
+        )
     if d.packages:
         verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
         if d.native:
@@ -135,8 +147,10 @@ def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
         plan.comments["build.isolation"] = "setup.py imports torch, which [build-system].requires does not list"
         plan.notes.append("builds use the torch installed with each Python (build.isolation = false)")
     elif d.torch:
-        plan.notes.append("an isolated build compiles against the newest torch on the index: pin it in "
-                          "[build-system].requires (torch==X.Y.*) to match the torch your users run")
+        plan.notes.append(
+            "an isolated build compiles against the newest torch on the index: pin it in "
+            "[build-system].requires (torch==X.Y.*) to match the torch your users run"
+        )
 
 
 def _dist(d: Detected) -> str:
@@ -156,8 +170,10 @@ def _github_target(plan: Plan, repo: str | None) -> None:
         plan.values["targets"] = {"github": {"repo": repo}}
         plan.comments["targets.github"] = "from the git remote 'origin'"
     else:
-        plan.notes.append("no github.com remote 'origin': set [tool.kestrel-release.targets.github] "
-                          "repo = \"OWNER/NAME\" before publishing to GitHub, or use --targets testpypi,pypi")
+        plan.notes.append(
+            "no github.com remote 'origin': set [tool.kestrel-release.targets.github] "
+            'repo = "OWNER/NAME" before publishing to GitHub, or use --targets testpypi,pypi'
+        )
 
 
 def _check(plan: Plan) -> None:

@@ -24,17 +24,51 @@ from kestrel_release.stages.init.version_sources import (
 )
 
 BACKENDS = {  # build-backend module -> the name init reports
-    "setuptools.build_meta": "setuptools", "setuptools.build_meta:__legacy__": "setuptools",
-    "scikit_build_core.build": "scikit-build-core", "hatchling.build": "hatchling", "mesonpy": "meson-python",
-    "flit_core.buildapi": "flit", "poetry.core.masonry.api": "poetry", "pdm.backend": "pdm", "maturin": "maturin",
+    "setuptools.build_meta": "setuptools",
+    "setuptools.build_meta:__legacy__": "setuptools",
+    "scikit_build_core.build": "scikit-build-core",
+    "hatchling.build": "hatchling",
+    "mesonpy": "meson-python",
+    "flit_core.buildapi": "flit",
+    "poetry.core.masonry.api": "poetry",
+    "pdm.backend": "pdm",
+    "maturin": "maturin",
 }
 # Directories that are never the importable package, and never worth walking.
 # (build/ and dist/ are not here: setuptools' output dirs have no __init__.py, and pypa/build's
 # own package is src/build.)
-NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "benchmark", "scripts",
-                "tools", "csrc", "include", "third_party", "setup"}
-SKIP_WALK = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", "dist-all",
-             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".kestrel-build-logs"}
+NOT_PACKAGES = {
+    "tests",
+    "test",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "benchmarks",
+    "benchmark",
+    "scripts",
+    "tools",
+    "csrc",
+    "include",
+    "third_party",
+    "setup",
+}
+SKIP_WALK = {
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    "build",
+    "dist",
+    "dist-all",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".kestrel-build-logs",
+}
 _LIMITED_HEX = re.compile(r"Py_LIMITED_API\s*=\s*(?:0x)?03([0-9A-Fa-f]{2})")
 _LIMITED_TAG = re.compile(r"""py_limited_api['"]?\s*[:=]\s*['"](cp3\d+)['"]""")
 MAX_WALK = 20000  # files; a huge monorepo is not scanned whole
@@ -68,11 +102,23 @@ class Detected:
     configured: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "backend_spec": self.backend_spec, "name": self.name,
-                "name_source": self.name_source, "version": self.version, "version_source": self.version_source,
-                "vcs": self.vcs, "packages": self.packages, "native": self.native, "cuda": self.cuda,
-                "torch": self.torch, "abi3": self.abi3, "requires_python": self.requires_python,
-                "shipped_tests": self.shipped_tests, "configured": self.configured}
+        return {
+            "backend": self.backend,
+            "backend_spec": self.backend_spec,
+            "name": self.name,
+            "name_source": self.name_source,
+            "version": self.version,
+            "version_source": self.version_source,
+            "vcs": self.vcs,
+            "packages": self.packages,
+            "native": self.native,
+            "cuda": self.cuda,
+            "torch": self.torch,
+            "abi3": self.abi3,
+            "requires_python": self.requires_python,
+            "shipped_tests": self.shipped_tests,
+            "configured": self.configured,
+        }
 
 
 def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
@@ -87,8 +133,11 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     _native(d, setup_py)
     project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
-    d.requires_python = ((declared if isinstance(declared, str) else None) or setup_kw(setup_py, "python_requires")
-                         or cfg.get("options", {}).get("python_requires"))
+    d.requires_python = (
+        (declared if isinstance(declared, str) else None)
+        or setup_kw(setup_py, "python_requires")
+        or cfg.get("options", {}).get("python_requires")
+    )
     _abi3(d, tool, setup_py, cfg)
     _layout(d)
     return d
@@ -123,8 +172,12 @@ def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
         if not base.is_dir():
             continue
         for child in sorted(base.iterdir()):
-            if (child.is_dir() and child.name.isidentifier() and child.name not in NOT_PACKAGES
-                    and (child / "__init__.py").is_file()):
+            if (
+                child.is_dir()
+                and child.name.isidentifier()
+                and child.name not in NOT_PACKAGES
+                and (child / "__init__.py").is_file()
+            ):
                 found.setdefault(child.name, child.relative_to(root).as_posix())
     return found
 
@@ -132,8 +185,11 @@ def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
 def _walk(root: Path):
     count = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [n for n in dirnames if n not in SKIP_WALK and not n.startswith(".")
-                       and not n.endswith((".egg-info", ".rehearsal"))]
+        dirnames[:] = [
+            n
+            for n in dirnames
+            if n not in SKIP_WALK and not n.startswith(".") and not n.endswith((".egg-info", ".rehearsal"))
+        ]
         for name in filenames:
             count += 1
             if count > MAX_WALK:
@@ -179,8 +235,9 @@ def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
     api = table(tool, "scikit-build", "wheel").get("py-api") or table(tool, "scikit-build").get("wheel.py-api")
     if isinstance(api, str) and (api.startswith("cp3") or api == "py3"):
         tags.append(api)
-    limited = (re.search(r"""py_limited_api['"]?\s*[:=]\s*True""", setup_py)
-               or table(tool, "meson-python").get("limited-api"))
+    limited = re.search(r"""py_limited_api['"]?\s*[:=]\s*True""", setup_py) or table(tool, "meson-python").get(
+        "limited-api"
+    )
     if not tags and limited:
         # The floor is the Py_LIMITED_API value the sources are compiled with, else requires-python's;
         # "abi3" alone when setup.py computes it (the wheel's tag will tell).

@@ -22,7 +22,9 @@ def table_text(plan: Plan, d: Detected) -> str:
     for line in _summary(d):
         top.add(tomlkit.comment(f"  {line}"))
     top.add(tomlkit.comment("The defaults already keep torch and CUDA runtime libraries (libtorch*, libc10*,"))
-    top.add(tomlkit.comment("libcudart*, ...) out of the wheel: add to build.exclude only what else must not be grafted."))
+    top.add(
+        tomlkit.comment("libcudart*, ...) out of the wheel: add to build.exclude only what else must not be grafted.")
+    )
     for key, value in plan.values.items():
         if isinstance(value, dict):
             sub = tomlkit.table()
@@ -69,8 +71,10 @@ def _item(value: Any):
 
 
 def _summary(d: Detected) -> list[str]:
-    lines = [f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
-             f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})"]
+    lines = [
+        f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
+        f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})",
+    ]
     if d.native:
         lines.append("native code: " + "; ".join(d.native))
     if d.cuda:

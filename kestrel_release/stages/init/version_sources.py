@@ -15,12 +15,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kestrel_release.stages.init.detect import Detected
 
-VCS_REQUIRES = {"setuptools-scm": "setuptools-scm", "hatch-vcs": "hatch-vcs", "versioneer": "versioneer",
-                "setuptools-git-versioning": "setuptools-git-versioning", "dunamai": "dunamai",
-                "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
+VCS_REQUIRES = {
+    "setuptools-scm": "setuptools-scm",
+    "hatch-vcs": "hatch-vcs",
+    "versioneer": "versioneer",
+    "setuptools-git-versioning": "setuptools-git-versioning",
+    "dunamai": "dunamai",
+    "poetry-dynamic-versioning": "poetry-dynamic-versioning",
+}
 VERSION_FILES = ("version.py", "_version.py", "__about__.py", "__init__.py")
-_VERSION_ASSIGN = re.compile(r"""^(?P<head>[ \t]*(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*)"""
-                             r"""(?P<q>["'])(?P<v>[0-9][0-9A-Za-z.+!_-]*)(?P=q)""", re.MULTILINE)
+_VERSION_ASSIGN = re.compile(
+    r"""^(?P<head>[ \t]*(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*)"""
+    r"""(?P<q>["'])(?P<v>[0-9][0-9A-Za-z.+!_-]*)(?P=q)""",
+    re.MULTILINE,
+)
 
 
 def norm(req: str) -> str:
@@ -53,9 +61,13 @@ def setup_kw(text: str, key: str) -> str | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
-              and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
-              for t in n.targets if isinstance(t, ast.Name)}
+    consts = {
+        t.id: n.value.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
 
     def value(node: ast.AST) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -150,8 +162,11 @@ def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[
         if isinstance(spec, str) and "." in spec:
             module = spec.rsplit(".", 1)[0].replace(".", "/")
             candidates += [f"{p}{module}.py" for p in ("", "src/")] + [f"{p}{module}/__init__.py" for p in ("", "src/")]
-    for path in (table(tool, "hatch", "version").get("path"), table(tool, "pdm", "version").get("path"),
-                 table(tool, "scikit-build", "metadata", "version").get("input")):
+    for path in (
+        table(tool, "hatch", "version").get("path"),
+        table(tool, "pdm", "version").get("path"),
+        table(tool, "scikit-build", "metadata", "version").get("input"),
+    ):
         if isinstance(path, str):
             candidates.append(path)
     for rel in candidates:
@@ -166,7 +181,13 @@ def _plain_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[s
     """A file holding only the version (VERSION, version.txt): named by setuptools, or read by setup.py."""
     named = table(tool, "setuptools", "dynamic", "version").get("file")
     cfg_file = meta.get("version", "")
-    files = [named] if isinstance(named, str) else [f for f in named if isinstance(f, str)] if isinstance(named, list) else []
+    files = (
+        [named]
+        if isinstance(named, str)
+        else [f for f in named if isinstance(f, str)]
+        if isinstance(named, list)
+        else []
+    )
     files += [cfg_file[5:].strip()] if cfg_file.startswith("file:") else []
     files += [n for n in ("VERSION", "VERSION.txt", "version.txt") if n in setup_py]
     for rel in files:

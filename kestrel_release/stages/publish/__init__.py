@@ -57,9 +57,18 @@ class IndexPublisher:
         from kestrel_release.stages.publish import index
 
         o = options
-        return index.run(self.cfg, paths, target=self.name, repository_url=o.repository_url,
-                         simple_url=o.simple_url, dry_run=o.dry_run, yes=o.yes, smoke_test=o.smoke_test,
-                         token_env=o.token_env, credentials=o.credentials)
+        return index.run(
+            self.cfg,
+            paths,
+            target=self.name,
+            repository_url=o.repository_url,
+            simple_url=o.simple_url,
+            dry_run=o.dry_run,
+            yes=o.yes,
+            smoke_test=o.smoke_test,
+            token_env=o.token_env,
+            credentials=o.credentials,
+        )
 
     def render(self, result: Any) -> None:
         from kestrel_release.stages.publish import index
@@ -77,8 +86,19 @@ class GithubPublisher:
         from kestrel_release.stages.publish import github
 
         o = options
-        return github.run(self.cfg, paths, repo=o.repo, tag=o.tag, api_url=o.api_url, prune=o.prune,
-                          dry_run=o.dry_run, token_env=o.token_env, yes=o.yes, token=o.token, commit=o.commit)
+        return github.run(
+            self.cfg,
+            paths,
+            repo=o.repo,
+            tag=o.tag,
+            api_url=o.api_url,
+            prune=o.prune,
+            dry_run=o.dry_run,
+            token_env=o.token_env,
+            yes=o.yes,
+            token=o.token,
+            commit=o.commit,
+        )
 
     def render(self, result: Any) -> None:
         from kestrel_release.stages.publish import github

@@ -46,9 +46,20 @@ class Plan:
 
 
 @fsutil.locked("publish")  # two publishes of one project never interleave
-def run(cfg, paths: list[Path], *, repo: str | None = None, tag: str | None = None, api_url: str | None = None,
-        prune: bool | None = None, dry_run: bool = False, token_env: str | None = None, yes: bool = False,
-        token: str | None = None, commit: str | None = None) -> GithubResult:
+def run(
+    cfg,
+    paths: list[Path],
+    *,
+    repo: str | None = None,
+    tag: str | None = None,
+    api_url: str | None = None,
+    prune: bool | None = None,
+    dry_run: bool = False,
+    token_env: str | None = None,
+    yes: bool = False,
+    token: str | None = None,
+    commit: str | None = None,
+) -> GithubResult:
     """Publish verified wheels (+ SHA256SUMS, manifest) to a GitHub release; raise on failure."""
     from kestrel_release.stages import verify
 
@@ -77,10 +88,12 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
     policy = RetryPolicy.from_config(p)
     client = GithubClient(target.api_url, token, target.repo, timeout=p.timeout, policy=policy)
     if target.rolling and client.immutable_releases():  # before any change, dry run included
-        raise PublishError(f"immutable releases are enabled on {target.repo}: the rolling nightly {target.tag} "
-                           "could never be updated; nothing was changed",
-                           'set targets.github.nightly = "dated" (KESTREL_RELEASE_GITHUB_NIGHTLY=dated) for one '
-                           "release per nightly, or publish a versioned release with --tag")
+        raise PublishError(
+            f"immutable releases are enabled on {target.repo}: the rolling nightly {target.tag} "
+            "could never be updated; nothing was changed",
+            'set targets.github.nightly = "dated" (KESTREL_RELEASE_GITHUB_NIGHTLY=dated) for one '
+            "release per nightly, or publish a versioned release with --tag",
+        )
     sha = _commit(cfg, client, target, commit, files)
     result.commit = sha
     if target.dated:
@@ -91,9 +104,16 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
     plan = _plan(cfg, target, files, existing)
     _refuse_immutable(client, target, rel, plan, files, sha)
     base = _download_base(target, rel, client)
-    notes = files_mod.render_notes(cfg, template=cfg.github().notes_template, version=result.version,
-                                   commit=sha, tag=target.tag, rolling=target.rolling,
-                                   download_base=base, files=files)
+    notes = files_mod.render_notes(
+        cfg,
+        template=cfg.github().notes_template,
+        version=result.version,
+        commit=sha,
+        tag=target.tag,
+        rolling=target.rolling,
+        download_base=base,
+        files=files,
+    )
     if result.dry_run:
         _record_plan(plan, files, result)
         _prune_dated(client, cfg, target, result)
@@ -111,15 +131,20 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
     _sync(client, rel, files, plan, result)
     client.set_tag(target.tag, sha)  # a nightly's tag moves (force); a versioned one was checked above
     nightly = target.rolling or target.dated
-    rel = client.update_release(rel, name=title, body=notes, prerelease=nightly or _is_pre(result.version),
-                                draft=False, make_latest="false" if nightly else "legacy")
+    rel = client.update_release(
+        rel,
+        name=title,
+        body=notes,
+        prerelease=nightly or _is_pre(result.version),
+        draft=False,
+        make_latest="false" if nightly else "legacy",
+    )
     result.release_url = rel.html_url
     _prune_dated(client, cfg, target, result)
 
 
 def _nothing_to_do(client: GithubClient, target: Target, plan: Plan, files: list[LocalFile], sha: str) -> bool:
-    return (len(plan.skip) == len(files) and not plan.prune and not plan.cleanup
-            and client.tag_sha(target.tag) == sha)
+    return len(plan.skip) == len(files) and not plan.prune and not plan.cleanup and client.tag_sha(target.tag) == sha
 
 
 def _prune_dated(client, cfg, target: Target, result: GithubResult) -> None:
@@ -132,8 +157,10 @@ def _target(cfg, repo, tag, api_url, prune) -> Target:
     gh = cfg.github()
     repo = repo or gh.repo
     if not repo or repo.count("/") != 1 or not all(repo.split("/")):
-        raise UsageError(f"no valid GitHub repository ({repo or 'none given'})",
-                         "pass --repo OWNER/NAME or set [tool.kestrel-release.targets.github] repo")
+        raise UsageError(
+            f"no valid GitHub repository ({repo or 'none given'})",
+            "pass --repo OWNER/NAME or set [tool.kestrel-release.targets.github] repo",
+        )
     nightly = gh.tag or f"{cfg.name}-nightly"
     tag = tag or nightly
     if tag == nightly and gh.nightly == "dated":  # the real tag (<base>-YYYYMMDD-<sha7>) needs the commit
@@ -145,8 +172,9 @@ def _target(cfg, repo, tag, api_url, prune) -> Target:
 def _version(report) -> str:
     versions = sorted({w.version for w in report.wheels})
     if len(versions) != 1:
-        raise UsageError(f"expected wheels of one version, got {', '.join(versions) or 'none'}",
-                         "publish one build output at a time")
+        raise UsageError(
+            f"expected wheels of one version, got {', '.join(versions) or 'none'}", "publish one build output at a time"
+        )
     return versions[0]
 
 
@@ -161,8 +189,10 @@ def _commit(cfg, client: GithubClient, target: Target, given: str | None, files:
     elif not client.commit_exists(sha):
         raise PublishError(f"commit {sha[:12]} is not on {target.repo}", "push it first, then publish again")
     if tag_sha is not None and tag_sha != sha:
-        raise PublishError(f"tag {target.tag} points at {tag_sha[:12]}, but the wheels were built from {sha[:12]}",
-                           "a versioned tag is never moved: publish from the tagged commit or use a new tag")
+        raise PublishError(
+            f"tag {target.tag} points at {tag_sha[:12]}, but the wheels were built from {sha[:12]}",
+            "a versioned tag is never moved: publish from the tagged commit or use a new tag",
+        )
     return sha
 
 
@@ -179,28 +209,39 @@ def _plan(cfg, target: Target, files: list[LocalFile], existing: list[Asset]) ->
             plan.skip.add(f.name)
     wanted = {f.name for f in files}
     if target.prune:
-        plan.prune = [a for a in plan.existing.values()
-                      if a.name not in wanted and a.name.startswith(cfg.dist_name + "-") and a.name.endswith(".whl")]
+        plan.prune = [
+            a
+            for a in plan.existing.values()
+            if a.name not in wanted and a.name.startswith(cfg.dist_name + "-") and a.name.endswith(".whl")
+        ]
     after = len(plan.existing) + sum(f.name not in plan.existing for f in files) + 1  # +1: one temporary upload
     if after > ASSET_CAP:
         if after - len(plan.prune) > ASSET_CAP:
-            raise PublishError(f"release {target.tag} holds {len(existing)} assets; this upload would pass "
-                               f"GitHub's {ASSET_CAP}-asset cap", "prune old assets (--prune) or use a new tag")
+            raise PublishError(
+                f"release {target.tag} holds {len(existing)} assets; this upload would pass "
+                f"GitHub's {ASSET_CAP}-asset cap",
+                "prune old assets (--prune) or use a new tag",
+            )
         plan.prune_first = True
     return plan
 
 
-def _refuse_immutable(client: GithubClient, target: Target, rel: Release | None, plan: Plan,
-                      files: list[LocalFile], sha: str) -> None:
+def _refuse_immutable(
+    client: GithubClient, target: Target, rel: Release | None, plan: Plan, files: list[LocalFile], sha: str
+) -> None:
     if rel is None or not rel.immutable:
         return
     if _nothing_to_do(client, target, plan, files, sha):
         return
-    hint = (f"immutable releases are enabled on {target.repo}, so a rolling release cannot be updated: set "
-            'targets.github.nightly = "dated", or publish versioned releases with --tag' if target.rolling
-            else "publish a new version under a new tag")
-    raise PublishError(f"release {target.tag} is published and immutable: its assets and tag cannot change; "
-                       "nothing was modified", hint)
+    hint = (
+        f"immutable releases are enabled on {target.repo}, so a rolling release cannot be updated: set "
+        'targets.github.nightly = "dated", or publish versioned releases with --tag'
+        if target.rolling
+        else "publish a new version under a new tag"
+    )
+    raise PublishError(
+        f"release {target.tag} is published and immutable: its assets and tag cannot change; nothing was modified", hint
+    )
 
 
 def _download_base(target: Target, rel: Release | None, client: GithubClient) -> str:
@@ -212,14 +253,21 @@ def _download_base(target: Target, rel: Release | None, client: GithubClient) ->
 
 
 def _title(cfg, target: Target, version: str) -> str:
-    default = ("{name} nightly {version}" if target.rolling else "{name} nightly {version} ({tag})" if target.dated
-               else "{name} {version}")
+    default = (
+        "{name} nightly {version}"
+        if target.rolling
+        else "{name} nightly {version} ({tag})"
+        if target.dated
+        else "{name} {version}"
+    )
     template = cfg.github().title or default
     try:
         return template.format(name=cfg.name, version=version, tag=target.tag)
     except (KeyError, IndexError, ValueError) as exc:
-        raise UsageError(f"targets.github.title '{template}' is not a valid template ({exc})",
-                         "use the fields {name}, {version}, {tag}") from None
+        raise UsageError(
+            f"targets.github.title '{template}' is not a valid template ({exc})",
+            "use the fields {name}, {version}, {tag}",
+        ) from None
 
 
 def _is_pre(version: str) -> bool:
@@ -277,8 +325,15 @@ def _progress():
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  console=con, transient=True) as bars:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=con,
+        transient=True,
+    ) as bars:
+
         def advance_for(f: LocalFile):
             task = bars.add_task(f.name, total=f.size)
             return lambda n: bars.advance(task, n)

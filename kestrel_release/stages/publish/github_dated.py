@@ -43,7 +43,7 @@ def to_prune(releases: list[Release], base: str, current: str, keep: int) -> lis
     others = [r for r in releases if r.id in day]
     # Newest first: the date in the tag, then creation order (two nightlies on one day).
     others.sort(key=lambda r: (day[r.id], r.id), reverse=True)
-    return others[max(keep - 1, 0):]
+    return others[max(keep - 1, 0) :]
 
 
 def prune(client, base: str, current: str, keep: int, dry_run: bool) -> list[str]:

@@ -91,8 +91,18 @@ def _built_with(files: list[LocalFile]) -> list[str]:
     return lines
 
 
-def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rolling: bool,
-                 download_base: str, files: list[LocalFile], now: _dt.datetime | None = None) -> str:
+def render_notes(
+    cfg,
+    *,
+    template: str,
+    version: str,
+    commit: str,
+    tag: str,
+    rolling: bool,
+    download_base: str,
+    files: list[LocalFile],
+    now: _dt.datetime | None = None,
+) -> str:
     """Release notes: version, commit, date, wheel table with sha256, pip lines per Python."""
     import jinja2
 
@@ -103,16 +113,35 @@ def render_notes(cfg, *, template: str, version: str, commit: str, tag: str, rol
     try:
         tmpl = env.get_template(template)
     except jinja2.TemplateNotFound:
-        raise UsageError(f"release notes template '{template}' not found",
-                         f"looked in {', '.join(map(str, search))}") from None
+        raise UsageError(
+            f"release notes template '{template}' not found", f"looked in {', '.join(map(str, search))}"
+        ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"release notes template '{template}' line {exc.lineno}: {exc.message}") from None
-    wheels = [{"filename": f.name, "sha256": f.sha256, "size": f.size, "size_human": console.size(f.size),
-               "python": python_of(f.name), "url": f"{download_base}/{f.name}"} for f in files if f.wheel]
+    wheels = [
+        {
+            "filename": f.name,
+            "sha256": f.sha256,
+            "size": f.size,
+            "size_human": console.size(f.size),
+            "python": python_of(f.name),
+            "url": f"{download_base}/{f.name}",
+        }
+        for f in files
+        if f.wheel
+    ]
     when = (now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     try:
-        return tmpl.render(package=cfg.name, version=version, commit=commit, tag=tag, rolling=rolling,
-                           date=when, wheels=wheels, sums_url=f"{download_base}/{manifest.SUMS}",
-                           built_with=_built_with(files))
+        return tmpl.render(
+            package=cfg.name,
+            version=version,
+            commit=commit,
+            tag=tag,
+            rolling=rolling,
+            date=when,
+            wheels=wheels,
+            sums_url=f"{download_base}/{manifest.SUMS}",
+            built_with=_built_with(files),
+        )
     except jinja2.TemplateError as exc:
         raise UsageError(f"release notes template '{template}': {exc}") from None

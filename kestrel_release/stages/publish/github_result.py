@@ -62,8 +62,10 @@ class GithubResult:
     @property
     def summary(self) -> str:
         older = f", {len(self.pruned_releases)} older nightlies deleted" if self.pruned_releases else ""
-        return (f"{self.tag} on {self.repo}: {len(self.uploaded)} uploaded, {len(self.skipped)} unchanged, "
-                f"{len(self.pruned)} pruned{older}")
+        return (
+            f"{self.tag} on {self.repo}: {len(self.uploaded)} uploaded, {len(self.skipped)} unchanged, "
+            f"{len(self.pruned)} pruned{older}"
+        )
 
     def add(self, name: str, action: str, f: LocalFile | None = None) -> None:
         prefix = "would " if self.dry_run else ""

@@ -50,9 +50,19 @@ class PublishResult:
 
 
 @fsutil.locked("publish")  # two publishes of one project never interleave
-def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_url: str | None = None,
-        simple_url: str | None = None, dry_run: bool = False, yes: bool = False, smoke_test: bool = False,
-        token_env: str | None = None, credentials: tuple[str, str] | None = None) -> PublishResult:
+def run(
+    cfg: Config,
+    paths: list[Path],
+    *,
+    target: str = "testpypi",
+    repository_url: str | None = None,
+    simple_url: str | None = None,
+    dry_run: bool = False,
+    yes: bool = False,
+    smoke_test: bool = False,
+    token_env: str | None = None,
+    credentials: tuple[str, str] | None = None,
+) -> PublishResult:
     """Verify, compare with the index, confirm, upload what is missing; raise PublishError on failure."""
     from kestrel_release.stages import verify
 
@@ -63,8 +73,14 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     report = verify.run(cfg, wheels, target=target if target in _PYPI_RULES else None)
     verify.raise_for(report, show=True)
     policy = _policy(cfg)
-    result = PublishResult(target, index.upload_url, index.simple_url, dry_run,
-                           version=(report.wheels[0].version or "") if report.wheels else "", url_source=index.source)
+    result = PublishResult(
+        target,
+        index.upload_url,
+        index.simple_url,
+        dry_run,
+        version=(report.wheels[0].version or "") if report.wheels else "",
+        url_source=index.source,
+    )
     todo = _plan(index, report.wheels, policy, creds, result)
     _release_age(todo, index, target)
     _show_plan(result, todo)
@@ -75,10 +91,15 @@ def run(cfg: Config, paths: list[Path], *, target: str = "testpypi", repository_
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
     count = len(todo)
-    console.confirm(f"Upload {count} file(s) to pypi? Files can never be replaced", yes=yes or target != "pypi",
-                    refused=(f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to "
-                             "ask on", "pass --yes to confirm non-interactively"),
-                    cancelled=("publish to pypi cancelled; nothing was uploaded", None))
+    console.confirm(
+        f"Upload {count} file(s) to pypi? Files can never be replaced",
+        yes=yes or target != "pypi",
+        refused=(
+            f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to ask on",
+            "pass --yes to confirm non-interactively",
+        ),
+        cancelled=("publish to pypi cancelled; nothing was uploaded", None),
+    )
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
 
@@ -101,8 +122,10 @@ def _release_age(todo: list, index: pypi.Index, target: str) -> None:
         return
     refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url) if f.severity == "error"]
     if refused:
-        raise PublishError(f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; "
-                           "nothing was uploaded", "bump the version (kestrel-release version bump ...) and rebuild")
+        raise PublishError(
+            f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; nothing was uploaded",
+            "bump the version (kestrel-release version bump ...) and rebuild",
+        )
 
 
 def _policy(cfg: Config) -> RetryPolicy:
@@ -126,9 +149,11 @@ def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: P
             result.skipped.append({**row, "url": there["url"], "reason": "identical file already on the index"})
         else:
             theirs = there["sha256"] or "(the index gives no sha256)"
-            raise PublishError(f"{wheel.filename} is already on {index.name} with other bytes: index sha256 "
-                               f"{theirs}, local {wheel.sha256}; nothing was uploaded",
-                               "a filename can never be reused: bump the version and rebuild")
+            raise PublishError(
+                f"{wheel.filename} is already on {index.name} with other bytes: index sha256 "
+                f"{theirs}, local {wheel.sha256}; nothing was uploaded",
+                "a filename can never be reused: bump the version and rebuild",
+            )
     return todo
 
 
@@ -144,8 +169,10 @@ def _show_plan(result: PublishResult, todo: list) -> None:
         return
     from rich.table import Table
 
-    console.info(f"index {result.target}: upload URL {result.upload_url} (from {result.url_source or 'the target'}), "
-                 f"simple URL {result.simple_url}")
+    console.info(
+        f"index {result.target}: upload URL {result.upload_url} (from {result.url_source or 'the target'}), "
+        f"simple URL {result.simple_url}"
+    )
 
     table = Table(title=f"publish plan: {result.target} ({result.upload_url})", title_justify="left")
     for column in ("action", "file", "size"):
@@ -163,8 +190,16 @@ def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy,
     from kestrel_release.stages.publish import quota
 
     name = wheels[0].name or cfg.name
-    return quota.forecast(name, index, wheels, todo, cfg.verify.project_size_budget, cfg.verify.max_file_size,
-                          lambda: bool(pypi.existing_files(index, name, policy, creds)), min(policy.timeout, 10.0))
+    return quota.forecast(
+        name,
+        index,
+        wheels,
+        todo,
+        cfg.verify.project_size_budget,
+        cfg.verify.max_file_size,
+        lambda: bool(pypi.existing_files(index, name, policy, creds)),
+        min(policy.timeout, 10.0),
+    )
 
 
 def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishResult) -> None:
@@ -201,8 +236,12 @@ def _attach_urls(index, result: PublishResult, policy, creds) -> None:
         if found is None:
             console.warn(f"{row['filename']} is not listed on {index.simple_url} yet (index caches may lag)")
         elif found["sha256"] and found["sha256"] != row["sha256"]:
-            result.failed.append({"filename": row["filename"],
-                                  "error": f"the index serves sha256 {found['sha256']}, we sent {row['sha256']}"})
+            result.failed.append(
+                {
+                    "filename": row["filename"],
+                    "error": f"the index serves sha256 {found['sha256']}, we sent {row['sha256']}",
+                }
+            )
         else:
             row["url"] = found["url"]
 
@@ -210,20 +249,27 @@ def _attach_urls(index, result: PublishResult, policy, creds) -> None:
 def _failure(result: PublishResult) -> PublishError:
     if result.failed:
         first = result.failed[0]
-        return PublishError(f"{len(result.failed)} of {len(result.failed) + len(result.uploaded)} upload(s) to "
-                            f"{result.target} failed; {first['filename']}: {first['error']}",
-                            "re-run the same command: files already on the index are skipped")
+        return PublishError(
+            f"{len(result.failed)} of {len(result.failed) + len(result.uploaded)} upload(s) to "
+            f"{result.target} failed; {first['filename']}: {first['error']}",
+            "re-run the same command: files already on the index are skipped",
+        )
     bad = [r for r in result.smoke if not r.get("ok")]
-    return PublishError(f"smoke test failed on Python {', '.join(r['python'] for r in bad)}: {bad[0]['detail']}",
-                        f"the published {result.version} does not install or import from {result.simple_url}")
+    return PublishError(
+        f"smoke test failed on Python {', '.join(r['python'] for r in bad)}: {bad[0]['detail']}",
+        f"the published {result.version} does not install or import from {result.simple_url}",
+    )
 
 
 def render(result: PublishResult) -> None:
     """The summary table: uploaded / skipped / failed with URLs, then the smoke test per Python."""
     from rich.table import Table
 
-    table = Table(title=f"{result.target}: {len(result.uploaded)} uploaded, {len(result.skipped)} skipped, "
-                        f"{len(result.failed)} failed", title_justify="left")
+    table = Table(
+        title=f"{result.target}: {len(result.uploaded)} uploaded, {len(result.skipped)} skipped, "
+        f"{len(result.failed)} failed",
+        title_justify="left",
+    )
     for column in ("status", "file", "size", "url / error"):
         table.add_column(column, overflow="fold")
     for row in result.uploaded:

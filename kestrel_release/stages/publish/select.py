@@ -31,9 +31,13 @@ def for_pythons(wheels: list[Path], pythons: tuple[str, ...]) -> tuple[list[Path
     left = [w for w in wheels if w not in kept]
     selected = ", ".join(pythons)
     if not kept:
-        raise UsageError(f"no wheel for Python {selected} among {len(wheels)} wheel(s)",
-                         "build for that Python first, or drop --python")
+        raise UsageError(
+            f"no wheel for Python {selected} among {len(wheels)} wheel(s)",
+            "build for that Python first, or drop --python",
+        )
     if left:
-        console.info(f"publish plan: --python {selected}: uploading {len(kept)} wheel(s), leaving out "
-                     f"{len(left)} for other Pythons: {', '.join(w.name for w in left)}")
+        console.info(
+            f"publish plan: --python {selected}: uploading {len(kept)} wheel(s), leaving out "
+            f"{len(left)} for other Pythons: {', '.join(w.name for w in left)}"
+        )
     return kept, left

@@ -25,13 +25,25 @@ def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
     uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
     with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
-        return list(pool.map(lambda py: _smoke_one(cfg.name, version, simple_url, py,
-                                                   _install_deadline(cfg.publish.timeout)), pythons))
+        return list(
+            pool.map(
+                lambda py: _smoke_one(cfg.name, version, simple_url, py, _install_deadline(cfg.publish.timeout)),
+                pythons,
+            )
+        )
 
 
 # Only the target index may serve the install: neutralise uv's and pip's extra sources.
-_ISOLATED_ENV = {"UV_PYTHON_DOWNLOADS": "never", "UV_EXTRA_INDEX_URL": "", "UV_FIND_LINKS": "", "UV_INDEX": "",
-                 "UV_DEFAULT_INDEX": "", "UV_INDEX_URL": "", "UV_NO_CACHE": "1", "PIP_CONFIG_FILE": "/dev/null"}
+_ISOLATED_ENV = {
+    "UV_PYTHON_DOWNLOADS": "never",
+    "UV_EXTRA_INDEX_URL": "",
+    "UV_FIND_LINKS": "",
+    "UV_INDEX": "",
+    "UV_DEFAULT_INDEX": "",
+    "UV_INDEX_URL": "",
+    "UV_NO_CACHE": "1",
+    "PIP_CONFIG_FILE": "/dev/null",
+}
 
 
 def _install_deadline(timeout: float) -> float:
@@ -90,30 +102,48 @@ def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: 
             row["interpreter"] = str(interpreter)
             uv_bin = uv.find_uv()
             common: dict[str, Any] = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
-            proc.run(uv.venv_command(uv_bin, interpreter, Path(tmp) / "venv", isolated=True),
-                     what=f"uv venv (Python {python})", **common)
+            proc.run(
+                uv.venv_command(uv_bin, interpreter, Path(tmp) / "venv", isolated=True),
+                what=f"uv venv (Python {python})",
+                **common,
+            )
             # The release itself from the target index alone; its dependencies from where a user's come
             # from (uv's own configuration: PyPI): a sandbox or TestPyPI rarely holds them (Levenshtein
             # needs rapidfuzz).
-            proc.run(uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url,
-                                            no_deps=True),
-                     what=f"install on Python {python} from {simple_url}", timeout=deadline, **common)
-            reqs = proc.run([venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements",
-                            **common).output.split("\n")
+            proc.run(
+                uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url, no_deps=True),
+                what=f"install on Python {python} from {simple_url}",
+                timeout=deadline,
+                **common,
+            )
+            reqs = proc.run(
+                [venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements", **common
+            ).output.split("\n")
             reqs = [r.strip() for r in reqs if r.strip()]
             if reqs:
-                proc.run(uv.pip_install_command(uv_bin, venv_python, reqs), cwd=tmp, error=PublishError,
-                         what=f"install {name}'s dependencies on Python {python}", timeout=deadline)
-            out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name],
-                           what=f"import {name}'s modules on Python {python}", **common)
+                proc.run(
+                    uv.pip_install_command(uv_bin, venv_python, reqs),
+                    cwd=tmp,
+                    error=PublishError,
+                    what=f"install {name}'s dependencies on Python {python}",
+                    timeout=deadline,
+                )
+            out = proc.run(
+                [venv_python, "-I", "-c", _SMOKE_CHILD, name],
+                what=f"import {name}'s modules on Python {python}",
+                **common,
+            )
         except KestrelError as exc:
             row["detail"] = str(exc)
             return row
     lines = out.output.strip().splitlines()
     module, imported = (lines[-2], lines[-1]) if len(lines) >= 2 else ("-", "")
     row["ok"] = _same_version(imported, version)
-    row["detail"] = f"installed and imported {module} {imported}" if row["ok"] else \
-        f"installed {name} reports version {imported!r}, expected {version}"
+    row["detail"] = (
+        f"installed and imported {module} {imported}"
+        if row["ok"]
+        else f"installed {name} reports version {imported!r}, expected {version}"
+    )
     return row
 
 

@@ -82,13 +82,16 @@ def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
     uploader = pypi.Uploader(index, creds, policy, connections=workers)
     order = sorted(todo, key=lambda w: -w.size)  # largest first: the shortest finish for the whole set
     with Progress() as progress:
+
         def one(wheel) -> None:
             progress.start(wheel.filename, wheel.size)
             try:
-                attempts = uploader.upload(wheel.path, lambda done, total: progress.advance(wheel.filename, done,
-                                                                                           total), wheel.sha256)
-                result.uploaded.append({"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size,
-                                        "attempts": attempts})
+                attempts = uploader.upload(
+                    wheel.path, lambda done, total: progress.advance(wheel.filename, done, total), wheel.sha256
+                )
+                result.uploaded.append(
+                    {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size, "attempts": attempts}
+                )
                 progress.finish(wheel.filename, wheel.size)
             except pypi.FileExists:
                 progress.finish(wheel.filename, wheel.size, resolve_exists(index, wheel, policy, creds, result))

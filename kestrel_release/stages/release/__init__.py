@@ -27,8 +27,7 @@ from kestrel_release.stages.release import steps as release_steps
 from kestrel_release.stages.release.rehearsal import Endpoints, real_endpoints, stand_ins
 
 TARGETS = ("testpypi", "pypi", "github")
-ALL_STEPS = ("preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test",
-             "publish-pypi", "publish-github")
+ALL_STEPS = ("preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test", "publish-pypi", "publish-github")
 # Test hook: make a step fail as it would for real, to prove --resume (documented in README).
 FAIL_AT_ENV = "KESTREL_RELEASE_FAIL_AT"
 
@@ -53,11 +52,17 @@ class ReleaseResult:
     restored: str = ""  # a rehearsal's bump, undone in the project: "X -> Y restored to X"
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "rehearse": self.rehearse, "targets": list(self.targets),
-                "ok": all(s.status != "failed" for s in self.steps),
-                "steps": [dataclasses.asdict(s) for s in self.steps], "pythons": self.pythons,
-                "skipped_pythons": self.skipped_pythons, "not_checked": self.not_checked,
-                "restored": self.restored}
+        return {
+            "version": self.version,
+            "rehearse": self.rehearse,
+            "targets": list(self.targets),
+            "ok": all(s.status != "failed" for s in self.steps),
+            "steps": [dataclasses.asdict(s) for s in self.steps],
+            "pythons": self.pythons,
+            "skipped_pythons": self.skipped_pythons,
+            "not_checked": self.not_checked,
+            "restored": self.restored,
+        }
 
 
 def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
@@ -76,9 +81,19 @@ def plan_steps(targets: tuple[str, ...], bump: str | None) -> list[str]:
     return steps
 
 
-def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bool, yes: bool,
-        resume: bool, gpu_check: bool = True, prebuilt: bool = False, force: bool = False,
-        allow_dirty: bool = False) -> ReleaseResult:
+def run(
+    cfg: Config,
+    *,
+    bump: str | None,
+    targets: tuple[str, ...],
+    rehearse: bool,
+    yes: bool,
+    resume: bool,
+    gpu_check: bool = True,
+    prebuilt: bool = False,
+    force: bool = False,
+    allow_dirty: bool = False,
+) -> ReleaseResult:
     """Run the release pipeline; raises the failing step's error (and its exit code).
 
     `prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
@@ -86,11 +101,14 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     """
     bad = [t for t in targets if t not in TARGETS]
     if bad or not targets:
-        raise UsageError(f"unknown release target(s): {', '.join(bad) or '(none)'}",
-                         f"choose from {', '.join(TARGETS)}")
+        raise UsageError(
+            f"unknown release target(s): {', '.join(bad) or '(none)'}", f"choose from {', '.join(TARGETS)}"
+        )
     if prebuilt and bump:
-        raise UsageError("--bump cannot be used with --from: those wheels are already built",
-                         "bump, rebuild and assemble first, or drop --bump")
+        raise UsageError(
+            "--bump cannot be used with --from: those wheels are already built",
+            "bump, rebuild and assemble first, or drop --bump",
+        )
     if bump:  # a version from git tags is bumped by tagging: refuse before anything runs
         from kestrel_release.stages.version.source import check_bumpable
 
@@ -111,8 +129,10 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
     if prebuilt:
         params["from"] = str(cfg.out_path)
         if not (cfg.out_path / "release-manifest.json").is_file():  # before the state file is written there
-            raise UsageError(f"--from {cfg.out_path} holds no release-manifest.json",
-                             "pass the output of kestrel-release build or assemble")
+            raise UsageError(
+                f"--from {cfg.out_path} holds no release-manifest.json",
+                "pass the output of kestrel-release build or assemble",
+            )
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
     with project_lock(cfg.project_dir, "release"):
         safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
@@ -121,35 +141,56 @@ def run(cfg: Config, *, bump: str | None, targets: tuple[str, ...], rehearse: bo
         state = _start_state(cfg, params, resume, force, steps)
         _print_plan(cfg, steps, state, rehearse, skipped)
         if not rehearse:
-            console.confirm("Proceed with this release?", yes=yes,
-                            refused=("release needs confirmation but stdin is not a terminal", "pass --yes to proceed"),
-                            cancelled=("release cancelled", "nothing was changed"))
+            console.confirm(
+                "Proceed with this release?",
+                yes=yes,
+                refused=("release needs confirmation but stdin is not a terminal", "pass --yes to proceed"),
+                cancelled=("release cancelled", "nothing was changed"),
+            )
         state.save()
-        result = ReleaseResult(state.version or cfg.version, rehearse, targets, pythons=list(cfg.python),
-                               skipped_pythons=skipped)
+        result = ReleaseResult(
+            state.version or cfg.version, rehearse, targets, pythons=list(cfg.python), skipped_pythons=skipped
+        )
         endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
         with endpoints as ends, rehearsal_bump.restoring(cfg, state, result, rehearse):
             cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
             for step in steps:
-                cfg = _run_step(step, cfg, state, ends, result, bump=bump, gpu_check=gpu_check,
-                                prebuilt=prebuilt, targets=targets, allow_dirty=allow_dirty, resume=resume)
+                cfg = _run_step(
+                    step,
+                    cfg,
+                    state,
+                    ends,
+                    result,
+                    bump=bump,
+                    gpu_check=gpu_check,
+                    prebuilt=prebuilt,
+                    targets=targets,
+                    allow_dirty=allow_dirty,
+                    resume=resume,
+                )
         result.version = cfg.version
         if rehearse:
             result.not_checked = list(release_preflight.REAL_WORLD_ONLY)
     return result
 
 
-def _start_state(cfg: Config, params: dict, resume: bool, force: bool,
-                 steps: list[str]) -> release_state.ReleaseState:
+def _start_state(cfg: Config, params: dict, resume: bool, force: bool, steps: list[str]) -> release_state.ReleaseState:
     previous = None if force and not resume else release_state.load(cfg.out_path)
     pending = release_state.unfinished_bump(previous, steps)
-    if pending and previous and previous.params.get("rehearse") and params.get("rehearse") \
-            and str(cfg.version) == (previous.bump or {}).get("from"):
+    if (
+        pending
+        and previous
+        and previous.params.get("rehearse")
+        and params.get("rehearse")
+        and str(cfg.version) == (previous.bump or {}).get("from")
+    ):
         pending = None  # a rehearsal restored its bump: a new one bumps from the same version, once
     if pending and not resume:  # starting over would bump a second time
-        raise UsageError(f"an interrupted release already bumped (or was bumping) {cfg.name} to {pending}",
-                         "run the same release with --resume to finish it without a second bump, "
-                         "or add --force to start a new release (it bumps again)")
+        raise UsageError(
+            f"an interrupted release already bumped (or was bumping) {cfg.name} to {pending}",
+            "run the same release with --resume to finish it without a second bump, "
+            "or add --force to start a new release (it bumps again)",
+        )
     if resume:
         if previous is None:
             raise UsageError(f"nothing to resume in {cfg.out_path}", "run release without --resume")
@@ -193,8 +234,12 @@ def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseRes
 def _injected(step: str) -> KestrelError:
     from kestrel_release import errors
 
-    kind = {"preflight": errors.PreflightError, "bump": errors.UsageError, "build": errors.BuildError,
-            "verify": errors.VerifyError}.get(step, errors.PublishError)
+    kind = {
+        "preflight": errors.PreflightError,
+        "bump": errors.UsageError,
+        "build": errors.BuildError,
+        "verify": errors.VerifyError,
+    }.get(step, errors.PublishError)
     return kind(f"injected failure ({FAIL_AT_ENV}={step})")
 
 
@@ -214,8 +259,10 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: l
         repo, source = release_preflight.github_repo(cfg)
         console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
     if skipped:
-        console.warn(f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
-                     "release needs every configured Python, or narrow it with --python")
+        console.warn(
+            f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
+            "release needs every configured Python, or narrow it with --python"
+        )
 
 
 def render(result: ReleaseResult) -> None:

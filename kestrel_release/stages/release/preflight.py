@@ -20,8 +20,10 @@ from kestrel_release.adapters.github import target_repo as github_repo  # noqa: 
 from kestrel_release.errors import KestrelError, PreflightError
 
 INDEXES = ("testpypi", "pypi")
-REPO_HINT = ('set targets.github.repo ([tool.kestrel-release.targets.github] repo = "OWNER/NAME", or '
-             "KESTREL_RELEASE_GITHUB_REPO), add a github.com remote 'origin', or leave github out of --targets")
+REPO_HINT = (
+    'set targets.github.repo ([tool.kestrel-release.targets.github] repo = "OWNER/NAME", or '
+    "KESTREL_RELEASE_GITHUB_REPO), add a github.com remote 'origin', or leave github out of --targets"
+)
 # What a rehearsal cannot know: printed at its end so nobody mistakes a rehearsal for a real release.
 REAL_WORLD_ONLY = (
     "the real credentials are valid and may upload this project (TestPyPI, PyPI) and write releases (GitHub)",
@@ -45,19 +47,24 @@ def available_pythons(cfg) -> tuple[Any, list[str]]:
         except KestrelError:
             skipped.append(py)
     if not found:
-        raise PreflightError(f"none of the configured Pythons ({', '.join(cfg.python)}) is on this machine",
-                             f"install one (uv python install {cfg.python[-1]}, or pyenv), or pass --python")
+        raise PreflightError(
+            f"none of the configured Pythons ({', '.join(cfg.python)}) is on this machine",
+            f"install one (uv python install {cfg.python[-1]}, or pyenv), or pass --python",
+        )
     return dataclasses.replace(cfg, python=tuple(found)), skipped
 
 
-def check(cfg, targets: tuple[str, ...], ends, *, version: str, allow_dirty: bool,
-          prebuilt: bool, resume: bool = False) -> list[str]:
+def check(
+    cfg, targets: tuple[str, ...], ends, *, version: str, allow_dirty: bool, prebuilt: bool, resume: bool = False
+) -> list[str]:
     """Every problem that would make this release fail later (empty: go ahead)."""
     problems: list[str] = []
     tree = git.state(cfg.project_dir)
     if tree.dirty and not allow_dirty:
-        problems.append(f"the git tree at {cfg.project_dir} has uncommitted changes (a release is built from a "
-                        "commit): commit them, or pass --allow-dirty")
+        problems.append(
+            f"the git tree at {cfg.project_dir} has uncommitted changes (a release is built from a "
+            "commit): commit them, or pass --allow-dirty"
+        )
     for target in (t for t in targets if t in INDEXES):
         problems += _index_problems(cfg, target, ends.index[target], version, prebuilt, resume)
     if "github" in targets:
@@ -69,12 +76,16 @@ def raise_for(problems: list[str], rehearse: bool) -> None:
     if not problems:
         return
     if not console.json_mode():
-        console.info(f"preflight found {len(problems)} problem(s) that would make this "
-                     f"{'rehearsal' if rehearse else 'release'} fail:")
+        console.info(
+            f"preflight found {len(problems)} problem(s) that would make this "
+            f"{'rehearsal' if rehearse else 'release'} fail:"
+        )
         for p in problems:
             console.info(f"  ✗ {p}")
-    raise PreflightError(f"preflight: {len(problems)} problem(s): " + "; ".join(problems),
-                         "nothing was bumped, built or uploaded; fix them, then run the same release again")
+    raise PreflightError(
+        f"preflight: {len(problems)} problem(s): " + "; ".join(problems),
+        "nothing was bumped, built or uploaded; fix them, then run the same release again",
+    )
 
 
 def _index_problems(cfg, target: str, end, version: str, prebuilt: bool, resume: bool) -> list[str]:
@@ -92,8 +103,9 @@ def _index_problems(cfg, target: str, end, version: str, prebuilt: bool, resume:
     except KestrelError as exc:
         out.append(f"{target}: {exc.message} ({exc.hint})" if exc.hint else f"{target}: {exc.message}")
     # A read, not an upload: one retry and a short deadline keep an unreachable index from holding preflight.
-    policy = dataclasses.replace(RetryPolicy.from_config(cfg.publish), retries=1,
-                                 timeout=min(cfg.publish.timeout, 15.0))
+    policy = dataclasses.replace(
+        RetryPolicy.from_config(cfg.publish), retries=1, timeout=min(cfg.publish.timeout, 15.0)
+    )
     try:
         there = pypi.existing_files(index, cfg.name, policy, creds)
     except KestrelError as exc:
@@ -103,8 +115,10 @@ def _index_problems(cfg, target: str, end, version: str, prebuilt: bool, resume:
         return [*out, *_quota(cfg, index, there, creds, policy)]
     if not prebuilt:
         if not resume:
-            out.append(f"{target}: {cfg.name} {version} is already on {index.simple_url} ({len(mine)} file(s)); an "
-                       "index never takes files of a version twice: bump the version (release --bump patch)")
+            out.append(
+                f"{target}: {cfg.name} {version} is already on {index.simple_url} ({len(mine)} file(s)); an "
+                "index never takes files of a version twice: bump the version (release --bump patch)"
+            )
         return out
     return out + _prebuilt_conflicts(cfg, target, index, mine)
 
@@ -118,14 +132,19 @@ def _prebuilt_conflicts(cfg, target: str, index, there: dict[str, dict[str, str]
     from kestrel_release.stages.verify import pypi as verify_pypi
 
     local = {p.name: p for p in manifest.wheel_paths(cfg.out_path)}
-    out = [f"{target}: {name} is already on {index.simple_url} with other bytes (index sha256 {info['sha256']}); "
-           "a filename can never be reused: bump the version and rebuild"
-           for name, info in there.items() if name in local and info["sha256"]
-           and info["sha256"] != sha256_file(local[name])]
+    out = [
+        f"{target}: {name} is already on {index.simple_url} with other bytes (index sha256 {info['sha256']}); "
+        "a filename can never be reused: bump the version and rebuild"
+        for name, info in there.items()
+        if name in local and info["sha256"] and info["sha256"] != sha256_file(local[name])
+    ]
     missing = [SimpleNamespace(name=cfg.name, version=str(cfg.version), filename=n) for n in local if n not in there]
     if missing:  # PyPI's 14-day rule for new files of an existing release (reused from publish)
-        out += [f"{target}: {f.member}: {f.message}" for f in verify_pypi.release_age_check(missing, index.simple_url)
-                if f.severity == "error"]
+        out += [
+            f"{target}: {f.member}: {f.message}"
+            for f in verify_pypi.release_age_check(missing, index.simple_url)
+            if f.severity == "error"
+        ]
     return out
 
 
@@ -141,8 +160,10 @@ def _quota(cfg, index, there: dict, creds, policy) -> list[str]:
     limit = cfg.verify.project_size_budget
     if usage.total + estimate <= limit:
         return []
-    return [f"{index.name}: {cfg.name} holds {console.size(usage.total)} of its {console.size(limit)} project limit; "
-            f"a release the size of its largest one ({console.size(estimate)}) would go over it: {quota.REMEDIES}"]
+    return [
+        f"{index.name}: {cfg.name} holds {console.size(usage.total)} of its {console.size(limit)} project limit; "
+        f"a release the size of its largest one ({console.size(estimate)}) would go over it: {quota.REMEDIES}"
+    ]
 
 
 def _github_problems(cfg, end) -> list[str]:
@@ -166,8 +187,9 @@ def _github_repo_problems(cfg, repo: str, token: str) -> list[str]:
     from kestrel_release.adapters.github import GithubClient
     from kestrel_release.retry import RetryPolicy
 
-    policy = dataclasses.replace(RetryPolicy.from_config(cfg.publish), retries=1,
-                                 timeout=min(cfg.publish.timeout, 15.0))
+    policy = dataclasses.replace(
+        RetryPolicy.from_config(cfg.publish), retries=1, timeout=min(cfg.publish.timeout, 15.0)
+    )
     api_url = cfg.github().api_url
     try:
         client = GithubClient(api_url, token, repo, timeout=policy.timeout, policy=policy)
@@ -200,4 +222,3 @@ def _version_of(filename: str) -> str | None:
         return str(parse_sdist_filename(filename)[1])
     except (InvalidWheelFilename, InvalidSdistFilename):
         return None
-

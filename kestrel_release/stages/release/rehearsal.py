@@ -72,8 +72,10 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
     marker = base / MARKER
     # An older rehearsal left only its two index folders: also ours.
     if base.is_dir() and not marker.exists() and {p.name for p in base.iterdir()} - {"testpypi", "pypi"}:
-        raise UsageError(f"{base} exists and was not made by a rehearsal",
-                         "move it away (a rehearsal keeps its stand-in indexes there); nothing was changed")
+        raise UsageError(
+            f"{base} exists and was not made by a rehearsal",
+            "move it away (a rehearsal keeps its stand-in indexes there); nothing was changed",
+        )
     if fresh:
         shutil.rmtree(base, ignore_errors=True)  # ours: it holds the marker (or is empty)
     base.mkdir(parents=True, exist_ok=True)
@@ -94,5 +96,7 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
             console.info(f"  stand-in {target}: strict sandbox PyPI at {box.url}")
         emulator = stack.enter_context(GithubEmulator(repos=(repo,) if repo else ()))
         console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo or 'no repository configured'})")
-        yield Endpoints(index=index, github=GithubEndpoint(repo, emulator.api_url, emulator.token,
-                                                            emulator.head(repo) if repo else None))
+        yield Endpoints(
+            index=index,
+            github=GithubEndpoint(repo, emulator.api_url, emulator.token, emulator.head(repo) if repo else None),
+        )

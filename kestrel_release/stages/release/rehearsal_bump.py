@@ -38,13 +38,17 @@ def _restore(cfg, old: str, new: str, result) -> None:
     try:
         changed = version_resume.complete(cfg, new, old)
     except KestrelError as exc:
-        console.warn(f"the rehearsal's bump {old} -> {new} could not be undone ({exc.message}): the project is left "
-                     f"at {new}; undo it with: kestrel-release version set {old} --force")
+        console.warn(
+            f"the rehearsal's bump {old} -> {new} could not be undone ({exc.message}): the project is left "
+            f"at {new}; undo it with: kestrel-release version set {old} --force"
+        )
         return
     result.restored = f"{old} -> {new} restored to {old}"
     files = ", ".join(changed.files) or "no file needed it"
-    console.info(f"rehearsal: the bump {old} -> {new} was for the rehearsal only; version files restored to {old} "
-                 f"({files}); the rehearsed wheels of {new} stay in {cfg.out_path}")
+    console.info(
+        f"rehearsal: the bump {old} -> {new} was for the rehearsal only; version files restored to {old} "
+        f"({files}); the rehearsed wheels of {new} stay in {cfg.out_path}"
+    )
 
 
 def heal(cfg):

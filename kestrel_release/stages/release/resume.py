@@ -35,15 +35,19 @@ def check_options(previous, params: dict[str, Any], force: bool) -> None:
             continue
         if key == "python" and _narrowed(old, new):
             if "build" in previous.done and not force:
-                raise UsageError(f"cannot resume with --python {_show(new)}: the build already made wheels for "
-                                 f"{_show(old)}", f"add --force to rebuild for {_show(new)} only (the version stays; "
-                                 "no second bump), or repeat --python " + _show(old))
+                raise UsageError(
+                    f"cannot resume with --python {_show(new)}: the build already made wheels for {_show(old)}",
+                    f"add --force to rebuild for {_show(new)} only (the version stays; "
+                    "no second bump), or repeat --python " + _show(old),
+                )
             continue
         diffs.append(f"{_FLAGS[key]} was {_show(old)}, now {_show(new)}")
     if diffs:
-        raise UsageError("cannot resume: this run's options differ from the interrupted run's: " + "; ".join(diffs),
-                         "repeat the interrupted run's options with --resume (--python may name fewer versions), "
-                         "or drop --resume to start over")
+        raise UsageError(
+            "cannot resume: this run's options differ from the interrupted run's: " + "; ".join(diffs),
+            "repeat the interrupted run's options with --resume (--python may name fewer versions), "
+            "or drop --resume to start over",
+        )
     previous.params = {**previous.params, "python": params.get("python", previous.params.get("python"))}
 
 

@@ -40,9 +40,15 @@ class ReleaseState:
         self.save()
 
     def save(self) -> None:
-        payload = {"params": self.params, "done": self.done, "artifacts": self.artifacts,
-                   "version": self.version, "timings": self.timings, "bump": self.bump,
-                   "saved_at": int(time.time())}
+        payload = {
+            "params": self.params,
+            "done": self.done,
+            "artifacts": self.artifacts,
+            "version": self.version,
+            "timings": self.timings,
+            "bump": self.bump,
+            "saved_at": int(time.time()),
+        }
         atomic_write_text(self.path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     def move_to(self, out_dir: Path) -> None:
@@ -57,11 +63,17 @@ def load(out_dir: Path) -> ReleaseState | None:
         return None
     try:
         data = json.loads(path.read_text())
-        return ReleaseState(path, data["params"], list(data["done"]), dict(data["artifacts"]),
-                            data.get("version"), dict(data.get("timings", {})), data.get("bump"))
+        return ReleaseState(
+            path,
+            data["params"],
+            list(data["done"]),
+            dict(data["artifacts"]),
+            data.get("version"),
+            dict(data.get("timings", {})),
+            data.get("bump"),
+        )
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
-        raise UsageError(f"{path} is damaged",
-                         "check the version, then run release --force to start over") from None
+        raise UsageError(f"{path} is damaged", "check the version, then run release --force to start over") from None
 
 
 def hash_wheels(out_dir: Path) -> dict[str, str]:

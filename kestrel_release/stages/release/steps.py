@@ -12,8 +12,9 @@ from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release import state as release_state
 
 
-def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, targets=(), allow_dirty=False,
-                    resume=False, **_):
+def _step_preflight(
+    cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, targets=(), allow_dirty=False, resume=False, **_
+):
     from kestrel_release.stages import doctor, version
 
     problems: list[str] = []
@@ -23,12 +24,16 @@ def _step_preflight(cfg, state, ends, *, gpu_check, prebuilt=False, bump=None, t
         report = doctor.run(cfg)
         if console.verbose():
             doctor.render(report)
-        problems += [f"{c.name}: {c.detail} ({c.fix})" if c.fix else f"{c.name}: {c.detail}"
-                     for c in report.checks if c.status == "fail"]
+        problems += [
+            f"{c.name}: {c.detail} ({c.fix})" if c.fix else f"{c.name}: {c.detail}"
+            for c in report.checks
+            if c.status == "fail"
+        ]
         detail = "environment fit for the release"
     planned = version.change(cfg, "bump", bump, dry_run=True, allow_dirty=True).new if bump else str(cfg.version)
-    problems += release_preflight.check(cfg, targets, ends, version=planned, allow_dirty=allow_dirty,
-                                        prebuilt=prebuilt, resume=resume)
+    problems += release_preflight.check(
+        cfg, targets, ends, version=planned, allow_dirty=allow_dirty, prebuilt=prebuilt, resume=resume
+    )
     release_preflight.raise_for(problems, bool(state.params.get("rehearse")))
     return cfg, f"{detail}; targets ready for {cfg.name} {planned}"
 
@@ -82,10 +87,12 @@ def _publish_index(target: str):
 
         release_state.check_artifacts(state, cfg.out_path)
         index = ends.index[target]
-        options = publish.PublishOptions(repository_url=index.repository_url, simple_url=index.simple_url,
-                                         yes=True, credentials=index.credentials)
+        options = publish.PublishOptions(
+            repository_url=index.repository_url, simple_url=index.simple_url, yes=True, credentials=index.credentials
+        )
         published = publish.run(cfg, [], target, options)
         return cfg, f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
+
     return step
 
 
@@ -97,8 +104,11 @@ def _step_smoke(cfg, state, ends, **_):
     rows = publish.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
     failed = [r for r in rows if not r.get("ok")]
     if failed:
-        raise PublishError(f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
-                           f"{failed[0].get('detail', '')}", f"the wheels on {target} do not install/import")
+        raise PublishError(
+            f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
+            f"{failed[0].get('detail', '')}",
+            f"the wheels on {target} do not install/import",
+        )
     return cfg, f"installed and imported from {target} on Python {', '.join(str(r.get('python')) for r in rows)}"
 
 
@@ -113,7 +123,12 @@ def _step_github(cfg, state, ends, **_):
 
 
 FUNCS = {
-    "preflight": _step_preflight, "bump": _step_bump, "build": _step_build, "verify": _step_verify,
-    "publish-testpypi": _publish_index("testpypi"), "smoke-test": _step_smoke,
-    "publish-pypi": _publish_index("pypi"), "publish-github": _step_github,
+    "preflight": _step_preflight,
+    "bump": _step_bump,
+    "build": _step_build,
+    "verify": _step_verify,
+    "publish-testpypi": _publish_index("testpypi"),
+    "smoke-test": _step_smoke,
+    "publish-pypi": _publish_index("pypi"),
+    "publish-github": _step_github,
 }

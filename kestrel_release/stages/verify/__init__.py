@@ -56,10 +56,18 @@ class WheelReport:
         return not any(f.severity == "error" for f in self.findings)
 
     def to_json(self) -> dict:
-        return {"path": str(self.path), "filename": self.filename, "sha256": self.sha256, "size": self.size,
-                "name": self.name, "version": self.version, "tags": self.tags,
-                "cuda": [c.to_json() for c in self.cuda], "native": self.native,
-                "findings": [f.to_json() for f in self.findings]}
+        return {
+            "path": str(self.path),
+            "filename": self.filename,
+            "sha256": self.sha256,
+            "size": self.size,
+            "name": self.name,
+            "version": self.version,
+            "tags": self.tags,
+            "cuda": [c.to_json() for c in self.cuda],
+            "native": self.native,
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 @dataclass
@@ -75,11 +83,17 @@ class VerifyReport:
 
     def errors(self) -> int:
         return sum(f.severity == "error" for w in self.wheels for f in w.findings) + sum(
-            f.severity == "error" for f in self.findings)
+            f.severity == "error" for f in self.findings
+        )
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "mode": self.mode, "target": self.target, "wheels": [w.to_json() for w in self.wheels],
-                "findings": [f.to_json() for f in self.findings]}
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "target": self.target,
+            "wheels": [w.to_json() for w in self.wheels],
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
@@ -112,9 +126,16 @@ def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(p.resolve() for p in out))
 
 
-def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool = True,
-        project: bool = True, ask_index: bool = False, platforms: tuple[str, ...] = (),
-        partial: bool = False) -> VerifyReport:
+def run(
+    cfg: Config,
+    paths: list[Path],
+    target: str | None = None,
+    record: bool = True,
+    project: bool = True,
+    ask_index: bool = False,
+    platforms: tuple[str, ...] = (),
+    partial: bool = False,
+) -> VerifyReport:
     """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules.
     project=False (no kernel project; cfg from verify_pypi.standalone_config): no matrix, no
     config rules, nothing recorded. ask_index: read the target index's upload times for the
@@ -126,16 +147,31 @@ def run(cfg: Config, paths: list[Path], target: str | None = None, record: bool 
     if target not in TARGETS:
         raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
     if not project and not paths:
-        raise UsageError("no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
-                         "directory or above) and no wheels given", "pass wheel files or directories, or --project DIR")
+        raise UsageError(
+            "no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
+            "directory or above) and no wheels given",
+            "pass wheel files or directories, or --project DIR",
+        )
     required = _required_platforms(cfg, platforms)
     wheels = resolve_wheels(cfg, paths)
     workers = min(len(wheels), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
         reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project), wheels))
     v = cfg.verify
-    found = rules.check_set(reports, cfg.python, target, v.project_size_budget, (cfg.name, cfg.version),
-                            cfg.platforms or platforms, required, partial) if project else []
+    found = (
+        rules.check_set(
+            reports,
+            cfg.python,
+            target,
+            v.project_size_budget,
+            (cfg.name, cfg.version),
+            cfg.platforms or platforms,
+            required,
+            partial,
+        )
+        if project
+        else []
+    )
     found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
     if ask_index and target in ("pypi", "testpypi"):
         found += verify_pypi.release_age_set(reports, cfg, target)
@@ -153,8 +189,10 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
 
     for name in narrow:
         if cfg.platforms and name not in cfg.platforms:
-            raise UsageError(f"--platform {name} is not one of the configured platforms ({', '.join(cfg.platforms)})",
-                             "pick a listed one, or add it to `platforms` in [tool.kestrel-release]")
+            raise UsageError(
+                f"--platform {name} is not one of the configured platforms ({', '.join(cfg.platforms)})",
+                "pick a listed one, or add it to `platforms` in [tool.kestrel-release]",
+            )
         if parse(name) is None:
             raise UsageError(f"--platform {name} is not a wheel platform tag", "e.g. manylinux_2_28_x86_64, win_amd64")
     return narrow
@@ -176,8 +214,9 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> W
         from kestrel_release.fsutil import sha256_file
 
         size = path.stat().st_size
-        return WheelReport(path, path.name, sha256_file(path), size,
-                           findings=[Finding("zip-format", "error", "", exc.message)])
+        return WheelReport(
+            path, path.name, sha256_file(path), size, findings=[Finding("zip-format", "error", "", exc.message)]
+        )
     report = WheelReport(path, wheel.filename, wheel.sha256, wheel.size, cuda=scanner.cuda)
     report.binaries = verify_dedupe.binaries_of(wheel, scanner.binaries)
     findings = [Finding(rule, "error", member, message) for rule, member, message in wheel.problems]
@@ -225,11 +264,16 @@ def raise_for(report: VerifyReport, show: bool = False) -> None:
         bad = sum(not w.ok for w in report.wheels)
         where = _show_findings(report) if show else "listed above"
         left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
-        hint = ("configured platforms have no wheels: build them on their machines and `kestrel-release assemble` "
-                "the outputs; to check one machine's build alone, `verify --partial`" if left
-                else f"fix them and rebuild; the findings are {where}")
-        raise VerifyError(f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) "
-                          f"for {report.target}", hint)
+        hint = (
+            "configured platforms have no wheels: build them on their machines and `kestrel-release assemble` "
+            "the outputs; to check one machine's build alone, `verify --partial`"
+            if left
+            else f"fix them and rebuild; the findings are {where}"
+        )
+        raise VerifyError(
+            f"verify found {report.errors()} error(s) in {bad} of {len(report.wheels)} wheel(s) for {report.target}",
+            hint,
+        )
     console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")
 
 

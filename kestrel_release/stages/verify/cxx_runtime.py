@@ -12,11 +12,21 @@ from kestrel_release.inspect import elf
 from kestrel_release.stages.verify.leaks import Finding
 
 # Defined only by a C++ runtime (libstdc++/libsupc++); an extension that merely uses C++ imports them.
-RUNTIME_SYMBOLS = frozenset({"__cxa_throw", "__gxx_personality_v0", "_ZSt9terminatev", "__cxa_begin_catch",
-                             "__cxa_allocate_exception", "_ZSt13set_terminatePFvvE"})
+RUNTIME_SYMBOLS = frozenset(
+    {
+        "__cxa_throw",
+        "__gxx_personality_v0",
+        "_ZSt9terminatev",
+        "__cxa_begin_catch",
+        "__cxa_allocate_exception",
+        "_ZSt13set_terminatePFvvE",
+    }
+)
 _TORCH = ("libc10", "libtorch")
-FIX = ("link the shared libstdc++ (the toolchain's lib dir holds only libstdc++.a, e.g. a custom GCC: use the "
-       "system g++ or add -l:libstdc++.so.6); never -static-libstdc++ with torch")
+FIX = (
+    "link the shared libstdc++ (the toolchain's lib dir holds only libstdc++.a, e.g. a custom GCC: use the "
+    "system g++ or add -l:libstdc++.so.6); never -static-libstdc++ with torch"
+)
 
 
 def check(member: str, parsed: elf.Elf, needed: list[str]) -> Finding | None:
@@ -31,9 +41,16 @@ def check(member: str, parsed: elf.Elf, needed: list[str]) -> Finding | None:
     links_torch = any(lib.startswith(_TORCH) for lib in needed)
     if not links_torch and any(lib.startswith("libstdc++") for lib in needed):
         return None
-    why = "links torch (" + ", ".join(lib for lib in needed if lib.startswith(_TORCH)) + ")" if links_torch \
+    why = (
+        "links torch (" + ", ".join(lib for lib in needed if lib.startswith(_TORCH)) + ")"
+        if links_torch
         else "does not need libstdc++.so"
-    return Finding("cxx-runtime", "error", member,
-                   f"defines the C++ runtime ({', '.join(sorted(defined))}) and {why}: a private static "
-                   f"libstdc++, so exceptions thrown across it crash the process (a TORCH_CHECK failure "
-                   f"segfaults instead of raising): {FIX}")
+    )
+    return Finding(
+        "cxx-runtime",
+        "error",
+        member,
+        f"defines the C++ runtime ({', '.join(sorted(defined))}) and {why}: a private static "
+        f"libstdc++, so exceptions thrown across it crash the process (a TORCH_CHECK failure "
+        f"segfaults instead of raising): {FIX}",
+    )

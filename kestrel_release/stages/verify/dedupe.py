@@ -24,8 +24,11 @@ _PER_PYTHON = re.compile(r"^cp3\d+$")
 def binaries_of(wheel, binaries: list) -> dict[str, tuple[str, int]]:
     """member -> (content digest, compressed size) of the wheel's host binaries (not .dist-info)."""
     names = {name for name, kind in binaries if kind.format not in ("cubin", "fatbin")}
-    return {m.name: (m.digest, m.compressed_size) for m in wheel.members
-            if m.name in names and m.digest and ".dist-info/" not in m.name}
+    return {
+        m.name: (m.digest, m.compressed_size)
+        for m in wheel.members
+        if m.name in names and m.digest and ".dist-info/" not in m.name
+    }
 
 
 def _platform_of(tags: list[str]) -> str | None:
@@ -60,13 +63,23 @@ def check(wheels: list) -> list[Finding]:
             how = f"if they do not use the CPython ABI, one py3-none-{plat} or cp310-abi3-{plat} wheel would do"
         else:
             saving = (len(group) - 1) * sum(c for d, c in first.binaries.values() if d in shared)
-            how = ("moving them into one py3 wheel for the platform, which the per-Python wheels depend on, "
-                   "would keep one copy")
+            how = (
+                "moving them into one py3 wheel for the platform, which the per-Python wheels depend on, "
+                "would keep one copy"
+            )
         pythons = ", ".join(sorted((w.tags[0].split("-")[0] for w in group), key=lambda t: int(t[3:])))
         names = ", ".join(m.rsplit("/", 1)[-1] for m in shared_members[:3]) + (
-            f" and {len(shared_members) - 3} more" if len(shared_members) > 3 else "")
+            f" and {len(shared_members) - 3} more" if len(shared_members) > 3 else ""
+        )
         count = f"all {len(first.binaries)}" if every else f"{len(shared_members)} of {len(first.binaries)}"
-        out.append(Finding("dedupe", "warning", "", f"the {len(group)} per-Python wheels for {plat} ({pythons}) "
-                           f"hold byte-identical binaries ({count}: {names}); {how}: it would save "
-                           f"{console.size(saving)} ({100 * saving / release:.0f}% of the release)"))
+        out.append(
+            Finding(
+                "dedupe",
+                "warning",
+                "",
+                f"the {len(group)} per-Python wheels for {plat} ({pythons}) "
+                f"hold byte-identical binaries ({count}: {names}); {how}: it would save "
+                f"{console.size(saving)} ({100 * saving / release:.0f}% of the release)",
+            )
+        )
     return out

@@ -10,7 +10,7 @@ from kestrel_release import console
 MODES = {
     "project": "project mode: the kernel project's rules, integrity and PyPI's rules",
     "standalone": "standalone mode (no kernel project here): integrity and PyPI's rules, CUDA binaries "
-                  "reported; no project rules (matrix, architectures, forbid lists)",
+    "reported; no project rules (matrix, architectures, forbid lists)",
 }
 
 
@@ -39,8 +39,15 @@ def render(report) -> None:
 
 
 def _cuda_rows(wheel) -> tuple:
-    return tuple((info.member, " ".join(info.sass) or "-", " ".join(info.ptx + info.lto_ir) or "-",
-                  "yes" if info.debug else "no") for info in wheel.cuda)
+    return tuple(
+        (
+            info.member,
+            " ".join(info.sass) or "-",
+            " ".join(info.ptx + info.lto_ir) or "-",
+            "yes" if info.debug else "no",
+        )
+        for info in wheel.cuda
+    )
 
 
 def _title(wheel, detail: str = "") -> Text:

@@ -17,16 +17,38 @@ TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this smal
 SECRET_FILES = re.compile(r"^(\.pypirc|\.netrc|\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519))$")
 _SECRETS = [  # (what, pattern + the literals every match holds); the matched value is never printed
     ("a PyPI token", needled(rb"pypi-AgE[A-Za-z0-9_-]{40,}", b"pypi-AgE")),
-    ("a GitHub token", needled(rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
-                               b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_")),
+    (
+        "a GitHub token",
+        needled(
+            rb"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+            b"ghp_",
+            b"gho_",
+            b"ghu_",
+            b"ghs_",
+            b"ghr_",
+            b"github_pat_",
+        ),
+    ),
     # A key is its armor line AND a base64 body (after optional `Proc-Type:` headers, real or `\\n`-escaped
     # line breaks): the armor line alone is a parser's constant (cryptography's serialization/ssh.py).
-    ("a private key", needled(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[rn])+"
-                              rb"(?:[A-Za-z-]+: [^\r\n\\]*(?:[\r\n]|\\[rn])(?:\s|\\[rn])*)*[A-Za-z0-9+/]{40}", b"-----BEGIN ")),
+    (
+        "a private key",
+        needled(
+            rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[rn])+"
+            rb"(?:[A-Za-z-]+: [^\r\n\\]*(?:[\r\n]|\\[rn])(?:\s|\\[rn])*)*[A-Za-z0-9+/]{40}",
+            b"-----BEGIN ",
+        ),
+    ),
     ("an AWS access key", needled(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"AKIA", b"ASIA")),
 ]
-_HOME = needled(rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",
-                b"/home/", b"/Users/", b"/root/", (b":\\Users", 1), (b":\\\\Users", 1))
+_HOME = needled(
+    rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",
+    b"/home/",
+    b"/Users/",
+    b"/root/",
+    (b":\\Users", 1),
+    (b":\\\\Users", 1),
+)
 SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/", "/etc/")
 
 
@@ -66,15 +88,33 @@ def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...
         base = name.rsplit("/", 1)[-1]
         hit = next((p for p in forbid if glob_match(name, p)), None)
         if hit:
-            out.append(Finding("source-leak", "error", name,
-                               f"matches the forbidden pattern '{hit}': exclude it from the wheel, or drop "
-                               f"'{hit}' from verify.forbid if it ships on purpose"))
+            out.append(
+                Finding(
+                    "source-leak",
+                    "error",
+                    name,
+                    f"matches the forbidden pattern '{hit}': exclude it from the wheel, or drop "
+                    f"'{hit}' from verify.forbid if it ships on purpose",
+                )
+            )
         elif allow and ".dist-info/" not in name and not any(glob_match(name, p) for p in allow):
-            out.append(Finding("source-leak", "error", name,
-                               "not in verify.allow: exclude it from the wheel or add it to the allow-list"))
+            out.append(
+                Finding(
+                    "source-leak",
+                    "error",
+                    name,
+                    "not in verify.allow: exclude it from the wheel or add it to the allow-list",
+                )
+            )
         if SECRET_FILES.match(base):
-            out.append(Finding("secret", "error", name,
-                               f"a credentials file ('{base}') is in the wheel: remove it and rotate what it holds"))
+            out.append(
+                Finding(
+                    "secret",
+                    "error",
+                    name,
+                    f"a credentials file ('{base}') is in the wheel: remove it and rotate what it holds",
+                )
+            )
     return out
 
 
@@ -105,8 +145,9 @@ class ContentScanner:
         try:
             info = cuda_binary.inspect_bytes(data, name)
         except cuda_binary.CudaFormatError as exc:
-            self.findings.append(Finding("cuda-format", "error", name,
-                                         f"{exc.message}: a binary that cannot be read cannot be checked"))
+            self.findings.append(
+                Finding("cuda-format", "error", name, f"{exc.message}: a binary that cannot be read cannot be checked")
+            )
             return
         if info.has_cuda or name.endswith((".cubin", ".fatbin")) or archname.named_archs(name):
             self.cuda.append(info)
@@ -116,8 +157,9 @@ class ContentScanner:
             match = pattern.first(blob)
             if match:
                 line = blob.count(b"\n", 0, match.start()) + 1
-                self.findings.append(Finding("secret", "error", name,
-                                             f"{what} at line {line}: remove it and revoke it now"))
+                self.findings.append(
+                    Finding("secret", "error", name, f"{what} at line {line}: remove it and revoke it now")
+                )
 
     def _build_paths(self, name: str, blob: bytes) -> None:
         # Prose (the README in METADATA, shipped docs) shows example paths; only this build's own
@@ -132,16 +174,22 @@ class ContentScanner:
         if where is None and needle and needle in blob:
             where = self.project_dir
         if where:
-            self.findings.append(Finding("build-path", "error", name,
-                                         f"absolute build path '{where[:80]}' in a text file: make it relative"))
+            self.findings.append(
+                Finding(
+                    "build-path", "error", name, f"absolute build path '{where[:80]}' in a text file: make it relative"
+                )
+            )
 
 
 def _is_doc(name: str) -> bool:
     """Documentation text: Markdown/reST files and the license/readme files a wheel carries."""
     base = name.rsplit("/", 1)[-1].upper()
     stem, _, ext = base.partition(".")
-    return (ext in ("MD", "RST", "MARKDOWN") or ".dist-info/licenses/" in name
-            or (stem in _DOC_NAMES and ext in ("", "TXT")))
+    return (
+        ext in ("MD", "RST", "MARKDOWN")
+        or ".dist-info/licenses/" in name
+        or (stem in _DOC_NAMES and ext in ("", "TXT"))
+    )
 
 
 _DOC_NAMES = frozenset({"README", "LICENSE", "LICENCE", "COPYING", "AUTHORS", "NOTICE", "CHANGELOG", "CHANGES"})
@@ -155,31 +203,58 @@ def _metadata_headers(blob: bytes) -> bytes:
     return re.sub(rb"(?im)^Description:.*(?:\r?\n[ \t].*)*", b"", head)
 
 
-def check_cuda(info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx: bool,
-               allow_debug: bool) -> list[Finding]:
+def check_cuda(
+    info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx: bool, allow_debug: bool
+) -> list[Finding]:
     """missing-arch, ptx, debug-info and build-path findings for one CUDA-bearing member."""
     out, name = [], info.member
     have = ", ".join(info.sass) or "no SASS"
     for arch in required:
         if arch not in info.sass and not (arch.endswith("f") and name.endswith(".cubin") and arch[:-1] in info.sass):
             num = arch.removeprefix("sm_")
-            out.append(Finding("missing-arch", "error", name,
-                               f"lacks {arch} (has {have}): build with -gencode arch=compute_{num},code={arch}"))
+            out.append(
+                Finding(
+                    "missing-arch",
+                    "error",
+                    name,
+                    f"lacks {arch} (has {have}): build with -gencode arch=compute_{num},code={arch}",
+                )
+            )
     if (info.ptx or info.lto_ir) and not allow_ptx:
         what = ", ".join(info.ptx + info.lto_ir)
-        out.append(Finding("ptx", "error", name, f"ships PTX/LTO-IR ({what}), i.e. kernel source: "
-                           "build SASS only (code=sm_XX) or set verify.allow_ptx"))
+        out.append(
+            Finding(
+                "ptx",
+                "error",
+                name,
+                f"ships PTX/LTO-IR ({what}), i.e. kernel source: build SASS only (code=sm_XX) or set verify.allow_ptx",
+            )
+        )
     if info.debug and not allow_debug:
         extra = " including the full PTX text (.nv_debug_ptx_txt)" if info.debug_ptx_text else ""
-        out.append(Finding("debug-info", "error", name, f"carries device debug info{extra}: "
-                           "build without -G/-lineinfo or set verify.allow_debug"))
+        out.append(
+            Finding(
+                "debug-info",
+                "error",
+                name,
+                f"carries device debug info{extra}: build without -G/-lineinfo or set verify.allow_debug",
+            )
+        )
     for arch in archname.named_archs(name):
         if not archname.holds(arch, info.sass):
-            out.append(Finding("arch-name", "error", name, f"is named for {arch} but holds {have}: a loader that "
-                               f"picks it by name runs the wrong code; rebuild it for {arch} or rename it"))
+            out.append(
+                Finding(
+                    "arch-name",
+                    "error",
+                    name,
+                    f"is named for {arch} but holds {have}: a loader that "
+                    f"picks it by name runs the wrong code; rebuild it for {arch} or rename it",
+                )
+            )
     for path in info.source_paths:
         if path.startswith("/") and not path.startswith(SYSTEM_PREFIXES):
-            out.append(Finding("build-path", "error", name,
-                               f"embeds the build path '{path[:80]}': build without -G/-lineinfo"))
+            out.append(
+                Finding("build-path", "error", name, f"embeds the build path '{path[:80]}': build without -G/-lineinfo")
+            )
             break
     return out

@@ -30,8 +30,13 @@ def covered_by(tag: str, pythons: tuple[str, ...]) -> tuple[set[str], int | None
     return {f"3.{minor}"}, None
 
 
-def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (),
-          required: tuple[str, ...] | None = None, partial: bool = False) -> list[Finding]:
+def check(
+    wheels: list,
+    pythons: tuple[str, ...],
+    platforms: tuple[str, ...] = (),
+    required: tuple[str, ...] | None = None,
+    partial: bool = False,
+) -> list[Finding]:
     """Every configured Python covered by exactly one wheel on every platform of the set.
 
     With `platforms` (the configured ones), wheels are grouped by the configured platform their
@@ -58,8 +63,10 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
                     if w.filename not in files:
                         files.append(w.filename)
     out: list[Finding] = _missing_platforms(by_plat, pythons, required, partial) if platforms else []
-    out += [Finding("matrix", "warning", "", f"wheels for {plat}, which `platforms` does not list")
-            for plat in sorted(unlisted)]
+    out += [
+        Finding("matrix", "warning", "", f"wheels for {plat}, which `platforms` does not list")
+        for plat in sorted(unlisted)
+    ]
     many = len(by_plat) > 1 or bool(platforms)
     for plat, covered in sorted(by_plat.items()):
         where = f" on {plat}" if many else ""
@@ -67,17 +74,32 @@ def check(wheels: list, pythons: tuple[str, ...], platforms: tuple[str, ...] = (
             if py not in covered:
                 why = f" ({', '.join(sorted(set(floors[plat])))} starts above it)" if plat in floors else ""
                 on = f" on a {plat} machine" if platforms else ""
-                out.append(Finding("matrix", "error", "", f"no wheel for Python {py}{where}{why}: build it{on} "
-                                   f"(kestrel-release build --python {py})"))
+                out.append(
+                    Finding(
+                        "matrix",
+                        "error",
+                        "",
+                        f"no wheel for Python {py}{where}{why}: build it{on} (kestrel-release build --python {py})",
+                    )
+                )
             elif len(covered[py]) > 1:
-                out.append(Finding("matrix", "error", "", f"{len(covered[py])} wheels for Python {py}{where}: "
-                                   f"keep one ({', '.join(covered[py])})"))
+                out.append(
+                    Finding(
+                        "matrix",
+                        "error",
+                        "",
+                        f"{len(covered[py])} wheels for Python {py}{where}: keep one ({', '.join(covered[py])})",
+                    )
+                )
         for py in sorted(set(covered) - set(pythons), key=_minor):
-            out.append(Finding("matrix", "warning", "",
-                               f"a wheel for Python {py}, which the configuration does not list"))
+            out.append(
+                Finding("matrix", "warning", "", f"a wheel for Python {py}, which the configuration does not list")
+            )
     if not by_plat and not platforms:
-        out += [Finding("matrix", "error", "", f"no wheel for Python {py}: build it "
-                        f"(kestrel-release build --python {py})") for py in pythons]
+        out += [
+            Finding("matrix", "error", "", f"no wheel for Python {py}: build it (kestrel-release build --python {py})")
+            for py in pythons
+        ]
     return out
 
 
@@ -93,8 +115,9 @@ def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> l
     return [c for c in required if covers(plat, c)]
 
 
-def _missing_platforms(by_plat: dict, pythons: tuple[str, ...], required: tuple[str, ...],
-                       partial: bool) -> list[Finding]:
+def _missing_platforms(
+    by_plat: dict, pythons: tuple[str, ...], required: tuple[str, ...], partial: bool
+) -> list[Finding]:
     """A configured platform without any wheel: each of its Pythons, named. Expected in one
     machine's build before `assemble` (a warning with `partial`), never in a release."""
     out = []
@@ -103,10 +126,24 @@ def _missing_platforms(by_plat: dict, pythons: tuple[str, ...], required: tuple[
             continue
         for py in pythons:
             if partial:
-                out.append(Finding("matrix", "warning", "", f"no wheel for Python {py} on {plat}: left for another "
-                                   "machine (expected before `kestrel-release assemble`)"))
+                out.append(
+                    Finding(
+                        "matrix",
+                        "warning",
+                        "",
+                        f"no wheel for Python {py} on {plat}: left for another "
+                        "machine (expected before `kestrel-release assemble`)",
+                    )
+                )
             else:
-                out.append(Finding("matrix", "error", "", f"no wheel for Python {py} on {plat}: build it on a {plat} "
-                                   "machine (or let `ci init`'s workflow do it) and `kestrel-release assemble` the "
-                                   "outputs; to check one machine's build alone, `verify --partial` or --platform"))
+                out.append(
+                    Finding(
+                        "matrix",
+                        "error",
+                        "",
+                        f"no wheel for Python {py} on {plat}: build it on a {plat} "
+                        "machine (or let `ci init`'s workflow do it) and `kestrel-release assemble` the "
+                        "outputs; to check one machine's build alone, `verify --partial` or --platform",
+                    )
+                )
     return out

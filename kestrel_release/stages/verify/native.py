@@ -19,9 +19,16 @@ from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.leaks import Finding
 
 # glibc of common distributions (docs/real-packages.md section 4), oldest first.
-DISTROS = (("RHEL/Rocky 8", (2, 28)), ("Ubuntu 20.04", (2, 31)), ("Debian 11", (2, 31)),
-           ("RHEL 9", (2, 34)), ("Amazon Linux 2023", (2, 34)), ("Ubuntu 22.04", (2, 35)),
-           ("Debian 12", (2, 36)), ("Ubuntu 24.04", (2, 39)))
+DISTROS = (
+    ("RHEL/Rocky 8", (2, 28)),
+    ("Ubuntu 20.04", (2, 31)),
+    ("Debian 11", (2, 31)),
+    ("RHEL 9", (2, 34)),
+    ("Amazon Linux 2023", (2, 34)),
+    ("Ubuntu 22.04", (2, 35)),
+    ("Debian 12", (2, 36)),
+    ("Ubuntu 24.04", (2, 39)),
+)
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 _GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so)")  # auditwheel renames grafted libs: libfoo-1a2b3c4d.so.1
 
@@ -79,10 +86,15 @@ class NativeScanner:
         if private_runtime:
             self.findings.append(private_runtime)
         if is_excluded(member.name, self.exclude):
-            self.findings.append(Finding(
-                "grafted-runtime", "error", member.name,
-                "a torch/CUDA runtime library is bundled in the wheel; it must come from the user's torch or "
-                "CUDA install: keep it in build.exclude (auditwheel --exclude) and rebuild"))
+            self.findings.append(
+                Finding(
+                    "grafted-runtime",
+                    "error",
+                    member.name,
+                    "a torch/CUDA runtime library is bundled in the wheel; it must come from the user's torch or "
+                    "CUDA install: keep it in build.exclude (auditwheel --exclude) and rebuild",
+                )
+            )
 
 
 def check_wheel(path: Path, tags: list[str], min_glibc: str, audit_abi3: bool = True) -> tuple[list[Finding], dict]:
@@ -94,16 +106,26 @@ def check_wheel(path: Path, tags: list[str], min_glibc: str, audit_abi3: bool = 
         facts["glibc_floor"] = f"{floor[0]}.{floor[1]}"
         facts["installs_on"] = installs_on(floor)[0]
         if min_glibc and floor > tuple(int(p) for p in min_glibc.split(".")):
-            out.append(Finding("glibc-floor", "error", "",
-                               f"the wheel needs glibc {floor[0]}.{floor[1]}, above build.min_glibc {min_glibc} "
-                               f"({floor_text(floor)}): rebuild in a manylinux image (e.g. PyTorch's "
-                               "manylinux_2_28 builders) or with an older toolchain"))
+            out.append(
+                Finding(
+                    "glibc-floor",
+                    "error",
+                    "",
+                    f"the wheel needs glibc {floor[0]}.{floor[1]}, above build.min_glibc {min_glibc} "
+                    f"({floor_text(floor)}): rebuild in a manylinux image (e.g. PyTorch's "
+                    "manylinux_2_28 builders) or with an older toolchain",
+                )
+            )
     if facts["abi3"] and audit_abi3:
         from kestrel_release.adapters import abi3audit
 
         problems, skipped = abi3audit.audit(path)
-        out += [Finding("abi3", "error", "", f"{p}: build with Py_LIMITED_API and only limited-API calls, "
-                        "or drop the abi3 tag") for p in problems]
+        out += [
+            Finding(
+                "abi3", "error", "", f"{p}: build with Py_LIMITED_API and only limited-API calls, or drop the abi3 tag"
+            )
+            for p in problems
+        ]
         if skipped:
             out.append(Finding("abi3", "warning", "", skipped))
     return out, facts

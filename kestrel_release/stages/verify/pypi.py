@@ -26,8 +26,16 @@ def _violations(path: Path, only_zip: bool = False) -> list[pypi_rules.Violation
         try:
             with zipfile.ZipFile(fh) as archive:
                 infos = archive.infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError,
-                OverflowError, RuntimeError, struct.error):
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            ValueError,
+            EOFError,
+            NotImplementedError,
+            OverflowError,
+            RuntimeError,
+            struct.error,
+        ):
             return [pypi_rules.Violation("pypi-zip", "", pypi_rules.INVALID + "File is not a zipfile")]
         return pypi_rules.zip_violations(mm, infos)
 
@@ -49,9 +57,10 @@ def check_built_wheel(path: Path) -> None:
         raise BuildError(f"{path.name}: cannot read the repaired wheel ({exc})", "rebuild") from None
     if violations:
         v = violations[0]
-        raise BuildError(f"{path.name}: PyPI would refuse this wheel ({v.rule}): {v.message}",
-                         "the repaired wheel was rewritten by a tool that streams or appends to zips: "
-                         "rebuild without it")
+        raise BuildError(
+            f"{path.name}: PyPI would refuse this wheel ({v.rule}): {v.message}",
+            "the repaired wheel was rewritten by a tool that streams or appends to zips: rebuild without it",
+        )
 
 
 def release_age_findings(filename: str, existing: dict[str, str], first_upload) -> list[Finding]:
@@ -63,8 +72,7 @@ def release_age_findings(filename: str, existing: dict[str, str], first_upload) 
     violation = pypi_rules.release_age(first_upload)
     if violation is None:
         return []
-    return [Finding(violation.rule, "error", "", f"PyPI refuses it: {violation.message} "
-                    "Publish a new version instead")]
+    return [Finding(violation.rule, "error", "", f"PyPI refuses it: {violation.message} Publish a new version instead")]
 
 
 def release_age_set(reports: list, cfg, target: str) -> list[Finding]:
@@ -83,13 +91,21 @@ def release_age_check(reports: list, url: str) -> list[Finding]:
     for name, version in releases:
         seen = pypi_json.release_files(url, name, version)
         if seen is None:
-            out.append(Finding("pypi-release-age", "warning", "", f"could not read the upload times of {name} "
-                               f"{version} from {url}: the 14-day rule was not checked"))
+            out.append(
+                Finding(
+                    "pypi-release-age",
+                    "warning",
+                    "",
+                    f"could not read the upload times of {name} {version} from {url}: the 14-day rule was not checked",
+                )
+            )
             continue
         for w in reports:
             if (w.name, w.version) == (name, version):
-                out += [Finding(f.rule, f.severity, w.filename, f.message)
-                        for f in release_age_findings(w.filename, seen.files, seen.first_upload)]
+                out += [
+                    Finding(f.rule, f.severity, w.filename, f.message)
+                    for f in release_age_findings(w.filename, seen.files, seen.first_upload)
+                ]
     return out
 
 
@@ -114,13 +130,28 @@ def standalone_config(cwd: Path | None = None):
 
 # Outside a project only these fail verify: the wheel's integrity and what PyPI refuses. Not file-size:
 # PyPI raises the 100 MiB limit per project (cupy-cuda12x ships 140 MiB wheels), and no project says so here.
-STANDALONE_ERRORS = frozenset({"unsafe-path", "zip-bomb", "zip-format", "record-mismatch", "metadata", "cuda-format",
-                               "binary-platform", "platform-tag", "local-version"})
+STANDALONE_ERRORS = frozenset(
+    {
+        "unsafe-path",
+        "zip-bomb",
+        "zip-format",
+        "record-mismatch",
+        "metadata",
+        "cuda-format",
+        "binary-platform",
+        "platform-tag",
+        "local-version",
+    }
+)
 
 
 def standalone_severity(findings: list[Finding]) -> list[Finding]:
     """Outside a project, integrity and PyPI's rules fail verify; the rest (leak heuristics, build
     paths, runtime policies) is reported as a warning: it is no project's policy here, and a
     third-party wheel may carry such text legitimately (cryptography parses OpenSSH key headers)."""
-    return [f if f.rule in STANDALONE_ERRORS or f.rule.startswith("pypi-") or f.severity != "error"
-            else Finding(f.rule, "warning", f.member, f.message) for f in findings]
+    return [
+        f
+        if f.rule in STANDALONE_ERRORS or f.rule.startswith("pypi-") or f.severity != "error"
+        else Finding(f.rule, "warning", f.member, f.message)
+        for f in findings
+    ]

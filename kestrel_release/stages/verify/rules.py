@@ -19,11 +19,12 @@ from kestrel_release import console
 from kestrel_release.inspect.wheel import WheelFile
 from kestrel_release.stages.verify.leaks import Finding
 
-GITHUB_ASSET_LIMIT = 2 * 1024 ** 3
+GITHUB_ASSET_LIMIT = 2 * 1024**3
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
 _PYPI_PLATFORM = re.compile(
     rf"^(any|linux_armv6l|linux_armv7l|manylinux(1|2010|2014)_({_ARCHES})|(many|musl)linux_\d+_\d+_({_ARCHES})"
-    r"|win32|win_amd64|win_arm64|macosx_\d+_\d+_\w+)$")
+    r"|win32|win_amd64|win_arm64|macosx_\d+_\d+_\w+)$"
+)
 UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)
 
 
@@ -51,10 +52,17 @@ def check_record(wheel: WheelFile) -> list[Finding]:
         member = members.get(path)
         if member is None:
             out.append(error("record-mismatch", path, "listed in RECORD but missing from the wheel: rebuild it"))
-        elif (path != record_name and not path.endswith(UNSIGNED) and member.digest is not None
-              and (digest != member.digest
-                   or (size and member.actual_size is not None and size != str(member.actual_size)))):
-            out.append(error("record-mismatch", path, "hash or size differs from RECORD (modified after build): rebuild"))
+        elif (
+            path != record_name
+            and not path.endswith(UNSIGNED)
+            and member.digest is not None
+            and (
+                digest != member.digest or (size and member.actual_size is not None and size != str(member.actual_size))
+            )
+        ):
+            out.append(
+                error("record-mismatch", path, "hash or size differs from RECORD (modified after build): rebuild")
+            )
     for name in sorted(set(members) - listed):
         out.append(error("record-mismatch", name, "not listed in RECORD (added after build): rebuild the wheel"))
     return out
@@ -130,16 +138,32 @@ def check_target(facts: dict, size: int, target: str, max_file_size: int) -> lis
         platform = tag.rsplit("-", 1)[-1]
         for plat in platform.split("."):
             if not _PYPI_PLATFORM.match(plat):
-                out.append(error("platform-tag", "", f"{target} refuses the platform tag '{plat}': "
-                                 "repair the wheel to manylinux (auditwheel)"))
+                out.append(
+                    error(
+                        "platform-tag",
+                        "",
+                        f"{target} refuses the platform tag '{plat}': repair the wheel to manylinux (auditwheel)",
+                    )
+                )
     version = facts["version"]
     if version and Version(version).local:
-        out.append(error("local-version", "", f"{target} refuses the local version '{version}': "
-                         "use a .devN version for nightlies"))
+        out.append(
+            error(
+                "local-version",
+                "",
+                f"{target} refuses the local version '{version}': use a .devN version for nightlies",
+            )
+        )
     if size > max_file_size:
-        out.append(error("file-size", "", f"{console.size(size)} is over the {console.size(max_file_size)} "
-                         f"per-file limit of {target}: shrink the wheel or raise verify.max_file_size "
-                         "after PyPI grants it"))
+        out.append(
+            error(
+                "file-size",
+                "",
+                f"{console.size(size)} is over the {console.size(max_file_size)} "
+                f"per-file limit of {target}: shrink the wheel or raise verify.max_file_size "
+                "after PyPI grants it",
+            )
+        )
     return out
 
 
@@ -159,8 +183,14 @@ def check_binary_platform(tags: list[str], binaries: list) -> list[Finding]:
             continue  # device code: no host platform
         bad = next((p for p, e in sorted(wanted.items()) if not binformat.matches(kind, e)), None)
         if bad:
-            out.append(error("binary-platform", name, f"is {binformat.describe(kind)}, but the wheel's platform "
-                             f"'{bad}' needs {wanted[bad].describe()}: build it on (or for) that platform"))
+            out.append(
+                error(
+                    "binary-platform",
+                    name,
+                    f"is {binformat.describe(kind)}, but the wheel's platform "
+                    f"'{bad}' needs {wanted[bad].describe()}: build it on (or for) that platform",
+                )
+            )
     return out
 
 
@@ -175,25 +205,44 @@ def python_of(tags: list[str]) -> set[str]:
     return out
 
 
-def check_set(wheels: list, pythons: tuple[str, ...], target: str, budget: int,
-              project: tuple[str, str | None] = ("", None), platforms: tuple[str, ...] = (),
-              required: tuple[str, ...] | None = None, partial: bool = False) -> list[Finding]:
+def check_set(
+    wheels: list,
+    pythons: tuple[str, ...],
+    target: str,
+    budget: int,
+    project: tuple[str, str | None] = ("", None),
+    platforms: tuple[str, ...] = (),
+    required: tuple[str, ...] | None = None,
+    partial: bool = False,
+) -> list[Finding]:
     """The matrix: one wheel per configured Python (on each configured platform: verify_matrix),
     one name and version, identical kernels, and all of it this project's (`project` = (name,
     version); version None = dynamic)."""
     out: list[Finding] = _project_identity(wheels, *project)
     versions = sorted({w.version for w in wheels if w.version})
     if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
-        out.append(error("matrix", "", f"the wheels disagree on name or version ({', '.join(versions)}): "
-                         "verify one release at a time"))
+        out.append(
+            error(
+                "matrix",
+                "",
+                f"the wheels disagree on name or version ({', '.join(versions)}): verify one release at a time",
+            )
+        )
     from kestrel_release.stages.verify import matrix as verify_matrix
 
-    out += verify_matrix.check(wheels, pythons, platforms, required, partial)  # abi3/py3 cover Pythons above their floor
+    out += verify_matrix.check(
+        wheels, pythons, platforms, required, partial
+    )  # abi3/py3 cover Pythons above their floor
     out += _same_kernels(wheels)
     total = sum(w.size for w in wheels)
     if target in ("pypi", "testpypi") and total > budget:
-        out.append(error("file-size", "", f"{console.size(total)} in total is over the project budget of "
-                         f"{console.size(budget)} on {target}"))
+        out.append(
+            error(
+                "file-size",
+                "",
+                f"{console.size(total)} in total is over the project budget of {console.size(budget)} on {target}",
+            )
+        )
     return out
 
 
@@ -205,8 +254,13 @@ def _project_identity(wheels: list, name: str, version: str | None) -> list[Find
     out = []
     for w in wheels:
         if name and w.name and canonicalize_name(w.name) != canonicalize_name(name):
-            out.append(error("matrix", w.filename, f"this wheel is package '{w.name}', not this project's "
-                             f"'{name}': remove it from the release"))
+            out.append(
+                error(
+                    "matrix",
+                    w.filename,
+                    f"this wheel is package '{w.name}', not this project's '{name}': remove it from the release",
+                )
+            )
             continue
         try:
             # Compare public versions: a local '+cu124' is the local-version rule's finding.
@@ -214,8 +268,14 @@ def _project_identity(wheels: list, name: str, version: str | None) -> list[Find
         except InvalidVersion:
             continue  # the metadata rule already reports an invalid version
         if other:
-            out.append(error("matrix", w.filename, f"this wheel is version {w.version}, the project is {version}: "
-                             "rebuild (kestrel-release build) or remove it"))
+            out.append(
+                error(
+                    "matrix",
+                    w.filename,
+                    f"this wheel is version {w.version}, the project is {version}: "
+                    "rebuild (kestrel-release build) or remove it",
+                )
+            )
     return out
 
 
@@ -228,6 +288,11 @@ def _same_kernels(wheels: list) -> list[Finding]:
     for other in wheels[1:]:
         for member in sorted(set(first.kernels) | set(other.kernels)):
             if first.kernels.get(member) != other.kernels.get(member):
-                out.append(error("matrix", member, f"differs between {first.filename} and {other.filename}: "
-                                 "build every wheel from one precompile"))
+                out.append(
+                    error(
+                        "matrix",
+                        member,
+                        f"differs between {first.filename} and {other.filename}: build every wheel from one precompile",
+                    )
+                )
     return out

@@ -64,12 +64,22 @@ class VersionResult:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"action": self.action, "name": self.name, "old": self.old, "new": self.new,
-                "files": self.files, "dry_run": self.dry_run, "diff": self.diff,
-                "commit": self.commit, "tag": self.tag, "warnings": self.warnings}
+        return {
+            "action": self.action,
+            "name": self.name,
+            "old": self.old,
+            "new": self.new,
+            "files": self.files,
+            "dry_run": self.dry_run,
+            "diff": self.diff,
+            "commit": self.commit,
+            "tag": self.tag,
+            "warnings": self.warnings,
+        }
 
 
 # ---------------------------------------------------------------- show / change
+
 
 def run(cfg, action: str | None, value: str | None = None, **options) -> VersionResult:
     """`version` (action None: show), `version bump KIND` or `version set X`; options as for `change`."""
@@ -89,16 +99,26 @@ def show(cfg) -> VersionResult:
     tool = None if _static(cfg) else version_source.vcs_tool(cfg.project_dir)
     if tool:
         current = _backend_version(cfg)
-        return VersionResult("show", cfg.name, current, current, [],
-                             warnings=[f"the version comes from git tags ({tool})"])
+        return VersionResult(
+            "show", cfg.name, current, current, [], warnings=[f"the version comes from git tags ({tool})"]
+        )
     if cfg.metadata_source == "backend" and not cfg.version_files and cfg.version is not None:
-        return VersionResult("show", cfg.name, cfg.version, cfg.version, [], warnings=[
-            "the build backend reports this version; list the files that hold it in version_files to bump it"])
+        return VersionResult(
+            "show",
+            cfg.name,
+            cfg.version,
+            cfg.version,
+            [],
+            warnings=[
+                "the build backend reports this version; list the files that hold it in version_files to bump it"
+            ],
+        )
     locations = _locations(cfg)
     problem = _disagreement(locations)
     current = cfg.version if _static(cfg) else locations[0].value
-    return VersionResult("show", cfg.name, current, current,
-                         [loc.rel for loc in locations], warnings=[problem] if problem else [])
+    return VersionResult(
+        "show", cfg.name, current, current, [loc.rel for loc in locations], warnings=[problem] if problem else []
+    )
 
 
 def _target(current: str, action: str, value: str, force: bool) -> str:
@@ -110,13 +130,21 @@ def _target(current: str, action: str, value: str, force: bool) -> str:
         raise UsageError(f"unknown version action '{action}'", "use 'bump KIND' or 'set X'")
     if not force and parse(new) <= parse(current):
         word = "is already" if parse(new) == parse(current) else "would go backwards from"
-        raise UsageError(f"version {new} {word} the current version {current}",
-                         "pass --force to write it anyway")
+        raise UsageError(f"version {new} {word} the current version {current}", "pass --force to write it anyway")
     return new
 
 
-def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool = False,
-           tag: bool = False, allow_dirty: bool = False, force: bool = False) -> VersionResult:
+def change(
+    cfg,
+    action: str,
+    value: str,
+    *,
+    dry_run: bool = False,
+    commit: bool = False,
+    tag: bool = False,
+    allow_dirty: bool = False,
+    force: bool = False,
+) -> VersionResult:
     """Bump or set the version in pyproject.toml and every configured version file.
 
     `action` is "bump" (value: one of KINDS) or "set" (value: a PEP 440 version).
@@ -142,8 +170,9 @@ def change(cfg, action: str, value: str, *, dry_run: bool = False, commit: bool 
     new = _target(current, action, value, force)
     changes = [(loc, _rewrite(loc, new)) for loc in locations]
     changes = [(loc, text) for loc, text in changes if text != loc.text]
-    result = VersionResult(action, cfg.name, current, new, [loc.rel for loc, _ in changes],
-                           dry_run=dry_run, diff=_diff(changes))
+    result = VersionResult(
+        action, cfg.name, current, new, [loc.rel for loc, _ in changes], dry_run=dry_run, diff=_diff(changes)
+    )
     commit = commit or tag
     root = _git_preflight(cfg, f"v{new}" if tag else None, allow_dirty) if commit else None
     if dry_run:
@@ -163,11 +192,15 @@ def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:
 
     st = git.state(cfg.project_dir)
     if st.root is None or st.commit is None:
-        raise UsageError(f"{cfg.project_dir} is not in a git repository with a commit",
-                         "drop --commit/--tag or run 'git init' and commit first")
+        raise UsageError(
+            f"{cfg.project_dir} is not in a git repository with a commit",
+            "drop --commit/--tag or run 'git init' and commit first",
+        )
     if st.dirty and not allow_dirty:
-        raise UsageError(f"the git tree under {cfg.project_dir} has uncommitted changes",
-                         "commit or stash them, or pass --allow-dirty")
+        raise UsageError(
+            f"the git tree under {cfg.project_dir} has uncommitted changes",
+            "commit or stash them, or pass --allow-dirty",
+        )
     if tag_name and git.tag_exists(st.root, tag_name):
         raise UsageError(f"git tag {tag_name} already exists", "delete it or choose another version")
     return st.root

@@ -34,8 +34,7 @@ def _read(path: Path, rel: str) -> str:
     try:
         return path.read_bytes().decode("utf-8")  # bytes: keep CRLF line endings as they are
     except FileNotFoundError:
-        raise UsageError(f"version file {rel} does not exist",
-                         "fix version_files in [tool.kestrel-release]") from None
+        raise UsageError(f"version file {rel} does not exist", "fix version_files in [tool.kestrel-release]") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read version file {rel}: {exc}") from None
 
@@ -48,16 +47,18 @@ def _regex(pattern: str) -> re.Pattern[str]:
 def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
     path = (cfg.project_dir / path_text).resolve()
     if not path.is_relative_to(cfg.project_dir.resolve()):
-        raise UsageError(f"version file {path_text} is outside the project {cfg.project_dir}",
-                         "version_files paths are relative to the project directory")
+        raise UsageError(
+            f"version file {path_text} is outside the project {cfg.project_dir}",
+            "version_files paths are relative to the project directory",
+        )
     text = _read(path, path_text)
     values = set(_regex(pattern).findall(text))
     if not values:
-        raise UsageError(f"{path_text} has no line matching {pattern!r}",
-                         "fix the pattern in version_files or the file")
+        raise UsageError(
+            f"{path_text} has no line matching {pattern!r}", "fix the pattern in version_files or the file"
+        )
     if len(values) > 1:
-        raise UsageError(f"{path_text} holds several versions: {', '.join(sorted(values))}",
-                         "make them equal by hand")
+        raise UsageError(f"{path_text} holds several versions: {', '.join(sorted(values))}", "make them equal by hand")
     return _Location(path, path_text, text, values.pop(), pattern)
 
 
@@ -67,9 +68,11 @@ def _locations(cfg) -> list[_Location]:
         if cfg.version_files:
             return [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
         where = "[project].version" if cfg.metadata_source == "pyproject" else "the version (from setup.py)"
-        raise UsageError(f"{where} of {cfg.name} is dynamic; kestrel-release cannot own it without version_files",
-                         "list the files that hold it: version_files = [{path = \"pkg/__init__.py\", "
-                         "pattern = '__version__ = \"{version}\"'}] in [tool.kestrel-release]")
+        raise UsageError(
+            f"{where} of {cfg.name} is dynamic; kestrel-release cannot own it without version_files",
+            'list the files that hold it: version_files = [{path = "pkg/__init__.py", '
+            "pattern = '__version__ = \"{version}\"'}] in [tool.kestrel-release]",
+        )
     pyproject = cfg.project_dir / PYPROJECT
     locations = [_Location(pyproject, PYPROJECT, _read(pyproject, PYPROJECT), cfg.version)]
     locations += [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
@@ -107,12 +110,15 @@ def _write_all(changes: list[tuple[_Location, str]], old: str) -> None:
             fsutil.atomic_write_text(done.path, done.text)
         if not isinstance(exc, OSError):
             raise
-        raise UsageError(f"cannot write {loc.rel}: {exc.strerror or exc}; "
-                         f"restored {len(written)} file(s), the version is still {old}",
-                         "fix the file's permissions and run again") from None
+        raise UsageError(
+            f"cannot write {loc.rel}: {exc.strerror or exc}; "
+            f"restored {len(written)} file(s), the version is still {old}",
+            "fix the file's permissions and run again",
+        ) from None
 
 
 def _diff(changes: list[tuple[_Location, str]]) -> str:
-    return "".join("".join(difflib.unified_diff(loc.text.splitlines(True), text.splitlines(True),
-                                                f"a/{loc.rel}", f"b/{loc.rel}"))
-                   for loc, text in changes)
+    return "".join(
+        "".join(difflib.unified_diff(loc.text.splitlines(True), text.splitlines(True), f"a/{loc.rel}", f"b/{loc.rel}"))
+        for loc, text in changes
+    )

@@ -21,11 +21,14 @@ def parse(text: str, what: str = "version"):
     try:
         version = Version(text.strip())
     except InvalidVersion:
-        raise UsageError(f"{what} '{text}' is not a valid PEP 440 version",
-                         "use e.g. 1.2.3, 1.2.3rc1, 1.2.3.post1 or 1.2.3.dev4") from None
+        raise UsageError(
+            f"{what} '{text}' is not a valid PEP 440 version", "use e.g. 1.2.3, 1.2.3rc1, 1.2.3.post1 or 1.2.3.dev4"
+        ) from None
     if version.local is not None:
-        raise UsageError(f"{what} '{text}' is a local version (+{version.local}); PyPI refuses local versions",
-                         f"drop the '+{version.local}' part (nightlies use .devN)")
+        raise UsageError(
+            f"{what} '{text}' is a local version (+{version.local}); PyPI refuses local versions",
+            f"drop the '+{version.local}' part (nightlies use .devN)",
+        )
     return version
 
 
@@ -83,8 +86,10 @@ def _pre(v, rc_only: bool) -> str:
 
 def _post(v) -> str:
     if v.pre is not None or v.dev is not None:
-        raise UsageError(f"cannot bump post on {v}: post releases follow a final release",
-                         "finalize it first (bump patch) or use 'version set'")
+        raise UsageError(
+            f"cannot bump post on {v}: post releases follow a final release",
+            "finalize it first (bump patch) or use 'version set'",
+        )
     return _fmt(v, v.release, post=(v.post or 0) + 1)
 
 
@@ -117,5 +122,7 @@ def next_version(current: str, kind: str, now: datetime | None = None) -> str:
             now = now.replace(tzinfo=timezone.utc)
         return _dev(v, int(now.astimezone(timezone.utc).strftime("%Y%m%d%H%M")))
     match = difflib.get_close_matches(kind, KINDS, n=1)
-    raise UsageError(f"unknown bump kind '{kind}'" + (f" (did you mean '{match[0]}'?)" if match else ""),
-                     "use one of " + ", ".join(KINDS))
+    raise UsageError(
+        f"unknown bump kind '{kind}'" + (f" (did you mean '{match[0]}'?)" if match else ""),
+        "use one of " + ", ".join(KINDS),
+    )

@@ -27,8 +27,10 @@ def complete(cfg, old: str, new: str) -> version.VersionResult:
     locations = version_files._locations(dataclasses.replace(cfg, version=current))
     strange = [f"{loc.rel} has {loc.value}" for loc in locations if loc.value not in (old, new)]
     if strange:
-        raise UsageError(f"cannot finish the bump {old} -> {new}: {', '.join(strange)}",
-                         f"set every version file to {new} by hand, then run release --resume")
+        raise UsageError(
+            f"cannot finish the bump {old} -> {new}: {', '.join(strange)}",
+            f"set every version file to {new} by hand, then run release --resume",
+        )
     changes = [(loc, version_files._rewrite(loc, new)) for loc in locations if loc.value == old]
     with fsutil.project_lock(cfg.project_dir, "version"):
         collect_leftovers(locations)
@@ -98,6 +100,7 @@ def recover(cfg, action: str, value: str) -> tuple[version.VersionResult, bool] 
         path.unlink(missing_ok=True)
     result.action = str(record.get("action", "bump"))
     same = (record.get("action"), record.get("value")) == (action, value)
-    result.warnings.append(f"finished an interrupted change {old} -> {new}"
-                           + ("" if same else f" before this {action} {value}"))
+    result.warnings.append(
+        f"finished an interrupted change {old} -> {new}" + ("" if same else f" before this {action} {value}")
+    )
     return result, same

@@ -14,8 +14,11 @@ from pathlib import Path
 from kestrel_release._compat import tomllib
 from kestrel_release.errors import UsageError
 
-_SCM_REQ = re.compile(r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
-                      r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b", re.IGNORECASE)
+_SCM_REQ = re.compile(
+    r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
+    r"|dunamai|pdm[-_]backend|poetry[-_]dynamic[-_]versioning)\b",
+    re.IGNORECASE,
+)
 
 
 def _pyproject(project: Path) -> dict:
@@ -76,9 +79,11 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
 
     base = Version(current).public  # setuptools-scm's 0.1.1.dev3+gabc1234 -> 0.1.1.dev3
     new = new or next_version(base, kind)
-    return UsageError(f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
-                      f"tag instead: {tag_command(name, new)}",
-                      "the next build picks the version up from the tag")
+    return UsageError(
+        f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
+        f"tag instead: {tag_command(name, new)}",
+        "the next build picks the version up from the tag",
+    )
 
 
 def is_static(cfg) -> bool:
