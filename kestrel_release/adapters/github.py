@@ -169,6 +169,15 @@ class GithubClient:
             self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
 
     # -- releases ---------------------------------------------------------------
+    def can_push(self) -> bool | None:
+        """Whether the token's user may write to the repository; None when the server does not say."""
+        try:
+            permissions = self.repo.permissions  # absent on some servers and emulators
+        except Exception:  # an answer without it tells nothing either way
+            return None
+        push = getattr(permissions, "push", None) if permissions is not None else None
+        return push if isinstance(push, bool) else None
+
     def repo_html_url(self) -> str:
         """The repository's web address (where release download links start)."""
         return self.repo.html_url

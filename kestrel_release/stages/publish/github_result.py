@@ -56,10 +56,6 @@ class GithubResult:
         return self.names("pruned")
 
     @property
-    def failed(self) -> list[str]:
-        return []  # a failure raises PublishError instead
-
-    @property
     def summary(self) -> str:
         older = f", {len(self.pruned_releases)} older nightlies deleted" if self.pruned_releases else ""
         return (

@@ -195,11 +195,7 @@ def _github_repo_problems(cfg, repo: str, token: str) -> list[str]:
         client = GithubClient(api_url, token, repo, timeout=policy.timeout, policy=policy)
     except KestrelError as exc:
         return [f"github: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")]
-    try:
-        permissions = client.repo.permissions  # GitHub's answer for the token's user; absent on some servers
-    except Exception:  # an answer without it tells nothing either way
-        permissions = None
-    if permissions is not None and getattr(permissions, "push", None) is False:
+    if client.can_push() is False:
         return [f"github: the token can read {repo} but not write to it (creating releases needs contents:write)"]
     return []
 
