@@ -22,10 +22,21 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = "# written by kestrel-release: its output does not belong in git\n*\n"
 
 
-def root() -> Path:
-    from kestrel_release.adapters import toolchain
+def cache_dir() -> Path:
+    """$KESTREL_RELEASE_CACHE_DIR, else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release."""
+    if os.environ.get("KESTREL_RELEASE_CACHE_DIR"):
+        from kestrel_release import safepaths
 
-    return toolchain.cache_dir()
+        # The tool creates and replaces entries in it: never the home directory or a parent of it.
+        return safepaths.check_target(
+            Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]), None, "cache directory", flag="KESTREL_RELEASE_CACHE_DIR="
+        )
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "kestrel-release"
+
+
+def root() -> Path:
+    return cache_dir()
 
 
 def project(project_dir: Path) -> Path:

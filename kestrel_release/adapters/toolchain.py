@@ -17,20 +17,10 @@ from pathlib import Path
 from kestrel_release import fsutil, proc
 from kestrel_release.errors import PreflightError
 
+# cache_dir lives in statedir (below fsutil, which toolchain uses); re-exported for the callers here.
+from kestrel_release.statedir import cache_dir as cache_dir
+
 NVCC_FIX = "install the CUDA toolkit, then set CUDACXX=/path/to/nvcc or put its bin/ on PATH"
-
-
-def cache_dir() -> Path:
-    """$KESTREL_RELEASE_CACHE_DIR, else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release."""
-    if os.environ.get("KESTREL_RELEASE_CACHE_DIR"):
-        from kestrel_release import safepaths
-
-        # The tool creates and replaces entries in it: never the home directory or a parent of it.
-        return safepaths.check_target(
-            Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]), None, "cache directory", flag="KESTREL_RELEASE_CACHE_DIR="
-        )
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "kestrel-release"
 
 
 def tool_bin() -> Path:
