@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from kestrel_release import console
+from kestrel_release.adapters.pypi_auth import FileExists as FileExists
+from kestrel_release.adapters.pypi_auth import explain as explain
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy, Transient
 
@@ -161,47 +163,6 @@ def _retry_after(resp) -> float | None:
         return float(resp.headers["Retry-After"])
     except (KeyError, ValueError):
         return None
-
-
-class FileExists(PublishError):
-    """The index says the filename is taken (same or other bytes: the caller re-reads the index)."""
-
-
-_SIZE_HINT = (
-    "ask the index for a larger per-file limit (PyPI: open a 'file size limit' request at "
-    "https://github.com/pypi/support, as kestrel-kernels did in pypi/support#11872), "
-    "then raise verify.max_file_size"
-)
-
-
-def explain(status: int, reason: str, text: str, filename: str, index: Index, user: str | None = None) -> PublishError:
-    """One line that says what went wrong and what to do, for an upload answer that is not 200.
-
-    401/403: the hint follows the cause the index gave and the kind of credentials sent (`user`):
-    a token (`__token__`) that was refused, a username/password PyPI no longer takes, or a
-    valid token without permission for this project (the only case a scoped-token hint fits)."""
-    detail = reason if reason and reason.lower() not in ("bad request", "forbidden", "unauthorized") else ""
-    said = f"HTTP {status}{': ' + detail if detail else ''}"
-    where = f"{index.name} ({index.upload_url})"
-    if status in (401, 403):
-        from kestrel_release.adapters.pypi_auth import refusal
-
-        return refusal(f"{reason} {text}".lower(), said, filename, index, where, user)
-    if status == 409 or (status == 400 and "already exist" in f"{reason} {text}".lower()):
-        return FileExists(
-            f"{filename} already exists on {where} with other bytes ({said})",
-            "a filename can never be reused on an index: bump the version and rebuild",
-        )
-    if status == 413 or "too large" in reason.lower():
-        return PublishError(f"{filename} is larger than {where} accepts ({said})", _SIZE_HINT)
-    if status in (301, 302, 303, 307, 308):
-        return PublishError(
-            f"{where} redirects uploads ({said})", "pass the upload URL itself, e.g. https://upload.pypi.org/legacy/"
-        )
-    return PublishError(
-        f"{where} refused {filename} ({said})",
-        "kestrel-release verify --target pypi checks PyPI's rules before uploading",
-    )
 
 
 class _ConsoleLog(logging.Handler):

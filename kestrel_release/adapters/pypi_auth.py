@@ -1,4 +1,6 @@
-"""Credentials against a package index: what a 401/403 means, and a check that uploads nothing.
+"""What an index's answer to an upload means (a 401/403 above all), and a credentials check that uploads nothing.
+
+`pypi` imports this module, never the other way round.
 
 PyPI answers a bad token, a username/password (no longer accepted) and a valid token without
 permission for the project all with 403, telling them apart only in words; the hint must follow
@@ -63,13 +65,51 @@ def refusal(said_lower: str, said: str, filename: str, index, where: str, user: 
     )
 
 
+class FileExists(PublishError):
+    """The index says the filename is taken (same or other bytes: the caller re-reads the index)."""
+
+
+_SIZE_HINT = (
+    "ask the index for a larger per-file limit (PyPI: open a 'file size limit' request at "
+    "https://github.com/pypi/support, as kestrel-kernels did in pypi/support#11872), "
+    "then raise verify.max_file_size"
+)
+
+
+def explain(status: int, reason: str, text: str, filename: str, index, user: str | None = None) -> PublishError:
+    """One line that says what went wrong and what to do, for an upload answer that is not 200.
+
+    401/403: the hint follows the cause the index gave and the kind of credentials sent (`user`):
+    a token (`__token__`) that was refused, a username/password PyPI no longer takes, or a
+    valid token without permission for this project (the only case a scoped-token hint fits)."""
+    detail = reason if reason and reason.lower() not in ("bad request", "forbidden", "unauthorized") else ""
+    said = f"HTTP {status}{': ' + detail if detail else ''}"
+    where = f"{index.name} ({index.upload_url})"
+    if status in (401, 403):
+        return refusal(f"{reason} {text}".lower(), said, filename, index, where, user)
+    if status == 409 or (status == 400 and "already exist" in f"{reason} {text}".lower()):
+        return FileExists(
+            f"{filename} already exists on {where} with other bytes ({said})",
+            "a filename can never be reused on an index: bump the version and rebuild",
+        )
+    if status == 413 or "too large" in reason.lower():
+        return PublishError(f"{filename} is larger than {where} accepts ({said})", _SIZE_HINT)
+    if status in (301, 302, 303, 307, 308):
+        return PublishError(
+            f"{where} redirects uploads ({said})", "pass the upload URL itself, e.g. https://upload.pypi.org/legacy/"
+        )
+    return PublishError(
+        f"{where} refused {filename} ({said})",
+        "kestrel-release verify --target pypi checks PyPI's rules before uploading",
+    )
+
+
 def check(index, credentials: tuple[str, str], timeout: float) -> tuple[bool | None, str]:
     """(True, how) accepted, (None, why) not checked; PublishError (exit 6) when refused."""
     import requests
     from requests_toolbelt import MultipartEncoder
 
     from kestrel_release.adapters import _deadline
-    from kestrel_release.adapters.pypi import explain
 
     form = MultipartEncoder([(":action", "file_upload"), ("protocol_version", "1")])
 
