@@ -11,10 +11,10 @@ from __future__ import annotations
 import configparser
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (
     name_version,
     norm,
@@ -72,53 +72,6 @@ SKIP_WALK = {
 _LIMITED_HEX = re.compile(r"Py_LIMITED_API\s*=\s*(?:0x)?03([0-9A-Fa-f]{2})")
 _LIMITED_TAG = re.compile(r"""py_limited_api['"]?\s*[:=]\s*['"](cp3\d+)['"]""")
 MAX_WALK = 20000  # files; a huge monorepo is not scanned whole
-
-
-@dataclass
-class Detected:
-    """Everything init found, with the reason for each finding (shown to the user)."""
-
-    project_dir: Path
-    backend: str = "generic"
-    backend_spec: str = ""
-    build_requires: list[str] = field(default_factory=list)
-    name: str | None = None
-    name_source: str = "not found"
-    version: str | None = None
-    version_source: str = "not found"
-    version_file: tuple[str, str] | None = None  # (path, pattern) for version_files
-    vcs: str | None = None
-    packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
-    native: list[str] = field(default_factory=list)  # why we think there is native code
-    cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
-    torch: bool = False
-    torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
-    cmake_sets_arch: bool = False
-    abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
-    requires_python: str | None = None
-    shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
-    ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
-    top_dirs: list[str] = field(default_factory=list)
-    configured: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "backend_spec": self.backend_spec,
-            "name": self.name,
-            "name_source": self.name_source,
-            "version": self.version,
-            "version_source": self.version_source,
-            "vcs": self.vcs,
-            "packages": self.packages,
-            "native": self.native,
-            "cuda": self.cuda,
-            "torch": self.torch,
-            "abi3": self.abi3,
-            "requires_python": self.requires_python,
-            "shipped_tests": self.shipped_tests,
-            "configured": self.configured,
-        }
 
 
 def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:

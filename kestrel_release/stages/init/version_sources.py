@@ -10,10 +10,9 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kestrel_release.stages.init.detect import Detected
+from kestrel_release.stages.init.detected import Detected
 
 VCS_REQUIRES = {
     "setuptools-scm": "setuptools-scm",

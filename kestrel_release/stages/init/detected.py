@@ -1,0 +1,56 @@
+"""What `init` found in a project (`Detected`), in a module of its own so that detect.py and
+version_sources.py, which both fill it in, import it without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Detected:
+    """Everything init found, with the reason for each finding (shown to the user)."""
+
+    project_dir: Path
+    backend: str = "generic"
+    backend_spec: str = ""
+    build_requires: list[str] = field(default_factory=list)
+    name: str | None = None
+    name_source: str = "not found"
+    version: str | None = None
+    version_source: str = "not found"
+    version_file: tuple[str, str] | None = None  # (path, pattern) for version_files
+    vcs: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
+    native: list[str] = field(default_factory=list)  # why we think there is native code
+    cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
+    torch: bool = False
+    torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
+    cmake_sets_arch: bool = False
+    abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
+    requires_python: str | None = None
+    shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
+    ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
+    top_dirs: list[str] = field(default_factory=list)
+    configured: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "backend_spec": self.backend_spec,
+            "name": self.name,
+            "name_source": self.name_source,
+            "version": self.version,
+            "version_source": self.version_source,
+            "vcs": self.vcs,
+            "packages": self.packages,
+            "native": self.native,
+            "cuda": self.cuda,
+            "torch": self.torch,
+            "abi3": self.abi3,
+            "requires_python": self.requires_python,
+            "shipped_tests": self.shipped_tests,
+            "configured": self.configured,
+        }
