@@ -6,16 +6,21 @@ Each returns (status, payload, headers) or raises ApiError; status codes, `Locat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode, urlsplit
 
 from kestrel_release.sandbox import github_json as J
-from kestrel_release.sandbox.github_state import ApiError, Repo, not_found
+from kestrel_release.sandbox.github_state import ApiError, Repo, State, not_found
 
-if TYPE_CHECKING:  # the handler module imports this one
+if TYPE_CHECKING:
     from email.message import Message
 
-    from kestrel_release.sandbox.github_server import Core
+
+class RouteCore(Protocol):
+    """What the routes need of github_server.Core (described here: github_server imports this module)."""
+
+    state: State
+    base: str
 
 
 def page(handler, items: list, query: dict) -> tuple[list, dict]:
@@ -47,7 +52,7 @@ class Routes:
         headers: Message
 
         @property
-        def core(self) -> Core: ...
+        def core(self) -> RouteCore: ...
 
     def _rel(self, repo: Repo, rel) -> dict:
         state = self.core.state
