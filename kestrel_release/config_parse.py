@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import platform_tags
-from kestrel_release.config import (
+from kestrel_release.config_model import (
     ABI_MODES,
     DEFAULT_TARGETS,
     MIB,
