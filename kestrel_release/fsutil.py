@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,6 +103,18 @@ def staging_dir(near: Path, prefix: str = ".kestrel-staging-") -> Iterator[Path]
 _held: dict[str, int] = {}
 
 
+def _holder(holder: Path) -> tuple[str, str]:
+    """What holds the lock (operation, pid). The holder writes it just after taking the lock, so a
+    second run that lands in between briefly polls rather than naming no operation."""
+    for _ in range(20):
+        with contextlib.suppress(OSError):
+            running, _, pid = holder.read_text(encoding="utf-8").strip().partition(" ")
+            if running:
+                return running, pid
+        time.sleep(0.05)
+    return "", ""
+
+
 @contextlib.contextmanager
 def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[None]:
     """Hold an exclusive lock on the project so two runs never interleave.
@@ -127,10 +140,7 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
     try:
         lock.acquire(timeout=wait)
     except Timeout:
-        try:
-            running, _, pid = holder.read_text(encoding="utf-8").strip().partition(" ")
-        except OSError:
-            running, pid = "", ""
+        running, pid = _holder(holder)
         raise UsageError(
             f"another kestrel-release {running or 'run'} is running on {project_dir}" + (f" ({pid})" if pid else ""),
             f"wait for it to finish, then run {what} again (lock: {lock_path})",
