@@ -317,3 +317,45 @@ def corrupt_member_data(data: bytes, member: str) -> bytes:
             start = local + 30 + name_len + extra_len
             out[start:start + csize] = bytes([0xFF]) * csize
     return bytes(out)
+
+
+# A project whose version lives in pyproject.toml and two version_files, written with comments and odd
+# spacing everywhere (version tests: everything but the version must survive byte for byte).
+# Comments everywhere, odd spacing, literal quotes, CRLF-free but a trailing comment
+# on the version line: everything but the version must survive byte for byte.
+VERSION_PYPROJECT = """\
+# kestrel-kernels: prebuilt CUDA kernels   (top comment, two spaces inside)
+
+[build-system]
+requires = ["scikit-build-core>=0.10",   # the backend
+            "nanobind"]                   # bindings
+build-backend = "scikit_build_core.build"
+
+[project]   # the package
+name    = "demo-kernels"
+# the version below is owned by kestrel-release
+version =    '0.1.0'      # single quotes, kept
+description = 'Kernels'   # literal string
+dependencies = [
+  "torch>=2.4",  # runtime
+]
+
+  [tool.kestrel-release]          # indented table header
+  python = ["3.12",   "3.13"]
+  version_files = [
+    { path = "pkg/__init__.py", pattern = '__version__ = "{version}"' },  # module
+    { path = "pkg/_meta.py",    pattern = "VERSION = '{version}'" },
+  ]
+# trailing comment without newline at end"""
+
+
+def make_version_project(root: Path, pyproject: str = VERSION_PYPROJECT) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(pyproject)
+    (root / "pkg" / "__init__.py").write_text('"""demo."""\n__version__ = "0.1.0"\n')
+    (root / "pkg" / "_meta.py").write_text("VERSION = '0.1.0'\nOTHER = '9.9.9'\n")
+    return root
+
+
+def version_snapshot(root: Path) -> dict[str, bytes]:
+    return {p: (root / p).read_bytes() for p in ("pyproject.toml", "pkg/__init__.py", "pkg/_meta.py")}

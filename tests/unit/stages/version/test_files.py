@@ -11,56 +11,18 @@ import pytest
 from kestrel_release import config, fsutil
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import version
-
-# Comments everywhere, odd spacing, literal quotes, CRLF-free but a trailing comment
-# on the version line: everything but the version must survive byte for byte.
-PYPROJECT = """\
-# kestrel-kernels: prebuilt CUDA kernels   (top comment, two spaces inside)
-
-[build-system]
-requires = ["scikit-build-core>=0.10",   # the backend
-            "nanobind"]                   # bindings
-build-backend = "scikit_build_core.build"
-
-[project]   # the package
-name    = "demo-kernels"
-# the version below is owned by kestrel-release
-version =    '0.1.0'      # single quotes, kept
-description = 'Kernels'   # literal string
-dependencies = [
-  "torch>=2.4",  # runtime
-]
-
-  [tool.kestrel-release]          # indented table header
-  python = ["3.12",   "3.13"]
-  version_files = [
-    { path = "pkg/__init__.py", pattern = '__version__ = "{version}"' },  # module
-    { path = "pkg/_meta.py",    pattern = "VERSION = '{version}'" },
-  ]
-# trailing comment without newline at end"""
-
-
-def make_project(root: Path, pyproject: str = PYPROJECT) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(pyproject)
-    (root / "pkg" / "__init__.py").write_text('"""demo."""\n__version__ = "0.1.0"\n')
-    (root / "pkg" / "_meta.py").write_text("VERSION = '0.1.0'\nOTHER = '9.9.9'\n")
-    return root
+from tests.factories import VERSION_PYPROJECT, make_version_project, version_snapshot
 
 
 @pytest.fixture
 def cfg(tmp_path: Path):
-    return config.load(make_project(tmp_path), env={})
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {p: (root / p).read_bytes() for p in ("pyproject.toml", "pkg/__init__.py", "pkg/_meta.py")}
+    return config.load(make_version_project(tmp_path), env={})
 
 
 def test_roundtrip_changes_only_the_version_line(cfg) -> None:
     result = version.change(cfg, "bump", "minor")
     after = (cfg.project_dir / "pyproject.toml").read_text()
-    before_lines, after_lines = PYPROJECT.splitlines(True), after.splitlines(True)
+    before_lines, after_lines = VERSION_PYPROJECT.splitlines(True), after.splitlines(True)
     assert len(before_lines) == len(after_lines)
     changed = [(b, a) for b, a in zip(before_lines, after_lines) if b != a]
     assert changed == [("version =    '0.1.0'      # single quotes, kept\n",
@@ -79,9 +41,9 @@ def test_crlf_and_basic_quotes_survive(tmp_path: Path) -> None:
 
 
 def test_dry_run_writes_nothing_and_shows_every_diff(cfg) -> None:
-    before = snapshot(cfg.project_dir)
+    before = version_snapshot(cfg.project_dir)
     result = version.change(cfg, "bump", "patch", dry_run=True)
-    assert snapshot(cfg.project_dir) == before
+    assert version_snapshot(cfg.project_dir) == before
     assert result.dry_run and result.new == "0.1.1"
     for rel in ("pyproject.toml", "pkg/__init__.py", "pkg/_meta.py"):
         assert f"+++ b/{rel}" in result.diff
@@ -89,7 +51,7 @@ def test_dry_run_writes_nothing_and_shows_every_diff(cfg) -> None:
 
 
 def test_rollback_when_the_second_file_cannot_be_written(cfg, monkeypatch) -> None:
-    before = snapshot(cfg.project_dir)
+    before = version_snapshot(cfg.project_dir)
     real = fsutil.atomic_write_text
     calls: list[Path] = []
 
@@ -104,7 +66,7 @@ def test_rollback_when_the_second_file_cannot_be_written(cfg, monkeypatch) -> No
         version.change(cfg, "bump", "major")
     assert "cannot write pkg/__init__.py: Permission denied" in str(info.value)
     assert "the version is still 0.1.0" in str(info.value)
-    assert snapshot(cfg.project_dir) == before  # pyproject.toml was written, then restored
+    assert version_snapshot(cfg.project_dir) == before  # pyproject.toml was written, then restored
     assert calls[-1].name == "pyproject.toml"
 
 
@@ -116,7 +78,7 @@ def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) ->
 
     monkeypatch.setattr(fsutil, "atomic_write_text", broken)
     monkeypatch.setattr(sys, "argv", ["kestrel-release", "version", "bump", "patch", "--project", str(cfg.project_dir)])
-    before = snapshot(cfg.project_dir)
+    before = version_snapshot(cfg.project_dir)
     with pytest.raises(SystemExit) as info:
         entry.main()
     err = capsys.readouterr().err
@@ -124,7 +86,7 @@ def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) ->
     assert [line for line in err.splitlines() if line.startswith("error:")] == [
         "error: cannot write pyproject.toml: Read-only file system; restored 0 file(s), the version "
         "is still 0.1.0 — fix the file's permissions and run again"]
-    assert "Traceback" not in err and snapshot(cfg.project_dir) == before
+    assert "Traceback" not in err and version_snapshot(cfg.project_dir) == before
 
 
 def test_disagreeing_files_are_named(cfg) -> None:
