@@ -135,7 +135,7 @@ def load(
         tool = {}
     table = tool.get("kestrel-release", {})
     cfg = config_parse.build(project_dir, name, version, table, env, errors)
-    cfg = dataclasses.replace(cfg, metadata_source=source)
+    cfg = dataclasses.replace(cfg, metadata_source=source, version_dynamic=version is None)
     for key in env:
         if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in config_parse.env_names():
             errors.append(f"{key}: unknown variable{config_parse.suggest(key, config_parse.env_names())}")

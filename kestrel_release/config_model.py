@@ -140,6 +140,9 @@ class Config:
     # Where name/version come from: "pyproject" ([project] table) or "backend" (PEP 517 metadata,
     # for setup.py projects and dynamic fields; adapters/backend_meta.py).
     metadata_source: str = "pyproject"
+    # True when no file of ours pins the version ([project] dynamic = ["version"], or no [project] table):
+    # a stage may fill `version` from the backend, and that never makes [project].version exist.
+    version_dynamic: bool = False
     abi: str = "auto"  # auto | abi3 | py3 | per-python: how many wheels one platform needs
     python: tuple[str, ...] = DEFAULT_PYTHONS
     # Wheel platforms a release covers (manylinux_2_34_x86_64, win_amd64...): `ci init` writes one

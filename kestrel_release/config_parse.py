@@ -27,7 +27,18 @@ from kestrel_release.config_model import (
 )
 
 _SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
-_TOP_SKIP = {"project_dir", "name", "version", "metadata_source", "build", "verify", "publish", "targets", "ci"}
+_TOP_SKIP = {
+    "project_dir",
+    "name",
+    "version",
+    "metadata_source",
+    "version_dynamic",
+    "build",
+    "verify",
+    "publish",
+    "targets",
+    "ci",
+}
 
 
 def _fields(cls) -> dict[str, dataclasses.Field]:

@@ -125,7 +125,7 @@ def check_metadata(cfg: Config, built: dict[str, Path]) -> None:
     """The wheels' name and version must be what the backend reported (exit 4 naming both)."""
     from packaging.utils import canonicalize_name, parse_wheel_filename
 
-    if cfg.metadata_source != "backend" and cfg.version is not None:
+    if cfg.metadata_source != "backend" and not cfg.version_dynamic and cfg.version is not None:
         return  # a static [project] table: verify's identity rule covers it
     expected_version = cfg.version
     if expected_version is None:

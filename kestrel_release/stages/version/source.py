@@ -87,8 +87,15 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
 
 
 def is_static(cfg) -> bool:
-    """True when [project].version holds the version (else: setup.py, __init__.py or git tags)."""
-    return cfg.version is not None and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
+    """True when [project].version holds the version (else: setup.py, __init__.py or git tags).
+
+    A dynamic version a stage filled in from the backend (release's plan) stays dynamic: its files
+    are version_files, never [project].version (which does not exist)."""
+    return (
+        cfg.version is not None
+        and getattr(cfg, "metadata_source", "pyproject") == "pyproject"
+        and not getattr(cfg, "version_dynamic", False)
+    )
 
 
 def backend_version(cfg) -> str:
