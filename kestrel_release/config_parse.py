@@ -11,7 +11,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import platform_tags
+from kestrel_release import platform_tags, version_pattern
 from kestrel_release.config_model import (
     ABI_MODES,
     DEFAULT_TARGETS,
@@ -198,12 +198,12 @@ def _version_files(value: Any, errors: list[str]) -> tuple[VersionFile, ...]:
         errors.append("[tool.kestrel-release].version_files: expected a list of {path, pattern}")
         return ()
     for i, item in enumerate(value):
-        if (
-            not isinstance(item, dict)
-            or set(item) != {"path", "pattern"}
-            or "{version}" not in str(item.get("pattern"))
-        ):
+        if not isinstance(item, dict) or set(item) != {"path", "pattern"}:
             errors.append(f"version_files[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
+            continue
+        bad = version_pattern.problem(str(item["pattern"]))
+        if bad:
+            errors.append(f"version_files[{i}]: the pattern {str(item['pattern'])!r} {bad}")
             continue
         out.append(VersionFile(str(item["path"]), str(item["pattern"])))
     return tuple(out)

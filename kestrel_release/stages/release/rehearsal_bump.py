@@ -69,8 +69,10 @@ def heal(cfg):
             return cfg
         old, new = previous.bump["from"], previous.bump["to"]
         current = version_resume._pyproject_version(cfg) or cfg.version
-        values = {loc.value for loc in version_files._locations(dataclasses.replace(cfg, version=current))}
-        if values != {old, new}:
+        locations = version_files._locations(dataclasses.replace(cfg, version=current))
+        at_old = [loc for loc in locations if loc.states(old) and not loc.states(new)]
+        at_new = [loc for loc in locations if loc.states(new) and not loc.states(old)]
+        if not at_old or not at_new or any(not (loc.states(old) or loc.states(new)) for loc in locations):
             return cfg
         version_resume.complete(cfg, new, old)
     except KestrelError:

@@ -41,7 +41,15 @@ from pathlib import Path
 
 from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
-from kestrel_release.stages.version.files import _diff, _disagreement, _locations, _rewrite, _write_all
+from kestrel_release.stages.version.files import (
+    _diff,
+    _disagreement,
+    _locations,
+    _write_all,
+    disagreeing,
+    rewrite_all,
+    stated_version,
+)
 from kestrel_release.stages.version.pep440 import next_version, parse
 from kestrel_release.stages.version.source import backend_version as _backend_version
 from kestrel_release.stages.version.source import check_bumpable
@@ -114,11 +122,12 @@ def show(cfg) -> VersionResult:
             ],
         )
     locations = _locations(cfg)
-    problem = _disagreement(locations)
-    current = cfg.version if _static(cfg) else locations[0].value
-    return VersionResult(
-        "show", cfg.name, current, current, [loc.rel for loc in locations], warnings=[problem] if problem else []
-    )
+    current = stated_version(locations)
+    return VersionResult("show", cfg.name, current, current, _names(locations), warnings=disagreeing(locations))
+
+
+def _names(locations) -> list[str]:
+    return list(dict.fromkeys(loc.rel for loc in locations))  # a file named by two patterns once
 
 
 def _target(current: str, action: str, value: str, force: bool) -> str:
@@ -166,10 +175,9 @@ def change(
     problem = _disagreement(locations)
     if problem and not force:
         raise UsageError(problem, "make them agree, or pass --force to overwrite them all")
-    current = cfg.version if _static(cfg) else locations[0].value
+    current = stated_version(locations)
     new = _target(current, action, value, force)
-    changes = [(loc, _rewrite(loc, new)) for loc in locations]
-    changes = [(loc, text) for loc, text in changes if text != loc.text]
+    changes = rewrite_all(locations, new)
     result = VersionResult(
         action, cfg.name, current, new, [loc.rel for loc, _ in changes], dry_run=dry_run, diff=_diff(changes)
     )

@@ -1,7 +1,9 @@
 """The files that hold the version: pyproject.toml's [project].version and the config's version_files.
 
 Read them all, say when they disagree, rewrite each (tomlkit keeps pyproject.toml byte-identical
-apart from the value) and write them all-or-nothing.
+apart from the value; a pattern keeps its shape: a tuple stays a tuple, a header define a define,
+see version_pattern.py) and write them all-or-nothing. Several patterns may name one file
+(msgpack's `version = (1, 1, 2)` beside `__version__ = "1.1.2"`): it is rewritten once, with all.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import fsutil
+from kestrel_release import fsutil, version_pattern
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.version.source import is_static as _static
 
 PYPROJECT = "pyproject.toml"
-_VERSION_CHARS = r"([0-9A-Za-z.+!_-]+)"
 
 
 @dataclass
@@ -29,6 +30,14 @@ class _Location:
     value: str
     pattern: str | None = None  # None: pyproject.toml's [project].version
 
+    def states(self, version: str) -> bool:
+        """Whether this file says `version` (a tuple says 1.2.0 for 1.2.0rc1 too: it has no room for rc1)."""
+        return version_pattern.holds(self.pattern or "{version}", self.value, version)
+
+    @property
+    def release_only(self) -> bool:
+        return self.pattern is not None and version_pattern.release_only(self.pattern)
+
 
 def _read(path: Path, rel: str) -> str:
     try:
@@ -40,8 +49,7 @@ def _read(path: Path, rel: str) -> str:
 
 
 def _regex(pattern: str) -> re.Pattern[str]:
-    head, _, tail = pattern.partition("{version}")
-    return re.compile(re.escape(head) + _VERSION_CHARS + re.escape(tail))
+    return version_pattern.compile_pattern(pattern)
 
 
 def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
@@ -52,7 +60,7 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
             "version_files paths are relative to the project directory",
         )
     text = _read(path, path_text)
-    values = set(_regex(pattern).findall(text))
+    values = {version_pattern.value(m) for m in _regex(pattern).finditer(text)}
     if not values:
         raise UsageError(
             f"{path_text} has no line matching {pattern!r}", "fix the pattern in version_files or the file"
@@ -79,19 +87,44 @@ def _locations(cfg) -> list[_Location]:
     return locations
 
 
+def stated_version(locations: list[_Location]) -> str:
+    """The version the files state: the first one that can hold a whole version (pyproject.toml when static)."""
+    return next((loc.value for loc in locations if not loc.release_only), locations[0].value)
+
+
 def _disagreement(locations: list[_Location]) -> str | None:
-    if len({loc.value for loc in locations}) <= 1:
+    if not disagreeing(locations):
         return None
     return "versions disagree: " + ", ".join(f"{loc.rel} has {loc.value}" for loc in locations)
 
 
-def _rewrite(loc: _Location, new: str) -> str:
+def disagreeing(locations: list[_Location]) -> list[str]:
+    """One line per file that does not state the version the others do (what `version` warns)."""
+    if not locations:
+        return []
+    now = stated_version(locations)
+    ref = next(loc for loc in locations if loc.value == now)
+    return [
+        f"versions disagree: {loc.rel} has {loc.value}, {ref.rel} has {now}" for loc in locations if not loc.states(now)
+    ]
+
+
+def rewrite_all(locations: list[_Location], new: str) -> list[tuple[_Location, str]]:
+    """The new text of every file that changes: a file named by several locations gets all of them."""
+    by_path: dict[Path, tuple[_Location, str]] = {}
+    for loc in locations:
+        first, text = by_path.get(loc.path, (loc, loc.text))
+        by_path[loc.path] = (first, _rewrite(loc, new, text))
+    return [(loc, text) for loc, text in by_path.values() if text != loc.text]
+
+
+def _rewrite(loc: _Location, new: str, text: str | None = None) -> str:
+    text = loc.text if text is None else text
     if loc.pattern is not None:
-        head, _, tail = loc.pattern.partition("{version}")
-        return _regex(loc.pattern).sub(lambda _m: head + new + tail, loc.text)
+        return _regex(loc.pattern).sub(lambda m: version_pattern.render(m, new), text)
     import tomlkit
 
-    doc = tomlkit.parse(loc.text)
+    doc = tomlkit.parse(text)
     old = doc["project"]["version"]
     # Same string type (basic/literal) as before; tomlkit keeps the line's comment.
     doc["project"]["version"] = tomlkit.string(new, literal=old.type.is_literal())

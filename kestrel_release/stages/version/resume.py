@@ -25,13 +25,13 @@ def complete(cfg, old: str, new: str) -> version.VersionResult:
     """
     current = _pyproject_version(cfg) or cfg.version
     locations = version_files._locations(dataclasses.replace(cfg, version=current))
-    strange = [f"{loc.rel} has {loc.value}" for loc in locations if loc.value not in (old, new)]
+    strange = [f"{loc.rel} has {loc.value}" for loc in locations if not (loc.states(old) or loc.states(new))]
     if strange:
         raise UsageError(
             f"cannot finish the bump {old} -> {new}: {', '.join(strange)}",
             f"set every version file to {new} by hand, then run release --resume",
         )
-    changes = [(loc, version_files._rewrite(loc, new)) for loc in locations if loc.value == old]
+    changes = version_files.rewrite_all([loc for loc in locations if not loc.states(new)], new)
     with fsutil.project_lock(cfg.project_dir, "version"):
         collect_leftovers(locations)
         version_files._write_all(changes, old)

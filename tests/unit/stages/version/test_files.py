@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 import sys
 from pathlib import Path
 
@@ -111,3 +112,115 @@ def test_show_and_json(cfg) -> None:
     shown = version.show(cfg)
     assert (shown.action, shown.new, shown.warnings) == ("show", "0.1.0", [])
     assert version.change(cfg, "set", "0.1.0", force=True).to_json()["files"] == []
+
+
+# ---------------------------------------------------------------- shapes other than a quoted string
+# Each project is shaped like a real sdist: msgpack 1.1.2 (a tuple beside __version__ in one file), bitarray
+# 3.12.3 (only a C header), PyWavelets 1.9.0 (meson.build and util/version_utils.py's MAJOR/MINOR/MICRO, which
+# upstream left at 1.8.0), a scikit-build-core CMakeLists.txt.
+
+DYNAMIC = (
+    '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "{name}"\ndynamic = ["version"]\n[tool.kestrel-release]\nversion_files = [\n{files}]\n'
+)
+
+
+def _project(root: Path, files: dict[str, str], entries: list[tuple[str, str]], static: str | None = None) -> Path:
+    lines = "".join(f"  {{ path = {p!r}, pattern = {json_str(pat)} }},\n" for p, pat in entries)
+    if static:
+        pyproject = (
+            f'[project]\nname = "shape"\nversion = "{static}"\n[tool.kestrel-release]\nversion_files = [\n{lines}]\n'
+        )
+    else:
+        pyproject = DYNAMIC.format(name="shape", files=lines)
+    (root / "pyproject.toml").write_text(pyproject)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text.encode())
+    return root
+
+
+def json_str(text: str) -> str:
+    import json
+
+    return json.dumps(text)  # a TOML basic string: "\n" in a pattern stays a newline
+
+
+MSGPACK_INIT = 'from .ext import ExtType\n\nversion = (1, 1, 2)\n__version__ = "1.1.2"\n'
+
+
+def test_a_version_tuple_and_a_string_in_one_file_are_bumped_together(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"mp/__init__.py": MSGPACK_INIT},
+        [("mp/__init__.py", "version = ({version_tuple})"), ("mp/__init__.py", '__version__ = "{version}"')],
+    )
+    cfg = config.load(root, env={}, defer_backend=True)
+    assert (version.show(cfg).new, version.show(cfg).warnings) == ("1.1.2", [])
+    result = version.change(cfg, "bump", "minor")
+    assert (result.old, result.new, result.files) == ("1.1.2", "1.2.0", ["mp/__init__.py"])
+    assert (root / "mp/__init__.py").read_text() == MSGPACK_INIT.replace("1, 1, 2", "1, 2, 0").replace("1.1.2", "1.2.0")
+    # A tuple has no room for rc1: it states the release, and the files still agree.
+    version.change(cfg, "set", "1.3.0rc1")
+    assert 'version = (1, 3, 0)\n__version__ = "1.3.0rc1"' in (root / "mp/__init__.py").read_text()
+    assert version.show(cfg).warnings == [] and version.show(cfg).new == "1.3.0rc1"
+
+
+def test_a_c_header_define_is_rewritten_as_a_define(tmp_path: Path) -> None:
+    header = '/* bitarray */\n#define BITARRAY_VERSION  "3.12.3"\n#define OTHER "9.9.9"\n'
+    root = _project(
+        tmp_path, {"bitarray/bitarray.h": header}, [("bitarray/bitarray.h", '#define BITARRAY_VERSION  "{version}"')]
+    )
+    cfg = config.load(root, env={}, defer_backend=True)
+    assert version.change(cfg, "bump", "patch").new == "3.12.4"
+    assert (root / "bitarray/bitarray.h").read_text() == header.replace("3.12.3", "3.12.4")
+
+
+VERSION_UTILS = "import os\r\n\r\nMAJOR = 1\r\nMINOR = 8\r\nMICRO = 0\r\nISRELEASED = True\r\n"
+MESON = "project(\n  'PyWavelets',\n  'c', 'cython',\n  version: '1.9.0',\n  meson_version: '>= 1.1.0',\n)\n"
+
+
+def test_files_that_disagree_are_warned_one_line_each_and_force_rewrites_every_shape(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "meson.build": MESON,
+            "util/version_utils.py": VERSION_UTILS,
+            "CMakeLists.txt": "project(shape VERSION 1.9.0 LANGUAGES C)\n",
+        },
+        [
+            ("meson.build", "version: '{version}'"),
+            ("util/version_utils.py", "MAJOR = {major}\nMINOR = {minor}\nMICRO = {micro}"),
+            ("CMakeLists.txt", "project(shape VERSION {release}"),
+        ],
+        static="1.9.0",
+    )
+    cfg = config.load(root, env={})
+    shown = version.show(cfg)
+    assert shown.new == "1.9.0"
+    assert shown.warnings == ["versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"]
+    with pytest.raises(UsageError, match="util/version_utils.py has 1.8.0"):
+        version.change(cfg, "bump", "patch")
+    result = version.change(cfg, "set", "2.0.0rc1", force=True)
+    assert result.files == ["pyproject.toml", "meson.build", "util/version_utils.py", "CMakeLists.txt"]
+    assert (root / "meson.build").read_text() == MESON.replace("1.9.0", "2.0.0rc1")
+    # CRLF kept, the numbers of the release written (MICRO has no room for rc1)
+    assert (root / "util/version_utils.py").read_bytes() == VERSION_UTILS.replace("MAJOR = 1", "MAJOR = 2").replace(
+        "MINOR = 8", "MINOR = 0"
+    ).encode()
+    assert (root / "CMakeLists.txt").read_text() == "project(shape VERSION 2.0.0 LANGUAGES C)\n"
+    assert version.show(config.load(root, env={})).warnings == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("__version__ = 'x'", "has no {version}"),
+        ("{major}.{version}", "mixes"),
+        ("MINOR = {minor}", "without {major}"),
+    ],
+)
+def test_a_pattern_without_a_usable_placeholder_is_a_config_error(tmp_path: Path, pattern: str, why: str) -> None:
+    root = _project(tmp_path, {"a.py": ""}, [("a.py", pattern)], static="1.0")
+    with pytest.raises(config.ConfigError, match=re.escape(why)):
+        config.load(root, env={})
