@@ -85,17 +85,20 @@ def replace_dir(staged: Path, final: Path) -> None:
 
 
 @contextlib.contextmanager
-def staging_dir(near: Path, prefix: str = ".kestrel-staging-") -> Iterator[Path]:
-    """A temp directory on the same filesystem as `near`, removed on exit.
+def staging_dir(near: Path, kind: str = "staging") -> Iterator[Path]:
+    """An empty temp directory on the same filesystem as `near`, removed on exit.
 
-    Its name carries the pid (`.kestrel-staging-<pid>-*`) so a run killed with SIGKILL leaves
-    debris the next run recognises as its own (safepaths.collect_leftovers).
+    It is `work/` inside a statedir.owned_dir beside `near` (`.kestrel-<kind>-<pid>-*`, with its OWNER
+    marker), so the caller may move the yielded directory away whole, and a run killed with
+    SIGKILL leaves debris the next staging run there (and safepaths.collect_leftovers) removes.
     """
+    from kestrel_release import statedir
+
     near = Path(near)
-    near.parent.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=near.parent))
+    path = statedir.owned_dir(kind, near.parent, hidden=True)
     try:
-        yield path
+        (path / "work").mkdir()
+        yield path / "work"
     finally:
         shutil.rmtree(path, ignore_errors=True)
 

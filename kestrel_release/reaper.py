@@ -54,6 +54,41 @@ def _started(pid: int) -> str:
         return "?"
 
 
+def _boot_id() -> str:
+    """This boot's id (Linux): a start time from before a reboot says nothing about today's pids."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def identity() -> str:
+    """`<pid> <start time> <boot id>` of this process, as a leftover's marker records its owner."""
+    return f"{os.getpid()} {_started(os.getpid())} {_boot_id()}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process an `identity()` names still runs (and is the same process: a pid reused
+    after its death or a reboot is not). "?" fields (no /proc) fall back to the pid alone."""
+    pid_text, start, boot = [*owner.split(), "?", "?", "?"][:3]
+    if not pid_text.isdigit():
+        return True  # not a marker we understand: never treat its owner as gone
+    pid = int(pid_text)
+    if boot != "?" and _boot_id() not in ("?", boot):
+        return False
+    now = _started(pid)
+    if now != "?":
+        return start in ("?", now)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: someone else's live process
+        return True
+    return True
+
+
 _lock = threading.Lock()
 _guardian: subprocess.Popen | None = None
 

@@ -3,7 +3,9 @@
 Per project, `<cache>/projects/<dir name>-<hash of its path>/` (under $KESTREL_RELEASE_CACHE_DIR,
 else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release) holds the build logs and the
 project lock. Secrets a sandbox prints a path to live in a private session directory there,
-removed when the sandbox stops. The output directory gets a `.gitignore` of `*` (as venv and
+removed when the sandbox stops. Every temp or session dir the tool makes comes from owned_dir:
+it names its owner in a marker, and the next owned_dir in the same folder removes it once that
+owner is dead (a SIGKILLed run cleans up nothing itself). The output directory gets a `.gitignore` of `*` (as venv and
 pytest's cache do, outputs.install writes it) so `dist-all/` never shows in `git status`.
 """
 
@@ -14,6 +16,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,11 +62,79 @@ def lock_path(project_dir: Path) -> Path:
 
 @contextlib.contextmanager
 def session(kind: str) -> Iterator[Path]:
-    """A 0700 directory for one sandbox run's files (its token), removed when the run ends."""
+    """A 0700 directory for one sandbox run's files (its token), removed when the run ends; a
+    killed run's is removed by the next session (owned_dir)."""
     base = root() / "sessions"
     base.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = Path(tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-", dir=base))
+    with temp_dir(kind, base) as path:
+        yield path
+
+
+#: Inside every temp or session dir the tool makes: `<pid> <start time> <boot id>` of its owner.
+OWNER = ".kestrel-owner"
+# `kestrel-<kind>-<pid>-<random>` (hidden beside an output: `.kestrel-staging-<pid>-<random>`).
+_OWNED = re.compile(r"^\.?kestrel-([a-z]+)-(\d+)-[A-Za-z0-9_]+$")
+
+
+def owned_dir(kind: str, parent: Path | None = None, *, hidden: bool = False) -> Path:
+    """Make a 0700 temp dir `[.]kestrel-<kind>-<pid>-*` in `parent` (default: the system temp dir)
+    holding an OWNER marker, after collecting the dirs of that scheme whose owner is dead.
+
+    Why: a process killed with SIGKILL runs no cleanup, so what it made (a wheel copy, a sandbox's
+    htpasswd or password file) would stay forever; the next run that makes such a dir there
+    removes it instead. The caller removes its own dir (shutil.rmtree) when done."""
+    folder = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    collect_owned(folder)
+    from kestrel_release import reaper
+
+    dot = "." if hidden else ""
+    path = Path(tempfile.mkdtemp(prefix=f"{dot}kestrel-{kind}-{os.getpid()}-", dir=folder))
+    (path / OWNER).write_text(reaper.identity() + "\n", encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def temp_dir(kind: str, parent: Path | None = None, *, hidden: bool = False) -> Iterator[Path]:
+    """owned_dir as a context manager: removed on exit."""
+    path = owned_dir(kind, parent, hidden=hidden)
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def collect_owned(folder: Path) -> list[Path]:
+    """Remove the dirs of the owned_dir scheme in `folder` whose owner is dead; returns them.
+
+    Only real directories of this user whose name fits the scheme and that hold the OWNER marker
+    naming the same pid (or are empty: killed before the marker was written) are candidates, so
+    a user's file of a similar name is never touched."""
+    from kestrel_release import reaper
+
+    removed: list[Path] = []
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OWNED.match(entry.name)
+        if match is None:
+            continue
+        try:
+            st = entry.lstat()
+            if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                continue
+            owner = (entry / OWNER).read_text(encoding="utf-8").strip() if (entry / OWNER).exists() else None
+            if owner is None and any(entry.iterdir()):
+                continue  # not ours: the scheme's dirs get their marker at once
+        except OSError:
+            continue
+        if owner is not None and owner.split()[:1] not in ([match.group(2)], []):
+            continue  # a marker naming another pid: not this scheme's
+        if reaper.owner_alive(owner or match.group(2)):
+            continue
+        with contextlib.suppress(OSError):
+            shutil.rmtree(entry)
+            removed.append(entry)
+    return removed

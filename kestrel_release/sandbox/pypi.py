@@ -16,13 +16,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from kestrel_release import console, proc, redact
+from kestrel_release import console, proc, redact, statedir
 from kestrel_release.errors import PreflightError, UsageError
 
 HEALTH_TIMEOUT = 15.0
@@ -57,7 +56,9 @@ class PypiSandbox:
         password: str | None = None,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     ) -> None:
-        self._state = Path(tempfile.mkdtemp(prefix="kestrel-pypi-"))
+        # htpasswd and log: `kestrel-pypi-<pid>-*` in the temp dir, collected by the next sandbox if
+        # this process is killed before close() (statedir.owned_dir).
+        self._state = statedir.owned_dir("pypi")
         self.directory = Path(directory or self._state / "packages").resolve()
         self.strict = strict
         self.port = port or free_port()

@@ -69,6 +69,9 @@ def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
     rows = _merge(loaded)
     with fsutil.project_lock(cfg.project_dir, "assemble"):
         _check_out(out)
+        # A killed run's debris beside OUT (its staging copy of every wheel, the swapped-out old
+        # OUT); staging_dir collects the tool's marked temp dirs there too.
+        safepaths.collect_leftovers(out.parent, swapped=out.name)
         with fsutil.staging_dir(out) as stage:
             staged = stage / "out"
             staged.mkdir()

@@ -98,7 +98,7 @@ def _store(outputs: Path, entry: Path) -> None:
 
 
 def _restore(entry: Path, outputs: Path) -> None:
-    with fsutil.staging_dir(outputs, prefix=f".{outputs.name}-restore-") as staged:
+    with fsutil.staging_dir(outputs, kind="restore") as staged:
         _copy_tree(entry, staged)
         fsutil.replace_dir(staged, outputs)
 

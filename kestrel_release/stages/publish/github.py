@@ -17,11 +17,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import secrets as _random
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import console, fsutil, manifest
+from kestrel_release import console, fsutil, manifest, statedir
 from kestrel_release.adapters import git
 from kestrel_release.adapters import github as gh_adapter
 from kestrel_release.adapters.github import Asset, GithubClient, Release
@@ -70,8 +69,9 @@ def run(
     report = verify.run(cfg, wheels, target="github")
     verify.raise_for(report, show=True)
     result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)
-    with tempfile.TemporaryDirectory(prefix="kestrel-gh-") as scratch:
-        files = files_mod.collect([w.path for w in report.wheels], Path(scratch))
+    # A killed run's scratch copy is collected by the next one (statedir.owned_dir).
+    with statedir.temp_dir("gh") as scratch:
+        files = files_mod.collect([w.path for w in report.wheels], scratch)
         if token is None:
             console.warn("no GitHub token: planning as if the release were empty")
             for f in files:

@@ -88,14 +88,12 @@ for r in md.requires(sys.argv[1]) or ():
 
 
 def _smoke_one(name: str, version: str, simple_url: str, python: str, deadline: float = 600.0) -> dict[str, Any]:
-    import tempfile
-
-    from kestrel_release import proc
+    from kestrel_release import proc, statedir
     from kestrel_release.adapters import pythons, uv
     from kestrel_release.errors import KestrelError
 
     row: dict[str, Any] = {"python": python, "ok": False, "detail": "", "interpreter": ""}
-    with tempfile.TemporaryDirectory(prefix=f"kestrel-smoke-{python}-") as tmp:
+    with statedir.temp_dir("smoke") as tmp:  # a killed run's venv is collected by the next one
         venv_python = Path(tmp) / "venv" / "bin" / "python"
         try:
             interpreter = pythons.find_interpreter(python)
