@@ -137,7 +137,7 @@ def load(
     cfg = config_parse.build(project_dir, name, version, table, env, errors)
     cfg = dataclasses.replace(cfg, metadata_source=source, version_dynamic=version is None)
     for key in env:
-        if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and key not in config_parse.env_names():
+        if key.startswith("KESTREL_RELEASE_") and key not in RESERVED_ENV and not config_parse.is_config_env(key):
             errors.append(f"{key}: unknown variable{config_parse.suggest(key, config_parse.env_names())}")
     if overrides:
         cfg = config_parse.apply_overrides(cfg, overrides, errors)

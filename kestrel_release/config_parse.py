@@ -39,6 +39,9 @@ _TOP_SKIP = {
     "targets",
     "ci",
 }
+PREFIX = "KESTREL_RELEASE_"
+# An index target's keys: KESTREL_RELEASE_TARGETS_<NAME>_<KEY>, NAME as env_word(name).
+_INDEX_KEYS = tuple(f.name for f in dataclasses.fields(IndexTarget))
 
 
 def _fields(cls) -> dict[str, dataclasses.Field]:
@@ -52,6 +55,8 @@ def suggest(key: str, known) -> str:
 
 def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: bool = False) -> Any:
     """Check `value` against the type of `default`; env strings are parsed."""
+    if from_env and isinstance(default, dict) and isinstance(value, str):
+        value = parse_structured(value)
     if isinstance(default, bool):
         if from_env and isinstance(value, str):
             low = value.strip().lower()
@@ -94,6 +99,51 @@ def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: b
     return default
 
 
+def parse_structured(text: str) -> Any:
+    """A table or list given in an environment variable: JSON, or a TOML inline value; else the text."""
+    import json
+
+    from kestrel_release._compat import tomllib
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return text
+
+
+def env_word(name: str) -> str:
+    """A key or target name as it appears in a variable name: upper case, `-` and `.` as `_`."""
+    return name.upper().replace("-", "_").replace(".", "_")
+
+
+def env_table() -> dict[str, str]:
+    """Every variable that overrides a fixed key -> the key's dotted path, derived from the model.
+
+    Index targets are open-ended (any name): `target_env` parses those names.
+    """
+    out = {f"{PREFIX}{env_word(k)}": k for k in _fields(Config) if k not in _TOP_SKIP}
+    for section, cls in _SECTIONS.items():
+        out.update({f"{PREFIX}{env_word(section)}_{env_word(k)}": f"{section}.{k}" for k in _fields(cls)})
+    out.update({f"{PREFIX}GITHUB_{env_word(k)}": f"targets.github.{k}" for k in _fields(GithubTarget)})
+    return out
+
+
+def target_env(name: str) -> tuple[str, str] | None:
+    """KESTREL_RELEASE_TARGETS_<NAME>_<KEY> -> (NAME as written, key); None for any other name."""
+    head = f"{PREFIX}TARGETS_"
+    if not name.startswith(head):
+        return None
+    for key in _INDEX_KEYS:
+        tail = "_" + env_word(key)
+        if name.endswith(tail) and len(name) > len(head) + len(tail):
+            return name[len(head) : -len(tail)], key
+    return None
+
+
 def _parse_size(text: str, where: str, errors: list[str]) -> Any:
     units = {"kib": 1024, "mib": MIB, "gib": 1024 * MIB, "kb": 1000, "mb": 10**6, "gb": 10**9, "b": 1}
     low = text.strip().lower().replace(" ", "")
@@ -118,7 +168,7 @@ def _section(cls, table: Any, where: str, errors: list[str], env: dict[str, str]
             continue
         values[key] = _coerce(f"{where}.{key}", value, _default(known[key]), errors)
     for key in known:
-        env_name = f"{env_prefix}{key.upper()}"
+        env_name = f"{env_prefix}{env_word(key)}"
         if env_name in env:
             values[key] = _coerce(env_name, env[env_name], _default(known[key]), errors, True)
     return cls(**values)
@@ -180,30 +230,35 @@ def build(project_dir, name, version, table, env, errors) -> Config:
             values[key] = _version_files(value, errors)
             continue
         values[key] = _coerce(f"{where}.{key}", value, _default(known[key]), errors)
-    for key in set(known) - _TOP_SKIP - {"version_files"}:
-        env_name = f"KESTREL_RELEASE_{key.upper()}"
-        if env_name in env:
+    for env_name, key in env_table().items():
+        if "." in key or env_name not in env:
+            continue
+        if key == "version_files":
+            values[key] = _version_files(parse_structured(env[env_name]), errors, env_name)
+        else:
             values[key] = _coerce(env_name, env[env_name], _default(known[key]), errors, True)
     for section, cls in _SECTIONS.items():
         values[section] = _section(
-            cls, table.get(section, {}), f"{where}.{section}", errors, env, f"KESTREL_RELEASE_{section.upper()}_"
+            cls, table.get(section, {}), f"{where}.{section}", errors, env, f"{PREFIX}{env_word(section)}_"
         )
     values["targets"] = _targets(table.get("targets", {}), errors, env)
     return Config(project_dir=project_dir, name=name, version=version, **values)
 
 
-def _version_files(value: Any, errors: list[str]) -> tuple[VersionFile, ...]:
+def _version_files(
+    value: Any, errors: list[str], where: str = "[tool.kestrel-release].version_files"
+) -> tuple[VersionFile, ...]:
     out = []
     if not isinstance(value, list):
-        errors.append("[tool.kestrel-release].version_files: expected a list of {path, pattern}")
+        errors.append(f"{where}: expected a list of {{path, pattern}} (in a variable: JSON or a TOML array)")
         return ()
     for i, item in enumerate(value):
         if not isinstance(item, dict) or set(item) != {"path", "pattern"}:
-            errors.append(f"version_files[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
+            errors.append(f"{where}[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
             continue
         bad = version_pattern.problem(str(item["pattern"]))
         if bad:
-            errors.append(f"version_files[{i}]: the pattern {str(item['pattern'])!r} {bad}")
+            errors.append(f"{where}[{i}]: the pattern {str(item['pattern'])!r} {bad}")
             continue
         out.append(VersionFile(str(item["path"]), str(item["pattern"])))
     return tuple(out)
@@ -226,15 +281,43 @@ def _targets(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, An
             errors.append(f"{where}: an index target takes only repository_url and simple_url{hint}")
     if "github" not in targets:
         targets["github"] = _section(GithubTarget, {}, "github", errors, env, "KESTREL_RELEASE_GITHUB_")
+    _index_targets_from_env(targets, errors, env)
     return targets
 
 
+def _index_targets_from_env(targets: dict[str, Any], errors: list[str], env: dict[str, str]) -> None:
+    """KESTREL_RELEASE_TARGETS_<NAME>_REPOSITORY_URL / _SIMPLE_URL: override a target, or add one."""
+    by_word = {env_word(name): name for name in targets if name != "github"}
+    given: dict[str, dict[str, str]] = {}
+    for var in sorted(env):
+        parsed = target_env(var)
+        if parsed is None:
+            continue
+        word, key = parsed
+        if word == "GITHUB":
+            errors.append(f"{var}: the GitHub target's variables are KESTREL_RELEASE_GITHUB_<KEY>")
+            continue
+        given.setdefault(word, {})[key] = env[var]
+    for word, fields in given.items():
+        name = by_word.get(word, word.lower())
+        current = targets.get(name)
+        merged = {**(dataclasses.asdict(current) if isinstance(current, IndexTarget) else {}), **fields}
+        if not merged.get("repository_url"):
+            errors.append(
+                f"{PREFIX}TARGETS_{word}_SIMPLE_URL: target '{name}' has no repository_url (set "
+                f"{PREFIX}TARGETS_{word}_REPOSITORY_URL too)"
+            )
+            continue
+        targets[name] = IndexTarget(str(merged["repository_url"]), str(merged.get("simple_url", "")))
+
+
 def env_names() -> set[str]:
-    names = {f"KESTREL_RELEASE_{k.upper()}" for k in _fields(Config) if k not in _TOP_SKIP | {"version_files"}}
-    for section, cls in _SECTIONS.items():
-        names |= {f"KESTREL_RELEASE_{section.upper()}_{k.upper()}" for k in _fields(cls)}
-    names |= {f"KESTREL_RELEASE_GITHUB_{k.upper()}" for k in _fields(GithubTarget)}
-    return names
+    """Every fixed variable name (index targets' open-ended ones: `is_config_env`)."""
+    return set(env_table())
+
+
+def is_config_env(name: str) -> bool:
+    return name in env_table() or target_env(name) is not None
 
 
 def apply_overrides(cfg: Config, overrides: dict[str, Any], errors: list[str]) -> Config:
@@ -266,13 +349,7 @@ FLAG_NAMES = {
 
 def origins(env: dict[str, str], overrides: dict[str, Any]) -> dict[str, str]:
     """Key -> where its value came from when not pyproject.toml: the flag, else the variable."""
-    out: dict[str, str] = {}
-    for key in [k for k in _fields(Config) if k not in _TOP_SKIP]:
-        out[key] = f"KESTREL_RELEASE_{key.upper()}"
-    for section, cls in _SECTIONS.items():
-        out.update({f"{section}.{k}": f"KESTREL_RELEASE_{section.upper()}_{k.upper()}" for k in _fields(cls)})
-    out.update({f"targets.github.{k}": f"KESTREL_RELEASE_GITHUB_{k.upper()}" for k in _fields(GithubTarget)})
-    out = {k: v for k, v in out.items() if v in env}
+    out = {key: name for name, key in env_table().items() if name in env}
     out.update({k: FLAG_NAMES.get(k, k) for k, v in overrides.items() if v is not None})
     return out
 

@@ -142,15 +142,34 @@ def error(message: str) -> None:
 
 
 def emit_json(payload: Any) -> None:
-    """Print one JSON document on stdout (masked)."""
+    """Hand over this run's one JSON document; `flush_json` prints it when the command has ended.
+
+    Held until then because a command may report and then fail (verify, doctor: the report, then
+    exit 5 / 3): the document must then carry the failure's `error` object too (README)."""
+    _state["emitted"] = True
+    _pending.append(payload)
+
+
+_pending: list[Any] = []
+
+
+def flush_json(error: dict[str, Any] | None = None) -> None:
+    """Print the held document on stdout (masked); with `error`, as a failure: ok false plus the error."""
+    if not _pending:
+        return
+    payload = _pending.pop()
+    _pending.clear()
+    if error is not None:
+        payload = (
+            {**payload, "ok": False, "error": error} if isinstance(payload, dict) else {"ok": False, "error": error}
+        )
     text = json.dumps(payload, indent=2, sort_keys=False, default=str)
     sys.stdout.write(redact.mask(text) + "\n")
     sys.stdout.flush()
-    _state["emitted"] = True
 
 
 def json_emitted() -> bool:
-    """Whether this run already wrote its JSON document (a failure must not add a second one)."""
+    """Whether this run already handed over its JSON document (a failure must not add a second one)."""
     return bool(_state["emitted"])
 
 

@@ -60,8 +60,10 @@ def _dispatch() -> int:
     """Run the app; return its exit code after printing at most one `error:` line (and, with
     --json, one JSON document on stdout: the command's, or {"ok": false, "error": {...}})."""
     code = _run_app()
-    if code != EXIT_OK and _failure is not None and _wants_json() and not console.json_emitted():
+    failed = code != EXIT_OK and _failure is not None and _wants_json()
+    if failed and not console.json_emitted():
         console.emit_json({"ok": False, "error": _failure})
+    console.flush_json(_failure if failed else None)  # a report followed by a failure carries its error
     return code
 
 

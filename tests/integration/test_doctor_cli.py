@@ -57,7 +57,9 @@ def test_missing_nvcc_fails_with_the_fix():
 def test_missing_interpreter_named():
     result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": "3.12,3.99"})
     assert result.code == 3
-    checks = _by_name(json.loads(result.stdout))
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and doc["error"]["exit_code"] == 3 and "3.99" in doc["error"]["message"], doc["error"]
+    checks = _by_name(doc)
     assert checks["Python 3.99"]["status"] == "fail"
     assert "uv python install 3.99" in checks["Python 3.99"]["fix"]
     assert checks["Python 3.12"]["status"] == "ok"

@@ -36,6 +36,9 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
     assert_one_line_error(result, 5, "verify found 1 error(s) in 1 of 1 wheel(s) for pypi")
     doc = json.loads(result.stdout)
     assert doc["ok"] is False and doc["findings"] == []
+    # README: --json prints one document, also on failure, with the error object (the report kept beside it).
+    assert doc["error"]["exit_code"] == 5 and doc["error"]["kind"] == "verify"
+    assert doc["error"]["message"].startswith("verify found 1 error(s)") and doc["error"]["message"] in result.stderr
     (w,) = doc["wheels"]
     assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "findings"}
     assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"

@@ -246,7 +246,12 @@ def _injected(step: str) -> KestrelError:
 def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: list[str]) -> None:
     from rich.table import Table
 
-    where = "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)" if rehearse else "the real indexes"
+    urls = {} if rehearse else _index_urls(cfg, steps)
+    where = (
+        "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)"
+        if rehearse
+        else ", ".join(f"{t} ({u[0]})" for t, u in urls.items()) or "GitHub"
+    )
     table = Table(title=f"release plan: {cfg.name} {state.version or cfg.version} -> {where}")
     table.add_column("#", justify="right")
     table.add_column("step")
@@ -255,6 +260,8 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: l
         table.add_row(str(i), step, "finished earlier" if step in state.done else "to do")
     console.console.print(table)
     console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+    for target, (upload, simple, source) in urls.items():  # as publish resolves them (publish prints the same)
+        console.info(f"{target}: upload URL {upload} (from {source or 'the target'}), simple URL {simple}")
     if "publish-github" in steps:  # where the GitHub release goes, and why (never a silent default)
         repo, source = release_preflight.github_repo(cfg)
         console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
@@ -263,6 +270,21 @@ def _print_plan(cfg: Config, steps: list[str], state, rehearse: bool, skipped: l
             f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
             "release needs every configured Python, or narrow it with --python"
         )
+
+
+def _index_urls(cfg: Config, steps: list[str]) -> dict[str, tuple[str, str, str]]:
+    """target -> (upload URL, simple URL, which setting chose it) for each index this release publishes to."""
+    from kestrel_release.adapters import pypi_config
+
+    out = {}
+    for target in (s.removeprefix("publish-") for s in steps if s in ("publish-testpypi", "publish-pypi")):
+        try:
+            index = pypi_config.resolve_index(target, cfg.targets, None, None)
+        except KestrelError as exc:  # preflight reports it as a problem
+            out[target] = (f"(unresolved: {exc.message})", "", "")
+            continue
+        out[target] = (index.upload_url, index.simple_url, index.source)
+    return out
 
 
 def render(result: ReleaseResult) -> None:
