@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from kestrel_release import config
+from kestrel_release import config, config_parse
 from kestrel_release.config_model import CIConfig, Config, GithubTarget, IndexTarget, VersionFile
 from kestrel_release.errors import ConfigError
 
-IDENTITY = {"project_dir", "name", "version", "metadata_source"}  # from [project] or the backend, not settings
 SECTIONS = {"build", "verify", "publish", "ci"}
+# Not settings: the project's identity, from [project] or the backend (the parser's own list of them).
+IDENTITY = config_parse._TOP_SKIP - SECTIONS - {"targets"}
 
 
 def _project(tmp_path: Path, table: str = "") -> Path:
