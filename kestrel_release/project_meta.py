@@ -59,11 +59,12 @@ def _tree_kept_clean(project: Path) -> Iterator[None]:
 
 
 def for_config(cfg) -> backend_meta.Metadata:
-    """The backend's metadata of cfg's project (cached by its inputs, see backend_meta)."""
+    """The backend's metadata of cfg's project, cached by its inputs (files, git HEAD, tags, dirty files:
+    see adapters/backend_meta_key); the inputs are read before the backend is asked."""
     extra = tuple(vf.path for vf in cfg.version_files)
-    cached = backend_meta.cached(cfg.project_dir, isolated=cfg.build.isolation, extra_inputs=extra)
-    if cached is not None:
-        return cached
+    found = backend_meta.lookup(cfg.project_dir, isolated=cfg.build.isolation, extra_inputs=extra, env=cfg.build.env)
+    if found.found is not None:
+        return found.found
     python = _build_python(cfg)
     return backend_meta.metadata(
         cfg.project_dir,
@@ -72,4 +73,5 @@ def for_config(cfg) -> backend_meta.Metadata:
         python=python,
         extra_inputs=extra,
         cache_as_isolated=cfg.build.isolation,
+        looked_up=found,
     )

@@ -4,7 +4,8 @@ Why: most CUDA extensions are setup.py projects with no [project] table (docs/re
 section 1); the standard way to read them is `prepare_metadata_for_build_wheel`, through
 pypa/build. It runs the project's setup.py, so it runs in a child process
 (_backend_meta_child) whose environment carries no credentials, and its answer is cached
-under the tool's cache dir, keyed by a hash of every file the metadata can come from.
+under the tool's cache dir, keyed by everything the answer can come from: the files, the
+version tools' environment and what git says now (backend_meta_key).
 """
 
 from __future__ import annotations
@@ -17,16 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import fsutil, proc
-from kestrel_release.adapters import toolchain
+from kestrel_release import console, fsutil, proc
+from kestrel_release.adapters import backend_meta_key, toolchain
 from kestrel_release.errors import BuildError
-
-# Files the name and version are read from by setuptools, hatch, scikit-build-core, meson-python.
-_INPUTS = ("pyproject.toml", "setup.py", "setup.cfg", "meson.build", "CMakeLists.txt", "PKG-INFO")
-_VERSION_NAMES = {"__init__.py", "version.py", "_version.py", "__about__.py", "VERSION", "version.txt"}
-_SKIP_DIRS = {".git", "build", "dist", "dist-all", ".venv", "venv", "node_modules", "__pycache__", ".tox"}
-_MAX_DEPTH = 3
-CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -37,54 +31,73 @@ class Metadata:
     requires_python: str | None = None
 
 
-def _version_inputs(project: Path) -> list[Path]:
-    """__init__.py / version.py files near the top of the tree (where setup.py reads versions)."""
-    found: list[Path] = []
-    for root, dirs, files in os.walk(project):
-        depth = len(Path(root).relative_to(project).parts)
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in _SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info") and depth < _MAX_DEPTH
-        )
-        found += [Path(root) / f for f in sorted(files) if f in _VERSION_NAMES]
-    return found
+@dataclass(frozen=True)
+class Lookup:
+    """The inputs of the backend's answer now, where that answer is cached, and the answer if it is."""
+
+    project: Path
+    key: dict
+    path: Path
+    found: Metadata | None
 
 
-def input_digest(project: Path, isolated: bool, extra: tuple[str, ...] = ()) -> str:
-    """sha256 over the metadata's inputs (and the git commit: VCS versions come from it)."""
-    from kestrel_release.adapters import git
-
-    h = hashlib.sha256(f"{CACHE_FORMAT}\0{isolated}\0".encode())
-    for path in [*(project / n for n in _INPUTS), *_version_inputs(project), *(project / e for e in extra)]:
-        if path.is_file():
-            h.update(str(path.relative_to(project)).encode() + b"\0")
-            h.update(hashlib.sha256(path.read_bytes()).digest())
-    state = git.state(project)
-    h.update(f"{state.commit}\0{state.dirty}".encode())
-    return h.hexdigest()
+def _cache_root() -> Path:
+    return toolchain.cache_dir() / "metadata"
 
 
-def _cache_file(project: Path, isolated: bool, extra_inputs: tuple[str, ...]) -> Path:
-    return toolchain.cache_dir() / "metadata" / f"{input_digest(project.resolve(), isolated, extra_inputs)}.json"
+def _record(project: Path) -> Path:
+    """Where the key of this project's last answer is kept (for -v's "why not reused")."""
+    return _cache_root() / "projects" / f"{hashlib.sha256(str(project).encode()).hexdigest()[:16]}.json"
 
 
-def cached(project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...] = ()) -> Metadata | None:
-    """The cached answer for these exact inputs, or None.
+def _read(path: Path) -> Metadata | None:
+    try:
+        data = json.loads(path.read_text())
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data["answer"].items()}
+        return Metadata(**fields)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def lookup(
+    project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> Lookup:
+    """The cached answer for exactly today's inputs, if any; -v says which was used, or what changed.
 
     The key keeps the isolation mode (a host's setuptools may differ from an isolated env's), but
     an answer from the other mode is reused when this one has none: the same inputs give the same
     name and version, and a `--no-isolation` build checked its answer against the wheels it made,
     so an offline host need not reach an index to verify or publish them.
     """
+    project = project.resolve()
+    key = backend_meta_key.inputs(project, isolated, extra_inputs, env)
+    path = _cache_root() / f"{backend_meta_key.digest(key)}.json"
     for mode in (isolated, not isolated):
-        try:
-            data = json.loads(_cache_file(project, mode, extra_inputs).read_text())
-            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-            return Metadata(**fields)
-        except (OSError, ValueError, TypeError):
-            continue
-    return None
+        where = (
+            path if mode == isolated else _cache_root() / f"{backend_meta_key.digest({**key, 'isolated': mode})}.json"
+        )
+        found = _read(where)
+        if found is not None:
+            other = "" if mode == isolated else f" (asked with isolation {'on' if mode else 'off'})"
+            console.debug(
+                f"metadata cache: using {found.name} {found.version} from {where}{other}: "
+                f"{backend_meta_key.describe(key)}"
+            )
+            return Lookup(project, key, path, found)
+    try:
+        last = json.loads(_record(project).read_text()).get("key")
+    except (OSError, ValueError, AttributeError):
+        last = None
+    why = "; ".join(backend_meta_key.changes(last if isinstance(last, dict) else None, key))
+    console.debug(f"metadata cache: no answer for today's inputs ({why}); asking the build backend")
+    return Lookup(project, key, path, None)
+
+
+def cached(
+    project: Path, *, isolated: bool = True, extra_inputs: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> Metadata | None:
+    """The cached answer for these exact inputs, or None (see lookup)."""
+    return lookup(project, isolated=isolated, extra_inputs=extra_inputs, env=env).found
 
 
 def metadata(
@@ -95,32 +108,36 @@ def metadata(
     python: Path | None = None,
     extra_inputs: tuple[str, ...] = (),
     cache_as_isolated: bool | None = None,
+    looked_up: Lookup | None = None,
 ) -> Metadata:
     """The backend's metadata for `project`; BuildError (exit 4) with its last lines on failure.
 
     `python`: run the backend in that interpreter (a build env or the user's build Python)
     instead of a throwaway isolated env; `cache_as_isolated` keys the cache as the caller's
-    isolation setting says (a reusable build env is isolation too).
+    isolation setting says (a reusable build env is isolation too). `looked_up`: the caller's
+    lookup (its inputs were read before the backend ran: the answer is stored under them).
     """
     project = project.resolve()
     key_isolated = isolated if cache_as_isolated is None else cache_as_isolated
-    found = cached(project, isolated=key_isolated, extra_inputs=extra_inputs)
-    if found is not None:
-        return found
-    cache = _cache_file(project, key_isolated, extra_inputs)
+    found = looked_up or lookup(project, isolated=key_isolated, extra_inputs=extra_inputs, env=env)
+    if found.found is not None:
+        return found.found
     meta = _ask_backend(project, isolated, env or {}, python)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    fsutil.atomic_write_text(
-        cache,
-        json.dumps(
-            {
-                "name": meta.name,
-                "version": meta.version,
-                "requires_dist": list(meta.requires_dist),
-                "requires_python": meta.requires_python,
-            }
-        ),
-    )
+    answer = {
+        "name": meta.name,
+        "version": meta.version,
+        "requires_dist": list(meta.requires_dist),
+        "requires_python": meta.requires_python,
+    }
+    try:  # a cache that cannot be written costs the next run a question, nothing else
+        found.path.parent.mkdir(parents=True, exist_ok=True)
+        fsutil.atomic_write_text(found.path, json.dumps({"answer": answer, "key": found.key}, indent=1))
+        _record(project).parent.mkdir(parents=True, exist_ok=True)
+        fsutil.atomic_write_text(
+            _record(project), json.dumps({"project": str(project), "key": found.key, "answer": str(found.path)})
+        )
+    except OSError as exc:
+        console.debug(f"metadata cache: not written ({exc})")
     return meta
 
 

@@ -47,6 +47,49 @@ def state(path: Path) -> GitState:
     return GitState(Path(root), commit, int(when) if when and when.isdigit() else None, bool(porcelain), branch)
 
 
+@dataclass(frozen=True)
+class VersionState:
+    """What a VCS version (setuptools-scm, hatch-vcs, versioneer...) is computed from, now."""
+
+    root: Path
+    commit: str | None  # None: a repository without a commit yet
+    branch: str | None  # release-branch schemes read it
+    tags: tuple[str, ...]  # every tag as "NAME COMMIT" (annotated tags peeled): a new tag anywhere counts
+    dirty: tuple[str, ...]  # tracked files with uncommitted changes, repository-relative
+
+    def tags_at_head(self) -> list[str]:
+        return [t.split(" ", 1)[0] for t in self.tags if self.commit and t.endswith(" " + self.commit)]
+
+
+def version_state(path: Path) -> VersionState | None:
+    """The commit, branch, tags and dirty files of the repository holding `path`; None outside git."""
+    top = proc.probe(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
+    if top is None or top.returncode != 0:
+        return None
+    head = proc.probe(["git", "-C", str(path), "rev-parse", "-q", "--verify", "HEAD^{commit}"])
+    branch = proc.probe(["git", "-C", str(path), "symbolic-ref", "-q", "--short", "HEAD"])
+    refs = proc.probe(
+        ["git", "-C", str(path), "for-each-ref", "--format=%(refname:short) %(objectname) %(*objectname)", "refs/tags"]
+    )
+    # The whole repository, as setuptools-scm asks (`git status --porcelain --untracked-files=no`).
+    status = proc.probe(
+        ["git", "-C", top.output.strip(), "status", "--porcelain", "-z", "--untracked-files=no", "--no-renames"]
+    )
+    tags = []
+    for line in (refs.output if refs and refs.returncode == 0 else "").splitlines():
+        name, *shas = line.split()
+        if shas:
+            tags.append(f"{name} {shas[-1]}")  # the peeled commit of an annotated tag, else the object
+    dirty = [e[3:] for e in (status.output if status and status.returncode == 0 else "").split("\0") if len(e) > 3]
+    return VersionState(
+        Path(top.output.strip()),
+        head.output.strip() or None if head and head.returncode == 0 else None,
+        branch.output.strip() or None if branch and branch.returncode == 0 else None,
+        tuple(sorted(tags)),
+        tuple(sorted(dirty)),
+    )
+
+
 def commit_files(path: Path, files: list[Path], message: str) -> None:
     proc.run(["git", "add", "--", *map(str, files)], cwd=path, error=UsageError, what="git add")
     proc.run(
