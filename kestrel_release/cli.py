@@ -203,6 +203,10 @@ def version(
     """
     from kestrel_release.stages import version as stage
 
+    if action is None:  # printing keeps nothing: it works where no cache dir can be made (HOME=/proc)
+        from kestrel_release import statedir
+
+        statedir.allow_temporary_cache()
     cfg = _config(project, json)
     result = stage.run(
         cfg, action, value, dry_run=dry_run, commit=commit, tag=tag, allow_dirty=allow_dirty, force=force

@@ -12,6 +12,7 @@ pytest's cache do, outputs.install writes it) so `dist-all/` never shows in `git
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -21,21 +22,81 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from kestrel_release.errors import FilesystemError
+
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = "# written by kestrel-release: its output does not belong in git\n*\n"
 
 
-def cache_dir() -> Path:
-    """$KESTREL_RELEASE_CACHE_DIR, else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release."""
+def _configured() -> tuple[Path, str]:
+    """The cache dir the environment names, and the variable(s) to set to move it."""
     if os.environ.get("KESTREL_RELEASE_CACHE_DIR"):
         from kestrel_release import safepaths
 
         # The tool creates and replaces entries in it: never the home directory or a parent of it.
-        return safepaths.check_target(
+        path = safepaths.check_target(
             Path(os.environ["KESTREL_RELEASE_CACHE_DIR"]), None, "cache directory", flag="KESTREL_RELEASE_CACHE_DIR="
         )
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "kestrel-release"
+        return path, "KESTREL_RELEASE_CACHE_DIR"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "kestrel-release", "KESTREL_RELEASE_CACHE_DIR or XDG_CACHE_HOME"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no $HOME and no passwd entry
+        raise _unusable(Path("~/.cache/kestrel-release"), "no home directory", "KESTREL_RELEASE_CACHE_DIR") from None
+    return home / ".cache" / "kestrel-release", "KESTREL_RELEASE_CACHE_DIR or XDG_CACHE_HOME"
+
+
+def _unusable(path: Path, why: str, variable: str) -> FilesystemError:
+    return FilesystemError(
+        f"cannot use {path} as the cache directory: {why}",
+        f"set {variable} to a writable directory (e.g. {variable.split()[0]}=/var/tmp/$USER-cache)",
+    )
+
+
+_ready: set[Path] = set()
+_temporary: Path | None = None  # set by allow_temporary_cache when the configured one is unusable
+
+
+def cache_dir() -> Path:
+    """$KESTREL_RELEASE_CACHE_DIR, else $XDG_CACHE_HOME/kestrel-release, else ~/.cache/kestrel-release.
+
+    Created on first use; one that cannot be (HOME=/proc, a read-only or foreign directory) is
+    FilesystemError (exit 2) naming it and the variable that moves it, never a traceback later."""
+    if _temporary is not None:
+        return _temporary
+    path, variable = _configured()
+    if path not in _ready:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise PermissionError(errno.EACCES, "permission denied")
+        except OSError as exc:
+            raise _unusable(path, exc.strerror or str(exc), variable) from None
+        _ready.add(path)
+    return path
+
+
+def allow_temporary_cache() -> None:
+    """Commands that keep nothing (`version` printing one) run without a usable cache dir: then
+    this process's cache is a private temp dir (and uv's too when its own is as unusable),
+    removed at exit (or, after a SIGKILL, by the next owned_dir there)."""
+    global _temporary
+    if _temporary is not None:
+        return
+    try:
+        cache_dir()
+        return
+    except FilesystemError:
+        pass
+    import atexit
+
+    from kestrel_release.adapters import uv
+
+    _temporary = owned_dir("cache")
+    atexit.register(shutil.rmtree, _temporary, ignore_errors=True)
+    if not uv.default_cache_usable():
+        os.environ["UV_CACHE_DIR"] = str(_temporary / "uv")  # inherited by every child (proc.child_env)
 
 
 def root() -> Path:

@@ -5,9 +5,13 @@ name of another shape) are never touched."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
+import pytest
+
 from kestrel_release import reaper, statedir
+from kestrel_release.errors import FilesystemError
 
 
 def _dead_pid() -> int:
@@ -76,3 +80,40 @@ def test_sessions_and_temp_dirs_are_removed_on_exit(tmp_path: Path, monkeypatch)
         assert session.parent == tmp_path / "cache" / "sessions" and not killed.exists()
         (session / "password").write_text("secret\n")
     assert list((tmp_path / "cache" / "sessions").iterdir()) == []
+
+
+# --- an unusable cache dir ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_cache_vars(monkeypatch, tmp_path: Path) -> None:
+    for name in ("KESTREL_RELEASE_CACHE_DIR", "XDG_CACHE_HOME", "UV_CACHE_DIR"):
+        monkeypatch.setenv(name, "")  # recorded, so the test's own change is undone too
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", "/proc")  # mkdir below it fails with ENOENT
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    monkeypatch.setattr(statedir, "_temporary", None)
+
+
+def test_an_unusable_home_is_one_error_naming_the_dir_and_the_variables(no_cache_vars) -> None:
+    with pytest.raises(FilesystemError) as refused:
+        statedir.cache_dir()
+    assert refused.value.exit_code == 2
+    assert "/proc/.cache/kestrel-release" in refused.value.message
+    assert "KESTREL_RELEASE_CACHE_DIR" in refused.value.hint and "XDG_CACHE_HOME" in refused.value.hint
+
+
+def test_a_cache_variable_naming_a_file_names_that_variable(no_cache_vars, monkeypatch, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "file"))
+    with pytest.raises(FilesystemError) as refused:
+        statedir.cache_dir()
+    assert str(tmp_path / "file") in refused.value.message and "XDG" not in refused.value.hint
+
+
+def test_printing_commands_get_a_private_temporary_cache(no_cache_vars, tmp_path: Path) -> None:
+    statedir.allow_temporary_cache()
+    cache = statedir.cache_dir()
+    assert cache.parent == tmp_path and cache.name.startswith(f"kestrel-cache-{os.getpid()}-")
+    assert os.environ["UV_CACHE_DIR"] == str(cache / "uv")  # uv's own default is under HOME too
