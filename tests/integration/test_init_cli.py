@@ -278,3 +278,46 @@ def test_bad_python_flag_is_one_error_line(tmp_path):
     result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12,python3.13"])
     assert_one_line_error(result, 2, "--python: python3.13 is not a CPython version")
     assert not (project / ".gitignore").exists()
+
+
+# PyWavelets 1.9.0's shape (meson-python): the version in [project], meson.build and util/version_utils.py,
+# whose MAJOR/MINOR/MICRO upstream left at 1.8.0 (pywt.__version__ is generated from it at build time).
+PYWAVELETS = {
+    "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\nrequires = ["meson-python>=0.18.0", "Cython>=3.0.4"]\n'
+                      '[project]\nname = "PyWavelets"\nversion = "1.9.0"\nrequires-python = ">=3.11"\n',
+    "meson.build": "project(\n  'PyWavelets',\n  'c', 'cython',\n  version: '1.9.0',\n  license: 'MIT',\n)\n"
+                   "subdir('pywt')\n",
+    "util/version_utils.py": "MAJOR = 1\nMINOR = 8\nMICRO = 0\nISRELEASED = True\n",
+    "pywt/__init__.py": "from pywt.version import version as __version__\n",
+    "pywt/meson.build": "subdir('_extensions')\n",
+    "pywt/_extensions/meson.build": "py.extension_module('_pywt', '_pywt.pyx', install: true)\n",
+    "pywt/_extensions/_pywt.pyx": "# cython\n",
+}
+
+
+def test_init_records_every_version_place_and_version_warns_then_bumps_them_all(tmp_path):
+    for rel, text in PYWAVELETS.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.11,3.12"])
+    assert result.code == 0, result.output
+    assert table(tmp_path)["version_files"] == [
+        {"path": "meson.build", "pattern": "version: '{version}'"},
+        {"path": "util/version_utils.py", "pattern": "MAJOR = {major}\nMINOR = {minor}\nMICRO = {micro}"},
+    ]
+    assert "util/version_utils.py states 1.8.0, not 1.9.0" in result.stderr
+
+    shown = run_cli(["version", "--project", str(tmp_path)])
+    assert shown.code == 0 and shown.stdout == "1.9.0\n"
+    warnings = [line for line in shown.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"]
+
+    refused = run_cli(["version", "bump", "patch", "--project", str(tmp_path)])
+    assert_one_line_error(refused, 2, "util/version_utils.py has 1.8.0")
+    assert run_cli(["version", "set", "1.9.0", "--force", "--project", str(tmp_path)]).code == 0  # as init said
+    bumped = run_cli(["version", "bump", "patch", "--project", str(tmp_path)])
+    assert bumped.code == 0, bumped.output
+    assert "1.9.0 -> 1.9.1 in pyproject.toml, meson.build, util/version_utils.py" in bumped.stderr
+    assert (tmp_path / "util/version_utils.py").read_text() == "MAJOR = 1\nMINOR = 9\nMICRO = 1\nISRELEASED = True\n"
+    assert "  version: '1.9.1',\n" in (tmp_path / "meson.build").read_text()
+    assert run_cli(["version", "--project", str(tmp_path)]).stderr.count("warning:") == 0

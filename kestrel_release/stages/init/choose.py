@@ -97,14 +97,18 @@ def _choose_abi(d: Detected, plan: Plan) -> None:
 
 
 def _choose_version(d: Detected, plan: Plan) -> None:
-    if d.version_file:
-        plan.values["version_files"] = [{"path": d.version_file[0], "pattern": d.version_file[1]}]
-        plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version here"
+    places = d.version_files or ([d.version_file] if d.version_file else [])
+    if places:
+        plan.values["version_files"] = [{"path": path, "pattern": pattern} for path, pattern in places]
+        plan.comments["version_files"] = "`kestrel-release version bump` rewrites the version " + (
+            "in each" if len(places) > 1 else "here"
+        )
+    plan.notes += d.version_notes
     if d.vcs:
         plan.notes.append(
             f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a v1.2.3 -m v1.2.3"
         )
-    elif not d.version_file and d.version_source == "not found":
+    elif not places and d.version_source == "not found":
         plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
 
 

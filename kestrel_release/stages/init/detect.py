@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.stages.init import version_spots
 from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (
     name_version,
@@ -81,9 +82,11 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     setup_py = read(project_dir / "setup.py")
     cfg = _setup_cfg(project_dir / "setup.cfg")
     _backend(d, pyproject, bool(setup_py))
-    d.packages = _packages(project_dir, pyproject)
+    d.packages = _packages(project_dir, pyproject, setup_py)
     name_version(d, pyproject, tool, setup_py, cfg)
-    _native(d, setup_py)
+    files = list(_walk(project_dir))
+    version_spots.record(d, files, setup_py)
+    _native(d, setup_py, files)
     project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
     d.requires_python = (
@@ -118,12 +121,13 @@ def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None
     d.torch = any(norm(r) == "torch" for r in d.build_requires)
 
 
-def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
-    """Top-level import packages: directories with __init__.py at the root, in src/ or python/."""
+def _packages(root: Path, pyproject: dict[str, Any], setup_py: str = "") -> dict[str, str]:
+    """Top-level import packages: directories with __init__.py at the root, in src/, python/ or lib/
+    (PyYAML, contourpy), or in the directory the backend is told to look in (package_dir={"": "x"})."""
     found: dict[str, str] = {}
-    for base in (root, root / "src", root / "python"):
-        if not base.is_dir():
-            continue
+    for base in [root] + [root / rel for rel in ("src", "python", "lib", *_package_roots(pyproject, setup_py))]:
+        if not base.is_dir() or (base != root and (base / "__init__.py").is_file()):
+            continue  # a lib/ with __init__.py is itself a package, found at the root
         for child in sorted(base.iterdir()):
             if (
                 child.is_dir()
@@ -133,6 +137,18 @@ def _packages(root: Path, pyproject: dict[str, Any]) -> dict[str, str]:
             ):
                 found.setdefault(child.name, child.relative_to(root).as_posix())
     return found
+
+
+def _package_roots(pyproject: dict[str, Any], setup_py: str) -> list[str]:
+    """setuptools' package root: package_dir={"": "x"} in setup.py, package-dir or packages.find.where."""
+    roots = re.findall(r"""package_dir\s*=\s*\{\s*['"]{2}\s*:\s*['"]([\w./-]+)['"]""", setup_py)
+    st = table(pyproject, "tool", "setuptools")
+    mapped = st.get("package-dir")
+    if isinstance(mapped, dict) and isinstance(mapped.get(""), str):
+        roots.append(mapped[""])
+    where = table(st, "packages", "find").get("where")
+    roots += [w for w in where if isinstance(w, str)] if isinstance(where, list) else []
+    return [r.strip("/") for r in roots if r.strip("/") and ".." not in r]
 
 
 def _walk(root: Path):
@@ -150,9 +166,9 @@ def _walk(root: Path):
             yield Path(dirpath) / name
 
 
-def _native(d: Detected, setup_py: str) -> None:
+def _native(d: Detected, setup_py: str, files: list[Path]) -> None:
     exts: dict[str, int] = {}
-    for path in _walk(d.project_dir):
+    for path in files:
         exts[path.suffix] = exts.get(path.suffix, 0) + 1
     if exts.get(".cu") or exts.get(".cuh"):
         d.cuda.append(f"{exts.get('.cu', 0)} .cu / {exts.get('.cuh', 0)} .cuh files")

@@ -21,7 +21,9 @@ class Detected:
     name_source: str = "not found"
     version: str | None = None
     version_source: str = "not found"
-    version_file: tuple[str, str] | None = None  # (path, pattern) for version_files
+    version_file: tuple[str, str] | None = None  # (path, pattern): where the backend reads the version
+    version_files: list[tuple[str, str]] = field(default_factory=list)  # every place, version_file first
+    version_notes: list[str] = field(default_factory=list)  # places that state another version
     vcs: str | None = None
     packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
     native: list[str] = field(default_factory=list)  # why we think there is native code
@@ -44,6 +46,7 @@ class Detected:
             "name_source": self.name_source,
             "version": self.version,
             "version_source": self.version_source,
+            "version_files": [{"path": p, "pattern": pat} for p, pat in self.version_files],
             "vcs": self.vcs,
             "packages": self.packages,
             "native": self.native,

@@ -59,10 +59,11 @@ def _item(value: Any):
         for entry in value:
             inline = tomlkit.inline_table()
             for k, val in entry.items():
-                # Literal strings: a pattern full of double quotes stays readable.
-                inline[k] = tomlkit.string(val, literal="'" not in val)
+                # Literal strings: a pattern full of double quotes stays readable (one line only:
+                # a pattern spanning lines is a basic string with its \n escaped).
+                inline[k] = tomlkit.string(val, literal="'" not in val and "\n" not in val)
             arr.append(inline)
-        return arr
+        return arr.multiline(True) if len(value) > 1 else arr
     if isinstance(value, list):
         arr = tomlkit.array()
         arr.extend(tomlkit.string(v) for v in value)
@@ -75,6 +76,9 @@ def _summary(d: Detected) -> list[str]:
         f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
         f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})",
     ]
+    also = [path for path, _ in d.version_files if path != d.version_source]
+    if also:
+        lines.append("the version is also written in: " + ", ".join(dict.fromkeys(also)))
     if d.native:
         lines.append("native code: " + "; ".join(d.native))
     if d.cuda:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import version_pattern
 from kestrel_release.stages.init.detected import Detected
 
 VCS_REQUIRES = {
@@ -130,9 +131,8 @@ def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
 
 
 def _finds_one(root: Path, rel: str, pattern: str) -> bool:
-    head, _, tail = pattern.partition("{version}")
-    found = re.findall(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), read(root / rel))
-    return len(set(found)) == 1
+    found = {version_pattern.value(m) for m in version_pattern.compile_pattern(pattern).finditer(read(root / rel))}
+    return len(found) == 1
 
 
 def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
@@ -228,6 +228,5 @@ def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
 
 
 def _value_in(path: Path, pattern: str) -> str | None:
-    head, _, tail = pattern.partition("{version}")
-    m = re.search(re.escape(head) + r"([0-9A-Za-z.+!_-]+)" + re.escape(tail), read(path))
-    return m.group(1) if m else None
+    m = version_pattern.compile_pattern(pattern).search(read(path))
+    return version_pattern.value(m) if m else None
