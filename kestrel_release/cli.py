@@ -106,6 +106,9 @@ def build(
     check_reproducible: Annotated[
         bool, typer.Option("--check-reproducible", help="Build twice and compare bytes.")
     ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Rebuild everything (kernels too), then refresh the caches.")
+    ] = False,
     platform: Annotated[
         str | None,
         typer.Option(
@@ -124,7 +127,11 @@ def build(
     }
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
     result = stage.run(
-        cfg, gpu_check=not no_gpu_check, check_reproducible=check_reproducible, platforms=_csv(platform) or ()
+        cfg,
+        gpu_check=not no_gpu_check,
+        check_reproducible=check_reproducible,
+        platforms=_csv(platform) or (),
+        use_cache=not no_cache,
     )
     console.emit_json(result.to_json()) if json else stage.render(result)
 

@@ -133,3 +133,50 @@ def _try_find(version: str) -> Path | PreflightError:
         return find_interpreter(version)
     except PreflightError as exc:
         return exc
+
+
+# Run in the build's environment: the interpreter's default compilers (what setuptools calls when CC
+# is unset) and the installed versions of the build requirements and their dependencies (markers other
+# than extras ignored: a superset is safe for a cache key). argv[1]: the requirement names as JSON.
+_FACTS = r"""
+import json, re, sys, sysconfig, importlib.metadata as m
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+dists = {}
+for d in m.distributions():
+    name = (d.metadata["Name"] or "").strip()
+    if name:
+        dists.setdefault(norm(name), d)
+roots = [norm(n) for n in json.loads(sys.argv[1])]
+todo, seen = list(roots), {}
+while todo:
+    name = todo.pop()
+    if name in seen:
+        continue
+    d = dists.get(name)
+    if d is None and name not in roots:
+        continue
+    seen[name] = d.version if d else None
+    for req in (d.requires or []) if d else []:
+        if "extra" in req.partition(";")[2]:
+            continue
+        hit = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        if hit:
+            todo.append(norm(hit.group(1)))
+cvars = {k: sysconfig.get_config_var(k) for k in ("CC", "CXX", "LDSHARED")}
+print(json.dumps({"requirements": seen, "sysconfig": {k: v for k, v in cvars.items() if isinstance(v, str)}}))
+"""
+
+
+def build_facts(python: Path, requirements: list[str], env: dict[str, str] | None = None) -> dict | None:
+    """{"requirements": {name: version or None}, "sysconfig": {CC, CXX, LDSHARED}} of `python` in `env`:
+    what a build there compiles with and against; None when the interpreter does not answer."""
+    import json
+
+    out = proc.probe([python, "-c", _FACTS, json.dumps(sorted(requirements))], timeout=120, env=env)
+    if out is None or out.returncode != 0:
+        return None
+    try:
+        data = json.loads(out.output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,7 +1,7 @@
-"""The CUDA toolkit and small native tools: nvcc, patchelf, glibc, torch.
+"""The CUDA toolkit and small native tools: nvcc, the C/C++ compilers, patchelf, glibc, torch.
 
-nvcc's version is cached by (path, mtime, size) under the tool's cache dir, so
-a build whose kernels are all cached runs nvcc zero times.
+nvcc's and the compilers' versions are cached by (path, mtime, size) under the tool's cache dir,
+so a build whose kernels and wheels are all cached runs no compiler at all.
 """
 
 from __future__ import annotations
@@ -66,6 +66,52 @@ def nvcc_version(nvcc: Path) -> str:
     with contextlib.suppress(OSError):
         fsutil.atomic_write_text(cache, json.dumps(data, indent=1))
     return match.group(1)
+
+
+# Words of CC/CXX that launch the real compiler rather than being it (`ccache gcc`).
+_LAUNCHERS = {"ccache", "sccache", "distcc", "icecc", "buildcache", "env"}
+
+
+def resolve_compiler(spec: str, env: dict[str, str]) -> Path | None:
+    """The compiler binary a CC/CXX-style value names (`gcc`, `/usr/bin/g++ -m64`, `ccache clang`),
+    looked up on the env's PATH; None when it names nothing that exists."""
+    import shlex
+
+    try:
+        words = shlex.split(spec)
+    except ValueError:
+        words = spec.split()
+    words = [w for w in words if "=" not in w and Path(w).name not in _LAUNCHERS]
+    if not words:
+        return None
+    found = shutil.which(words[0], path=env.get("PATH"))
+    return Path(found).absolute() if found else None
+
+
+def compiler_version(compiler: Path) -> str:
+    """The first line of `compiler --version` ("gcc (Debian 12.2.0-14) 12.2.0"), cached by
+    path+mtime+size like nvcc's; "unknown (...)" when it does not answer (never raises: a cache key
+    only needs to change when the compiler does, and the build itself reports a broken one)."""
+    try:
+        st = compiler.stat()
+    except OSError:
+        return "missing"
+    key = f"{compiler}|{st.st_mtime_ns}|{st.st_size}"
+    cache = cache_dir() / "compiler-versions.json"
+    data: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(cache.read_text())
+        if isinstance(data.get(key), str):
+            return data[key]
+    out = proc.probe([compiler, "--version"], timeout=60)
+    lines = [line.strip() for line in (out.output if out else "").splitlines() if line.strip()]
+    if out is None or out.returncode != 0 or not lines:
+        return f"unknown (exit {out.returncode if out else 'none'})"
+    data[key] = lines[0]
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fsutil.atomic_write_text(cache, json.dumps(data, indent=1))
+    return lines[0]
 
 
 def find_patchelf() -> Path | None:

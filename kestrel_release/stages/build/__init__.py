@@ -64,18 +64,26 @@ class BuildResult:
 
 
 def run(
-    cfg: Config, *, gpu_check: bool = True, check_reproducible: bool = False, platforms: tuple[str, ...] = ()
+    cfg: Config,
+    *,
+    gpu_check: bool = True,
+    check_reproducible: bool = False,
+    platforms: tuple[str, ...] = (),
+    use_cache: bool = True,
 ) -> BuildResult:
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
-    `platforms` (--platform) narrows the configured platforms to build here."""
+    `platforms` (--platform) narrows the configured platforms to build here; `use_cache=False`
+    (--no-cache) rebuilds everything (precompile included) and refreshes the caches."""
     try:
-        return _run(cfg, gpu_check, check_reproducible, platforms)
+        return _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
         raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
 
 
-def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[str, ...]) -> BuildResult:
+def _run(
+    cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[str, ...], use_cache: bool
+) -> BuildResult:
     start = time.monotonic()
     check_paths(cfg)
     plats = build_platforms.plan(cfg.platforms, cfg.python, host.current(), narrow, cfg.build.plat)
@@ -92,10 +100,12 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
         kept = _intree.snapshot(cfg.project_dir)  # a committed egg-info stays as committed
         try:
             with _progress.Steps(names) as steps:
-                pre = _precompile(cfg, plan, logs, steps)
+                pre = _precompile(cfg, plan, logs, steps, use_cache)
                 plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
                 with fsutil.staging_dir(cfg.out_path) as stage:
-                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, cache=True)
+                    # --check-reproducible compares two real builds: its first pass reads no cache either.
+                    read = "--no-cache" if not use_cache else "--check-reproducible" if check_reproducible else ""
+                    built = _build_all(cfg, plan, envs, stage / "a", logs, steps, skip_cache=read)
                     built = build_native.one_per_wheel(cfg, built)  # abi3 found from the tags: one wheel
                     build_native.check_metadata(cfg, built)
                     oldest = min(built, key=lambda py: int(py.split(".")[1]))
@@ -104,7 +114,7 @@ def _run(cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[s
                     )
                     reproducible = None
                     if check_reproducible:
-                        again = _build_all(cfg, plan, envs, stage / "b", logs, steps, cache=False)
+                        again = _build_all(cfg, plan, envs, stage / "b", logs, steps, skip_cache=read, store=False)
                         _wheelzip.assert_identical(built, again)
                         reproducible = True
                     build_platforms.check_built(plats, [p.name for p in built.values()])
@@ -143,10 +153,12 @@ def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
     return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
 
 
-def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> precompile.PrecompileResult:
+def _precompile(
+    cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps, use_cache: bool = True
+) -> precompile.PrecompileResult:
     steps.start("precompile")
     try:
-        result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs)
+        result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs, use_cache=use_cache)
     except BaseException:
         steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
         raise
@@ -165,9 +177,17 @@ def _precompile(cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps) -> 
 
 
 def _build_all(
-    cfg: Config, plan: Plan, envs: _buildenv.Envs | None, root: Path, logs: Path, steps: _progress.Steps, cache: bool
+    cfg: Config,
+    plan: Plan,
+    envs: _buildenv.Envs | None,
+    root: Path,
+    logs: Path,
+    steps: _progress.Steps,
+    skip_cache: str = "",
+    store: bool = True,
 ) -> dict[str, Path]:
-    """python -> repaired wheel, built in parallel; the first failure stops the rest."""
+    """python -> repaired wheel, built in parallel; the first failure stops the rest.
+    `skip_cache`: why the wheel cache is not read (the flag); `store`: refresh it with what was built."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
     slots = threading.BoundedSemaphore(max(1, jobs))
@@ -176,7 +196,7 @@ def _build_all(
     proc.reset()
     try:
         futures = {
-            pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, cache): py
+            pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, skip_cache, store): py
             for py in plan.pythons
         }
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -202,21 +222,26 @@ def _build_one(
     root: Path,
     logs: Path,
     steps: _progress.Steps,
-    cache: bool,
+    skip_cache: str,
+    store: bool,
 ) -> Path:
     name = f"python {py}"
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"
-    key = _wheelcache.key(cfg, plan.source, plan.pythons[py], plan.source_date_epoch, plan.tool_versions)
-    hit = _wheelcache.get(key, root / f"cached-{py}") if cache else None
+    venv = envs.get(py) if envs is not None else None
+    # The env the backend runs in: the reusable one, or (isolation off) the interpreter's own.
+    inspectable = venv or (None if cfg.build.isolation else plan.pythons[py])
+    found = _wheelcache.lookup(cfg, plan, py, inspectable, {**os.environ, **plan.build_env(cfg)})
+    hit = _wheelcache.get(found.key, root / f"cached-{py}") if found.key and not skip_cache else None
+    _wheelcache.explain(cfg, py, found, hit=hit is not None, skipped=skip_cache)
     if hit is not None:
+        _wheelcache.remember(cfg, py, found)
         steps.start(name)
-        steps.finish(name, "ok", f"{hit.name} (unchanged sources: cached)")
+        steps.finish(name, "ok", f"{hit.name} (cached: sources and toolchain unchanged)")
         return hit
     repairer.start()  # auditwheel's import overlaps this build
     try:
-        venv = envs.get(py) if envs is not None else None
-        settings = plan.config_settings(cfg, cache)
+        settings = plan.config_settings(cfg, not skip_cache, found.inputs)
         # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
         argv = uv.wheel_command(
             plan.uv,
@@ -251,7 +276,9 @@ def _build_one(
     except BuildError:
         steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}")
         raise
-    _wheelcache.put(key, final)
+    if store and found.key:
+        _wheelcache.put(found.key, final, found.inputs)
+        _wheelcache.remember(cfg, py, found)
     steps.finish(name, "ok", final.name)
     return final
 

@@ -7,6 +7,7 @@ first compiler runs. The resulting Plan carries what the builds share.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,12 +50,16 @@ class Plan:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
 
-    def config_settings(self, cfg: Config, cache: bool) -> dict[str, str]:
-        """A persistent scikit-build-core build dir per project and wheel tag: warm builds are incremental."""
+    def config_settings(self, cfg: Config, cache: bool, inputs: dict[str, str] | None = None) -> dict[str, str]:
+        """A persistent scikit-build-core build dir per project, toolchain and wheel tag: warm builds are
+        incremental. CMake reads CC, CXX and the flags only when it first configures a build dir, so one
+        made by another toolchain (the wheel cache's inputs but the sources and the date) is never reused."""
         if not cache or self.backend != "scikit_build_core.build":
             return {}
         project = hashlib.sha256(str(cfg.project_dir).encode()).hexdigest()[:12]
-        return {"build-dir": str(toolchain.cache_dir() / "skbuild" / project / "{wheel_tag}")}
+        tools = {k: v for k, v in (inputs or {}).items() if k not in ("sources", "SOURCE_DATE_EPOCH")}
+        toolset = hashlib.sha256(json.dumps(tools, sort_keys=True).encode()).hexdigest()[:12]
+        return {"build-dir": str(toolchain.cache_dir() / "skbuild" / project / toolset / "{wheel_tag}")}
 
     def toolchain(self) -> dict:
         return {**self.tool_versions, "pythons": {py: str(path) for py, path in self.pythons.items()}}

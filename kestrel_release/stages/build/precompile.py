@@ -1,14 +1,17 @@
 """Precompile the kernels once per build, with a content-addressed cache.
 
 The key hashes everything that decides the cubins: the files matched by
-`precompile_inputs`, nvcc's version, the architecture, the precompile command
-and the build environment. A hit restores `precompile_outputs` from
-`<cache>/precompile/<key>/` instead of compiling, so going back to a commit
-whose kernels were compiled before costs a copy, and nvcc never runs.
+`precompile_inputs`, nvcc's version, the architecture, the precompile command,
+the build environment and the toolchain (cachekey.py: compiler and flag
+variables, nvcc's host compiler and its version). A hit restores
+`precompile_outputs` from `<cache>/precompile/<key>/` instead of compiling, so
+going back to a commit whose kernels were compiled before costs a copy, and nvcc
+never runs. `build --no-cache` compiles and stores afresh.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,8 +25,9 @@ from kestrel_release import fsutil, proc
 from kestrel_release.adapters import toolchain
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, ConfigError
+from kestrel_release.stages.build import cachekey
 
-# Environment that changes what nvcc produces, besides cfg.build.env.
+# Environment that changes what nvcc produces, besides cfg.build.env and cachekey's toolchain variables.
 KEY_ENV = ("TORCH_CUDA_ARCH_LIST", "KESTREL_KERNELS_CUDA_ARCH", "CMAKE_ARGS", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
 
 
@@ -53,7 +57,8 @@ def input_files(cfg: Config) -> list[Path]:
     return sorted(files)
 
 
-def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str]) -> str:
+def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str], compilers: dict[str, str] | None = None) -> str:
+    """`compilers`: cachekey.compilers(env), the host compilers nvcc and the step may call."""
     digest = hashlib.sha256()
     for path in input_files(cfg):
         digest.update(path.relative_to(cfg.project_dir).as_posix().encode() + b"\0")
@@ -65,6 +70,8 @@ def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str]) -> str:
         "argv": list(cfg.precompile),
         "outputs": cfg.precompile_outputs,
         "env": {k: env[k] for k in sorted(set(KEY_ENV) | set(cfg.build.env)) if k in env},
+        "toolchain": cachekey.keyed_env(env),
+        "compilers": compilers or {},
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -87,10 +94,15 @@ def _copy_tree(src: Path, dst: Path) -> None:
     )
 
 
-def _store(outputs: Path, entry: Path) -> None:
+def _store(outputs: Path, entry: Path, refresh: bool = False) -> None:
     tmp = entry.with_name(f".{entry.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     _copy_tree(outputs, tmp)
+    if refresh and entry.is_dir():  # --no-cache: the fresh compile replaces the entry
+        old = entry.with_name(f".{entry.name}.old-{os.getpid()}")
+        with contextlib.suppress(OSError):
+            os.replace(entry, old)
+        shutil.rmtree(old, ignore_errors=True)
     try:
         os.replace(tmp, entry)
     except OSError:  # another build stored the same key first: same content by construction
@@ -111,8 +123,9 @@ def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
     return extra
 
 
-def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
-    """Make `precompile_outputs` current: up to date, restored from the cache, or compiled once."""
+def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True) -> PrecompileResult:
+    """Make `precompile_outputs` current: up to date, restored from the cache, or compiled once
+    (always compiled, and the entry refreshed, with use_cache=False)."""
     if not cfg.precompile:
         return PrecompileResult("none")
     if not cfg.precompile_outputs:
@@ -122,13 +135,13 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
         )
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
-    key = cache_key(cfg, nvcc_version, env)
+    key = cache_key(cfg, nvcc_version, env, cachekey.compilers(env))
     outputs = cfg.project_dir / cfg.precompile_outputs
     entry = toolchain.cache_dir() / "precompile" / key
     log = log_dir / "precompile.log"
-    if entry.is_dir() and _tree(entry) == _tree(outputs):
+    if use_cache and entry.is_dir() and _tree(entry) == _tree(outputs):
         status = "up-to-date"
-    elif entry.is_dir():
+    elif use_cache and entry.is_dir():
         _restore(entry, outputs)
         status = "restored"
     else:
@@ -137,7 +150,7 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path) -> PrecompileResult:
         if not outputs.is_dir():
             raise BuildError(f"precompile ran but wrote no {outputs}", f"check precompile_outputs (log: {log})")
         entry.parent.mkdir(parents=True, exist_ok=True)
-        _store(outputs, entry)
+        _store(outputs, entry, refresh=not use_cache)
         status = "compiled"
     return PrecompileResult(
         status, key, time.monotonic() - start, log if status == "compiled" else None, kernels_of(outputs)
