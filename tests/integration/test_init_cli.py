@@ -295,7 +295,7 @@ PYWAVELETS = {
 }
 
 
-def test_init_records_every_version_place_and_version_warns_then_bumps_them_all(tmp_path):
+def test_init_on_a_meson_python_package_finds_its_extension_and_every_version_place(tmp_path):
     for rel, text in PYWAVELETS.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
@@ -306,6 +306,9 @@ def test_init_records_every_version_place_and_version_warns_then_bumps_them_all(
         {"path": "util/version_utils.py", "pattern": "MAJOR = {major}\nMINOR = {minor}\nMICRO = {micro}"},
     ]
     assert "util/version_utils.py states 1.8.0, not 1.9.0" in result.stderr
+    # the extension is declared in pywt/_extensions/meson.build: one wheel per Python, not one py3 wheel
+    assert "abi" not in table(tmp_path)
+    assert "native code: pywt/_extensions/meson.build builds extension modules" in (tmp_path / "pyproject.toml").read_text()
 
     shown = run_cli(["version", "--project", str(tmp_path)])
     assert shown.code == 0 and shown.stdout == "1.9.0\n"

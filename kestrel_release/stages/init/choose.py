@@ -121,7 +121,7 @@ def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
     env = {}
     if d.torch:
         env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
-    if "CMakeLists.txt" in d.native and not d.cmake_sets_arch:
+    if d.cmake and not d.cmake_sets_arch:
         env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
     if not env:
         return {}

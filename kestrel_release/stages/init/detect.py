@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.stages.init import version_spots
+from kestrel_release.stages.init import native, version_spots
 from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (
     name_version,
@@ -86,7 +86,7 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     name_version(d, pyproject, tool, setup_py, cfg)
     files = list(_walk(project_dir))
     version_spots.record(d, files, setup_py)
-    _native(d, setup_py, files)
+    native.find(d, setup_py, pyproject, files)
     project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
     d.requires_python = (
@@ -94,7 +94,7 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
         or setup_kw(setup_py, "python_requires")
         or cfg.get("options", {}).get("python_requires")
     )
-    _abi3(d, tool, setup_py, cfg)
+    _abi3(d, tool, setup_py, cfg, native.cargo_abi3(project_dir, pyproject))
     _layout(d)
     return d
 
@@ -166,39 +166,9 @@ def _walk(root: Path):
             yield Path(dirpath) / name
 
 
-def _native(d: Detected, setup_py: str, files: list[Path]) -> None:
-    exts: dict[str, int] = {}
-    for path in files:
-        exts[path.suffix] = exts.get(path.suffix, 0) + 1
-    if exts.get(".cu") or exts.get(".cuh"):
-        d.cuda.append(f"{exts.get('.cu', 0)} .cu / {exts.get('.cuh', 0)} .cuh files")
-    if "CUDAExtension" in setup_py:
-        d.cuda.append("setup.py uses torch CUDAExtension")
-    if "torch.utils.cpp_extension" in setup_py:
-        d.torch = True
-    imports_torch = re.search(r"^\s*(?:import torch\b|from torch[ .])", setup_py, re.MULTILINE)
-    d.torch_unlisted = bool(imports_torch) and not any(norm(r) == "torch" for r in d.build_requires)
-    if re.search(r"\b(CUDAExtension|CppExtension|Pybind11Extension|Extension)\s*\(|ext_modules", setup_py):
-        d.native.append("setup.py builds extension modules")
-    cmake = read(d.project_dir / "CMakeLists.txt")
-    if cmake:
-        d.native.append("CMakeLists.txt")
-        if re.search(r"LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDAToolkit", cmake):
-            d.cuda.append("CMake enables the CUDA language")
-        d.cmake_sets_arch = "CMAKE_CUDA_ARCHITECTURES" in cmake or "CUDA_ARCHITECTURES" in cmake
-    meson = read(d.project_dir / "meson.build")
-    if "extension_module" in meson:
-        d.native.append("meson.build builds extension modules")
-    if re.search(r"""['"]cuda['"]""", meson):
-        d.cuda.append("meson.build enables CUDA")
-    sources = sum(exts.get(s, 0) for s in (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".rs"))
-    if sources and not d.native and d.backend in ("setuptools", "maturin", "generic"):
-        d.native.append(f"{sources} C/C++/CUDA/Cython/Rust source files")
-
-
-def _abi3(d: Detected, tool, setup_py: str, cfg) -> None:
+def _abi3(d: Detected, tool, setup_py: str, cfg, cargo: str | None = None) -> None:
     """The abi3 floor ("cp39") or "py3", from whichever place the backend reads it."""
-    tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)]
+    tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)] + ([cargo] if cargo else [])
     bdist = {**cfg.get("bdist_wheel", {}), **table(tool, "distutils", "bdist_wheel")}
     tags += [str(v) for k, v in bdist.items() if k.replace("-", "_") == "py_limited_api" and str(v).startswith("cp3")]
     api = table(tool, "scikit-build", "wheel").get("py-api") or table(tool, "scikit-build").get("wheel.py-api")

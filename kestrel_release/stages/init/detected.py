@@ -30,6 +30,7 @@ class Detected:
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
     torch: bool = False
     torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
+    cmake: bool = False  # CMake builds it (a root CMakeLists.txt or a target in any)
     cmake_sets_arch: bool = False
     abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
