@@ -387,5 +387,12 @@ def ci_init(
     from kestrel_release.stages import ci as stage
 
     cfg = _config(project)
-    path = stage.init(cfg, output=output, force=force)
+    path, tool = stage.init(cfg, output=output, force=force)
     console.ok(f"wrote {path}")
+    if tool.locked:
+        console.info(f"the jobs run the kestrel-release locked in {tool.source} (uv run --locked)")
+    else:  # never a name from an index: kestrel-release is not claimed on one
+        console.info(
+            f"the jobs install {tool.requirement} ({tool.source}): one exact commit, since kestrel-release is on "
+            "no package index; change it with ci.tool_source"
+        )

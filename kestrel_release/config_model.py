@@ -130,6 +130,9 @@ class GithubTarget:
 class CIConfig:
     runner_labels: tuple[str, ...] = ("self-hosted", "gpu", "h100")
     environment: str = "release"
+    # Where the workflow's jobs install kestrel-release from (it is on no index): git+https://HOST/PATH@COMMIT;
+    # "" = the exact commit of the running tool, when it knows one (adapters/tool_origin.py).
+    tool_source: str = ""
 
 
 @dataclass(frozen=True)

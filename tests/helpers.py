@@ -10,6 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
+# `ci init` installs the tool from one exact commit; tests whose checkout has no public origin name one.
+CI_TOOL_SOURCE = "git+https://github.com/acme/kestrel-release@" + "1" * 40
+CI_TOOL_ENV = {"KESTREL_RELEASE_CI_TOOL_SOURCE": CI_TOOL_SOURCE}
 
 
 @dataclass

@@ -9,12 +9,15 @@ them; `publish` (tags only, the protected environment, the only job with `id-tok
 signs PEP 740 attestations with pypi-attestations and uploads them with the wheels by
 trusted publishing; `github` (the only job with `contents: write`) publishes the GitHub release.
 Actions are pinned to full commit SHAs; untrusted values reach `run:` only via `env:`.
-A project without uv.lock gets the tool by `uv tool install` (pinned to this version).
+A project without uv.lock gets the tool by `uv tool install` of one exact git commit (`ci.tool_source`,
+else the running tool's own commit): the name kestrel-release is on no index, and installing an unclaimed
+name in a job that holds `id-token: write` would run whatever someone uploads under it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from kestrel_release import fsutil, platform_tags
@@ -89,12 +92,51 @@ def _check_words(cfg) -> None:
         raise UsageError("ci.runner_labels is empty", 'set e.g. ["self-hosted", "gpu", "h100"]')
 
 
-def render_workflow(cfg, root: Path) -> str:
+@dataclass(frozen=True)
+class ToolInstall:
+    """How the jobs get kestrel-release: the locked one (uv.lock), or `uv tool install` of `requirement`."""
+
+    locked: bool
+    requirement: str = ""
+    source: str = ""  # where `requirement` came from, for the user
+
+
+TOOL_SOURCE_HINT = (
+    'set ci.tool_source = "git+https://HOST/OWNER/kestrel-release@<full commit id>" ([tool.kestrel-release.ci] '
+    "or KESTREL_RELEASE_CI_TOOL_SOURCE): the exact commit the jobs install; or lock kestrel-release in the "
+    "repository's uv.lock (`uv add --dev` from that commit) so the jobs run `uv run --locked`"
+)
+
+
+def tool_install(cfg, root: Path) -> ToolInstall:
+    """The locked tool, else one exact commit: never a name from an index (it is unclaimed there)."""
+    from kestrel_release.adapters import tool_origin
+
+    if has_lock(root):
+        return ToolInstall(locked=True, source=f"{root / 'uv.lock'}")
+    configured = cfg.ci.tool_source.strip()
+    if configured:
+        bad = tool_origin.problem(configured)
+        if bad:
+            raise UsageError(f"ci.tool_source '{tool_origin.shown(configured)}' {bad}", TOOL_SOURCE_HINT)
+        return ToolInstall(False, f"{tool_origin.DIST} @ {configured}", "ci.tool_source")
+    found, how = tool_origin.source()
+    if found is None or tool_origin.problem(found):
+        raise UsageError(
+            "ci init: the jobs need kestrel-release, which is on no package index (installing the name would "
+            f"take whatever someone uploads under it), and this copy does not know its exact public source: {how}",
+            TOOL_SOURCE_HINT,
+        )
+    return ToolInstall(False, f"{tool_origin.DIST} @ {found}", how)
+
+
+def render_workflow(cfg, root: Path, tool: ToolInstall | None = None) -> str:
     """The workflow text for `cfg`, with paths relative to the repository `root`."""
 
-    from kestrel_release import __version__, templates
+    from kestrel_release import templates
 
     _check_words(cfg)
+    tool = tool or tool_install(cfg, root)
     env = templates.environment(
         trim_blocks=True,
         lstrip_blocks=True,
@@ -107,7 +149,7 @@ def render_workflow(cfg, root: Path) -> str:
         comment_end_string="#]",
     )
     project = _relative(cfg.project_dir, root, "project directory")
-    locked = has_lock(root)
+    locked = tool.locked
     builds = build_jobs(cfg)
     return env.get_template(TEMPLATE).render(
         name=cfg.name,
@@ -120,7 +162,7 @@ def render_workflow(cfg, root: Path) -> str:
         build_ids=[f"build-{b['platform']}" for b in builds],
         locked=locked,
         tool=LOCKED_TOOL if locked else "kestrel-release",
-        tool_requirement=f"kestrel-release=={__version__}",
+        tool_requirement=tool.requirement,
         twine=TWINE,
         attestations=ATTESTATIONS,
         environment=cfg.ci.environment,
@@ -173,10 +215,11 @@ def _runner(cfg, key: str):
     return HOSTED[key]
 
 
-def init(cfg, output: Path | None = None, force: bool = False) -> Path:
+def init(cfg, output: Path | None = None, force: bool = False) -> tuple[Path, ToolInstall]:
     """Write the workflow to `output` (default: .github/workflows/kernels-release.yml at the git root).
 
-    Refuses to overwrite an existing file unless `force`; the write is atomic.
+    Refuses to overwrite an existing file unless `force`; the write is atomic. Returns the path and
+    how the jobs get the tool (the CLI says so).
     """
     root = _repo_root(cfg, output)
     path = Path(output).resolve() if output is not None else root / WORKFLOW
@@ -184,5 +227,6 @@ def init(cfg, output: Path | None = None, force: bool = False) -> Path:
         raise UsageError(f"{path} is a directory", "pass --output FILE")
     if path.exists() and not force:
         raise UsageError(f"{path} already exists", "pass --force to overwrite it")
-    fsutil.atomic_write_text(path, render_workflow(cfg, root))
-    return path
+    tool = tool_install(cfg, root)
+    fsutil.atomic_write_text(path, render_workflow(cfg, root, tool))
+    return path, tool

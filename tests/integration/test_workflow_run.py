@@ -20,7 +20,7 @@ import pytest
 from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
 from tests import factories
-from tests.helpers import run_cli
+from tests.helpers import CI_TOOL_ENV, run_cli
 from tests.integration.workflow_runner import Expressions, WorkflowRunner
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ def repo(tmp_path: Path) -> Path:
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     factories.make_c_ext_project(repo / "kernels", pythons=("3.11", "3.12"))
-    result = run_cli(["ci", "init", "--project", str(repo / "kernels")])
+    result = run_cli(["ci", "init", "--project", str(repo / "kernels")], env=CI_TOOL_ENV)
     assert result.code == 0, result.output
     _git(repo, "add", ".")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "mini-ext 0.1.0")
@@ -58,7 +58,7 @@ def two_platform_workflow(repo: Path) -> Path:
     text = pyproject.read_text()
     pyproject.write_text(text.replace("[tool.kestrel-release]\n",
                                       f"[tool.kestrel-release]\nplatforms = {json.dumps(list(PLATFORMS))}\n", 1))
-    result = run_cli(["ci", "init", "--project", str(repo / "kernels"), "--force"])
+    result = run_cli(["ci", "init", "--project", str(repo / "kernels"), "--force"], env=CI_TOOL_ENV)
     assert result.code == 0, result.output
     _git(repo, "add", "-f", "kernels/pyproject.toml", ".github")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "two platforms")

@@ -22,6 +22,7 @@ from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
 from tests.factories import build_output
 from tests.factories import make_github_project as make_gh_project
+from tests.helpers import CI_TOOL_ENV
 from tests.integration.github_support import REPO
 from tests.reliability.conftest import FAST
 
@@ -133,7 +134,8 @@ def _other_commands(world) -> list[tuple[str, int]]:
             ["ci", "init", "--project", project, "--output", str(out)],
             ["build", "--project", project, "--no-gpu-check", "--python", "3.12"],  # fails: no sources
             ["publish", "--project", project, "--target", "nowhere", "--yes"]]
-    return [("other: " + " ".join(args[:2]), _run(world, args)) for args in runs]
+    return [("other: " + " ".join(args[:2]), _run(world, args, dict(CI_TOOL_ENV) if args[0] == "ci" else None))
+            for args in runs]
 
 
 def _files_holding_canaries(root: Path, skip: Path) -> list[str]:

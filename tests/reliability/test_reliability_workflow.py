@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import KERNELS, run_cli
+from tests.helpers import CI_TOOL_ENV, KERNELS, run_cli
 
 
 def _zizmor() -> list[str]:
@@ -26,7 +26,7 @@ def test_generated_workflow_has_no_zizmor_findings(tmp_path: Path, project: Path
 
         project = factories.make_c_ext_project(tmp_path / "p")
     workflow = tmp_path / "kernels-release.yml"
-    result = run_cli(["ci", "init", "--project", str(project), "--output", str(workflow)])
+    result = run_cli(["ci", "init", "--project", str(project), "--output", str(workflow)], env=CI_TOOL_ENV)
     assert result.code == 0, result.output
     assert workflow.read_text().strip()
     lint = subprocess.run([*_zizmor(), "--offline", "--no-progress", str(workflow)], capture_output=True,
