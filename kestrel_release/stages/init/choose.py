@@ -132,6 +132,11 @@ def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
 def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
     verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
     plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
+    shipped = {f"*{s}": why for s, why in d.shipped_headers.items() if not _header_forbidden(d, f"*{s}")}
+    if shipped:
+        plan.comments["verify.forbid"] += "; " + ", ".join(
+            f"{g} ships on purpose ({why})" for g, why in shipped.items()
+        )
     if d.shipped_tests:
         plan.comments["verify.forbid"] += (
             f"; {', '.join(d.shipped_tests)} ships on purpose (/tests/** is the top level only)"
@@ -161,8 +166,14 @@ def _dist(d: Detected) -> str:
     return re.sub(r"[-_.]+", "_", d.name or next(iter(d.packages), "package")).lower()
 
 
+def _header_forbidden(d: Detected, glob: str) -> bool:
+    """A header glob stays forbidden unless the package's build installs such headers in the package.
+    CUDA kernel sources (.cuh) stay forbidden in a CUDA package whatever else ships."""
+    return glob[1:] not in d.shipped_headers or (d.cuda != [] and glob == "*.cuh")
+
+
 def _forbid(d: Detected) -> list[str]:
-    out = list(SOURCES) + ([] if d.ships_headers else list(HEADERS))
+    out = list(SOURCES) + [p for p in HEADERS if _header_forbidden(d, p)]
     if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
         out.append("csrc/**")
     return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]

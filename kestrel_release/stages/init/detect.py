@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.stages.init import native, version_spots
+from kestrel_release.stages.init import headers, native, version_spots
 from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (
     name_version,
@@ -96,6 +96,7 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     )
     _abi3(d, tool, setup_py, cfg, native.cargo_abi3(project_dir, pyproject))
     _layout(d)
+    headers.find(d, setup_py, pyproject, cfg, files)
     return d
 
 
@@ -198,4 +199,3 @@ def _layout(d: Detected) -> None:
     for rel in d.packages.values():
         pkg = root / rel
         d.shipped_tests += [f"{rel}/{t}" for t in ("tests", "test") if (pkg / t).is_dir()]
-        d.ships_headers = d.ships_headers or (pkg / "include").is_dir()

@@ -35,7 +35,8 @@ class Detected:
     abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
     shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
-    ships_headers: bool = False  # a package has an include/ directory (headers for downstream builds)
+    ships_headers: bool = False  # the build installs headers inside a package (for downstream builds)
+    shipped_headers: dict[str, str] = field(default_factory=dict)  # header suffix -> where the build says so
     top_dirs: list[str] = field(default_factory=list)
     configured: bool = False
 
