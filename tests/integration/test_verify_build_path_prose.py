@@ -53,3 +53,14 @@ def test_this_projects_directory_in_the_description_fails(project, tmp_path):
     assert_one_line_error(result, 5, "verify found 1 error(s)")
     (finding,) = _findings(result)
     assert finding["member"].endswith(".dist-info/METADATA") and str(project) in finding["message"]
+
+
+def test_a_generated_build_config_module_warns_with_the_whole_path(project, tmp_path):
+    """contourpy's util/_build_config.py records meson's build_dir: a warning naming it whole, not an error."""
+    long = "/home/alice/.cache/kestrel-release/builds/contourpy-1.3.3-3f9c2e1a/build/cp311/lib/contourpy/util"
+    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"",
+                                  f"{PKG}/util/_build_config.py": f'dict(build_dir=r"{long}")\n'.encode()})
+    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    assert result.code == 0, result.output
+    (finding,) = _findings(result)
+    assert finding["severity"] == "warning" and f"'{long}'" in finding["message"]

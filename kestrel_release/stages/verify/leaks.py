@@ -170,15 +170,43 @@ class ContentScanner:
             outside_prose = b"" if _is_doc(name) else blob
         match = _HOME.first(outside_prose)
         needle = self.project_dir.encode() if self.project_dir else b""
-        where = match.group().decode("utf-8", "replace") if match else None
+        where = _whole_path(outside_prose, match.start(), match.end()) if match else None
         if where is None and needle and needle in blob:
-            where = self.project_dir
-        if where:
+            start = blob.index(needle)
+            where = _whole_path(blob, start, start + len(needle))
+        if not where:
+            return
+        if _BUILD_CONFIG.search(name):
+            # meson's configure_file (numpy/scipy __config__.py, contourpy util/_build_config.py) records
+            # where the build ran, for build_config() to report: it is read, not used to find files.
             self.findings.append(
                 Finding(
-                    "build-path", "error", name, f"absolute build path '{where[:80]}' in a text file: make it relative"
+                    "build-path",
+                    "warning",
+                    name,
+                    f"a generated build-config module records the build path '{where}': nothing loads files "
+                    "from it, but it shows the build machine's directories; build in a neutral directory "
+                    "(e.g. a CI checkout) if that matters",
                 )
             )
+            return
+        self.findings.append(
+            Finding("build-path", "error", name, f"absolute build path '{where}' in a text file: make it relative")
+        )
+
+
+# Build-config modules a build generates to report how it was configured (paths included).
+_BUILD_CONFIG = re.compile(r"(^|/)(__config__|_?build_?config|_?build_?info|_config_info)\.pyi?$")
+_PATH_END = re.compile(rb"[^\s\"'`<>|;,()\[\]{}]*")
+MAX_PATH = 4096  # PATH_MAX: a longer run is not one path
+
+
+def _whole_path(blob: bytes, start: int, end: int) -> str:
+    """The whole path that starts at `start` (not cut at 80 characters, nor at the first '@' or '~')."""
+    tail = _PATH_END.match(blob, end)
+    stop = min(tail.end() if tail else end, start + MAX_PATH)
+    path = blob[start:stop].decode("utf-8", "replace").rstrip(".:")
+    return path + ("…" if stop == start + MAX_PATH else "")
 
 
 def _is_doc(name: str) -> bool:
@@ -254,7 +282,7 @@ def check_cuda(
     for path in info.source_paths:
         if path.startswith("/") and not path.startswith(SYSTEM_PREFIXES):
             out.append(
-                Finding("build-path", "error", name, f"embeds the build path '{path[:80]}': build without -G/-lineinfo")
+                Finding("build-path", "error", name, f"embeds the build path '{path}': build without -G/-lineinfo")
             )
             break
     return out

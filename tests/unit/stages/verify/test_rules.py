@@ -236,3 +236,27 @@ def test_hostile_variants_never_crash_verify(tmp_path):
         bad.write_bytes(variant)
         report = verify.run(cfg, [bad], record=False)
         assert report.wheels[0].filename == good.name
+
+
+# contourpy 1.3.3's util/_build_config.py as meson writes it in a build under the home directory: the
+# path is longer than 80 characters, and meson's temp dirs carry characters a \w class stops at.
+LONG = "/home/alice/.cache/kestrel-release/builds/contourpy-1.3.3-3f9c2e1a/build/cp311@meson~tmp/lib/contourpy/util"
+BUILD_CONFIG = f'def build_config():\n    return dict(\n        build_dir=r"{LONG}",\n        meson_backend="ninja",\n    )\n'
+
+
+def _messages(report) -> list[tuple[str, str, str]]:
+    return [(f.severity, f.member, f.message) for w in report.wheels for f in w.findings if f.rule == "build-path"]
+
+
+def test_a_build_path_is_quoted_whole(tmp_path):
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/_paths.py": f"SRC = '{LONG}'\n".encode()})
+    ((severity, member, message),) = _messages(report)
+    assert (severity, member) == ("error", f"{PKG}/_paths.py") and f"'{LONG}'" in message
+
+
+def test_a_generated_build_config_module_recording_build_paths_is_a_warning_that_says_what_it_is(tmp_path):
+    member = f"{PKG}/util/_build_config.py"
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", member: BUILD_CONFIG.encode()})
+    ((severity, found, message),) = _messages(report)
+    assert (severity, found) == ("warning", member) and report.ok
+    assert f"'{LONG}'" in message and "generated build-config module" in message
