@@ -324,3 +324,27 @@ def test_init_on_a_meson_python_package_finds_its_extension_and_every_version_pl
     assert (tmp_path / "util/version_utils.py").read_text() == "MAJOR = 1\nMINOR = 9\nMICRO = 1\nISRELEASED = True\n"
     assert "  version: '1.9.1',\n" in (tmp_path / "meson.build").read_text()
     assert run_cli(["version", "--project", str(tmp_path)]).stderr.count("warning:") == 0
+
+
+def test_init_on_an_in_tree_backend_over_setuptools(tmp_path):
+    """PyYAML 6.0.3: build-backend _pyyaml_pep517 (backend-path packaging/) hands the build to setuptools,
+    package_dir={'': 'lib'}; the version is in setup.py and lib/yaml/__init__.py."""
+    files = {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools", "Cython"]\nbackend-path = ["packaging"]\n'
+                          'build-backend = "_pyyaml_pep517"\n',
+        "packaging/_pyyaml_pep517.py": "import setuptools.build_meta as _bm\n",
+        "setup.py": "VERSION = '6.0.3'\nfrom setuptools import setup, Extension\n"
+                    "setup(name='PyYAML', version=VERSION, package_dir={'': 'lib'}, packages=['yaml'],\n"
+                    "      ext_modules=[Extension('yaml._yaml', ['yaml/_yaml.pyx'])])\n",
+        "lib/yaml/__init__.py": "__version__ = '6.0.3'\n",
+        "yaml/_yaml.pyx": "",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
+    assert result.code == 0, result.output
+    assert table(tmp_path)["version_files"] == [{"path": "setup.py", "pattern": "VERSION = '{version}'"},
+                                                {"path": "lib/yaml/__init__.py", "pattern": "__version__ = '{version}'"}]
+    assert table(tmp_path)["verify"]["allow"] == ["yaml/**", "pyyaml.libs/*"]
+    assert ignore_lines(tmp_path) == ["# kestrel-release working files", *WORKING_FILES, *SETUPTOOLS_OUTPUTS]

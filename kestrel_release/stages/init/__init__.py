@@ -92,7 +92,8 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         or ""
     )  # release falls back to origin too
     out_dir = _out_dir(data) if detected.configured else "dist-all"
-    result.gitignore_added = _missing_ignores(project_dir, out_dir, detected.backend)
+    backend = "setuptools" if detected.wraps_setuptools else detected.backend
+    result.gitignore_added = _missing_ignores(project_dir, out_dir, backend)
     if result.plan is None and not result.gitignore_added:
         return result
     if not console.json_mode():

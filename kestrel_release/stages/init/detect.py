@@ -119,7 +119,22 @@ def _backend(d: Detected, pyproject: dict[str, Any], has_setup_py: bool) -> None
         spec = "setuptools.build_meta:__legacy__" if has_setup_py or not bs else ""
     d.backend_spec = spec
     d.backend = BACKENDS.get(spec) or ("setuptools" if spec.startswith("setuptools") else "generic")
+    if d.backend == "generic" and spec:
+        d.wraps_setuptools = _in_tree_setuptools(d.project_dir, bs, spec)
     d.torch = any(norm(r) == "torch" for r in d.build_requires)
+
+
+def _in_tree_setuptools(root: Path, bs: dict[str, Any], spec: str) -> bool:
+    """An in-tree backend (backend-path) that hands the build to setuptools, as PyYAML's _pyyaml_pep517
+    does: it builds in-tree like setuptools (build/, *.egg-info)."""
+    paths = bs.get("backend-path")
+    module = spec.split(":")[0].replace(".", "/")
+    for base in paths if isinstance(paths, list) else []:
+        if isinstance(base, str) and ".." not in base:
+            text = read(root / base / f"{module}.py") or read(root / base / module / "__init__.py")
+            if re.search(r"^\s*(?:from|import)\s+setuptools\b", text, re.MULTILINE):
+                return True
+    return False
 
 
 def _packages(root: Path, pyproject: dict[str, Any], setup_py: str = "") -> dict[str, str]:

@@ -17,6 +17,7 @@ class Detected:
     backend: str = "generic"
     backend_spec: str = ""
     build_requires: list[str] = field(default_factory=list)
+    wraps_setuptools: bool = False  # an in-tree backend over setuptools (PyYAML): builds in-tree like it
     name: str | None = None
     name_source: str = "not found"
     version: str | None = None

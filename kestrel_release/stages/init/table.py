@@ -73,7 +73,8 @@ def _item(value: Any):
 
 def _summary(d: Detected) -> list[str]:
     lines = [
-        f"backend: {d.backend} ({d.backend_spec or 'none declared'})",
+        f"backend: {d.backend} ({d.backend_spec or 'none declared'}"
+        + ("; an in-tree backend over setuptools)" if d.wraps_setuptools else ")"),
         f"name: {d.name or '?'} (from {d.name_source}); version: {d.version or '?'} (from {d.version_source})",
     ]
     also = [path for path, _ in d.version_files if path != d.version_source]
