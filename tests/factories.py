@@ -12,7 +12,9 @@ plants a lie (`record_overrides`, `record_edit`, `record=False`).
 - projects: `make_project` (publish tests: fast retries), `make_github_project` (a GitHub target),
   `make_verify_project` (a verify table), `make_c_ext_project` (a real C extension `build` can build in seconds);
 - zip-level hostile variants: `raw_zip`, `valid_members`, `patch_declared_size`, `corrupt_member_data`
-  (PyPI's upload-rule fixtures stay in tests/pypi_rule_wheels.py).
+  (PyPI's upload-rule fixtures stay in tests/pypi_rule_wheels.py);
+- hostile CUDA binaries: `fatbin_bytes` of `fatbin_entry`s whose headers may lie, `zstd_zeros` (a tiny frame of
+  any number of zeros).
 """
 
 from __future__ import annotations
@@ -317,6 +319,43 @@ def corrupt_member_data(data: bytes, member: str) -> bytes:
             start = local + 30 + name_len + extra_len
             out[start:start + csize] = bytes([0xFF]) * csize
     return bytes(out)
+
+
+# --- hostile CUDA binaries (layouts: docs/cuda-binaries.md) --------------------------------------------------------
+
+FATBIN_PTX, FATBIN_ELF = 1, 2
+FATBIN_DEBUG, FATBIN_ZSTD, FATBIN_LZ4 = 0x2, 0x8000, 0x2000
+
+
+def zstd_zeros(size: int) -> bytes:
+    """A standard zstd frame of `size` zero bytes built from RLE blocks: 4 bytes per 128 KiB, no content size
+    in the frame header (so a decoder cannot know the size before decoding it). 4 GiB of zeros is 128 KiB."""
+    out = b"\x28\xb5\x2f\xfd" + bytes([0x00, 0x38])  # magic, no FCS/checksum, window 128 KiB
+    while size > 0:
+        block = min(1 << 17, size)
+        size -= block
+        out += ((block << 3) | (1 << 1) | (size == 0)).to_bytes(3, "little") + b"\0"  # RLE block of one byte 0
+    return out
+
+
+def fatbin_entry(kind: int, sm: int, payload: bytes, *, flags: int = 0x11, uncompressed_size: int = 0,
+                 identifier: bytes = b"") -> bytes:
+    """One fat-binary entry: a 64-byte header (+ the identifier), then `payload` as stored bytes. Set a
+    compression flag in `flags` with `uncompressed_size` to declare what the payload inflates to."""
+    ident = identifier + b"\0" if identifier else b""
+    ident += bytes(-len(ident) % 8)
+    header_size = 64 + len(ident)
+    compressed = len(payload) if flags & (FATBIN_ZSTD | FATBIN_LZ4) else 0
+    stored = payload + bytes(-len(payload) % 8)
+    header = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, header_size, len(stored), compressed, 0, 0, 8, sm,
+                         64 if ident else 0, len(ident), flags, 0, uncompressed_size)
+    return header + ident + stored
+
+
+def fatbin_bytes(entries: list[bytes]) -> bytes:
+    """A fat-binary container (magic 0xBA55ED50) holding `entries` (from fatbin_entry)."""
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
 
 
 # A project whose version lives in pyproject.toml and two version_files, written with comments and odd

@@ -3,11 +3,18 @@
 Architecture, kind, a/f suffixes, debug flag and identifier all come from the
 entry headers; payloads are decompressed (LZ4 block or zstd frame) only when a
 caller asks for them, because that is the only expensive step.
+
+Decompression is the one place where a few bytes of input can cost gigabytes, so it has a
+budget: an entry's declared size must be plausible for its stored bytes and below a per-image
+limit, every image of one binary and of one wheel draws on a shared total (`Budget`), and the
+output is streamed with the declared size as its hard maximum: a header that lies about it is
+a CudaFormatError after at most that much work, never an allocation the header chose.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kestrel_release.inspect.errors import CudaFormatError
@@ -19,7 +26,18 @@ _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # 64 bytes, see the table in docs/cud
 KIND_PTX, KIND_ELF, KIND_LTO = 1, 2, 8
 FLAG_DEBUG, FLAG_LZ4, FLAG_ZSTD = 0x2, 0x2000, 0x8000
 FLAG_ARCH_SPECIFIC, FLAG_FAMILY = 0x100000, 0x200000
-MAX_UNCOMPRESSED = 1 << 31  # a decompression bomb guard: no real image is 2 GiB
+MIB = 1 << 20
+# One image, decompressed. The largest real ones (-G cubins of big libraries, PTX of a CUTLASS
+# translation unit) are tens of MiB.
+MAX_IMAGE = 256 * MIB
+# nvcc's zstd and LZ4 images shrink 2-7x (-G, -lineinfo, --compress-mode=size|speed, measured on
+# nvcc 13.0 builds); LZ4 cannot exceed ~255x by construction. A header that claims more than this
+# over its stored bytes (or more than FLOOR for a tiny entry) is a lie or a bomb.
+MAX_RATIO = 1024
+FLOOR = 1 * MIB
+MAX_PER_BINARY = 1024 * MIB  # every decompressed image of one binary together...
+MAX_PER_WHEEL = 2048 * MIB  # ...and of one wheel: bounds the time a wheel of lying headers can cost
+_CHUNK = 4 * MIB
 
 
 @dataclass
@@ -44,28 +62,93 @@ class Entry:
         prefix = {KIND_ELF: "sm", KIND_LTO: "lto"}.get(self.kind, "compute")
         return f"{prefix}_{self.sm}{self.suffix}"
 
-    def data(self, what: str) -> bytes | memoryview:
-        """The payload, decompressed if needed."""
+    def data(self, what: str, budget: Budget | None = None) -> bytes | bytearray | memoryview:
+        """The payload, decompressed if needed (its declared size drawn from `budget`)."""
         if not self.compressed:
             return self.payload
-        return _decompress(self, what)
+        self._admit(what, budget)
+        out = bytearray(self.uncompressed_size)  # admitted: at most MAX_IMAGE and consistent with the input
+        got = 0
+        for chunk in _stream(self, what):
+            out[got : got + len(chunk)] = chunk
+            got += len(chunk)
+        return out
+
+    def chunks(self, what: str, budget: Budget | None = None) -> Iterator[bytes | memoryview]:
+        """The payload in pieces of at most a few MiB, decompressed as they are read: for scans
+        that need not hold the whole image (the PTX text)."""
+        if not self.compressed:
+            yield self.payload
+            return
+        self._admit(what, budget)
+        yield from _stream(self, what)
+
+    def _admit(self, what: str, budget: Budget | None) -> None:
+        """Refuse a declared size its stored bytes cannot honestly give, then draw it from `budget`."""
+        size, stored = self.uncompressed_size, len(self.payload)
+        # LZ4 cannot expand more than ~255x: a larger claim is a lie that would only cost memory.
+        ratio = MAX_RATIO if self.flags & FLAG_ZSTD else 256
+        if size <= 0 or size > min(MAX_IMAGE, max(FLOOR, ratio * stored + 64)):
+            raise CudaFormatError(
+                f"{what}: a compressed fat-binary entry declares {size} bytes uncompressed from {stored} stored "
+                f"(the reader allows up to {ratio}:1 and {MAX_IMAGE // MIB} MiB per image): a lying or hostile header"
+            )
+        if budget is not None:
+            budget.take(size, what)
 
 
-def _decompress(entry: Entry, what: str) -> bytes:
-    size = entry.uncompressed_size
-    # LZ4 cannot expand more than ~255x: a larger claim is a lie that would only cost memory.
-    limit = MAX_UNCOMPRESSED if entry.flags & FLAG_ZSTD else min(MAX_UNCOMPRESSED, 256 * len(entry.payload) + 64)
-    if size <= 0 or size > limit:
-        raise CudaFormatError(f"{what}: fat-binary entry with implausible size {size}")
+class Budget:
+    """The bytes the reader may still decompress, here and in every enclosing budget (a binary's
+    draws on its wheel's): the total work of one binary and of one wheel is bounded, whatever
+    each header claims."""
+
+    def __init__(self, limit: int, scope: str, parent: Budget | None = None) -> None:
+        self.limit, self.left, self.scope, self.parent = limit, limit, scope, parent
+
+    def take(self, size: int, what: str) -> None:
+        chain = []
+        budget: Budget | None = self
+        while budget is not None:
+            if size > budget.left:
+                raise CudaFormatError(
+                    f"{what}: its compressed fat-binary entries declare more than {budget.limit // MIB} MiB "
+                    f"uncompressed in {budget.scope}, more than any real build: a lying or hostile header"
+                )
+            chain.append(budget)
+            budget = budget.parent
+        for budget in chain:
+            budget.left -= size
+
+
+def _stream(entry: Entry, what: str) -> Iterator[bytes]:
+    """Exactly `uncompressed_size` bytes in chunks: never more output than the header declared,
+    and a CudaFormatError (after the last chunk) when the data gives fewer or more."""
     import lz4.block
     import zstandard
 
+    size, got, more = entry.uncompressed_size, 0, False
     try:
         if entry.flags & FLAG_ZSTD:
-            return zstandard.ZstdDecompressor().decompress(bytes(entry.payload), max_output_size=size)
-        return lz4.block.decompress(bytes(entry.payload), uncompressed_size=size)
+            with zstandard.ZstdDecompressor().stream_reader(entry.payload, read_across_frames=False) as reader:
+                while got < size:
+                    chunk = reader.read(min(_CHUNK, size - got))
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    yield chunk
+                more = got == size and bool(reader.read(1))
+        else:  # one LZ4 block: the declared size is the buffer the decoder writes into, never more
+            chunk = lz4.block.decompress(entry.payload, uncompressed_size=size)
+            got = len(chunk)
+            yield chunk
     except (zstandard.ZstdError, lz4.block.LZ4BlockError, ValueError, MemoryError) as exc:
         raise CudaFormatError(f"{what}: corrupt compressed fat-binary entry ({type(exc).__name__})") from None
+    if got != size or more:
+        which = "more" if more else f"only {got}"
+        raise CudaFormatError(
+            f"{what}: a compressed fat-binary entry inflates to {which} bytes, not the {size} its header declares: "
+            "a lying or corrupt header"
+        )
 
 
 def parse_containers(data: memoryview, what: str, strict: bool = True) -> list[Entry]:

@@ -10,7 +10,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kestrel_release.inspect import archname, binformat, cuda_binary
+from kestrel_release.inspect import archname, binformat, cuda_binary, fatbin
 from kestrel_release.stages.verify.needles import needled
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
@@ -126,6 +126,9 @@ class ContentScanner:
     findings: list[Finding] = field(default_factory=list)
     cuda: list[cuda_binary.CudaInfo] = field(default_factory=list)
     binaries: list[tuple[str, binformat.BinaryKind]] = field(default_factory=list)  # for the platform rule
+    # What the CUDA reader may decompress in this wheel, all binaries together: a wheel of lying
+    # fat-binary headers costs bounded time and memory.
+    budget: fatbin.Budget = field(default_factory=cuda_binary.wheel_budget)
 
     def visit(self, member, data) -> None:
         name = member.name
@@ -143,7 +146,7 @@ class ContentScanner:
 
     def _cuda(self, name: str, data) -> None:
         try:
-            info = cuda_binary.inspect_bytes(data, name)
+            info = cuda_binary.inspect_bytes(data, name, self.budget)
         except cuda_binary.CudaFormatError as exc:
             self.findings.append(
                 Finding("cuda-format", "error", name, f"{exc.message}: a binary that cannot be read cannot be checked")
