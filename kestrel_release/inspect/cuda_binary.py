@@ -27,7 +27,6 @@ FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 PE_FATBIN_PREFIXES = (".nv_fatb", "__nv_rel")
 SHT_NV_COMPAT = 0x70000086
 SHT_CUDA_SHARED = 0x7000000A  # `.nv_debug.shared`: a shared-memory placeholder, not debug info
-EF_CUDA_V2_DEBUG = 0x08000000  # ABI V2 e_flags bit that -G and -lineinfo set (ABI V1 has none)
 MAX_SCAN_HITS = 4096  # magic-scan candidates examined per section: bounds work on hostile input
 COMPAT_ARCH_SPECIFIC = 0x09
 # Sections that carry source paths or source text in a cubin.
@@ -194,9 +193,9 @@ def _cubin(image: elf.Elf, out: _Collector, family: str = "") -> None:
 
 
 def _cubin_leaks(image: elf.Elf, out: _Collector) -> None:
-    v2 = image.osabi == 0x41 or image.abiversion >= 8
-    if v2 and image.flags & EF_CUDA_V2_DEBUG:
-        out.debug = True
+    # Debug info is what cuobjdump shows: DWARF, line and PTX-text sections with content. No e_flags bit
+    # says it in either ABI: a V2 cubin's top byte is the index of its toolkit note (6 in a release
+    # build, 9-16 behind -lineinfo/-G sections, 15 in flashinfer's release fmha cubins).
     for section in image.sections:
         if _is_debug_section(section):
             out.debug = True

@@ -119,3 +119,13 @@ def test_hostile_variants_raise_only_cuda_format_error(name):
             inspect_bytes(variant, name)
         except CudaFormatError:
             pass
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".cubin") and (RELEASE / n).read_bytes()[8] == 8))
+def test_v2_top_flags_byte_is_the_toolkit_note_index_not_debug(name):
+    """ABI V2: e_flags >> 24 is the index of `.note.nv.cuver`/`.note.nv.cuinfo` (6 in a release build, 9-16 behind
+    -lineinfo/-G sections, 13 in the note13 build); debug info is the sections, as cuobjdump shows it."""
+    image = elf.parse((RELEASE / name).read_bytes(), name)
+    notes = [i for i, s in enumerate(image.sections) if s.name.startswith(".note.nv.cu")]
+    assert notes == [image.flags >> 24]
+    assert inspect_bytes((RELEASE / name).read_bytes(), name).debug == EXPECTED[name][4]

@@ -260,3 +260,16 @@ def test_a_generated_build_config_module_recording_build_paths_is_a_warning_that
     ((severity, found, message),) = _messages(report)
     assert (severity, found) == ("warning", member) and report.ok
     assert f"'{LONG}'" in message and "generated build-config module" in message
+
+
+def test_release_cubin_with_the_v2_note_index_bit_set_is_not_a_debug_build(tmp_path):
+    """flashinfer-cubin 0.5.0: release fmhaSm100a cubins whose e_flags top byte (the toolkit note's index) has bit
+    0x08000000 set were reported as debug builds; cuobjdump sees no debug info in them."""
+    from tests.data.cuda.release_builds import RELEASE
+
+    cfg = _cfg(tmp_path, verify_toml='required_sass = ["sm_100a"]')
+    member = f"{PKG}/cubins/fmhaSm100aKernel_release.cubin"
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", member: (RELEASE / "cu129-sm100a-note13.cubin").read_bytes()},
+                     cfg=cfg)
+    assert _found(report) == set() and report.ok
+    assert [(c.member, c.sass, c.debug) for c in report.wheels[0].cuda] == [(member, ["sm_100a"], False)]
