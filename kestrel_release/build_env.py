@@ -29,7 +29,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from kestrel_release import console, fsutil, proc
+from kestrel_release import console, fsutil, proc, source_copy
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import toolchain
 from kestrel_release.adapters import uv as uv_adapter
@@ -138,14 +138,16 @@ def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, 
 def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log: Path, env: dict[str, str]) -> None:
     answer = root / f".backend-requires-{os.getpid()}.json"
     try:
-        proc.run_logged(
-            [env_python(root), "-c", _PROBE, system["build-backend"], json.dumps(system["backend-path"]), answer],
-            log=log,
-            cwd=project,
-            env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
-            what="asking the build backend for its requirements",
-            show_tail=False,
-        )
+        # In a clean copy: setuptools answers by running egg_info, which writes into the tree it runs in.
+        with source_copy.temporary(project) as src:
+            proc.run_logged(
+                [env_python(root), "-c", _PROBE, system["build-backend"], json.dumps(system["backend-path"]), answer],
+                log=log,
+                cwd=src,
+                env={**env, "PYTHONDONTWRITEBYTECODE": "1", "PATH": _path_with(root, env)},
+                what="asking the build backend for its requirements",
+                show_tail=False,
+            )
         extra = json.loads(answer.read_text(encoding="utf-8"))
     finally:
         answer.unlink(missing_ok=True)
@@ -158,6 +160,11 @@ def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log
             what=f"installing {', '.join(extra)} into the build env",
             show_tail=False,
         )
+
+
+def _path_with(root: Path, env: dict[str, str]) -> str:
+    """PATH with the env's bin dir first, as an activated env has it (meson-python runs `meson` from PATH)."""
+    return os.pathsep.join([str(root / "bin"), env.get("PATH") or os.environ.get("PATH", "")])
 
 
 class Envs:

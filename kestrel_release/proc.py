@@ -64,11 +64,13 @@ def run(
     error: type[KestrelError] = KestrelError,
     what: str | None = None,
     timeout: float | None = None,
+    input: bytes | None = None,
 ) -> Result:
     """Run a child, capture stdout+stderr together (into `log` too, masked).
 
     `env` is merged over os.environ. On a non-zero exit with `check`, raises
-    `error` naming `what`, the log path and the last lines of output.
+    `error` naming `what`, the log path and the last lines of output. `input`: the child's stdin
+    (else it reads nothing).
     """
     args = [os.fspath(a) for a in argv]
     _check_argv(args)
@@ -81,7 +83,8 @@ def run(
             env=full_env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if input is None else None,
+            input=input,
             timeout=timeout,
             check=False,
         )

@@ -9,9 +9,6 @@ Python itself. Only when neither can be had does pypa/build make a throwaway iso
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 from kestrel_release.adapters import backend_meta
@@ -37,25 +34,10 @@ def _build_python(cfg) -> Path | None:
         from kestrel_release import build_env as _buildenv
 
         logs = toolchain.cache_dir() / "metadata" / "logs"
-        with _tree_kept_clean(cfg.project_dir):  # asking setuptools for requirements writes NAME.egg-info
-            return _buildenv.ensure(
-                uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env
-            )
+        # ensure asks the backend in a clean copy of the sources: `version` writes nothing in the project
+        return _buildenv.ensure(uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env)
     except KestrelError:
         return None  # no such Python or env here: fall back to pypa/build's own isolation
-
-
-@contextlib.contextmanager
-def _tree_kept_clean(project: Path) -> Iterator[None]:
-    """Remove the egg-info dirs this step made in the project (and only those): `version` writes nothing there."""
-    from kestrel_release.adapters._backend_meta_child import egg_infos
-
-    before = set(egg_infos(project))
-    try:
-        yield
-    finally:
-        for made in set(egg_infos(project)) - before:
-            shutil.rmtree(made, ignore_errors=True)
 
 
 def for_config(cfg) -> backend_meta.Metadata:

@@ -142,26 +142,33 @@ def metadata(
 
 
 def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Path | None) -> Metadata:
+    from kestrel_release import source_copy
     from kestrel_release.adapters._backend_meta_child import FAILED, MARKER
 
-    argv = [
-        sys.executable,
-        "-m",
-        "kestrel_release.adapters._backend_meta_child",
-        str(project),
-        "1" if isolated else "0",
-        *([str(python)] if python else []),
-    ]
-    # The tool's bin dir first: the child's isolated env installs with the uv we ship.
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = proc.run(
-        argv,
-        cwd=project,
-        env={**env, "PATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
-        check=False,
-        error=BuildError,
-        timeout=900,
-    )
+    # The tool's bin dir first: the child's isolated env installs with the uv we ship. Before it, the
+    # build Python's own bin (a build env's), as an activated env has it: meson-python runs `meson`
+    # and `ninja` from PATH, which a build env installs there.
+    bins = [*([str(Path(python).parent)] if python else []), str(Path(sys.executable).parent)]
+    path = os.pathsep.join([*bins, env.get("PATH") or os.environ.get("PATH", "")])
+    # In a clean copy: the backend writes into the tree it runs in (setuptools' egg-info, a whole
+    # build where it has no metadata hook), and the user's leftovers must not shape its answer.
+    with source_copy.temporary(project) as src:
+        argv = [
+            sys.executable,
+            "-m",
+            "kestrel_release.adapters._backend_meta_child",
+            str(src),
+            "1" if isolated else "0",
+            *([str(python)] if python else []),
+        ]
+        result = proc.run(
+            argv,
+            cwd=src,
+            env={**env, "PATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+            check=False,
+            error=BuildError,
+            timeout=900,
+        )
     line = next((ln for ln in reversed(result.output.splitlines()) if ln.startswith(MARKER)), None)
     if result.returncode != 0 or line is None:
         lines = result.output.splitlines()

@@ -142,3 +142,79 @@ def ignored(path: Path, names: list[str]) -> set[str] | None:
 def remote_url(path: Path, name: str = "origin") -> str | None:
     """The URL of a remote (None when there is none or `path` is not in a repository)."""
     return _git(path, "remote", "get-url", name) or None
+
+
+@dataclass(frozen=True)
+class SourceFiles:
+    """What a fresh clone holds under a project dir, and what the user added beside it."""
+
+    prefix: str  # the project's place in the work tree ("" at its root, else "sub/dir/")
+    tracked: list[str]  # index entries (submodules' files included), relative to the project
+    untracked: list[str]  # untracked files git does not ignore ("dir/" for a nested repository)
+
+
+def _listing(cwd: Path, *args: str) -> list[str] | None:
+    try:
+        result = proc.run(["git", *args], cwd=cwd, check=False)
+    except Exception:  # git missing: behave as "not a repository"
+        return None
+    if result.returncode != 0:
+        return None
+    return [name for name in result.output.split("\0") if name]
+
+
+def source_files(path: Path) -> SourceFiles | None:
+    """The files under `path` a clean build starts from; None when `path` is not in a git work tree."""
+    prefix = _git(path, "rev-parse", "--show-prefix")
+    if prefix is None:
+        return None
+    tracked = _listing(path, "ls-files", "-z", "--cached", "--recurse-submodules")
+    untracked = _listing(path, "ls-files", "-z", "--others", "--exclude-standard")
+    if tracked is None or untracked is None:
+        return None
+    return SourceFiles(prefix, tracked, untracked)
+
+
+def shadow(path: Path, dest: Path) -> None:
+    """Make `dest` a private repository that answers like the one holding `path` once `path`'s files
+    are copied to dest/<prefix>: same HEAD (branch or detached), branches and tags, the objects
+    borrowed (alternates, nothing copied), an index of HEAD. The rest of the work tree is marked
+    skip-worktree, so a project in a subdirectory does not read as a deletion of everything else;
+    `git describe --dirty` and `git status` then see exactly the user's changes."""
+    from kestrel_release.errors import BuildError
+
+    def ask(*args: str) -> str | None:
+        return _git(path, *args)
+
+    common = ask("rev-parse", "--git-common-dir")
+    shallow = ask("rev-parse", "--git-path", "shallow")
+    if common is None or shallow is None:
+        raise BuildError(f"git cannot describe the repository of {path}", "run `git status` there to see why")
+    common_dir = (path / common).resolve()
+    proc.run(["git", "init", "-q", "--template=", str(dest)], error=BuildError, what="git init (clean source copy)")
+    meta = dest / ".git"
+    (meta / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (meta / "objects" / "info" / "alternates").write_text(f"{common_dir / 'objects'}\n", encoding="utf-8")
+    refs = ask("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags") or ""
+    (meta / "packed-refs").write_text(refs + "\n" if refs else "", encoding="utf-8")
+    branch, head = ask("symbolic-ref", "-q", "HEAD"), ask("rev-parse", "-q", "--verify", "HEAD")
+    (meta / "HEAD").write_text(f"ref: {branch}\n" if branch else f"{head}\n", encoding="utf-8")
+    if (path / shallow).is_file():  # a shallow CI checkout: history stops where the user's does
+        (meta / "shallow").write_bytes((path / shallow).read_bytes())
+    if (common_dir / "info" / "exclude").is_file():
+        (meta / "info").mkdir(exist_ok=True)
+        (meta / "info" / "exclude").write_bytes((common_dir / "info" / "exclude").read_bytes())
+    if head is None:  # no commit yet: an empty index, like the user's
+        return
+    proc.run(["git", "read-tree", "HEAD"], cwd=dest, error=BuildError, what="git read-tree (clean source copy)")
+    prefix = ask("rev-parse", "--show-prefix") or ""
+    if prefix:
+        outside = [p for p in _listing(dest, "ls-files", "-z") or [] if not p.startswith(prefix)]
+        if outside:
+            proc.run(
+                ["git", "update-index", "-z", "--skip-worktree", "--stdin"],
+                cwd=dest,
+                input="\0".join(outside).encode() + b"\0",
+                error=BuildError,
+                what="git update-index (clean source copy)",
+            )

@@ -5,7 +5,8 @@ in a staging directory next to it, which replaces the output in one rename.
 Wheels build in reusable per-Python build envs (kestrel_release/build_env.py: exactly the
 project's build requirements, prepared while precompile runs) with a persistent
 build dir, so a warm rebuild is incremental; one auditwheel child repairs them
-all (_repair).
+all (_repair). Each Python builds from its own clean copy of the sources (source_copy.py),
+never in the user's tree.
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, statedir
+from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import build_env as _buildenv
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
-from kestrel_release.stages.build import intree as _intree
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -97,7 +97,6 @@ def _run(
         safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
         envs = _start_envs(cfg, plan, logs)
-        kept = _intree.snapshot(cfg.project_dir)  # a committed egg-info stays as committed
         try:
             with _progress.Steps(names) as steps:
                 pre = _precompile(cfg, plan, logs, steps, use_cache)
@@ -124,7 +123,6 @@ def _run(
             proc.kill_all()  # env creation or precompile may still be running
             raise
         finally:
-            kept.restore()
             if envs is not None:
                 envs.close()
     return BuildResult(
@@ -242,19 +240,21 @@ def _build_one(
     repairer.start()  # auditwheel's import overlaps this build
     try:
         settings = plan.config_settings(cfg, not skip_cache, found.inputs)
-        # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
-        argv = uv.wheel_command(
-            plan.uv,
-            venv or plan.pythons[py],
-            cfg.project_dir,
-            raw,
-            frontend=cfg.build.frontend,
-            isolation=cfg.build.isolation and venv is None,
-            config_settings=settings,
-        )
         with slots:
             steps.start(name, "building")
-            proc.run_logged(argv, log=log, cwd=cfg.project_dir, env=plan.build_env(cfg), what=f"build for Python {py}")
+            # Each Python builds from its own clean copy: never setuptools' in-tree build/ or egg-info.
+            with source_copy.at(cfg.project_dir, clean_dir(cfg, py), **copy_rules(cfg)) as src:
+                # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
+                argv = uv.wheel_command(
+                    plan.uv,
+                    venv or plan.pythons[py],
+                    src,
+                    raw,
+                    frontend=cfg.build.frontend,
+                    isolation=cfg.build.isolation and venv is None,
+                    config_settings=settings,
+                )
+                proc.run_logged(argv, log=log, cwd=src, env=plan.build_env(cfg), what=f"build for Python {py}")
         wheel = auditwheel.repaired_wheel(raw, py)
         if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
             final = _wheelzip.normalize(wheel, plan.source_date_epoch)
@@ -281,6 +281,22 @@ def _build_one(
         _wheelcache.remember(cfg, py, found)
     steps.finish(name, "ok", final.name)
     return final
+
+
+def clean_dir(cfg: Config, py: str) -> Path:
+    """Where Python `py`'s clean copy of the sources lives: a fixed place per project (outside the work
+    tree), so a persistent CMake build dir (plan.config_settings) sees the same source dir each time."""
+    return statedir.project(cfg.project_dir) / "sources" / py
+
+
+def copy_rules(cfg: Config) -> dict:
+    """What the copy holds beyond git's sources (the precompiled kernels, git-ignored) and never (the output)."""
+    out = cfg.out_path.resolve()
+    inside = out.is_relative_to(cfg.project_dir.resolve())
+    return {
+        "include": [cfg.precompile_outputs] if cfg.precompile_outputs else [],
+        "exclude": [out.relative_to(cfg.project_dir.resolve()).as_posix()] if inside else [],
+    }
 
 
 def _collect(
