@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kestrel_release import console, fsutil, safepaths, statedir
+from kestrel_release import console, statedir
 from kestrel_release.adapters import git
 from kestrel_release.errors import BuildError
 
@@ -139,9 +139,6 @@ def at(project: Path, dest: Path, *, include: Sequence[str] = (), exclude: Seque
 
 @contextlib.contextmanager
 def temporary(project: Path, *, exclude: Sequence[str] = ()) -> Iterator[Path]:
-    """A clean copy in a temp dir of the tool's cache (pid-tagged: a killed run's is collected), removed after."""
-    base = statedir.root() / "sources"
-    base.mkdir(parents=True, exist_ok=True, mode=0o700)
-    safepaths.collect_leftovers(base)
-    with fsutil.staging_dir(base / "copy") as tmp:
-        yield make(project, tmp, exclude=exclude)
+    """A clean copy in an owned temp dir of the tool's cache (a killed run's is collected), removed after."""
+    with statedir.temp_dir("source", statedir.root() / "sources") as tmp:
+        yield make(project, tmp / "copy", exclude=exclude)

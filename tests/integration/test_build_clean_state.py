@@ -72,12 +72,12 @@ def _header_project(root: Path, pythons: tuple[str, ...], git: bool) -> Path:
     return project
 
 
-def _build(project: Path, version: str = "0.1.0") -> list[Path]:
+def _build(project: Path, version: str = "0.1.0", cache: Path | None = None) -> list[Path]:
     # A cache of this test's own: a wheel cached by an earlier run (of other code) must not answer.
-    env = {"KESTREL_RELEASE_CACHE_DIR": str(project.parent / "cache")}
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(cache or project.parent / "cache")}
     result = run_cli(["build", "--project", str(project), "--no-gpu-check"], env=env, timeout=900)
     assert result.code == 0, result.output
-    return sorted((project / "dist-all").glob(f"mini_ext-{version}-*.whl"))
+    return sorted((project / "dist-all").glob(f"*-{version}-*.whl"))
 
 
 @pytest.mark.slow
@@ -161,3 +161,49 @@ def test_the_precompile_steps_ignored_outputs_are_in_the_copy(tmp_path):
     (wheel,) = _build(project)
     with zipfile.ZipFile(wheel) as zf:
         assert zf.read("mini_ext/gen/table.txt") == b"generated"
+
+
+SCM_PYPROJECT = """[build-system]
+requires = ["setuptools>=68", "setuptools-scm>=8"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "scm-demo"
+dynamic = ["version"]
+
+[tool.setuptools]
+packages = ["scm_demo"]
+
+[tool.setuptools_scm]
+root = ".."
+
+[tool.kestrel-release]
+python = ["3.12"]
+
+[tool.kestrel-release.verify]
+required_sass = []
+"""
+
+
+@pytest.mark.slow
+def test_a_version_from_git_tags_is_the_same_in_the_copy(tmp_path):
+    """A guard for the copy's private repository: setuptools-scm in a project one level below the
+    repository root (root = "..") sees the tag, and the user's changes, exactly as in the user's tree."""
+    repo = tmp_path / "repo"
+    project = repo / "pkg"
+    (project / "scm_demo").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(SCM_PYPROJECT)
+    (project / "scm_demo" / "__init__.py").write_text("")
+    (repo / "other").mkdir()
+    (repo / "other" / "notes.txt").write_text("outside the project: not copied, not a deletion either\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "scm-demo")
+    _git(repo, "tag", "-a", "v1.2.3", "-m", "1.2.3")
+
+    cache = tmp_path / "cache"
+    assert [w.name for w in _build(project, "1.2.3", cache)] == ["scm_demo-1.2.3-py3-none-any.whl"]
+    (project / "scm_demo" / "__init__.py").write_text("CHANGED = True\n")  # uncommitted: a dirty version
+    (dirty,) = _build(project, "1.2.4.dev0+*", cache)
+    assert dirty.name.startswith("scm_demo-1.2.4.dev0+g"), dirty.name
+    assert _status(repo) == " M pkg/scm_demo/__init__.py\n"
