@@ -117,6 +117,11 @@ def build_logs(project_dir: Path) -> Path:
     return project(project_dir) / "build-logs"
 
 
+def sources(project_dir: Path) -> Path:
+    """Where build makes each Python's clean copy of the project's sources (source_copy.py)."""
+    return project(project_dir) / "sources"
+
+
 def lock_path(project_dir: Path) -> Path:
     return project(project_dir) / "lock"
 

@@ -286,7 +286,7 @@ def _build_one(
 def clean_dir(cfg: Config, py: str) -> Path:
     """Where Python `py`'s clean copy of the sources lives: a fixed place per project (outside the work
     tree), so a persistent CMake build dir (plan.config_settings) sees the same source dir each time."""
-    return statedir.project(cfg.project_dir) / "sources" / py
+    return statedir.sources(cfg.project_dir) / py
 
 
 def copy_rules(cfg: Config) -> dict:

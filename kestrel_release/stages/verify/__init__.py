@@ -198,10 +198,23 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
     return narrow
 
 
+def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
+    from kestrel_release import statedir
+    from kestrel_release.errors import FilesystemError
+
+    if not project:
+        return ()
+    try:
+        return (str(statedir.sources(cfg.project_dir)),)
+    except FilesystemError:  # no usable cache: nothing was built there either
+        return ()
+
+
 def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
 
-    scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "")  # no project: no build dir
+    # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
+    scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "", build_dirs=_build_dirs(cfg, project))
     native = verify_native.NativeScanner(cfg.build.exclude)
 
     def visit(member, data) -> None:

@@ -123,6 +123,7 @@ class ContentScanner:
     """Per-member content checks, called from the wheel reader's single pass."""
 
     project_dir: str = ""
+    build_dirs: tuple[str, ...] = ()  # where build copied the sources to compile them (statedir.sources)
     findings: list[Finding] = field(default_factory=list)
     cuda: list[cuda_binary.CudaInfo] = field(default_factory=list)
     binaries: list[tuple[str, binformat.BinaryKind]] = field(default_factory=list)  # for the platform rule
@@ -172,9 +173,10 @@ class ContentScanner:
         else:
             outside_prose = b"" if _is_doc(name) else blob
         match = _HOME.first(outside_prose)
-        needle = self.project_dir.encode() if self.project_dir else b""
         where = _whole_path(outside_prose, match.start(), match.end()) if match else None
-        if where is None and needle and needle in blob:
+        # This build's own directories, wherever they are (the clean copies in a cache outside home).
+        needle = next((d.encode() for d in (self.project_dir, *self.build_dirs) if d and d.encode() in blob), None)
+        if where is None and needle:
             start = blob.index(needle)
             where = _whole_path(blob, start, start + len(needle))
         if not where:

@@ -95,6 +95,18 @@ def test_project_directory_in_text_is_a_build_path(tmp_path):
     assert _found(report) == {("build-path", f"{PKG}/__init__.py")}
 
 
+def test_the_clean_copy_build_compiled_in_is_a_build_path_even_outside_home(tmp_path, monkeypatch):
+    # Build compiles in a copy under the cache dir; a CI cache outside any home directory is no excuse.
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "ci-cache"))
+    from kestrel_release import statedir
+
+    cfg = _cfg(tmp_path)
+    copied = statedir.sources(cfg.project_dir) / "3.12" / "csrc"
+    assert not str(copied).startswith(("/home/", "/root/", "/Users/"))
+    report = _verify(tmp_path, {f"{PKG}/paths.py": f"BUILD_DIR = '{copied}'\n".encode()}, cfg=cfg)
+    assert _found(report) == {("build-path", f"{PKG}/paths.py")}
+
+
 def _tamper(rows):
     rows[0][1] = "sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     return rows
