@@ -41,6 +41,7 @@ BACKENDS = {  # build-backend module -> the name init reports
 NOT_PACKAGES = {
     "tests",
     "test",
+    "testing",
     "docs",
     "doc",
     "examples",

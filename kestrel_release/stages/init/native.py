@@ -23,7 +23,7 @@ from typing import Any
 from kestrel_release.stages.init.detected import Detected
 from kestrel_release.stages.init.version_sources import norm, read, table
 
-_NOT_BUILT = {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "benchmark"}
+_NOT_BUILT = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "benchmark"}
 _CMAKE_TARGET = re.compile(
     r"^[ \t]*(add_library|python3?_add_library|pybind11_add_module|nanobind_add_module|cuda_add_library"
     r"|add_cython_target|python_extension_module)[ \t]*\(",

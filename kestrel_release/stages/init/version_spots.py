@@ -12,7 +12,7 @@ What counts (read, never executed):
 - a .py file named for the version anywhere in the tree (`util/version_utils.py`): those and
   MAJOR/MINOR/MICRO lines;
 - VERSION files, meson.build's `project(..., version: 'X')`, CMake's `project(x VERSION X)`;
-- C/C++ headers: `#define <NAME>VERSION "X"`.
+- C/C++ headers and sources: `#define <NAME>VERSION "X"` (bitarray.h, cffi's _cffi_backend.c).
 A value that differs from the project's version is kept only where the file is about this project's
 version by its name (a version file, the project's own macro prefix, meson/CMake's project()): that is
 a stale copy `version` then warns about, not another library's version (a vendored module's
@@ -51,7 +51,7 @@ _FOREIGN = {
     "subprojects",
     "node_modules",
 }
-HEADERS = (".h", ".hh", ".hpp", ".hxx")
+C_FILES = (".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx")  # a define in a source counts too (cffi's)
 PLAIN_FILES = ("VERSION", "VERSION.txt", "version.txt")
 _V = r"[0-9][0-9A-Za-z.+!_-]*"
 _STRING = re.compile(
@@ -100,7 +100,7 @@ def find(d: Detected, files: list[Path]) -> list[Spot]:
         versiony = "version" in name.lower() or name == "__about__.py"
         if name.endswith(".py") and (in_package or versiony):
             spots += _python(rel, _read(path), named=versiony, init=name == "__init__.py")
-        elif name.endswith(HEADERS):
+        elif name.endswith(C_FILES):
             spots += _defines(rel, _read(path), prefixes)
         elif name in PLAIN_FILES and (len(parts) == 1 or in_package):
             text = _read(path).strip()
@@ -232,10 +232,13 @@ def record(d: Detected, files: list[Path], setup_py: str) -> None:
 
 
 def _adopt(d: Detected, spots: list[Spot], setup_py: str) -> bool:
+    # The version is a spot setup.py reads, or the one this project's own spots agree on; never a spot
+    # that merely looks like a version (orjson's vendored include/yyjson/yyjson.h is yyjson's).
     read_by_setup = [s for s in spots if s.path in setup_py or (s.own and Path(s.path).name in setup_py)]
-    whole = [s for s in spots if not version_pattern.release_only(s.pattern)]
+    own = [s for s in spots if s.own]
+    whole = [s for s in own if not version_pattern.release_only(s.pattern)]
     pick = next(iter(read_by_setup), None)
-    if pick is None and whole and all(agrees(s, whole[0].value) for s in spots):
+    if pick is None and whole and all(agrees(s, whole[0].value) for s in own):
         pick = whole[0]
     if pick is None:
         return False

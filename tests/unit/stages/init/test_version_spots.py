@@ -239,3 +239,36 @@ def test_a_stale_package_version_is_kept_and_named(tmp_path):
     d, plan = planned(make(tmp_path, files))
     assert ("lib/yaml/__init__.py", "__version__ = '{version}'") in places(plan)
     assert any(n.startswith("lib/yaml/__init__.py states 6.0.2, not 6.0.3") for n in plan.notes)
+
+
+def test_a_vendored_header_is_never_taken_for_the_version(tmp_path):
+    """orjson (maturin, version in Cargo.toml) vendors include/yyjson/yyjson.h with YYJSON_VERSION_STRING "0.7.0"."""
+    d, plan = planned(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["maturin>=1,<2"]\nbuild-backend = "maturin"\n'
+                          '[project]\nname = "orjson"\ndynamic = ["version"]\n',
+        "Cargo.toml": '[package]\nname = "orjson"\nversion = "3.9.9"\n',
+        "include/yyjson/yyjson.h": '#define YYJSON_VERSION_STRING "0.7.0"\n',
+    }))
+    assert d.version is None and "version_files" not in plan.values
+
+
+def test_cffi_version_in_a_tuple_and_a_define_in_a_c_source(tmp_path):
+    """cffi 2.1.1: [project].version, src/cffi/__init__.py (string and __version_info__), src/c/_cffi_backend.c;
+    testing/ is not the package (its meson.build files build test modules)."""
+    d, plan = planned(make(tmp_path, {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "cffi"\nversion = "2.1.1"\n',
+        "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('_cffi_backend', ['src/c/_cffi_backend.c'])])\n",
+        "src/cffi/__init__.py": '__version__ = "2.1.1"\n__version_info__ = (2, 1, 1)\n',
+        "src/c/_cffi_backend.c": '#include <Python.h>\n#define CFFI_VERSION  "2.1.1"\n',
+        "testing/__init__.py": "",
+        "testing/cffi1/example/meson.build": "py.extension_module('_ex', 'ex.c')\n",
+    }))
+    assert places(plan) == [("src/cffi/__init__.py", '__version__ = "{version}"'),
+                            ("src/cffi/__init__.py", "__version_info__ = ({version_tuple})"),
+                            ("src/c/_cffi_backend.c", '#define CFFI_VERSION  "{version}"')]
+    assert d.native == ["setup.py builds extension modules"] and "testing" not in d.packages
+    cfg = written(tmp_path, d, plan)
+    assert version.change(cfg, "bump", "minor").files == ["pyproject.toml", "src/cffi/__init__.py", "src/c/_cffi_backend.c"]
+    assert (tmp_path / "src/cffi/__init__.py").read_text() == '__version__ = "2.2.0"\n__version_info__ = (2, 2, 0)\n'
+    assert '#define CFFI_VERSION  "2.2.0"\n' in (tmp_path / "src/c/_cffi_backend.c").read_text()
