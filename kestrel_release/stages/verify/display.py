@@ -74,6 +74,6 @@ def _findings_table(findings, title: str = "findings") -> Table:
     for column in ("severity", "rule", "member", "what to do"):
         table.add_column(column, overflow="fold")
     for f in findings:
-        style = "red" if f.severity == "error" else "yellow"
+        style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")  # cyan: info, reported only
         table.add_row(Text(f.severity, style=style), f.rule, f.member or "-", f.message)
     return table

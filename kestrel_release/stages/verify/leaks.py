@@ -55,7 +55,7 @@ SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/", "/etc/")
 @dataclass
 class Finding:
     rule: str
-    severity: str  # "error" or "warning"
+    severity: str  # "error", "warning" or "info" (reported only)
     member: str
     message: str
 

@@ -1,9 +1,11 @@
 """Native-code checks: DT_NEEDED of every binary, grafted torch/CUDA runtimes, abi3, the glibc floor.
 
 A torch CUDA extension needs libtorch/libc10/libcudart at run time, from the user's torch
-install: a copy grafted into the wheel (auditwheel without the right excludes) shadows the
-user's and breaks on the next torch or driver, so it is an error. The glibc floor (the
-manylinux tag) decides who can install the wheel; verify says which distributions.
+install: a copy a repair tool grafted into the wheel (auditwheel without the right excludes)
+shadows the user's and breaks on the next torch or driver, so it is an error. A wheel that ships
+such a library as itself (nvidia-curand's nvidia/curand/lib/libcurand.so.10, torch's torch/lib)
+is that library's provider: reported (info), not an error. The glibc floor (the manylinux tag)
+decides who can install the wheel; verify says which distributions.
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ DISTROS = (
     ("Ubuntu 24.04", (2, 39)),
 )
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?=\.so)")  # auditwheel renames grafted libs: libfoo-1a2b3c4d.so.1
+# What repair tools do to a library they graft: auditwheel and delvewheel put it in `<dist>.libs/` (older
+# auditwheel: `<pkg>/.libs/`; delocate: `<pkg>/.dylibs/`) and rename it with a content hash
+# (auditwheel: libfoo-1a2b3c4d.so.1, 8 hex digits; delvewheel: foo-<32 hex digits>.dll).
+_GRAFT_DIR = re.compile(r"(?:^|/)(?:[^/]*\.libs|\.dylibs)/")
+_GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?:[0-9a-f]{24})?(?=\.(?:so|dll|dylib)(?:\.|$))")
 
 
 def glibc_floor(tags: list[str]) -> tuple[int, int] | None:
@@ -64,6 +70,11 @@ def is_excluded(member: str, exclude: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(base, p) for p in exclude)
 
 
+def is_grafted(member: str) -> bool:
+    """A library a repair tool copied in: in its graft directory, or renamed with its hash."""
+    return bool(_GRAFT_DIR.search(member) or _GRAFT_HASH.search(member.rsplit("/", 1)[-1]))
+
+
 @dataclass
 class NativeScanner:
     """Visits every wheel member in the single read pass (like ContentScanner)."""
@@ -85,14 +96,26 @@ class NativeScanner:
         private_runtime = cxx_runtime.check(member.name, parsed, self.needed[member.name])
         if private_runtime:
             self.findings.append(private_runtime)
-        if is_excluded(member.name, self.exclude):
+        if not is_excluded(member.name, self.exclude):
+            return
+        if is_grafted(member.name):
             self.findings.append(
                 Finding(
                     "grafted-runtime",
                     "error",
                     member.name,
-                    "a torch/CUDA runtime library is bundled in the wheel; it must come from the user's torch or "
-                    "CUDA install: keep it in build.exclude (auditwheel --exclude) and rebuild",
+                    "a repair tool grafted a torch/CUDA runtime library into the wheel; it must come from the user's "
+                    "torch or CUDA install: keep it in build.exclude (auditwheel --exclude) and rebuild",
+                )
+            )
+        else:
+            self.findings.append(
+                Finding(
+                    "bundled-runtime",
+                    "info",
+                    member.name,
+                    "the wheel ships this torch/CUDA runtime library itself (no repair tool grafted it), as the "
+                    "package providing it does (nvidia-curand, torch); if this package is not its provider, drop it",
                 )
             )
 

@@ -123,3 +123,31 @@ def test_cuda_free_so_named_for_an_architecture_is_an_error(tmp_path):
 ])
 def test_named_archs(name, archs):
     assert archname.named_archs(name) == archs
+
+
+def _runtime_findings(report) -> set[tuple[str, str, str]]:
+    return {(f.rule, f.severity, f.member) for w in report.wheels for f in w.findings
+            if f.rule in ("grafted-runtime", "bundled-runtime")}
+
+
+@pytest.mark.parametrize("member", [
+    "nvidia/curand/lib/libcurand.so.10",            # nvidia-curand-cu12: the library is the package
+    "nvidia/cusparselt/lib/libcusparseLt.so.0",     # nvidia-cusparselt-cu12
+    "torch/lib/libtorch_cuda.so",                   # torch ships its own runtime
+])
+def test_a_wheels_own_runtime_library_is_reported_not_an_error(tmp_path, member):
+    report = _verify(tmp_path, {member: _x86_64_so()}, "manylinux_2_28_x86_64", "[]")
+    assert _runtime_findings(report) == {("bundled-runtime", "info", member)}
+    assert report.ok
+
+
+@pytest.mark.parametrize("member", [
+    "kestrel_kernels.libs/libcudart-1a2b3c4d.so.12",    # auditwheel: <dist>.libs/ and a hash-suffixed name
+    "kestrel_kernels.libs/libc10.so",                   # a graft directory alone
+    f"{PKG}/.libs/libtorch.so",                         # older auditwheel: <pkg>/.libs/
+    f"{PKG}/libcurand-0123abcd.so.10",                  # a hash-suffixed name alone
+])
+def test_a_runtime_a_repair_tool_grafted_is_an_error(tmp_path, member):
+    report = _verify(tmp_path, {member: _x86_64_so()}, "manylinux_2_28_x86_64", "[]")
+    assert _runtime_findings(report) == {("grafted-runtime", "error", member)}
+    assert not report.ok
