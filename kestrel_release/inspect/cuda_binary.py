@@ -47,6 +47,10 @@ MAX_PATH_MATCHES = 100_000  # matches looked at per binary: bounds a scan of tex
 _OVERLAP = 4096  # a path cut by a chunk boundary is completed from this much of the previous chunk
 _CUBIN_MAGIC = b"\x7fELF\x02\x01\x01"
 MAX_PATHS = 50  # enough to act on; keeps reports small on a hostile binary
+# What nvcc compiles (an entry's identifier names it): CUDA/C/C++ sources, PTX, preprocessed and object files.
+_SOURCE_SUFFIX = re.compile(
+    r"\.(?:cu|cuh|cup|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl|ptx|i|ii|gpu|o|obj|cubin|fatbin|ltoir|bc)$", re.I
+)
 
 
 @dataclass
@@ -278,21 +282,29 @@ def _scan(content: memoryview, out: _Collector) -> None:
         pos = blob.find(_CUBIN_MAGIC, pos + 4)
 
 
+def source_identifier(identifier: str) -> str | None:
+    """An entry's identifier when it is the source file nvcc compiled ("/src/attn.cu", "kernel.cu"), None
+    when it is a label a tool wrote there ("lto" in CUDA 13's libcurand): only a path is a source path."""
+    ident = identifier.strip()
+    return ident if ident and ("/" in ident or "\\" in ident or _SOURCE_SUFFIX.search(ident)) else None
+
+
 def _entries(entries: list[fatbin.Entry], out: _Collector) -> None:
     for entry in entries:
         if entry.flags & fatbin.FLAG_DEBUG:
             out.debug = True
-        if entry.identifier.strip():
-            out.paths.setdefault(entry.identifier.strip(), None)
+        source = source_identifier(entry.identifier)
+        if source:
+            out.paths.setdefault(source, None)
         if entry.kind == fatbin.KIND_ELF:
             out.sass.add(entry.arch)
             # Stored cubins are free to look into; compressed ones only when the
             # header says there is something to see (debug build or a source identifier).
-            if not entry.compressed or entry.identifier or entry.flags & fatbin.FLAG_DEBUG:
+            if not entry.compressed or source or entry.flags & fatbin.FLAG_DEBUG:
                 _cubin_leaks(elf.parse(entry.data(out.name, out.budget), out.name), out)
         elif entry.kind == fatbin.KIND_PTX:
             out.ptx.add(entry.arch)
-            if entry.identifier or entry.flags & fatbin.FLAG_DEBUG:
+            if source or entry.flags & fatbin.FLAG_DEBUG:
                 out.add_paths_from(entry.chunks(out.name, out.budget))
         elif entry.kind == fatbin.KIND_LTO:
             out.lto.add(entry.arch)

@@ -242,7 +242,7 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> W
     for info in scanner.cuda:
         findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
     findings += rules.check_binary_platform(facts["tags"], scanner.binaries)
-    findings += rules.check_target(facts, wheel.size, target, v.max_file_size)
+    findings += rules.check_target(facts, wheel.size, target, v.max_file_size, wheel.members)
     native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
     report.native["needed"] = native.needed
     findings += native.findings + native_findings

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from email.parser import BytesHeaderParser
 
 from packaging.tags import Tag
@@ -16,7 +17,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from kestrel_release import console
-from kestrel_release.inspect.wheel import WheelFile
+from kestrel_release.inspect.wheel import Member, WheelFile
 from kestrel_release.stages.verify.leaks import Finding
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
@@ -127,11 +128,29 @@ def _check_wheel_file(wheel: WheelFile, path: str, ftags) -> list[Finding]:
     return []
 
 
-def check_target(facts: dict, size: int, target: str, max_file_size: int) -> list[Finding]:
-    """Index acceptance (pypi/testpypi) or GitHub's asset limit, for one wheel."""
+def largest_members(members: Sequence[Member], count: int = 3) -> tuple[str, str]:
+    """(the largest member's name, "a 95.0 MiB, b 3.0 MiB, ...") by stored (compressed) size: what a
+    too-large wheel is made of, so the user knows what to shrink or split out."""
+    files = sorted((m for m in members if not m.is_dir), key=lambda m: m.compressed_size, reverse=True)[:count]
+    listed = ", ".join(f"{m.name} {console.size(m.compressed_size)}" for m in files)
+    return (files[0].name if files else ""), listed
+
+
+def check_target(
+    facts: dict, size: int, target: str, max_file_size: int, members: Sequence[Member] = ()
+) -> list[Finding]:
+    """Index acceptance (pypi/testpypi) or GitHub's asset limit, for one wheel (`members`: its
+    inspect.wheel.Member list, to name what makes a wheel too large)."""
     if target == "github":
         if size > GITHUB_ASSET_LIMIT:
-            return [error("asset-size", "", f"{size} bytes is over GitHub's 2 GiB per asset")]
+            biggest, listed = largest_members(members)
+            return [
+                error(
+                    "asset-size",
+                    biggest,
+                    f"{console.size(size)} is over GitHub's 2 GiB per asset; largest members (compressed): {listed}",
+                )
+            ]
         return []
     out = []
     for tag in facts["tags"]:
@@ -155,13 +174,14 @@ def check_target(facts: dict, size: int, target: str, max_file_size: int) -> lis
             )
         )
     if size > max_file_size:
+        biggest, listed = largest_members(members)
         out.append(
             error(
                 "file-size",
-                "",
+                biggest,
                 f"{console.size(size)} is over the {console.size(max_file_size)} "
-                f"per-file limit of {target}: shrink the wheel or raise verify.max_file_size "
-                "after PyPI grants it",
+                f"per-file limit of {target} (largest members, compressed: {listed}): shrink the wheel or "
+                "raise verify.max_file_size after PyPI grants it",
             )
         )
     return out
@@ -236,11 +256,14 @@ def check_set(
     out += _same_kernels(wheels)
     total = sum(w.size for w in wheels)
     if target in ("pypi", "testpypi") and total > budget:
+        largest = sorted(wheels, key=lambda w: w.size, reverse=True)[:3]
+        listed = ", ".join(f"{w.filename} {console.size(w.size)}" for w in largest)
         out.append(
             error(
                 "file-size",
                 "",
-                f"{console.size(total)} in total is over the project budget of {console.size(budget)} on {target}",
+                f"{console.size(total)} in total is over the project budget of {console.size(budget)} on {target} "
+                f"(largest wheels: {listed})",
             )
         )
     return out

@@ -129,3 +129,18 @@ def test_v2_top_flags_byte_is_the_toolkit_note_index_not_debug(name):
     notes = [i for i, s in enumerate(image.sections) if s.name.startswith(".note.nv.cu")]
     assert notes == [image.flags >> 24]
     assert inspect_bytes((RELEASE / name).read_bytes(), name).debug == EXPECTED[name][4]
+
+
+@pytest.mark.parametrize("identifier, reported", [
+    (b"lto", []),                                   # CUDA 13 libcurand's LTO-IR entries: a label
+    (b"cublasLt", []),
+    (b"kernel.cu", ["kernel.cu"]),                  # nvcc -G kernel.cu: the relative source
+    (b"/home/alice/src/attn.cu", ["/home/alice/src/attn.cu"]),
+])
+def test_only_an_identifier_naming_a_source_is_a_source_path(identifier, reported):
+    from tests.factories import fatbin_bytes, fatbin_entry
+
+    lto = fatbin_entry(8, 90, b"\x00" * 64, identifier=identifier)
+    ptx = fatbin_entry(1, 90, b".version 9.0\n.target sm_90\n", identifier=identifier)
+    info = inspect_bytes(fatbin_bytes([lto, ptx]), "nvidia/curand/lib/libcurand.so.10.fatbin")
+    assert (info.ptx, info.lto_ir, info.source_paths) == (["compute_90"], ["lto_90"], reported)

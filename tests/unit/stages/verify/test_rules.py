@@ -195,6 +195,15 @@ def test_file_size_limit_comes_from_config(tmp_path):
     assert {r for r, _ in _found(report)} == {"file-size"}
 
 
+def test_file_size_finding_names_the_largest_members(tmp_path):
+    cfg = _cfg(tmp_path, verify_toml='max_file_size = "4 KiB"')
+    files = {f"{PKG}/__init__.py": b"", f"{PKG}/lib/libbig.so.10": os.urandom(6000), f"{PKG}/small.bin": os.urandom(900)}
+    report = _verify(tmp_path, files, cfg=cfg)
+    [finding] = [f for f in report.wheels[0].findings if f.rule == "file-size"]
+    assert finding.member == f"{PKG}/lib/libbig.so.10"
+    assert f"largest members, compressed: {PKG}/lib/libbig.so.10 5.9 KiB, {PKG}/small.bin" in finding.message
+
+
 def test_matrix_wants_one_wheel_per_python_and_the_same_kernels(tmp_path):
     cfg = _cfg(tmp_path, pythons=("3.11", "3.12", "3.13"))
     dist = tmp_path / "dist"
