@@ -99,7 +99,9 @@ def find(d: Detected, files: list[Path]) -> list[Spot]:
         name = parts[-1]
         versiony = "version" in name.lower() or name == "__about__.py"
         if name.endswith(".py") and (in_package or versiony):
-            spots += _python(rel, _read(path), named=versiony, init=name == "__init__.py")
+            # A top-level package's __init__.py speaks for the package; a subpackage's may be bundled code.
+            top_init = name == "__init__.py" and path.parent in packages
+            spots += _python(rel, _read(path), named=versiony, init=top_init)
         elif name.endswith(C_FILES):
             spots += _defines(rel, _read(path), prefixes)
         elif name in PLAIN_FILES and (len(parts) == 1 or in_package):
@@ -122,8 +124,8 @@ def _read(path: Path) -> str:
 
 
 def _python(rel: str, text: str, *, named: bool, init: bool) -> list[Spot]:
-    """`named`: a file named for the version; `init`: a package's __init__.py. Anywhere else only
-    `__version__` counts, and only when it agrees (a bundled module's own `__version__` is not ours)."""
+    """`named`: a file named for the version; `init`: a top-level package's __init__.py. Anywhere else
+    only `__version__` counts, and only when it agrees (a bundled module's own `__version__` is not ours)."""
     out = []
     for m in _STRING.finditer(text):
         if m.group("name") == "__version__" or named or init:

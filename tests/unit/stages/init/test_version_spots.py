@@ -220,6 +220,8 @@ def test_other_libraries_versions_are_not_taken_for_the_package(tmp_path):
         "kern/__init__.py": '__version__ = "2.0.0"\n',
         "kern/_vendor/six.py": '__version__ = "1.16.0"\n',
         "kern/backports.py": '__version__ = "0.3"\n',  # a bundled module: not our version
+        "kern/contrib/plot/__init__.py": '__version__ = "0.9"\n',  # a bundled subpackage
+        "VERSION": "2.0.0\n",
         "kern/include/zlib.h": '#define ZLIB_VERSION "1.3.1"\n',
         "kern/include/kern.h": '#define KERN_VERSION "2.0.0"\n#define KERN_ABI_VERSION "2.0.0"\n',
         "kern/tests/test_v.py": '__version__ = "2.0.0"\n',
@@ -228,7 +230,7 @@ def test_other_libraries_versions_are_not_taken_for_the_package(tmp_path):
     }))
     assert places(plan) == [("kern/__init__.py", '__version__ = "{version}"'),
                             ("kern/include/kern.h", '#define KERN_VERSION "{version}"'),
-                            ("CMakeLists.txt", "project(kern VERSION {release}")]
+                            ("CMakeLists.txt", "project(kern VERSION {release}"), ("VERSION", "{version}")]
     assert plan.notes == [n for n in plan.notes if "states" not in n]  # nothing disagrees
 
 
