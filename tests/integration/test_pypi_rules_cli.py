@@ -97,16 +97,16 @@ def test_verify_from_an_empty_folder_passes_a_real_pypi_wheel(tmp_path):
 
 def test_standalone_verify_applies_no_project_rules(tmp_path):
     # A .cu file would be a source leak under a project's forbid list; outside one it is PyPI's business only.
-    # A private key (a test fixture of a third-party package) is a warning there, an error in a project.
+    # A private key is an error in every mode (issue 21: a secret in a wheel is never a project's policy).
     key = b"-----BEGIN OPENSSH PRIVATE KEY-----\n" + b"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" * 2 + b"\n"
     files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n",
              f"{W.PKG}/fixture_key.pem": key}
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(files=files)))
     result = run_cli(["verify", str(wheel), "--json"], cwd=tmp_path, timeout=120)
-    assert result.code == 0, result.output
+    assert result.code == 5, result.output
     found = {(f["rule"], f["severity"]) for f in json.loads(result.stdout)["wheels"][0]["findings"]}
-    assert found == {("secret", "warning")}
+    assert found == {("secret", "error")}
     project = tmp_path / "proj"
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'

@@ -9,7 +9,7 @@ from kestrel_release import console
 
 MODES = {
     "project": "project mode: the kernel project's rules, integrity and PyPI's rules",
-    "standalone": "standalone mode (no kernel project here): integrity and PyPI's rules, CUDA binaries "
+    "standalone": "standalone mode (no kernel project here): integrity, PyPI's rules and secrets, CUDA binaries "
     "reported; no project rules (matrix, architectures, forbid lists)",
 }
 

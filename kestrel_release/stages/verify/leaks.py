@@ -14,7 +14,13 @@ from kestrel_release.inspect import archname, binformat, cuda_binary, fatbin
 from kestrel_release.stages.verify.needles import needled
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
-SECRET_FILES = re.compile(r"^(\.pypirc|\.netrc|\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519))$")
+# Files that hold credentials by what they are: .pypirc, .netrc, .git-credentials, .env and .env.<stage>
+# (not the .env.example-style templates projects ship on purpose: their content is scanned like any text),
+# OpenSSH private keys (not their .pub halves).
+SECRET_FILES = re.compile(
+    r"^(\.pypirc|[._]netrc|\.git-credentials|\.env(?!\.(?:example|sample|template|dist|defaults?)$)(\..+)?"
+    r"|id_(rsa|dsa|ecdsa|ed25519)(_sk)?)$"
+)
 _SECRETS = [  # (what, pattern + the literals every match holds); the matched value is never printed
     ("a PyPI token", needled(rb"pypi-AgE[A-Za-z0-9_-]{40,}", b"pypi-AgE")),
     (
@@ -40,7 +46,25 @@ _SECRETS = [  # (what, pattern + the literals every match holds); the matched va
         ),
     ),
     ("an AWS access key", needled(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", b"AKIA", b"ASIA")),
+    ("a GitLab token", needled(rb"\bglpat-[A-Za-z0-9_-]{20,}", b"glpat-")),
+    ("a Hugging Face token", needled(rb"\bhf_[A-Za-z0-9]{34,}\b", b"hf_")),
+    ("a Slack token", needled(rb"\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}", b"xox")),
+    ("an npm token", needled(rb"\bnpm_[A-Za-z0-9]{36}\b", b"npm_")),
+    (
+        "an OpenAI or Anthropic API key",
+        needled(rb"\bsk-(?:proj|ant-api\d\d)-[A-Za-z0-9_-]{32,}", b"sk-proj-", b"sk-ant-"),
+    ),
 ]
+MAX_PLACEHOLDERS = 1000  # placeholder matches skipped per pattern and member before giving up
+
+
+def _placeholder(token: bytes) -> bool:
+    """Documentation's stand-ins, not credentials: AWS's own example keys (AKIAIOSFODNN7EXAMPLE) and tokens
+    whose tail has fewer than 4 distinct characters (`ghp_xxxx...`, `ghp_0000...00ab`); a real token's random
+    part has ~15 distinct characters in 20."""
+    return token.endswith(b"EXAMPLE") or len(set(token[-20:])) < 4
+
+
 _HOME = needled(
     rb"(?:/home/[\w.-]+|/Users/[\w.-]+|/root)/[\w./+-]*|[A-Za-z]:\\\\?Users\\\\?[\w.-]+",
     b"/home/",
@@ -158,8 +182,10 @@ class ContentScanner:
 
     def _secrets(self, name: str, blob: bytes) -> None:
         for what, pattern in _SECRETS:
-            match = pattern.first(blob)
-            if match:
+            match, skipped = pattern.first(blob), 0
+            while match and _placeholder(match.group()) and skipped < MAX_PLACEHOLDERS:
+                match, skipped = pattern.first(blob, match.end()), skipped + 1
+            if match and not _placeholder(match.group()):
                 line = blob.count(b"\n", 0, match.start()) + 1
                 self.findings.append(
                     Finding("secret", "error", name, f"{what} at line {line}: remove it and revoke it now")

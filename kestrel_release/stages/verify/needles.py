@@ -20,15 +20,15 @@ class Needled:
     pattern: re.Pattern[bytes]
     needles: tuple[tuple[bytes, int], ...]
 
-    def first(self, blob: bytes) -> re.Match[bytes] | None:
-        """The leftmost match of `pattern` in `blob`, as `pattern.search(blob)` would find it."""
+    def first(self, blob: bytes, pos: int = 0) -> re.Match[bytes] | None:
+        """The leftmost match of `pattern` in `blob` at or after `pos`, as `pattern.search(blob, pos)` finds it."""
         best: re.Match[bytes] | None = None
         for needle, back in self.needles:
             end = len(blob) if best is None else best.start() + back + len(needle)  # only earlier ones matter
-            at = blob.find(needle, 0, end)
+            at = blob.find(needle, pos + back, end)
             while at != -1:
                 start = at - back
-                match = self.pattern.match(blob, start) if start >= 0 else None  # `\b` still sees blob[start-1]
+                match = self.pattern.match(blob, start) if start >= pos else None  # `\b` still sees blob[start-1]
                 if match is not None:
                     if best is None or match.start() < best.start():
                         best = match

@@ -139,6 +139,7 @@ STANDALONE_ERRORS = frozenset(
         "metadata",
         "cuda-format",
         "binary-platform",
+        "secret",  # a credential in a wheel leaks whoever built it: never a matter of one project's policy
         "platform-tag",
         "local-version",
     }
@@ -146,9 +147,9 @@ STANDALONE_ERRORS = frozenset(
 
 
 def standalone_severity(findings: list[Finding]) -> list[Finding]:
-    """Outside a project, integrity and PyPI's rules fail verify; the rest (leak heuristics, build
-    paths, runtime policies) is reported as a warning: it is no project's policy here, and a
-    third-party wheel may carry such text legitimately (cryptography parses OpenSSH key headers)."""
+    """Outside a project, integrity, PyPI's rules and secrets (credentials files, tokens, private keys with
+    their body) fail verify; the rest (source and build-path heuristics, runtime policies) is reported as a
+    warning: it is no project's policy here, and a third-party wheel may carry such text legitimately."""
     return [
         f
         if f.rule in STANDALONE_ERRORS or f.rule.startswith("pypi-") or f.severity != "error"

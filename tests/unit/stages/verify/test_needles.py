@@ -44,7 +44,8 @@ def _verify_big(tmp_path, planted: bytes, at: int):
     return verify.run(cfg, [wheel]), data
 
 
-@pytest.mark.parametrize("planted, what", [(b" " + GH + b" ", "a GitHub token"), (b" " + AWS + b" ", "an AWS access key"),
+@pytest.mark.parametrize("planted, what", [(b" " + GH + b" ", "a GitHub token"),
+                                           (b" AKIA2E0A8F3B244C9986 ", "an AWS access key"),
                                            (b"-----BEGIN EC PRIVATE KEY-----\n" + b"QUJD" * 16, "a private key")])
 def test_a_secret_at_the_end_of_a_16_mib_member_is_reported_with_its_line(tmp_path, planted, what):
     at = verify_leaks.TEXT_LIMIT - len(planted) - 3
@@ -54,3 +55,13 @@ def test_a_secret_at_the_end_of_a_16_mib_member_is_reported_with_its_line(tmp_pa
     assert [(f.member, f.message) for f in secrets] == [
         (f"{PKG}/blob.bin", f"{what} at line {line}: remove it and revoke it now")]
     assert not report.ok and planted.strip().decode() not in str(report.to_json())
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_first_from_a_position_is_the_one_re_search_finds_from_it(seed):
+    rng = random.Random(1000 + seed)
+    blob = b"".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 20)))
+    pos = rng.randint(0, len(blob))
+    for _, rule in [*verify_leaks._SECRETS, ("home", verify_leaks._HOME)]:
+        want, got = rule.pattern.search(blob, pos), rule.first(blob, pos)
+        assert (want and (want.span(), want.group())) == (got and (got.span(), got.group())), (blob, pos)
