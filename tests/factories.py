@@ -34,11 +34,16 @@ from kestrel_release import manifest
 NAME = "kestrel-kernels"
 TAG = "cp312-cp312-manylinux_2_34_x86_64"
 PLAT = "manylinux_2_34_x86_64"
-INIT = b"__version__ = '0.1.0'\n"  # the default package module
+INIT = b"__version__ = '0.1.0'\n"  # the default package module (of version 0.1.0: init_py(version) for others)
 CANARY_PREFIX = "pypi-AgEIcHlwaS5vcmc"  # how a PyPI token starts: tests plant it and check it never shows
 GITHUB_REPO = "m87-labs/kestrel"
 GITHUB_PYTHONS = ("3.12", "3.13")
 _FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # byte-identical wheels across calls (re-runs compare hashes)
+
+
+def init_py(version: str) -> bytes:
+    """The default package module of a wheel: its `__version__` is the wheel's (verify compares them)."""
+    return f"__version__ = '{version}'\n".encode()
 
 
 def record_hash(data: bytes) -> str:
@@ -74,7 +79,7 @@ def wheel_bytes(name: str = NAME, version: str = "0.1.0", *, tag: str = TAG, fil
     `dist_files` (metadata_version, meta_name, meta_version, wheel_tags, generator, purelib, dist).
     """
     pkg = name.replace("-", "_")
-    members = dict(files if files is not None else {f"{pkg}/__init__.py": INIT})
+    members = dict(files if files is not None else {f"{pkg}/__init__.py": init_py(version)})
     info = dist_files(name, version, tag, metadata_extra, **dist_info)  # type: ignore[arg-type]
     members.update(info)
     members.update(extra_members or {})
@@ -112,7 +117,7 @@ def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: 
                record_edit=None, compression=zipfile.ZIP_DEFLATED, filename: str | None = None,
                extra_metadata: str = "") -> Path:
     """The verify tests' wheel: `name` is the module name, Metadata 2.4, a platform wheel (Root-Is-Purelib false)."""
-    files = dict(files if files is not None else {f"{name}/__init__.py": INIT})
+    files = dict(files if files is not None else {f"{name}/__init__.py": init_py(version)})
     return write_wheel(directory, name, version, tag, filename=filename or f"{name}-{version}-{tag}.whl",
                        files=files, record_edit=record_edit, metadata_extra=extra_metadata, compression=compression,
                        metadata_version=metadata_version, meta_name=meta_name or name.replace("_", "-"),
@@ -121,10 +126,13 @@ def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: 
 
 
 def importable_wheel_bytes(version: str, tag: str, name: str = NAME, payload: bytes = b"",
-                           module_version: str = "") -> bytes:
+                           module_version: str = "", init: bytes | None = None) -> bytes:
     """A valid wheel whose package prints `__version__` on import (no GPU needed), plus a `blob.bin` payload."""
     pkg = name.replace("-", "_")
-    files = {f"{pkg}/__init__.py": f"__version__ = {module_version or version!r}\n".encode(), f"{pkg}/blob.bin": payload}
+    # A module_version is computed on import (str(...)): verify's version rule reads literals, so such a
+    # wheel gets through to the smoke test, which imports it.
+    text = f"__version__ = str({module_version!r})\n" if module_version else f"__version__ = {version!r}\n"
+    files = {f"{pkg}/__init__.py": text.encode() if init is None else init, f"{pkg}/blob.bin": payload}
     purelib = tag.endswith("any")
     return wheel_bytes(name, version, tag=tag, files=files, date_time=_FIXED_TIME, purelib=purelib)
 
@@ -144,14 +152,16 @@ def _row(path: Path, python: str, plat: str) -> dict:
 
 
 def make_dist(out: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.12", "3.13"),
-              plat: str = PLAT, payload_size: int = 0, module_version: str = "") -> list[Path]:
-    """One wheel per Python in `out`, plus release-manifest.json and SHA256SUMS like build writes."""
+              plat: str = PLAT, payload_size: int = 0, module_version: str = "",
+              init: bytes | None = None) -> list[Path]:
+    """One wheel per Python in `out`, plus release-manifest.json and SHA256SUMS like build writes
+    (`init`: the package's __init__.py as given, e.g. a stale `__version__` literal)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for py in pythons:
         tag = f"cp{py.replace('.', '')}-cp{py.replace('.', '')}-{plat}"
         data = importable_wheel_bytes(version, tag, payload=bytes(range(256)) * (payload_size // 256),
-                                      module_version=module_version)
+                                      module_version=module_version, init=init)
         path = out / f"{NAME.replace('-', '_')}-{version}-{tag}.whl"
         path.write_bytes(data)
         paths.append(path)

@@ -158,6 +158,20 @@ def test_smoke_test_failure_is_reported_per_python(tmp_path):
         assert box.files() == _wheels(project)  # the upload itself went through
 
 
+def test_a_wheel_whose_module_says_another_version_is_never_uploaded(tmp_path):
+    """METADATA 0.2.0, `kestrel_kernels.__version__ = "0.1.0"` (an old copy from an in-tree build/):
+    verify's version rule stops publish before the first byte, naming the wheel, the file and both versions."""
+    project = make_project(tmp_path / "kernels", version="0.2.0", pythons=("3.12", "3.13"))
+    make_dist(project / "dist-all", version="0.2.0", pythons=("3.12", "3.13"), init=b'__version__ = "0.1.0"\n')
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _publish(project, box)
+        assert_one_line_error(
+            result, 5, "kestrel_kernels-0.2.0-cp312-cp312-manylinux_2_34_x86_64.whl: kestrel_kernels/__init__.py "
+            "says __version__ = '0.1.0', but the release is 0.2.0 (and 1 more error(s)")
+        assert "rebuild" in result.stderr
+        assert box.files() == []
+
+
 def _scan_cmdlines(needle: bytes, stop: threading.Event, found: list[str]) -> None:
     while not stop.is_set():
         for entry in Path("/proc").iterdir():

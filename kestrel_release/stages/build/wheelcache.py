@@ -139,6 +139,18 @@ def put(key: str, wheel: Path, values: dict[str, str] | None = None) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def drop(wheels: dict[str, str]) -> list[str]:
+    """Remove the entries holding these wheels ({filename: sha256}): a wheel verify rejected for what it
+    says inside (another version) must not come back from the cache on the rebuild that fixes it.
+    Returns the removed wheels' names."""
+    removed = []
+    for cached in sorted((toolchain.cache_dir() / "wheels").glob("*/*.whl")):
+        if cached.name in wheels and wheels[cached.name] == fsutil.sha256_file(cached):
+            shutil.rmtree(cached.parent, ignore_errors=True)
+            removed.append(cached.name)
+    return removed
+
+
 # --- why an entry was or was not used (-v) ------------------------------------------------------
 
 

@@ -221,6 +221,8 @@ def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseRes
             exc.message = f"release stopped at step '{step}': {exc.message}"
             # Nothing is done before preflight passes: the same command again is the whole advice.
             again = "run the same release again" if step == "preflight" else "run release --resume"
+            if step == "verify" and not kw.get("prebuilt"):  # the same wheels would fail again: build anew
+                again = "run release --resume --force (it builds the wheels again)"
             if again not in (exc.hint or ""):
                 exc.hint = (exc.hint + "; " if exc.hint else "") + f"fix it, then {again}"
         raise

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from kestrel_release import console, manifest
 from kestrel_release.config import Config
 from kestrel_release.errors import UsageError, VerifyError
@@ -154,9 +156,10 @@ def run(
         )
     required = _required_platforms(cfg, platforms)
     wheels = resolve_wheels(cfg, paths)
+    plan = _planned_version(cfg, wheels) if project else None
     workers = min(len(wheels), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
-        reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project), wheels))
+        reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project, plan), wheels))
     v = cfg.verify
     found = (
         rules.check_set(
@@ -164,7 +167,7 @@ def run(
             cfg.python,
             target,
             v.project_size_budget,
-            (cfg.name, cfg.version),
+            (cfg.name, plan),
             cfg.platforms or platforms,
             required,
             partial,
@@ -176,9 +179,39 @@ def run(
     if ask_index and target in ("pypi", "testpypi"):
         found += verify_pypi.release_age_set(reports, cfg, target)
     report = VerifyReport(target, reports, found, "project" if project else "standalone")
+    if project:
+        _forget_stale(reports)
     if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix
         _record(report)
     return report
+
+
+def _forget_stale(reports: list[WheelReport]) -> None:
+    """A wheel that says another version is dropped from the wheel cache: the rebuild the advice asks
+    for must really build (an in-tree build/'s old copy would otherwise come back from the cache)."""
+    from kestrel_release.stages.verify.versions import RULE
+
+    stale = {w.filename: w.sha256 for w in reports if any(f.rule == RULE and f.severity == "error" for f in w.findings)}
+    if not stale:
+        return
+    from kestrel_release.stages.build import wheelcache
+
+    try:
+        for name in wheelcache.drop(stale):
+            console.debug(f"wheel cache: dropped {name} (it says another version than the release)")
+    except OSError as exc:  # the rebuild may then be served the same wheel; verify says so again
+        console.debug(f"wheel cache: could not drop the stale wheels ({exc})")
+
+
+def _planned_version(cfg: Config, wheels: list[Path]) -> str | None:
+    """The version being released: the project's (release fills in a dynamic one from the backend),
+    else the one build recorded in the output's manifest after checking it against the backend."""
+    if cfg.version is not None:
+        return cfg.version
+    from kestrel_release import output_identity
+
+    found = output_identity.from_outputs(wheels, cfg.out_path)
+    return found[1] if found and canonicalize_name(found[0]) == canonicalize_name(cfg.name or found[0]) else None
 
 
 def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -210,16 +243,19 @@ def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
         return ()
 
 
-def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> WheelReport:
+def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
+    from kestrel_release.stages.verify import versions as verify_versions
 
     # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
     scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "", build_dirs=_build_dirs(cfg, project))
     native = verify_native.NativeScanner(cfg.build.exclude)
+    modules = verify_versions.ModuleVersions()
 
     def visit(member, data) -> None:
         scanner.visit(member, data)
         native.visit(member, data)
+        modules.visit(member, data)
 
     try:
         wheel = read_wheel(path, visit)
@@ -236,6 +272,15 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True) -> W
     meta_findings, facts = rules.check_metadata(wheel)
     report.name, report.version, report.tags = facts["name"], facts["version"], facts["tags"]
     findings += rules.check_record(wheel) + meta_findings
+    meta_version = rules.metadata_version(wheel)
+    findings += verify_versions.check(
+        modules.sources,
+        {m.name for m in wheel.members},
+        report.name,
+        meta_version,
+        plan,
+        cfg.project_dir if project else None,
+    )
     findings += check_names([m.name for m in wheel.members if not m.is_dir], cfg.verify.forbid, cfg.verify.allow)
     findings += scanner.findings
     v = cfg.verify
@@ -274,6 +319,7 @@ def raise_for(report: VerifyReport, show: bool = False) -> None:
     `show`: the caller did not render the report (publish, release): list the findings it stops on
     first (the errors; every finding with -v), so "listed above" is true."""
     if not report.ok:
+        _raise_for_version(report)
         bad = sum(not w.ok for w in report.wheels)
         where = _show_findings(report) if show else "listed above"
         left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
@@ -288,6 +334,24 @@ def raise_for(report: VerifyReport, show: bool = False) -> None:
             hint,
         )
     console.debug(f"verified {len(report.wheels)} wheel(s) for {report.target}")
+
+
+def _raise_for_version(report: VerifyReport) -> None:
+    """A wheel that says another version than the release's is the one error line: which wheel, which
+    file in it, both versions, and what to do (publish and release stop on it before any upload)."""
+    from kestrel_release.stages.verify.versions import RULE
+
+    hits = [(w.filename, f) for w in report.wheels for f in w.findings if f.rule == RULE and f.severity == "error"]
+    if not hits:
+        return
+    wheel, first = hits[0]
+    facts = first.message.removesuffix(f": {first.hint}") if first.hint else first.message
+    more = report.errors() - 1
+    raise VerifyError(
+        f"{wheel}: {first.member} {facts}"
+        + (f" (and {more} more error(s); `kestrel-release verify` lists them)" if more else ""),
+        first.hint or "rebuild the wheel",
+    )
 
 
 def _show_findings(report: VerifyReport) -> str:

@@ -82,6 +82,7 @@ class Finding:
     severity: str  # "error", "warning" or "info" (reported only)
     member: str
     message: str
+    hint: str = ""  # the message's advice alone (its tail), where an error line needs it apart
 
     def to_json(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "member": self.member, "message": self.message}

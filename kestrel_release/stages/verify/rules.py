@@ -113,6 +113,14 @@ def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[F
     return out
 
 
+def metadata_version(wheel: WheelFile) -> str | None:
+    """METADATA's Version as written (None when there is no single METADATA or no Version)."""
+    metas = [n for n in wheel.dist_info if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+    if len(metas) != 1:
+        return None
+    return BytesHeaderParser().parsebytes(wheel.dist_info[metas[0]]).get("Version")
+
+
 def _check_wheel_file(wheel: WheelFile, path: str, ftags) -> list[Finding]:
     data = wheel.dist_info.get(path)
     if data is None:
@@ -236,9 +244,9 @@ def check_set(
     partial: bool = False,
 ) -> list[Finding]:
     """The matrix: one wheel per configured Python (on each configured platform: verify_matrix),
-    one name and version, identical kernels, and all of it this project's (`project` = (name,
-    version); version None = dynamic)."""
-    out: list[Finding] = _project_identity(wheels, *project)
+    one name and version, identical kernels, and all of it this project's package (`project` = (name,
+    version); the version against the release's is versions.py's rule)."""
+    out: list[Finding] = _project_identity(wheels, project[0])
     versions = sorted({w.version for w in wheels if w.version})
     if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
         out.append(
@@ -269,10 +277,9 @@ def check_set(
     return out
 
 
-def _project_identity(wheels: list, name: str, version: str | None) -> list[Finding]:
-    """A wheel of another package or another version must never ride along into a publish."""
+def _project_identity(wheels: list, name: str) -> list[Finding]:
+    """A wheel of another package must never ride along into a publish (another version: versions.py)."""
     from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
 
     out = []
     for w in wheels:
@@ -284,22 +291,7 @@ def _project_identity(wheels: list, name: str, version: str | None) -> list[Find
                     f"this wheel is package '{w.name}', not this project's '{name}': remove it from the release",
                 )
             )
-            continue
-        try:
-            # Compare public versions: a local '+cu124' is the local-version rule's finding.
-            other = version is not None and w.version and Version(w.version).public != Version(version).public
-        except InvalidVersion:
-            continue  # the metadata rule already reports an invalid version
-        if other:
-            out.append(
-                error(
-                    "matrix",
-                    w.filename,
-                    f"this wheel is version {w.version}, the project is {version}: "
-                    "rebuild (kestrel-release build) or remove it",
-                )
-            )
-    return out
+    return out  # the version: versions.py (METADATA and the modules against the release's version)
 
 
 def _same_kernels(wheels: list) -> list[Finding]:

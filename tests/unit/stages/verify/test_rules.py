@@ -125,7 +125,7 @@ def test_record_must_match_the_members(tmp_path, edit, expected):
     ({"metadata_version": "2.6"}, {"pypi-metadata"}),  # valid for installers, beyond what PyPI accepts
     ({"metadata_version": "3.0"}, {"metadata", "pypi-metadata"}),
     ({"meta_name": "other-kernels"}, {"metadata", "pypi-filename"}),
-    ({"meta_version": "0.2.0"}, {"metadata"}),
+    ({"meta_version": "0.2.0"}, {"metadata", "version-mismatch"}),  # and METADATA is not the release
     ({"wheel_tags": ["cp312-cp312-manylinux_2_34_x86_64"]}, {"wheel-tags"}),
 ])
 def test_metadata_must_agree_with_the_filename(tmp_path, kw, rules):
