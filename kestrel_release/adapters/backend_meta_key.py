@@ -67,8 +67,11 @@ def _backend_path_files(project: Path) -> list[Path]:
     out: list[Path] = []
     for rel in paths:
         where = (project / rel).resolve()
-        if where.is_relative_to(project) and where.is_dir():
-            out += sorted(p for p in where.rglob("*.py") if "__pycache__" not in p.parts)[:200]
+        if where.is_relative_to(project) and where.is_dir():  # its modules and packages (backend-path may be ".")
+            out += sorted(where.glob("*.py"))
+            out += sorted(
+                p for p in where.glob("*/*.py") if p.parent.name not in _SKIP_DIRS and not p.parent.name.startswith(".")
+            )[:200]
     return out
 
 

@@ -114,3 +114,25 @@ def test_a_rehearsal_after_the_tag_releases_the_tagged_version(scm: Path, env: d
     assert "targets ready for scm-demo 5.11.1" in doc["steps"][0]["detail"]
     out = Path(next(s["detail"] for s in doc["steps"] if s["name"] == "build").split(" in ", 1)[1])
     assert sorted(p.name for p in out.glob("*.whl")) == ["scm_demo-5.11.1-py3-none-any.whl"]
+
+
+def test_a_pretend_version_in_the_environment_is_an_input(scm: Path, env: dict[str, str]) -> None:
+    assert _version(scm, env)[0].startswith("5.11.1.dev1")
+    version, said = _version(scm, {**env, "SETUPTOOLS_SCM_PRETEND_VERSION": "9.9.9"})
+    assert version == "9.9.9" and "$SETUPTOOLS_SCM_PRETEND_VERSION is set" in said
+
+
+def test_an_in_tree_backend_is_an_input(tmp_path: Path) -> None:
+    """PyYAML's build-system backend-path: its modules compute the metadata, so an edit is a new key."""
+    from kestrel_release.adapters import backend_meta_key
+
+    (tmp_path / "packaging").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "_pep517"\nbackend-path = ["packaging"]\n'
+    )
+    (tmp_path / "packaging" / "_pep517.py").write_text("from setuptools.build_meta import *\n")
+    before = backend_meta_key.inputs(tmp_path, True)
+    assert "file packaging/_pep517.py" in before
+    (tmp_path / "packaging" / "_pep517.py").write_text("from setuptools.build_meta import *  # edited\n")
+    after = backend_meta_key.inputs(tmp_path, True)
+    assert backend_meta_key.changes(before, after) == ["packaging/_pep517.py changed"]

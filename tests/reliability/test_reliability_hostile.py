@@ -191,11 +191,15 @@ def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
     assert report is not None and report["wheels"][0]["name"] == "kestrel-kernels"
 
 
-@pytest.mark.parametrize(("name", "version"), [("evil-pkg", "0.1.0"), ("kestrel-kernels", "6.6.6")])
-def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str) -> None:
+@pytest.mark.parametrize(("name", "version", "needle"), [
+    ("evil-pkg", "0.1.0", "verify found"),
+    ("kestrel-kernels", "6.6.6", "METADATA says Version 6.6.6, but the release is 0.1.0"),
+])
+def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str,
+                                                          needle: str) -> None:
     factories.write_wheel(project / "dist", name=name, version=version)
     result, report = _verify_json(project)
-    assert_one_line_error(result, 5, "verify found")
+    assert_one_line_error(result, 5, needle)
 
 
 @pytest.mark.parametrize(("make", "needle"), [

@@ -149,8 +149,11 @@ def as_version(value: object) -> Version | None:
 
 
 def same(stated: Version, expected: Version) -> bool:
-    """Equal as versions (1.1 == 1.1.0); a module without a local label may omit the build's (+cu124)."""
-    return stated == expected or (stated.local is None and stated == Version(expected.public))
+    """Equal as versions (1.1 == 1.1.0); a local label (+cu124) only counts where both have one, as
+    METADATA's is compared (a local version itself is the local-version rule's finding)."""
+    if Version(stated.public) != Version(expected.public):
+        return False
+    return stated.local is None or expected.local is None or stated.local == expected.local
 
 
 def check(
