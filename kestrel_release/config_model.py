@@ -151,7 +151,12 @@ class Config:
     # Wheel platforms a release covers (manylinux_2_34_x86_64, win_amd64...): `ci init` writes one
     # build job each; () = the platform of the machine running the tool.
     platforms: tuple[str, ...] = ()
-    cuda_arch: str = "90a"
+    # CUDA architectures to build ("90a", "100f", "110@13.0" = by CUDA 13.0 only); a string may list
+    # several ("80,90a"). cuda: the toolkits building them (() = the one nvcc found); cuda_ptx: archs
+    # that also get PTX. Rules: cuda_rules.py.
+    cuda_arch: tuple[str, ...] = ("90a",)
+    cuda: tuple[str, ...] = ()
+    cuda_ptx: tuple[str, ...] = ()
     requires_gpu: bool = False
     precompile: tuple[str, ...] = ()
     precompile_inputs: tuple[str, ...] = ()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ _TOP_SKIP = {
     "ci",
 }
 PREFIX = "KESTREL_RELEASE_"
+# Keys whose value may be one string listing several ("80,90a"), as the env form: the old single-arch form stays valid.
+_LIST_OR_STRING = (".cuda_arch", ".cuda", ".cuda_ptx")
+_ENV_LISTS = ("_CUDA_ARCH", "_CUDA", "_CUDA_PTX")
 # An index target's keys: KESTREL_RELEASE_TARGETS_<NAME>_<KEY>, NAME as env_word(name).
 _INDEX_KEYS = tuple(f.name for f in dataclasses.fields(IndexTarget))
 
@@ -82,8 +86,11 @@ def _coerce(where: str, value: Any, default: Any, errors: list[str], from_env: b
         errors.append(f"{where}: expected a non-negative number, got {value!r}")
         return default
     if isinstance(default, tuple):
-        if from_env and isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+        if from_env and isinstance(value, str) and value.lstrip().startswith("["):  # JSON/TOML, as tables
+            value = parse_structured(value)
+        if isinstance(value, str) and (from_env or where.endswith(_LIST_OR_STRING)):
+            sep = r"[,;\s]+" if where.endswith(_LIST_OR_STRING) or where.endswith(_ENV_LISTS) else ","
+            value = [v.strip() for v in re.split(sep, value) if v.strip()]
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return tuple(value)
         errors.append(f"{where}: expected a list of strings, got {value!r}")
@@ -400,6 +407,7 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
             Version(cfg.version)
         except InvalidVersion:
             errors.append(f"[project].version: '{cfg.version}' is not a valid PEP 440 version")
+    _validate_cuda(cfg, errors, at)
     gh = cfg.github()
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"{at('targets.github.repo')}: '{gh.repo}' is not OWNER/NAME")
@@ -410,6 +418,43 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         )
     if gh.keep < 1:
         errors.append(f"{at('targets.github.keep')}: {gh.keep} keeps no nightly; use 1 or more")
+
+
+def _validate_cuda(cfg: Config, errors: list[str], at) -> None:
+    """Every arch parses and every (toolkit, arch) pair can be built (cuda_rules.pairs)."""
+    from kestrel_release import cuda_rules
+
+    if not cfg.cuda_arch:
+        errors.append(f"{at('cuda_arch')}: the list of CUDA architectures is empty")
+    bad_toolkit = False
+    for toolkit in cfg.cuda:
+        try:
+            cuda_rules.parse_toolkit(toolkit)
+        except cuda_rules.ArchError as exc:
+            errors.append(f"{at('cuda')}: {exc}")
+            bad_toolkit = True
+    if cfg.cuda and not bad_toolkit:
+        errors += [f"{at('cuda_arch')}: {p}" for p in cuda_rules.pairs(cfg.cuda, cfg.cuda_arch)[1]]
+    else:
+        for text in cfg.cuda_arch:
+            try:
+                cuda_rules.parse_target(text)
+            except cuda_rules.ArchError as exc:
+                errors.append(f"{at('cuda_arch')}: {exc}")
+    built = set()
+    for text in cfg.cuda_arch:
+        try:
+            built.add(cuda_rules.parse_target(text).arch)
+        except cuda_rules.ArchError:
+            pass
+    for text in cfg.cuda_ptx:
+        try:
+            arch = cuda_rules.Arch.parse(text)
+        except cuda_rules.ArchError as exc:
+            errors.append(f"{at('cuda_ptx')}: {exc}")
+            continue
+        if arch not in built:
+            errors.append(f"{at('cuda_ptx')}: {arch.sm} is not in cuda_arch (PTX is embedded next to an arch's SASS)")
 
 
 def _is_glibc(text: str) -> bool:

@@ -85,6 +85,19 @@ def detect() -> tuple[list[Gpu], str | None]:
 
 
 def has_arch(gpus: list[Gpu], arch: str) -> bool:
-    """Whether a GPU can run code for `arch` ("90a" needs exactly compute capability 9.0)."""
-    digits = "".join(c for c in arch if c.isdigit())
-    return any(g.capability.replace(".", "") == digits for g in gpus)
+    """Whether a GPU runs SASS for `arch` by NVIDIA's rules ("90a": exactly 9.0; "80": 8.x, x >= 0;
+    "100f": 10.0 and 10.3); "110@13.0" (a configured arch pinned to a toolkit) counts as "110"."""
+    from kestrel_release import cuda_rules
+
+    try:
+        target = cuda_rules.Arch.parse(arch.split("@")[0])
+    except cuda_rules.ArchError:
+        return False
+    for g in gpus:
+        try:
+            major, minor = (int(p) for p in g.capability.split(".")[:2])
+        except ValueError:
+            continue
+        if cuda_rules.sass_runs_on(target, (major, minor)):
+            return True
+    return False

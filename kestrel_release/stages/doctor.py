@@ -75,7 +75,7 @@ def _gpu(cfg: Config) -> Check:
     if fits:
         return Check("GPU", "ok", names)
     status = "fail" if cfg.requires_gpu else "warn"
-    detail = f"no sm_{cfg.cuda_arch} GPU: {names or why}"
+    detail = f"no {host_fit.arch_words(cfg)} GPU: {names or why}"
     if not cfg.requires_gpu:
         detail += " (kernels are cross-compiled, not run)"
     return Check("GPU", status, detail, "run on an H100 host with the NVIDIA driver installed")

@@ -12,13 +12,16 @@ from kestrel_release.errors import ConfigError
 
 
 def _project(tmp_path: Path, table: str) -> Path:
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [project]
         name = "demo-kernels"
         version = "1.2.3"
 
         [tool.kestrel-release]
-        """) + textwrap.dedent(table))
+        """)
+        + textwrap.dedent(table)
+    )
     return tmp_path
 
 
@@ -30,13 +33,16 @@ def test_defaults(tmp_path):
 
 
 def test_every_problem_in_one_message(tmp_path):
-    project = _project(tmp_path, """\
+    project = _project(
+        tmp_path,
+        """\
         pyhton = ["3.12"]
         requires_gpu = "yes"
         [tool.kestrel-release.build]
         frontend = "buidl"
         jobs = -1
-        """)
+        """,
+    )
     with pytest.raises(ConfigError) as info:
         config.load(project, env={})
     text = str(info.value)
@@ -49,22 +55,34 @@ def test_every_problem_in_one_message(tmp_path):
 
 def test_env_overrides_file(tmp_path):
     project = _project(tmp_path, 'python = ["3.12"]\n[tool.kestrel-release.build]\njobs = 1\n')
-    cfg = config.load(project, env={"KESTREL_RELEASE_PYTHON": "3.11,3.13", "KESTREL_RELEASE_BUILD_JOBS": "3",
-                                    "KESTREL_RELEASE_REQUIRES_GPU": "true"})
+    cfg = config.load(
+        project,
+        env={
+            "KESTREL_RELEASE_PYTHON": "3.11,3.13",
+            "KESTREL_RELEASE_BUILD_JOBS": "3",
+            "KESTREL_RELEASE_REQUIRES_GPU": "true",
+        },
+    )
     assert cfg.python == ("3.11", "3.13")
     assert cfg.build.jobs == 3
     assert cfg.requires_gpu is True
 
 
 def test_unknown_env_variable_suggests(tmp_path):
-    with pytest.raises(ConfigError, match=r"KESTREL_RELEASE_BUILD_JOB: unknown variable \(did you mean 'KESTREL_RELEASE_BUILD_JOBS'\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"KESTREL_RELEASE_BUILD_JOB: unknown variable \(did you mean 'KESTREL_RELEASE_BUILD_JOBS'\?\)",
+    ):
         config.load(_project(tmp_path, ""), env={"KESTREL_RELEASE_BUILD_JOB": "2"})
 
 
 def test_flags_override_env(tmp_path):
     project = _project(tmp_path, "")
-    cfg = config.load(project, env={"KESTREL_RELEASE_BUILD_JOBS": "3"},
-                      overrides={"python": ("3.12",), "build.jobs": 5, "build.frontend": None})
+    cfg = config.load(
+        project,
+        env={"KESTREL_RELEASE_BUILD_JOBS": "3"},
+        overrides={"python": ("3.12",), "build.jobs": 5, "build.frontend": None},
+    )
     assert cfg.python == ("3.12",)
     assert cfg.build.jobs == 5
     assert cfg.build.frontend == "uv"  # None means "flag not given"
@@ -75,12 +93,45 @@ def test_bad_python_version_listed(tmp_path):
         config.load(_project(tmp_path, 'python = ["3.12", "3.x"]\n'), env={})
 
 
-@pytest.mark.parametrize("size, expected", [("6KiB", 6 * 1024), ("6 KiB", 6 * 1024), ("1.5MiB", 3 * 2**19),
-                                            ("2GB", 2 * 10**9), ("512B", 512)])
+@pytest.mark.parametrize(
+    "size, expected",
+    [("6KiB", 6 * 1024), ("6 KiB", 6 * 1024), ("1.5MiB", 3 * 2**19), ("2GB", 2 * 10**9), ("512B", 512)],
+)
 def test_env_size_override_takes_the_forms_pyproject_takes(tmp_path, size, expected):
-    from_file = config.load(_project(tmp_path, f'[tool.kestrel-release.verify]\nproject_size_budget = "{size}"\n'),
-                            env={})
-    from_env = config.load(_project(tmp_path, ""), env={"KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET": size,
-                                                        "KESTREL_RELEASE_VERIFY_MAX_FILE_SIZE": size})
+    from_file = config.load(
+        _project(tmp_path, f'[tool.kestrel-release.verify]\nproject_size_budget = "{size}"\n'), env={}
+    )
+    from_env = config.load(
+        _project(tmp_path, ""),
+        env={"KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET": size, "KESTREL_RELEASE_VERIFY_MAX_FILE_SIZE": size},
+    )
     assert from_file.verify.project_size_budget == from_env.verify.project_size_budget == expected
     assert from_env.verify.max_file_size == expected
+
+
+def test_cuda_arch_takes_a_list_or_the_old_string(tmp_path):
+    assert config.load(_project(tmp_path, 'cuda_arch = "90a"\n'), env={}).cuda_arch == ("90a",)
+    cfg = config.load(
+        _project(
+            tmp_path,
+            'cuda_arch = ["80", "90a", "100f", "110@13.0", "120f"]\ncuda = ["12.9", "13.0"]\ncuda_ptx = ["120f"]\n',
+        ),
+        env={},
+    )
+    assert cfg.cuda_arch == ("80", "90a", "100f", "110@13.0", "120f") and cfg.cuda == ("12.9", "13.0")
+    assert cfg.cuda_ptx == ("120f",)
+    env = {"KESTREL_RELEASE_CUDA_ARCH": "80, 120f", "KESTREL_RELEASE_CUDA": '["13.0"]'}
+    cfg = config.load(_project(tmp_path, ""), env=env)
+    assert cfg.cuda_arch == ("80", "120f") and cfg.cuda == ("13.0",)
+
+
+def test_an_arch_a_configured_toolkit_cannot_build_is_a_config_error_naming_both(tmp_path):
+    project = _project(tmp_path, 'cuda_arch = ["80", "110", "9x"]\ncuda = ["12.9", "13.0"]\ncuda_ptx = ["86"]\n')
+    with pytest.raises(ConfigError) as info:
+        config.load(project, env={})
+    text = str(info.value)
+    assert "sm_110 cannot be built by CUDA 12.9" in text and '"110@13.0"' in text
+    assert "'9x' is not a CUDA architecture" in text
+    assert "cuda_ptx: sm_86 is not in cuda_arch" in text
+    with pytest.raises(ConfigError, match="'twelve' is not a CUDA toolkit version"):
+        config.load(_project(tmp_path, ""), env={"KESTREL_RELEASE_CUDA": "twelve"})

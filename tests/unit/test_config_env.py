@@ -49,9 +49,13 @@ def _sample(name: str, default: Any) -> tuple[str, Any]:
         text = json.dumps([{"path": "src/v.py", "pattern": '__version__ = "{version}"'}])
         return text, (VersionFile("src/v.py", '__version__ = "{version}"'),)
     if isinstance(default, tuple):
-        pair = {"python": ("3.12", "3.13"), "platforms": ("manylinux_2_28_x86_64", "win_amd64")}.get(
-            name, ("x-one", "x-two")
-        )
+        pair = {
+            "python": ("3.12", "3.13"),
+            "platforms": ("manylinux_2_28_x86_64", "win_amd64"),
+            "cuda_arch": ("80", "90a"),
+            "cuda": ("12.9", "13.0"),
+            "cuda_ptx": ("90a", "sm_90a"),
+        }.get(name, ("x-one", "x-two"))
         return ",".join(pair), pair
     samples = {
         "abi": "abi3",

@@ -10,9 +10,14 @@ from kestrel_release.adapters import gpu, toolchain
 
 
 def gpu_fit(cfg) -> tuple[bool, list, str | None]:
-    """(a GPU of sm_<cfg.cuda_arch> is here, the GPUs seen, why none was seen)."""
+    """(a GPU that runs one of cfg.cuda_arch is here, the GPUs seen, why none was seen)."""
     gpus, why = gpu.detect()
-    return gpu.has_arch(gpus, cfg.cuda_arch), gpus, why
+    return any(gpu.has_arch(gpus, arch) for arch in cfg.cuda_arch), gpus, why
+
+
+def arch_words(cfg) -> str:
+    """The configured archs as a user reads them: "sm_90a" or "sm_80/sm_90a/sm_100f"."""
+    return "/".join("sm_" + a.split("@")[0].strip().lower().removeprefix("sm_") for a in cfg.cuda_arch)
 
 
 def glibc_fit(cfg) -> tuple[tuple[int, int] | None, str | None, bool]:

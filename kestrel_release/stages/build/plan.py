@@ -106,11 +106,11 @@ def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:
     seen = ", ".join(f"{g.name} ({g.sm})" for g in gpus) or why
     if cfg.requires_gpu:
         problems.append(
-            f"precompilation needs an sm_{cfg.cuda_arch} GPU (requires_gpu = true) but found none "
+            f"precompilation needs an {host_fit.arch_words(cfg)} GPU (requires_gpu = true) but found none "
             f"({seen}) — run on an H100 host, or pass --no-gpu-check to build anyway"
         )
     else:
-        warnings.append(f"no sm_{cfg.cuda_arch} GPU ({seen}): the kernels are cross-compiled and not run here")
+        warnings.append(f"no {host_fit.arch_words(cfg)} GPU ({seen}): the kernels are cross-compiled and not run here")
 
 
 def _check_glibc(cfg: Config, problems: list[str]) -> None:

@@ -119,7 +119,7 @@ def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
     """Env for the precompile step: the configured arch unless the user chose one."""
     extra = dict(cfg.build.env)
     if not any(k in env or k in extra for k in ("KESTREL_KERNELS_CUDA_ARCH", "TORCH_CUDA_ARCH_LIST")):
-        extra["KESTREL_KERNELS_CUDA_ARCH"] = cfg.cuda_arch
+        extra["KESTREL_KERNELS_CUDA_ARCH"] = ",".join(cfg.cuda_arch)
     return extra
 
 
