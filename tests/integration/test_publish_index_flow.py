@@ -70,7 +70,12 @@ def _fake_verify(fail: bool = False):
         if not report.ok:
             raise VerifyError("verify found 1 error")
 
+    # publish also asks verify's real PyPI module (the 14-day rule); keep it reachable from the fake
+    # whatever imported it first.
+    from kestrel_release.stages.verify import pypi as real_pypi
+
     mod.resolve_wheels, mod.run, mod.raise_for = resolve_wheels, run, raise_for
+    mod.pypi = real_pypi
     mod.shown = []
     return mod
 
