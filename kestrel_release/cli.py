@@ -115,6 +115,13 @@ def build(
             "--platform", help="The configured platform to build here (default: the one this machine can build)."
         ),
     ] = None,
+    container: Annotated[
+        str | None,
+        typer.Option(
+            "--container",
+            help="Build the Linux wheels inside this image (or, with the chroot engine, root directory).",
+        ),
+    ] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
@@ -124,6 +131,7 @@ def build(
         "build.jobs": jobs,
         "build.frontend": frontend,
         "build.isolation": False if no_isolation else None,
+        "build.container": container,
     }
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
     result = stage.run(

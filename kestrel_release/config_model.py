@@ -85,6 +85,12 @@ class BuildConfig:
     env: dict[str, str] = field(default_factory=dict)
     jobs: int = 0  # 0 = number of cores
     isolation: bool = True
+    # An image to build Linux wheels in (their glibc floor is the image's), or for the chroot engine a
+    # root directory; "" = build on this host. stages/build/container.py.
+    container: str = ""
+    container_engine: str = (
+        ""  # docker | podman | chroot; "" = chroot for a directory, else podman if installed, else docker
+    )
 
 
 @dataclass(frozen=True)

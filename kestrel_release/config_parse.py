@@ -351,6 +351,7 @@ FLAG_NAMES = {
     "build.jobs": "--jobs",
     "build.frontend": "--frontend",
     "build.isolation": "--no-isolation",
+    "build.container": "--container",
 }
 
 
@@ -401,6 +402,16 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(
             f"{at('build.frontend')}: '{cfg.build.frontend}' is not 'uv' or 'build'"
             f"{suggest(cfg.build.frontend, ['uv', 'build'])}"
+        )
+    engines = ("docker", "podman", "chroot")
+    if cfg.build.container_engine and cfg.build.container_engine not in engines:
+        errors.append(
+            f"{at('build.container_engine')}: '{cfg.build.container_engine}' is not one of {', '.join(engines)}"
+            f"{suggest(cfg.build.container_engine, engines)}"
+        )
+    if cfg.build.container_engine == "chroot" and cfg.build.container and not Path(cfg.build.container).is_absolute():
+        errors.append(
+            f"{at('build.container')}: the chroot engine needs an absolute root directory, got '{cfg.build.container}'"
         )
     if cfg.version is not None:
         try:

@@ -281,6 +281,31 @@ def make_c_ext_project(root: Path, version: str = "0.1.0", pythons: tuple[str, .
     return root
 
 
+DLOPEN_EXT_SOURCE = """#include <Python.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+/* dlopen moved into libc in glibc 2.34: a build linked there needs GLIBC_2.34, one linked on 2.31 does not. */
+static PyObject *probe(PyObject *self, PyObject *args) {
+    void *h = dlopen(getenv("MINI_EXT_LIB") ? getenv("MINI_EXT_LIB") : "libm.so.6", RTLD_NOW);
+    if (h == NULL) Py_RETURN_FALSE;
+    dlclose(h);
+    Py_RETURN_TRUE;
+}
+static PyMethodDef methods[] = {{"probe", probe, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_c", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&mod); }
+"""
+
+
+def make_dlopen_ext_project(root: Path, pythons: tuple[str, ...] = ("3.9",)) -> Path:
+    """mini-ext whose module calls dlopen (`mini_ext._c.probe()` is True when it works), linked with -ldl
+    so it also links where dlopen is still in libdl (glibc < 2.34)."""
+    make_c_ext_project(root, pythons=pythons)
+    (root / "src" / "c.c").write_text(DLOPEN_EXT_SOURCE)
+    (root / "setup.py").write_text(_C_EXT_SETUP.replace('["src/c.c"]', '["src/c.c"], libraries=["dl"]'))
+    return root
+
+
 # --- hostile zips -------------------------------------------------------------------------------------------------
 
 def raw_zip(entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:

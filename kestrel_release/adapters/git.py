@@ -175,6 +175,18 @@ def source_files(path: Path) -> SourceFiles | None:
     return SourceFiles(prefix, tracked, untracked)
 
 
+def dissociate(dest: Path) -> None:
+    """Give a shadow repository (`shadow`) its own copy of the objects it borrows: a build in a
+    container or chroot sees only the copy, not the user's repository the alternates name."""
+    from kestrel_release.errors import BuildError
+
+    alternates = dest / ".git" / "objects" / "info" / "alternates"
+    if not alternates.exists():
+        return
+    proc.run(["git", "repack", "-a", "-d", "-q"], cwd=dest, error=BuildError, what="git repack (clean source copy)")
+    alternates.unlink()
+
+
 def shadow(path: Path, dest: Path) -> None:
     """Make `dest` a private repository that answers like the one holding `path` once `path`'s files
     are copied to dest/<prefix>: same HEAD (branch or detached), branches and tags, the objects

@@ -138,3 +138,23 @@ def pip_install_command(
     options += ["--no-deps"] if no_deps else []
     options += ["--no-config", "--no-cache", "--index-url", index_url] if index_url else []
     return [uv, "pip", "install", *options, "--python", python, "--", *requirements]
+
+
+def target_install_command(uv: Path, target: Path, requirements: list[str], *, python: str, platform: str) -> list[str]:
+    """argv of `uv pip install --target` for another interpreter and platform: what a container build
+    carries in (its build requirements, auditwheel), resolved here for `python` ("3.9") on `platform`
+    ("x86_64-manylinux_2_31"), so the container needs no index and no network."""
+    return [
+        str(uv),
+        "pip",
+        "install",
+        "--quiet",
+        "--target",
+        str(target),
+        "--python-version",
+        python,
+        "--python-platform",
+        platform,
+        "--",
+        *requirements,
+    ]

@@ -65,6 +65,8 @@ def _sample(name: str, default: Any) -> tuple[str, Any]:
         "repo": "acme/kernels",
         "nightly": "dated",
         "api_url": "https://ghe.example/api/v3",
+        "container_engine": "podman",
+        "container": "quay.io/pypa/manylinux_2_28_x86_64",
     }
     value = samples.get(name, "x-" + name)
     return value, value
@@ -168,3 +170,12 @@ def test_a_misspelt_target_variable_is_still_unknown(tmp_path):
 def test_ci_keys_come_from_the_model():
     # The table above walks the model: a CI key added to CIConfig is covered without editing this file.
     assert {leaf[1] for leaf in _leaves()} >= {f"ci.{f.name}" for f in dataclasses.fields(CIConfig)}
+
+
+def test_an_unknown_container_engine_is_one_config_error_naming_the_variable(tmp_path):
+    from kestrel_release.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        config.load(_project(tmp_path), env={"KESTREL_RELEASE_BUILD_CONTAINER_ENGINE": "podmn"})
+    assert "KESTREL_RELEASE_BUILD_CONTAINER_ENGINE: 'podmn' is not one of docker, podman, chroot" in str(err.value)
+    assert "did you mean 'podman'" in str(err.value)

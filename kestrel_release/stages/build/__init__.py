@@ -24,6 +24,7 @@ from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
+from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -108,8 +109,12 @@ def _run(
                     built = build_native.one_per_wheel(cfg, built)  # abi3 found from the tags: one wheel
                     build_native.check_metadata(cfg, built)
                     oldest = min(built, key=lambda py: int(py.split(".")[1]))
-                    plan.tool_versions["torch"] = build_native.torch_record(
-                        (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest]
+                    plan.tool_versions["torch"] = (
+                        None  # a container's Python is not runnable here
+                        if plan.container is not None
+                        else build_native.torch_record(
+                            (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest]
+                        )
                     )
                     reproducible = None
                     if check_reproducible:
@@ -146,8 +151,8 @@ def check_paths(cfg: Config) -> None:
 
 def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
     """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build."""
-    if not cfg.build.isolation or cfg.build.frontend != "uv":
-        return None
+    if not cfg.build.isolation or cfg.build.frontend != "uv" or plan.container is not None:
+        return None  # a container build carries its requirements in (stages/build/container.py)
     return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
 
 
@@ -223,6 +228,8 @@ def _build_one(
     skip_cache: str,
     store: bool,
 ) -> Path:
+    if plan.container is not None:  # built and repaired inside the image; not served from the wheel cache
+        return _container.build_one(cfg, plan, py, root, logs, steps, copy_rules(cfg))
     name = f"python {py}"
     raw, fixed = root / f"raw-{py}", root / f"repaired-{py}"
     log = logs / f"build-{py}.log"

@@ -25,6 +25,7 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
+from kestrel_release.stages.build import container as build_container
 from kestrel_release.stages.build import cuda_tools, host_fit
 
 
@@ -39,6 +40,7 @@ class Plan:
     source: str = ""  # digest of the project tree, set once precompile is done
     tool_versions: dict = field(default_factory=dict)
     repair_tool: Any = None  # adapters.repair.RepairTool of this host's system
+    container: Any = None  # stages.build.container.Target: build.container's image, engine and Pythons
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
@@ -69,7 +71,12 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     """Find everything the build needs; PreflightError (exit 3) listing every missing piece."""
     problems: list[str] = []
     warnings: list[str] = []
-    found = _attempt(problems, pythons.find_all, cfg.python) or {}
+    # In an image (build.container) the image's Pythons build the wheels, against the image's glibc.
+    target = build_container.preflight(cfg, problems) if cfg.build.container else None
+    if cfg.build.container:
+        found = {py: Path(path) for py, path in (target.pythons if target else {}).items()}
+    else:
+        found = _attempt(problems, pythons.find_all, cfg.python) or {}
     uv_bin = _attempt(problems, uv.find_uv)
     nvcc_version = None
     if cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources
@@ -77,7 +84,8 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
     tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()
-    _check_glibc(cfg, problems)
+    if not cfg.build.container:  # the image's glibc is checked by build_container.preflight
+        _check_glibc(cfg, problems)
     if gpu_check and cuda_tools.gpu_relevant(cfg):
         _check_gpu(cfg, problems, warnings)
     if problems:
@@ -88,7 +96,11 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     tools = {"nvcc": nvcc_version, "uv": uv.version(uv_bin), "auditwheel": auditwheel.version()}
     if tool.name != "auditwheel":
         tools[tool.name] = tool.version()
-    return Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools, repair_tool=tool)
+    if target is not None:
+        tools["container"] = f"{target.engine.name} {target.image}"
+    plan = Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools, repair_tool=tool)
+    plan.container = target
+    return plan
 
 
 def _attempt(problems: list[str], fn, *args):
