@@ -2,11 +2,19 @@
 
 build writes the manifest; verify adds a `verified` record (sha256 of each
 wheel it passed); publish refuses any wheel whose bytes changed since.
+
+An output folder may be shared by several projects. Each project's manifest and sums are its own:
+the first project in a folder writes `release-manifest.json` and `SHA256SUMS` (what a folder of
+one project, and every reader before shared folders, expects); a project that finds another
+project's manifest there writes `<name>.release-manifest.json` and `<name>.SHA256SUMS` (`<name>`
+as in its wheel filenames) and keeps them. Readers that know the project ask `load(dir, package)`;
+readers that start from a wheel ask `for_wheel` (the manifest naming it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +26,66 @@ SUMS = "SHA256SUMS"
 SCHEMA = 1
 
 
-def load(out_dir: Path) -> dict[str, Any] | None:
-    """The manifest in `out_dir`, or None when there is none."""
-    path = Path(out_dir) / MANIFEST
-    if not path.is_file():
+def norm(package: str) -> str:
+    """A project name as its wheel filenames spell it (`Mini-Ext` -> `mini_ext`)."""
+    return re.sub(r"[-_.]+", "_", package).lower()
+
+
+def project_names(package: str) -> tuple[str, str]:
+    """(manifest, sums) file names of `package` in a folder another project's manifest holds."""
+    return f"{norm(package)}.{MANIFEST}", f"{norm(package)}.{SUMS}"
+
+
+def sums_for(manifest_path: Path) -> Path:
+    """The SHA256SUMS that goes with a manifest file (`x.release-manifest.json` -> `x.SHA256SUMS`)."""
+    name = manifest_path.name
+    return manifest_path.with_name(SUMS if name == MANIFEST else name[: -len(MANIFEST)] + SUMS)
+
+
+def manifest_files(out_dir: Path) -> list[Path]:
+    """Every manifest file in `out_dir`: the plain one first, then the per-project ones."""
+    out_dir = Path(out_dir)
+    found = [out_dir / MANIFEST] if (out_dir / MANIFEST).is_file() else []
+    return found + sorted(p for p in out_dir.glob(f"*.{MANIFEST}") if p.is_file())
+
+
+def _package_of(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
+    package = data.get("package") if isinstance(data, dict) else None
+    return package if isinstance(package, str) and package else None
+
+
+def locate(out_dir: Path, package: str | None = None) -> Path | None:
+    """The manifest file of `package` in `out_dir` (any project's when None: the plain one, else the
+    only per-project one); None when the folder holds none of it."""
+    out_dir = Path(out_dir)
+    plain = out_dir / MANIFEST
+    if package is None:
+        if plain.is_file():
+            return plain
+        others = manifest_files(out_dir)
+        return others[0] if len(others) == 1 else None
+    own = out_dir / project_names(package)[0]
+    if own.is_file():
+        return own
+    if plain.is_file():
+        owner = _package_of(plain)
+        if owner is None or norm(owner) == norm(package):  # unreadable: load reports it as today
+            return plain
+    return None
+
+
+def load(out_dir: Path, package: str | None = None) -> dict[str, Any] | None:
+    """The manifest of `package` (see locate) in `out_dir`, or None when there is none."""
+    path = locate(out_dir, package)
+    return None if path is None else read(path)
+
+
+def read(path: Path) -> dict[str, Any]:
+    """One manifest file; UsageError when it is damaged."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -32,11 +95,23 @@ def load(out_dir: Path) -> dict[str, Any] | None:
     return data
 
 
-def save(out_dir: Path, data: dict[str, Any]) -> Path:
+def save(out_dir: Path, data: dict[str, Any], name: str = MANIFEST) -> Path:
     data = {"schema": SCHEMA, **{k: v for k, v in data.items() if k != "schema"}}
-    path = Path(out_dir) / MANIFEST
+    path = Path(out_dir) / name
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def for_wheel(wheel: Path) -> tuple[Path, dict[str, Any]] | None:
+    """(manifest file, its data) of the manifest in the wheel's folder that names it; None if none does."""
+    for path in manifest_files(Path(wheel).parent):
+        try:
+            data = read(path)
+        except UsageError:
+            continue
+        if any(isinstance(w, dict) and w.get("filename") == Path(wheel).name for w in data.get("wheels", [])):
+            return path, data
+    return None
 
 
 # Who built an output: lets `assemble` record per wheel which machine or CI job made it.
@@ -69,36 +144,45 @@ def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
     }
 
 
-def wheel_paths(out_dir: Path) -> list[Path]:
-    """The wheels the manifest in `out_dir` names (the build's own, in a possibly shared folder)."""
-    data = load(out_dir) or {}
+def wheel_paths(out_dir: Path, package: str | None = None) -> list[Path]:
+    """The wheels `package`'s manifest in `out_dir` names (the build's own, in a possibly shared folder)."""
+    data = load(out_dir, package) or {}
     return [
         Path(out_dir) / str(w["filename"]) for w in data.get("wheels", []) if isinstance(w, dict) and w.get("filename")
     ]
 
 
-def write_sums(out_dir: Path, wheels: list[dict[str, Any]]) -> Path:
+def write_sums(out_dir: Path, wheels: list[dict[str, Any]], name: str = SUMS) -> Path:
     """SHA256SUMS in the format `sha256sum -c` accepts (two spaces, relative names)."""
     lines = [f"{w['sha256']}  {w['filename']}\n" for w in sorted(wheels, key=lambda w: w["filename"])]
-    path = Path(out_dir) / SUMS
+    path = Path(out_dir) / name
     atomic_write_text(path, "".join(lines))
     return path
 
 
 def record_verified(out_dir: Path, target: str | None, hashes: dict[str, str]) -> None:
-    """Remember which bytes verify passed; a no-op without a manifest."""
-    data = load(out_dir)
-    if data is None:
-        return
-    verified = data.get("verified") or {}
-    verified[target or "default"] = {"wheels": dict(sorted(hashes.items()))}
-    data["verified"] = verified
-    save(out_dir, data)
+    """Remember which bytes verify passed, in the manifest that names those wheels (each project's own
+    in a shared folder); a no-op without a manifest."""
+    by_manifest: dict[Path, dict[str, str]] = {}
+    files = manifest_files(out_dir)
+    for filename, sha in hashes.items():
+        found = for_wheel(Path(out_dir) / filename)
+        if found is not None:
+            by_manifest.setdefault(found[0], {})[filename] = sha
+        elif len(files) == 1:  # a wheel the folder's only manifest does not name (as before shared folders)
+            by_manifest.setdefault(files[0], {})[filename] = sha
+    for path, passed in by_manifest.items():
+        data = read(path)
+        verified = data.get("verified") or {}
+        verified[target or "default"] = {"wheels": dict(sorted(passed.items()))}
+        data["verified"] = verified
+        save(path.parent, data, path.name)
 
 
-def verified_hashes(out_dir: Path, target: str | None = None) -> dict[str, str]:
-    """sha256 by filename that verify recorded (for `target`, or any target)."""
-    data = load(out_dir) or {}
+def verified_hashes(out_dir: Path, target: str | None = None, data: dict[str, Any] | None = None) -> dict[str, str]:
+    """sha256 by filename that verify recorded (for `target`, or any target) in `data`, else in the
+    folder's manifest."""
+    data = (load(out_dir) if data is None else data) or {}
     verified = data.get("verified") or {}
     if target and target in verified:
         return dict(verified[target]["wheels"])
@@ -112,17 +196,18 @@ def check_unchanged(wheels: list[Path], target: str | None) -> None:
     """Refuse bytes that differ from what build recorded and verify passed for `target` (exit 6, both
     hashes): the one integrity gate of every publisher, index or GitHub."""
     for wheel in wheels:
-        data = load(wheel.parent)
-        if data is None:
+        found = for_wheel(wheel)
+        if found is None:
+            if manifest_files(wheel.parent):
+                raise PublishError(
+                    f"{wheel.name} is not in any manifest in {wheel.parent}",
+                    "publish only wheels that kestrel-release build produced",
+                )
             continue  # ad-hoc wheels outside a build output: verify is the only gate
+        data = found[1]
         built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
-        if wheel.name not in built:
-            raise PublishError(
-                f"{wheel.name} is not in {wheel.parent / MANIFEST}",
-                "publish only wheels that kestrel-release build produced",
-            )
         actual = sha256_file(wheel)
-        verified = verified_hashes(wheel.parent, target).get(wheel.name)
+        verified = verified_hashes(wheel.parent, target, data).get(wheel.name)
         for what, expected in (("built", built[wheel.name]), ("verified", verified)):
             if expected and actual != expected:
                 raise PublishError(

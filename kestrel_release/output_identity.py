@@ -16,16 +16,21 @@ from kestrel_release import manifest
 from kestrel_release.errors import KestrelError
 
 
-def _dirs(paths: Sequence[Path], default: Path) -> list[Path]:
-    """The output dirs behind the given paths (a wheel's dir for a wheel); `default` when none given."""
-    return [p if p.is_dir() else p.parent for p in (Path(x) for x in paths)] or [default]
+def _manifest(path: Path) -> dict | None:
+    """The manifest behind a given path: the one naming a wheel; a folder's only one (a folder that
+    several projects share says nothing about which of them this is)."""
+    if not path.is_dir():
+        found = manifest.for_wheel(path)
+        return found[1] if found else None
+    files = manifest.manifest_files(path)
+    return manifest.read(files[0]) if len(files) == 1 else None
 
 
 def from_outputs(paths: Sequence[Path], default: Path) -> tuple[str, str] | None:
     """(name, version) from the first manifest among the outputs, or None (then ask the backend)."""
-    for out in _dirs(paths, default):
+    for out in [Path(p) for p in paths] or [default]:
         try:
-            data = manifest.load(out)
+            data = _manifest(out)
         except KestrelError:
             continue  # an unreadable manifest: verify reports it on its own; the backend answers here
         if data and isinstance(data.get("package"), str) and data["package"] and data.get("version"):

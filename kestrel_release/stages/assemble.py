@@ -30,6 +30,7 @@ class Input:
     path: Path
     data: dict[str, Any]
     wheels: dict[str, dict[str, Any]] = field(default_factory=dict)  # filename -> manifest row
+    sums: Path | None = None  # the SHA256SUMS that goes with its manifest
 
     @property
     def commit(self) -> str | None:
@@ -64,7 +65,7 @@ def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
     out = safepaths.check_target(out, cfg.project_dir, "release directory")  # never the project or home
     dirs = list(dict.fromkeys(Path(p).resolve() for p in inputs))
     _check_paths(dirs, out)
-    loaded = [_load_input(d) for d in dirs]
+    loaded = [_load_input(d, cfg.name) for d in dirs]
     package, version, commit = _agree(cfg, loaded)
     rows = _merge(loaded)
     with fsutil.project_lock(cfg.project_dir, "assemble"):
@@ -92,21 +93,25 @@ def _check_paths(dirs: list[Path], out: Path) -> None:
             raise UsageError(f"--out {out} overlaps the input {d}", "write the release to a separate directory")
 
 
-def _load_input(path: Path) -> Input:
-    """One build output, checked against its own manifest and SHA256SUMS."""
+def _load_input(path: Path, package: str | None = None) -> Input:
+    """One build output (`package`'s, in a folder several projects share), checked against its own
+    manifest and SHA256SUMS."""
+    located = manifest.locate(path, package)
     try:
-        data = manifest.load(path)
+        data = manifest.read(located) if located is not None else None
     except UsageError as exc:
         raise VerifyError(f"refused {path}: {exc.message}", "nothing was written") from None
     if data is None:
+        of = f" of {package}" if package and manifest.manifest_files(path) else ""
         raise VerifyError(
-            f"refused {path}: no {manifest.MANIFEST} (not a kestrel-release build output)",
+            f"refused {path}: no {manifest.MANIFEST}{of} (not a kestrel-release build output)",
             "pass the directories that kestrel-release build wrote; nothing was written",
         )
     rows = data.get("wheels")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "filename" in r for r in rows):
         raise VerifyError(f"refused {path}: its manifest lists no wheels", "rebuild it; nothing was written")
-    item = Input(path, data, {str(r["filename"]): r for r in rows})
+    sums = manifest.sums_for(located) if located is not None else None
+    item = Input(path, data, {str(r["filename"]): r for r in rows}, sums)
     _check_files(item)
     return item
 
@@ -132,7 +137,7 @@ def _check_files(item: Input) -> None:
             f"refused {item.path}: its manifest does not match its files ({what})",
             "rebuild that output; nothing was written",
         )
-    sums = _read_sums(item.path)
+    sums = _read_sums(item.sums)
     for name, row in sorted(item.wheels.items()):
         path = item.path / name
         if path.is_symlink() or not path.is_file():
@@ -146,7 +151,7 @@ def _check_files(item: Input) -> None:
             )
     if sums is not None and {n for n in sums if n.endswith(".whl")} != listed:
         raise VerifyError(
-            f"refused {item.path}: {manifest.SUMS} and the manifest list different wheels",
+            f"refused {item.path}: {item.sums.name if item.sums else manifest.SUMS} and the manifest list different wheels",
             "rebuild that output; nothing was written",
         )
 
@@ -165,9 +170,8 @@ def _of_release(filename: str, data: dict[str, Any]) -> bool:
         return True
 
 
-def _read_sums(path: Path) -> dict[str, str] | None:
-    sums = path / manifest.SUMS
-    if not sums.is_file():
+def _read_sums(sums: Path | None) -> dict[str, str] | None:
+    if sums is None or not sums.is_file():
         return None
     out = {}
     for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -372,6 +376,6 @@ def check_output(cfg, out: Path) -> dict[str, Any]:
     out = Path(out).resolve()
     if not out.is_dir():
         raise UsageError(f"{out} is not a directory", "pass the output of kestrel-release build or assemble")
-    item = _load_input(out)
+    item = _load_input(out, cfg.name)
     _agree(cfg, [item])
     return item.data

@@ -123,7 +123,7 @@ def _run(
                         reproducible = True
                     build_platforms.check_built(plats, [p.name for p in built.values()])
                     wheels = _collect(cfg, plan, built, pre, stage / "out", plats)
-                    outputs.install(stage / "out", cfg.out_path)  # only the tool's files; others stay
+                    outputs.install(stage / "out", cfg.out_path, cfg.name)  # only its own files; others stay
         except BaseException:
             proc.kill_all()  # env creation or precompile may still be running
             raise

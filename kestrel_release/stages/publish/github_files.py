@@ -1,7 +1,9 @@
 """What publish --target github uploads, and the release notes that describe it.
 
 The wheels come out of verify; SHA256SUMS and release-manifest.json come from the
-wheels' build directory (SHA256SUMS is generated when the wheels have none). The notes
+wheels' build directory (the manifest naming the wheels and its sums, uploaded under those plain
+names even where a shared folder calls them `<name>.release-manifest.json`; SHA256SUMS is
+generated when the wheels have none). The notes
 are a Jinja2 template looked up in the project, the repo's templates/, or the installed
 kestrel_release/_templates.
 """
@@ -26,8 +28,8 @@ class LocalFile:
     wheel: bool
 
     @classmethod
-    def of(cls, path: Path, wheel: bool = False) -> LocalFile:
-        return cls(path, path.name, path.stat().st_size, sha256_file(path), wheel)
+    def of(cls, path: Path, wheel: bool = False, name: str | None = None) -> LocalFile:
+        return cls(path, name or path.name, path.stat().st_size, sha256_file(path), wheel)
 
 
 def collect(wheels: list[Path], scratch: Path) -> list[LocalFile]:
@@ -37,14 +39,15 @@ def collect(wheels: list[Path], scratch: Path) -> list[LocalFile]:
     if len(set(names)) != len(names):
         raise UsageError("two wheels with the same file name were given", "pass one directory or distinct files")
     dirs = {w.parent for w in wheels}
-    out_dir = next(iter(dirs)) if len(dirs) == 1 else None
-    sums = out_dir / manifest.SUMS if out_dir else None
+    # The build's manifest that names these wheels (each project's own in a shared folder).
+    found = manifest.for_wheel(wheels[0]) if len(dirs) == 1 and wheels else None
+    sums = manifest.sums_for(found[0]) if found else None
     if sums is None or not sums.is_file() or not _sums_cover(sums, files):
         sums = scratch / manifest.SUMS
         atomic_write_text(sums, "".join(f"{f.sha256}  {f.name}\n" for f in files))
-    files.append(LocalFile.of(sums))
-    if out_dir and (out_dir / manifest.MANIFEST).is_file():
-        files.append(LocalFile.of(out_dir / manifest.MANIFEST))
+    files.append(LocalFile.of(sums, name=manifest.SUMS))
+    if found:
+        files.append(LocalFile.of(found[0], name=manifest.MANIFEST))
     return files
 
 
@@ -76,8 +79,9 @@ def _built_with(files: list[LocalFile]) -> list[str]:
     from kestrel_release.adapters import torch_probe
     from kestrel_release.stages.verify.native import floor_text
 
-    dirs = {f.path.parent for f in files if f.wheel}
-    data = manifest.load(dirs.pop()) if len(dirs) == 1 else None
+    wheels = [f.path for f in files if f.wheel]
+    found = manifest.for_wheel(wheels[0]) if len({w.parent for w in wheels}) == 1 else None
+    data = found[1] if found else None
     if not data:
         return []
     lines = []

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import console, safepaths
+from kestrel_release import console, manifest, safepaths
 from kestrel_release.config import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
@@ -128,9 +128,9 @@ def run(
     params = {"bump": bump, "targets": list(targets), "rehearse": rehearse, "python": list(cfg.python)}
     if prebuilt:
         params["from"] = str(cfg.out_path)
-        if not (cfg.out_path / "release-manifest.json").is_file():  # before the state file is written there
+        if manifest.locate(cfg.out_path, cfg.name) is None:  # before the state file is written there
             raise UsageError(
-                f"--from {cfg.out_path} holds no release-manifest.json",
+                f"--from {cfg.out_path} holds no release-manifest.json of {cfg.name}",
                 "pass the output of kestrel-release build or assemble",
             )
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
@@ -198,7 +198,7 @@ def _start_state(cfg: Config, params: dict, resume: bool, force: bool, steps: li
         if force:  # the wheels changed (or are in doubt): build again from here, keep the bump
             previous.done = [s for s in previous.done if ALL_STEPS.index(s) < ALL_STEPS.index("build")]
             previous.artifacts = {}
-        release_state.check_artifacts(previous, cfg.out_path)
+        release_state.check_artifacts(previous, cfg.out_path, cfg.name)
         return previous
     return release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params, version=cfg.version)
 

@@ -131,7 +131,7 @@ def _prebuilt_conflicts(cfg, target: str, index, there: dict[str, dict[str, str]
     from kestrel_release.fsutil import sha256_file
     from kestrel_release.stages.verify import pypi as verify_pypi
 
-    local = {p.name: p for p in manifest.wheel_paths(cfg.out_path)}
+    local = {p.name: p for p in manifest.wheel_paths(cfg.out_path, cfg.name)}
     out = [
         f"{target}: {name} is already on {index.simple_url} with other bytes (index sha256 {info['sha256']}); "
         "a filename can never be reused: bump the version and rebuild"

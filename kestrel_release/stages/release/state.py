@@ -76,11 +76,16 @@ def load(out_dir: Path) -> ReleaseState | None:
         raise UsageError(f"{path} is damaged", "check the version, then run release --force to start over") from None
 
 
-def hash_wheels(out_dir: Path) -> dict[str, str]:
-    """The build's own wheels (those its manifest names: the folder may be a shared wheelhouse)."""
+def hash_wheels(out_dir: Path, package: str | None = None) -> dict[str, str]:
+    """The build's own wheels (those `package`'s manifest names: the folder may be a shared wheelhouse)."""
     from kestrel_release import manifest
 
-    named = manifest.wheel_paths(out_dir) if manifest.load(out_dir) else sorted(Path(out_dir).glob("*.whl"))
+    if manifest.load(out_dir, package):
+        named = manifest.wheel_paths(out_dir, package)
+    elif package and manifest.manifest_files(out_dir):  # only other projects' builds: never their wheels
+        named = [p for p in sorted(Path(out_dir).glob("*.whl")) if p.name.startswith(manifest.norm(package) + "-")]
+    else:
+        named = sorted(Path(out_dir).glob("*.whl"))
     return {p.name: sha256_file(p) for p in sorted(named) if p.is_file()}
 
 
@@ -91,11 +96,11 @@ def unfinished_bump(state: ReleaseState | None, steps: list[str]) -> str | None:
     return state.bump.get("to")
 
 
-def check_artifacts(state: ReleaseState, out_dir: Path) -> None:
+def check_artifacts(state: ReleaseState, out_dir: Path, package: str | None = None) -> None:
     """Refuse to resume when the wheels differ from those the finished steps used."""
     if not state.artifacts:
         return
-    current = hash_wheels(out_dir)
+    current = hash_wheels(out_dir, package)
     if current != state.artifacts:
         changed = sorted(set(current.items()) ^ set(state.artifacts.items()))
         names = sorted({name for name, _ in changed})

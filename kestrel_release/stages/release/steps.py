@@ -44,7 +44,7 @@ def _preflight_prebuilt(cfg, state):
 
     data = assemble.check_output(cfg, cfg.out_path)
     state.version = str(data["version"])
-    state.artifacts = release_state.hash_wheels(cfg.out_path)
+    state.artifacts = release_state.hash_wheels(cfg.out_path, cfg.name)
     state.save()
     return dataclasses.replace(cfg, version=state.version), f"{len(state.artifacts)} prebuilt wheels in {cfg.out_path}"
 
@@ -67,7 +67,7 @@ def _step_build(cfg, state, ends, *, gpu_check, **_):
     from kestrel_release.stages import build
 
     built = build.run(cfg, gpu_check=gpu_check)
-    state.artifacts = release_state.hash_wheels(built.out_dir)
+    state.artifacts = release_state.hash_wheels(built.out_dir, cfg.name)
     state.move_to(built.out_dir)
     return cfg, f"{len(built.wheels)} wheels in {built.out_dir}"
 
@@ -77,7 +77,7 @@ def _step_verify(cfg, state, ends, **_):
 
     report = verify.run(cfg, [], target="pypi")
     verify.raise_for(report, show=True)
-    release_state.check_artifacts(state, cfg.out_path)
+    release_state.check_artifacts(state, cfg.out_path, cfg.name)
     return cfg, f"{len(report.wheels)} wheels clean"
 
 
@@ -85,7 +85,7 @@ def _publish_index(target: str):
     def step(cfg, state, ends, **_):
         from kestrel_release.stages import publish
 
-        release_state.check_artifacts(state, cfg.out_path)
+        release_state.check_artifacts(state, cfg.out_path, cfg.name)
         index = ends.index[target]
         options = publish.PublishOptions(
             repository_url=index.repository_url, simple_url=index.simple_url, yes=True, credentials=index.credentials
@@ -115,7 +115,7 @@ def _step_smoke(cfg, state, ends, **_):
 def _step_github(cfg, state, ends, **_):
     from kestrel_release.stages import publish
 
-    release_state.check_artifacts(state, cfg.out_path)
+    release_state.check_artifacts(state, cfg.out_path, cfg.name)
     gh = ends.github
     options = publish.PublishOptions(repo=gh.repo, api_url=gh.api_url, token=gh.token, commit=gh.commit, yes=True)
     published = publish.run(cfg, [], "github", options)

@@ -100,9 +100,18 @@ class VerifyReport:
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
-    if not paths and manifest.load(cfg.out_path):
+    if not paths and manifest.load(cfg.out_path, cfg.name):
         # The build output may be a shared wheelhouse: the build's own wheels are the ones its manifest names.
-        paths = manifest.wheel_paths(cfg.out_path)
+        paths = manifest.wheel_paths(cfg.out_path, cfg.name)
+    elif not paths and cfg.name and manifest.manifest_files(cfg.out_path):
+        # Only other projects' builds are there: never their wheels, at most stray ones of this project.
+        prefix = manifest.norm(cfg.name) + "-"
+        paths = [p for p in sorted(cfg.out_path.glob("*.whl")) if p.name.lower().startswith(prefix)]
+        if not paths:
+            raise UsageError(
+                f"no wheels of {cfg.name} in {cfg.out_path} (it holds other projects' builds)",
+                "run kestrel-release build, or pass wheel files",
+            )
     paths = [Path(p) for p in paths] or [cfg.out_path]
     out: list[Path] = []
     for path in paths:
