@@ -49,7 +49,7 @@ def run(cfg: Config) -> DoctorReport:
     """Run every check (the slow ones in parallel); never raises for a missing piece."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         gpu_f = pool.submit(_gpu, cfg)
-        py_f = pool.submit(_pythons, cfg)
+        py_f = pool.submit(_pythons_or_container, cfg)
         git_f = pool.submit(_git, cfg)
         checks = [
             gpu_f.result(),
@@ -115,6 +115,15 @@ def _pythons(cfg: Config) -> list[Check]:
         extra = f"; {torch_probe.describe(torch)}" if torch else ""
         checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
     return checks
+
+
+def _pythons_or_container(cfg: Config) -> list[Check]:
+    """With build.container the image's engine, image and Pythons build the wheels, not this host's."""
+    if not cfg.build.container:
+        return _pythons(cfg)
+    from kestrel_release.stages.build import container
+
+    return [Check(*row) for row in container.doctor(cfg)]
 
 
 def _find(version: str) -> Path | None:

@@ -158,3 +158,30 @@ def test_docker_without_a_daemon_is_one_preflight_line(tmp_path: Path):
     env = {"KESTREL_RELEASE_BUILD_CONTAINER_ENGINE": "docker"}
     result = run_cli(["build", "--container", "debian:bullseye"], cwd=project, env=env)
     assert_one_line_error(result, 3, "docker cannot run containers here")
+
+
+def test_doctor_shows_the_engine_what_it_needed_here_and_the_image_pythons(tmp_path: Path, podman_image: str):
+    project = _project(tmp_path, pythons=("3.9", "3.12"))
+    env = {"KESTREL_RELEASE_BUILD_CONTAINER": podman_image, "KESTREL_RELEASE_BUILD_CONTAINER_ENGINE": "podman"}
+    result = run_cli(["doctor", "--json"], cwd=project, env=env)
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert checks["container engine"]["status"] == "ok" and checks["container engine"]["detail"].startswith("podman ")
+    assert checks["container image"]["status"] == "ok" and "glibc 2.31" in checks["container image"]["detail"]
+    assert checks[f"Python 3.9 (in {podman_image})"] == {
+        "name": f"Python 3.9 (in {podman_image})", "status": "ok", "detail": "/usr/bin/python3.9", "fix": ""
+    }  # fmt: skip
+    assert checks[f"Python 3.12 (in {podman_image})"]["status"] == "fail"
+    assert result.code == 3
+
+
+def test_doctor_names_an_image_not_present_locally_and_does_not_pull_it(tmp_path: Path, podman_image: str):
+    project = _project(tmp_path)
+    missing = "localhost/kestrel-release-ci/no-such-image:0"
+    env = {"KESTREL_RELEASE_BUILD_CONTAINER": missing, "KESTREL_RELEASE_BUILD_CONTAINER_ENGINE": "podman"}
+    result = run_cli(["doctor", "--json"], cwd=project, env=env)
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert checks["container image"] == {
+        "name": "container image", "status": "fail", "detail": f"{missing} is not present locally",
+        "fix": f"podman pull {missing}",
+    }  # fmt: skip
+    assert result.code == 3

@@ -90,9 +90,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
         if why:
             problems.append(f"the image {image} is not here and cannot be pulled: {why} — check its name, or pull it")
             return None
-    with _workspace(engine, image) as ws:
-        (ws / "probe.sh").write_text(_PROBE.format(versions=" ".join(cfg.python)), encoding="utf-8")
-        engine, result = container.usable(engine, image, ws, f"{engine.inside(ws, image)}/probe.sh")
+    engine, result = _probe(engine, image, cfg.python)
     if result.returncode != 0:
         last = result.tail(1).strip()
         problems.append(f"{name} cannot run containers here: {last} — {container.failure_hint(engine, result.output)}")
@@ -114,6 +112,52 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
             "— use a newer image or a lower build.plat"
         )
     return target
+
+
+def _probe(engine: container.Engine, image: str, versions: tuple[str, ...]):
+    """Run the probe script in the image (the engine adjusted to this host: container.usable)."""
+    with _workspace(engine, image) as ws:
+        (ws / "probe.sh").write_text(_PROBE.format(versions=" ".join(versions)), encoding="utf-8")
+        return container.usable(engine, image, ws, f"{engine.inside(ws, image)}/probe.sh")
+
+
+def doctor(cfg: Config) -> list[tuple[str, str, str, str]]:
+    """doctor's rows for build.container (name, ok/warn/fail, detail, fix): the engine and its
+    version, whether it runs containers here (and what it needed), the image present locally (never
+    pulled here), its glibc and the configured Pythons in it."""
+    image = cfg.build.container
+    if not image:
+        return []
+    name = container.engine_name(cfg.build.container_engine, image)
+    engine = container.find(name)
+    if engine is None:
+        return [("container engine", "fail", f"{name} is not installed", "install it, or set build.container_engine")]
+    why = container.cannot_run(engine)
+    if why:
+        hint = container.failure_hint(engine, why)
+        return [("container engine", "fail", f"{name} cannot run containers here: {why}", hint)]
+    rows = []
+    if not container.image_present(engine, image):
+        fix = "build.container must be a root directory" if name == "chroot" else f"{name} pull {image}"
+        return [
+            ("container engine", "ok", container.version(engine) or name, ""),
+            ("container image", "fail", f"{image} is not present locally", fix),
+        ]
+    engine, result = _probe(engine, image, cfg.python)
+    if result.returncode != 0:
+        detail = f"{name} cannot run containers here: {result.tail(1).strip()}"
+        return [("container engine", "fail", detail, container.failure_hint(engine, result.output))]
+    ran = "; ".join(engine.notes) or "runs containers with its defaults"
+    rows.append(("container engine", "ok", f"{container.version(engine) or name}: {ran}", ""))
+    target = _parse_probe(engine, image, result.output)
+    glibc = ".".join(map(str, target.glibc)) if target.glibc else "unknown"
+    rows.append(("container image", "ok", f"{image} (present locally; glibc {glibc}, {target.arch})", ""))
+    for py in cfg.python:
+        if py in target.pythons:
+            rows.append((f"Python {py} (in {image})", "ok", target.pythons[py], ""))
+        else:
+            rows.append((f"Python {py} (in {image})", "fail", "not in the image", f"use an image with Python {py}"))
+    return rows
 
 
 def _parse_probe(engine: container.Engine, image: str, output: str) -> Target:
