@@ -13,6 +13,8 @@ KERNELS = ROOT / "kernels"
 # `ci init` installs the tool from one exact commit; tests whose checkout has no public origin name one.
 CI_TOOL_SOURCE = "git+https://github.com/acme/kestrel-release@" + "1" * 40
 CI_TOOL_ENV = {"KESTREL_RELEASE_CI_TOOL_SOURCE": CI_TOOL_SOURCE}
+# Modules `--help` must not import (a test checks sys.modules); the package imports them inside functions.
+HEAVY_MODULES = {"github", "twine", "auditwheel", "build", "requests", "jinja2", "pynvml", "rich.live"}
 
 
 @dataclass
@@ -26,8 +28,14 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_cli(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 900, input: str | None = None) -> CliResult:
+def run_cli(
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 900,
+    input: str | None = None,
+) -> CliResult:
     """Run `python -m kestrel_release ARGS` in a subprocess; never raises on exit code."""
     full_env = dict(os.environ)
     full_env.setdefault("COLUMNS", "200")
@@ -37,9 +45,15 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | N
     full_env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
     if env:
         full_env.update(env)
-    proc = subprocess.run([sys.executable, "-m", "kestrel_release", *args], cwd=cwd or ROOT,
-                          env=full_env, capture_output=True, text=True, timeout=timeout,
-                          input=input)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kestrel_release", *args],
+        cwd=cwd or ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 

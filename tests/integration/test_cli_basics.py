@@ -6,12 +6,9 @@ import re
 import subprocess
 import sys
 
-
 from kestrel_release import __version__
 from kestrel_release.errors import EXIT_CODES
-from tests.helpers import assert_one_line_error, ROOT, run_cli
-
-HEAVY = {"github", "twine", "auditwheel", "build", "requests", "jinja2", "pynvml", "rich.live"}
+from tests.helpers import HEAVY_MODULES, ROOT, assert_one_line_error, run_cli
 
 
 def test_help_imports_no_heavy_module():
@@ -23,7 +20,7 @@ def test_help_imports_no_heavy_module():
         "        app(args, standalone_mode=False)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        f"print(sorted(m for m in sys.modules if m in {HEAVY!r} or m.split('.')[0] in {HEAVY!r}))\n"
+        f"print(sorted(m for m in sys.modules if m in {HEAVY_MODULES!r} or m.split('.')[0] in {HEAVY_MODULES!r}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
