@@ -84,6 +84,9 @@ def _gpu(cfg: Config) -> Check:
 def _nvcc(cfg: Config) -> list[Check]:
     from kestrel_release.stages.build import cuda_tools
 
+    if cfg.cuda:
+        return _toolkits(cfg)
+
     required = bool(cuda_tools.why_needed(cfg))  # the same answer build's preflight acts on
     try:
         nvcc = cuda_tools.find(cfg)
@@ -93,6 +96,35 @@ def _nvcc(cfg: Config) -> list[Check]:
             Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message, exc.hint or toolchain.NVCC_FIX)
         ]
     return [Check("CUDA toolkit (nvcc)", "ok", f"{version} at {nvcc}")]
+
+
+def _toolkits(cfg: Config) -> list[Check]:
+    """One row per configured toolkit: the version found and the configured archs it builds; one not
+    on this machine is a warning saying build installs it from PyPI (doctor installs nothing)."""
+    from kestrel_release import cuda_rules
+    from kestrel_release.adapters import cuda_toolkit
+
+    pairs, _problems = cuda_rules.pairs(cfg.cuda, cfg.cuda_arch)
+    found = cuda_toolkit.local({**os.environ, **cfg.build.env})
+    checks = []
+    for want in cfg.cuda:
+        archs = ", ".join(a.sm for t, a in pairs if t == want) or "none"
+        match = sorted((t for t in found if cuda_rules.same_toolkit(want, t.version)), key=lambda t: t.nvcc is None)
+        if match:
+            tk = match[0]
+            how = f"nvcc {tk.nvcc}" if tk.nvcc else f"NVRTC {tk.nvrtc} (device code only)"
+            checks.append(Check(f"CUDA {want}", "ok", f"{tk.version} ({tk.source}: {how}); builds {archs}"))
+        else:
+            reqs = " ".join(cuda_toolkit.pypi_requirements(want))
+            checks.append(
+                Check(
+                    f"CUDA {want}",
+                    "warn",
+                    f"not on this machine; build installs it from PyPI ({reqs}) into the cache; builds {archs}",
+                    f"set CUDA_HOME or install it in /usr/local/cuda-{want} to use a local one",
+                )
+            )
+    return checks
 
 
 def _pythons(cfg: Config) -> list[Check]:

@@ -115,3 +115,30 @@ def test_glibc_too_old_for_plat(tmp_path):
         """))
     result = run_cli(["doctor", "--project", str(tmp_path)])
     assert_one_line_error(result, 3, "glibc", "older than manylinux_2_99_x86_64")
+
+
+def test_doctor_lists_each_configured_toolkit_with_its_version_and_archs(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "demo"
+        version = "0.1"
+        [tool.kestrel-release]
+        python = ["3.12"]
+        cuda_arch = ["80", "90a", "110@13.0"]
+        cuda = ["13.0", "12.9"]
+        """))
+    nvcc = tmp_path / "bin" / "nvcc"
+    nvcc.parent.mkdir()
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")
+    nvcc.chmod(0o755)
+    env = {"CUDACXX": str(nvcc), "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    checks = _by_name(json.loads(result.stdout))
+    assert checks["CUDA 13.0"]["status"] == "ok"
+    assert checks["CUDA 13.0"]["detail"] == f"13.0.88 (CUDACXX: nvcc {nvcc}); builds sm_80, sm_90a, sm_110"
+    if not Path("/usr/local/cuda-12.9").exists():
+        assert checks["CUDA 12.9"]["status"] == "warn"
+        assert checks["CUDA 12.9"]["detail"].startswith("not on this machine; build installs it from PyPI")
+        assert checks["CUDA 12.9"]["detail"].endswith("builds sm_80, sm_90a")

@@ -5,7 +5,21 @@
 // Never shipped in a wheel (build input only).
 #pragma once
 
+#ifdef __CUDACC_RTC__
+// NVRTC (the CUDA 12 compiler PyPI ships: nvidia-cuda-nvcc-cu12 has no nvcc) has no libc headers.
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+typedef unsigned long long uintptr_t;
+typedef long long intptr_t;
+#else
 #include <stdint.h>
+#endif
 
 namespace kestrel {
 
