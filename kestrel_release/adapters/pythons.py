@@ -86,11 +86,18 @@ def _from_conda(version: str) -> Iterator[Path]:
         yield prefix / "bin" / f"python{version}"
 
 
+def _from_manylinux(version: str) -> Iterator[Path]:
+    """A manylinux image's interpreters (not on its PATH): where `ci init`'s container jobs build."""
+    minor = version.split(".", 1)[-1]
+    yield Path(f"/opt/python/cp3{minor}-cp3{minor}/bin/python{version}")
+
+
 SOURCES = (
     ("PATH", _from_path),
     ("pyenv ($PYENV_ROOT or ~/.pyenv)/versions", _from_pyenv),
     ("uv python find", _from_uv),
     ("conda envs", _from_conda),
+    ("/opt/python (manylinux images)", _from_manylinux),
 )
 
 

@@ -194,13 +194,25 @@ def build_jobs(cfg) -> list[dict]:
     once = getattr(cfg, "abi", "per-python") in ("abi3", "py3")
     pythons = sorted(cfg.python, key=lambda v: tuple(int(p) for p in v.split(".")))
     jobs: dict[str, dict] = {}
+    build = getattr(cfg, "build", None)
+    image = getattr(build, "container", "") or ""
+    # build.container: the Linux jobs run in that image (the job's `container:`), and the tool builds
+    # right there; a chroot root directory is the machine's own, not a CI image.
+    if getattr(build, "container_engine", "") == "chroot" or image.startswith(("/", ".")):
+        image = ""
     for configured in platforms:
         key = platform_tags.runner_key(configured)
         plat = configured if _LINUX_TAG.fullmatch(configured) else None
         name = plat or key
         jobs.setdefault(
             name,
-            {"platform": name, "runner": _runner(cfg, key), "plat": plat, "pythons": pythons[:1] if once else pythons},
+            {
+                "platform": name,
+                "runner": _runner(cfg, key),
+                "plat": plat,
+                "pythons": pythons[:1] if once else pythons,
+                "container": image if key.startswith("linux-") else None,
+            },
         )
     return list(jobs.values())
 

@@ -345,3 +345,29 @@ def test_configured_platforms_and_a_bad_one(repo: Path) -> None:
     result = ci_init(repo, "--force", env={"KESTREL_RELEASE_PLATFORMS": "linux_armv7l"})
     assert_one_line_error(result, 2, "platforms: 'linux_armv7l' is not a platform")
     assert "build-windows-x86_64" in (repo / WORKFLOW).read_text()  # the earlier workflow is untouched
+
+
+def test_build_container_runs_the_linux_build_jobs_in_the_image(tmp_path: Path) -> None:
+    """build.container: each Linux build job gets `container:` (it builds right there, no nested engine);
+    other platforms' jobs do not; still actionlint and zizmor clean. A chroot root is no CI image."""
+    image = "quay.io/pypa/manylinux_2_28_x86_64:2025.11.09-1"
+    root = make_repo(tmp_path / "r")
+    (root / "kernels" / "pyproject.toml").write_text(
+        PYPROJECT.replace('python = ["3.11", "3.12", "3.13"]',
+                          'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64", "win_amd64"]')
+        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\ncontainer_engine = "podman"\n')
+    result = ci_init(root)
+    assert result.code == 0, result.output
+    path = root / WORKFLOW
+    jobs = yaml.safe_load(path.read_text())["jobs"]
+    linux, windows = jobs["build-manylinux_2_28_x86_64"], jobs["build-windows-x86_64"]
+    assert linux["container"] == {"image": image}
+    assert linux["steps"][-2]["env"]["KESTREL_RELEASE_BUILD_CONTAINER"] == ""
+    assert "container" not in windows and "KESTREL_RELEASE_BUILD_CONTAINER" not in windows["steps"][-2]["env"]
+    assert actionlint(path, [*LABELS, "macos-14", "ubuntu-24.04-arm"]).stdout.strip() == "[]"
+    assert zizmor(path).returncode == 0, zizmor(path).stdout
+    chroot = make_repo(tmp_path / "c")
+    (chroot / "kernels" / "pyproject.toml").write_text(
+        PYPROJECT + '[tool.kestrel-release.build]\ncontainer = "/srv/roots/bullseye"\ncontainer_engine = "chroot"\n')
+    assert ci_init(chroot).code == 0
+    assert not any("container" in job for job in yaml.safe_load((chroot / WORKFLOW).read_text())["jobs"].values())
