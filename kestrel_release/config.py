@@ -27,6 +27,7 @@ from kestrel_release.config_model import (
     GithubTarget,
     IndexTarget,
     PublishConfig,
+    SmokeTestConfig,
     VerifyConfig,
     VersionFile,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "GithubTarget",
     "IndexTarget",
     "PublishConfig",
+    "SmokeTestConfig",
     "VerifyConfig",
     "VersionFile",
     "discover_project",

@@ -115,6 +115,16 @@ class PublishConfig:
 
 
 @dataclass(frozen=True)
+class SmokeTestConfig:
+    # A command run in each smoke venv after the install (the package's GPU tests): a shell command line,
+    # `{python}` = the venv's interpreter, `{project}` = the project dir; "" = none.
+    command: str = ""
+    # Distributions of the host interpreter the smoke venv sees instead of fetching them (torch on an
+    # offline GPU host): exposed with their installed requirements, nothing else of the host's.
+    reuse: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class IndexTarget:
     repository_url: str
     simple_url: str = ""  # "" = derived from repository_url (publish_index.simple_url_for)
@@ -172,6 +182,7 @@ class Config:
     build: BuildConfig = field(default_factory=BuildConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
+    smoke_test: SmokeTestConfig = field(default_factory=SmokeTestConfig)
     targets: dict[str, Any] = field(default_factory=dict)
     ci: CIConfig = field(default_factory=CIConfig)
 

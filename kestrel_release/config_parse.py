@@ -23,11 +23,18 @@ from kestrel_release.config_model import (
     GithubTarget,
     IndexTarget,
     PublishConfig,
+    SmokeTestConfig,
     VerifyConfig,
     VersionFile,
 )
 
-_SECTIONS = {"build": BuildConfig, "verify": VerifyConfig, "publish": PublishConfig, "ci": CIConfig}
+_SECTIONS = {
+    "build": BuildConfig,
+    "verify": VerifyConfig,
+    "publish": PublishConfig,
+    "smoke_test": SmokeTestConfig,
+    "ci": CIConfig,
+}
 _TOP_SKIP = {
     "project_dir",
     "name",
@@ -37,6 +44,7 @@ _TOP_SKIP = {
     "build",
     "verify",
     "publish",
+    "smoke_test",
     "targets",
     "ci",
 }
@@ -427,6 +435,9 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
             f"{at('targets.github.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
             f"{suggest(gh.nightly, ['rolling', 'dated'])}"
         )
+    for name in cfg.smoke_test.reuse:
+        if not _DIST_NAME.fullmatch(name):
+            errors.append(f"{at('smoke_test.reuse')}: '{name}' is not a distribution name like torch")
     if gh.keep < 1:
         errors.append(f"{at('targets.github.keep')}: {gh.keep} keeps no nightly; use 1 or more")
 
@@ -466,6 +477,9 @@ def _validate_cuda(cfg: Config, errors: list[str], at) -> None:
             continue
         if arch not in built:
             errors.append(f"{at('cuda_ptx')}: {arch.sm} is not in cuda_arch (PTX is embedded next to an arch's SASS)")
+
+
+_DIST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def _is_glibc(text: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -158,3 +159,40 @@ def target_install_command(uv: Path, target: Path, requirements: list[str], *, p
         "--",
         *requirements,
     ]
+
+
+# uv's words for an index it could not reach (DNS, refused, TLS, timeouts, --offline) and for a
+# resolution with no candidate; kept loose because uv rewords them between releases.
+_UNREACHABLE = re.compile(
+    r"dns error|failed to lookup address|name or service not known|temporary failure in name resolution|"
+    r"tcp connect error|connection refused|connection reset|network is unreachable|operation timed out|"
+    r"timed out|client error \(connect\)|error sending request|network connectivity is disabled|"
+    r"certificate|tls handshake",
+    re.IGNORECASE,
+)
+_UNRESOLVABLE = re.compile(
+    r"no solution found when resolving|not found in the package registry|no version of|"
+    r"requirements are unsatisfiable|no matching distribution",
+    re.IGNORECASE,
+)
+_FETCH_URL = re.compile(r"Failed to fetch:? `?(\S+?)`?$", re.MULTILINE)
+_MISSING = re.compile(r"Because (?:there is no version of |only )?([A-Za-z0-9._-]+)")
+
+
+def install_failure(output: str) -> tuple[str, str]:
+    """What an `uv pip install` failure was, from its output: ("unreachable", the URL it could not
+    fetch), ("unresolvable", the distribution with no match) or ("other", the first error line)."""
+    glyphs = " \u00d7\u2570\u2500\u25b6\u2502"  # the tree uv draws around its causes
+    lines = [ln.strip(glyphs) for ln in output.splitlines() if ln.strip()]
+    lines = [ln.removeprefix("cause: ").removeprefix("Caused by: ").strip() for ln in lines]
+    text = "\n".join(lines)
+    if _UNREACHABLE.search(text):
+        url = _FETCH_URL.search(text)
+        root = next((ln for ln in reversed(lines) if _UNREACHABLE.search(ln)), "")
+        return "unreachable", f"{url.group(1) if url else 'the index'} could not be reached ({root})"
+    if _UNRESOLVABLE.search(text):
+        missing = _MISSING.search(text)
+        why = next((ln for ln in lines if ln.startswith("Because")), lines[-1] if lines else "")
+        return "unresolvable", (f"{missing.group(1)}: " if missing else "") + why
+    first = next((ln for ln in lines if ln.lower().startswith("error")), lines[-1] if lines else "no output")
+    return "other", first

@@ -16,7 +16,7 @@ from kestrel_release import config, config_parse
 from kestrel_release.config_model import CIConfig, Config, GithubTarget, IndexTarget, VersionFile
 from kestrel_release.errors import ConfigError
 
-SECTIONS = {"build", "verify", "publish", "ci"}
+SECTIONS = {"build", "verify", "publish", "smoke_test", "ci"}
 # Not settings: the project's identity, from [project] or the backend (the parser's own list of them).
 IDENTITY = config_parse._TOP_SKIP - SECTIONS - {"targets"}
 

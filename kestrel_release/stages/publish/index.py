@@ -254,10 +254,12 @@ def _failure(result: PublishResult) -> PublishError:
             f"{result.target} failed; {first['filename']}: {first['error']}",
             "re-run the same command: files already on the index are skipped",
         )
+    from kestrel_release.stages.publish import smoke
+
     bad = [r for r in result.smoke if not r.get("ok")]
     return PublishError(
         f"smoke test failed on Python {', '.join(r['python'] for r in bad)}: {bad[0]['detail']}",
-        f"the published {result.version} does not install or import from {result.simple_url}",
+        smoke.failure_hint(result.smoke, result.simple_url),
     )
 
 

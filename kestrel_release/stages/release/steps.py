@@ -99,6 +99,7 @@ def _publish_index(target: str):
 def _step_smoke(cfg, state, ends, **_):
     from kestrel_release.errors import PublishError
     from kestrel_release.stages import publish
+    from kestrel_release.stages.publish import smoke
 
     target = "testpypi" if "testpypi" in state.params["targets"] else "pypi"
     rows = publish.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
@@ -107,9 +108,9 @@ def _step_smoke(cfg, state, ends, **_):
         raise PublishError(
             f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
             f"{failed[0].get('detail', '')}",
-            f"the wheels on {target} do not install/import",
+            smoke.failure_hint(rows, target),
         )
-    return cfg, f"installed and imported from {target} on Python {', '.join(str(r.get('python')) for r in rows)}"
+    return cfg, smoke.summary(rows, target)
 
 
 def _step_github(cfg, state, ends, **_):
