@@ -51,9 +51,37 @@ def sandbox_github(
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
     from kestrel_release.sandbox import github
 
+    repos, why = (repo, "given with --repo") if repo else _default_github_repo()
     _serve(
-        github.serve_forever, port=port, repos=repo or [], token=token, immutable=immutable_releases, git_dir=git_dir
+        github.serve_forever,
+        repos=repos,
+        why=why,
+        port=port,
+        token=token,
+        immutable=immutable_releases,
+        git_dir=git_dir,
     )
+
+
+def _default_github_repo() -> tuple[list[str], str]:
+    """The repository of the project in the cwd (targets.github.repo, else its git remote 'origin').
+
+    Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
+    from kestrel_release import config
+    from kestrel_release.adapters import git
+    from kestrel_release.adapters.github import repo_from_remote, target_repo
+    from kestrel_release.errors import KestrelError, UsageError
+
+    try:
+        repo, source = target_repo(config.load(None))
+    except KestrelError:  # no project here: the cwd's own remote may still name it
+        repo, source = repo_from_remote(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
+    if not repo:
+        raise UsageError(
+            "no GitHub repository to emulate: none configured and no github.com remote 'origin'",
+            "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo",
+        )
+    return [repo], f"from {source}"
 
 
 def _serve(serve_forever, **options) -> None:

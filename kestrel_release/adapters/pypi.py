@@ -172,7 +172,7 @@ class _ConsoleLog(logging.Handler):
         console.debug(f"twine: {record.getMessage()}")
 
 
-def _route_twine_logs() -> None:
+def route_twine_logs() -> None:
     log = logging.getLogger("twine")
     if not any(isinstance(h, _ConsoleLog) for h in log.handlers):
         log.addHandler(_ConsoleLog())
@@ -186,7 +186,7 @@ class Uploader:
         from requests.adapters import HTTPAdapter
         from twine.repository import Repository
 
-        _route_twine_logs()
+        route_twine_logs()
         self.index, self.policy, self.user = index, policy, credentials[0]  # the username is no secret
         self.repo = Repository(index.upload_url, *credentials, disable_progress_bar=True)
         for scheme in ("http://", "https://"):

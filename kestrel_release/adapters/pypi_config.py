@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from kestrel_release import redact
-from kestrel_release.adapters.pypi import PYPIRC, Index, _route_twine_logs, simple_url_for
+from kestrel_release.adapters.pypi import PYPIRC, Index, route_twine_logs, simple_url_for
 from kestrel_release.errors import PublishError, UsageError
 
 
@@ -79,7 +79,7 @@ def resolve_index(
     --repository-url > TWINE_REPOSITORY_URL > [tool.kestrel-release.targets.NAME] > .pypirc [NAME]
     `repository =` (pypi/testpypi included) > the built-in PyPI/TestPyPI URLs.
     """
-    from kestrel_release.config import DEFAULT_TARGETS
+    from kestrel_release.config_model import DEFAULT_TARGETS
 
     env = os.environ if env is None else env
     pypirc = read_pypirc(pypirc_path)
@@ -161,7 +161,7 @@ def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:
     import requests
     from twine import auth, exceptions
 
-    _route_twine_logs()
+    route_twine_logs()
     config = dict(index.pypirc or {"username": None, "password": None})
     config["repository"] = index.upload_url
     redact.register(config.get("password"))

@@ -205,29 +205,13 @@ class GithubEmulator:
             }
 
 
-def default_repo() -> tuple[str, str]:
-    """The repository of the project in the cwd (targets.github.repo, else its git remote 'origin').
-
-    Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
-    from kestrel_release import config
-    from kestrel_release.adapters import git
-    from kestrel_release.adapters.github import repo_from_remote, target_repo
-    from kestrel_release.errors import KestrelError, UsageError
-
-    try:
-        repo, source = target_repo(config.load(None))
-    except KestrelError:  # no project here: the cwd's own remote may still name it
-        repo, source = repo_from_remote(git.remote_url(Path.cwd()) or ""), "git remote 'origin'"
-    if not repo:
-        raise UsageError(
-            "no GitHub repository to emulate: none configured and no github.com remote 'origin'",
-            "pass --repo OWNER/NAME, or set [tool.kestrel-release.targets.github] repo",
-        )
-    return repo, f"from {source}"
-
-
 def serve_forever(
-    port: int = 0, repos=(), token: str | None = None, immutable: bool = False, git_dir: Path | None = None
+    repos,
+    why: str,
+    port: int = 0,
+    token: str | None = None,
+    immutable: bool = False,
+    git_dir: Path | None = None,
 ) -> None:
     """`kestrel-release sandbox github`: serve until Ctrl-C; the token goes to a 0600 file.
 
@@ -236,15 +220,9 @@ def serve_forever(
     import shlex
     import time
 
-    from kestrel_release import console
+    from kestrel_release import console, statedir
     from kestrel_release.errors import UsageError
     from kestrel_release.fsutil import atomic_write_text
-
-    why = "given with --repo"
-    if not repos:
-        repo, why = default_repo()
-        repos = [repo]
-    from kestrel_release import statedir
 
     # The token file lives in a private session dir of the tool's state dir, removed on exit.
     with statedir.session("github") as session, GithubEmulator(repos=tuple(repos), token=token, port=port) as gh:

@@ -22,7 +22,7 @@ from kestrel_release.adapters import git, pythons
 from kestrel_release.adapters.github import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
-from kestrel_release.stages.init.choose import Plan, _allowed, _check, _github_target, choose
+from kestrel_release.stages.init.choose import Plan, add_github_target, check_plan, choose, python_allowed
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.stages.init.table import table_text
 
@@ -83,8 +83,8 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
     result = InitResult(project_dir, detected, None)
     if not detected.configured:
         result.plan = choose(detected, python or _pythons_on_machine(detected))
-        _github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
-        _check(result.plan)
+        add_github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
+        check_plan(result.plan)
         result.table_text = table_text(result.plan, detected)
     result.github_repo = (
         _configured_repo(result.plan.values if result.plan else data, planned=result.plan is not None)
@@ -143,7 +143,7 @@ def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
     """The candidate CPythons this machine has, among those the package supports."""
     from concurrent.futures import ThreadPoolExecutor
 
-    wanted = [v for v in CANDIDATE_PYTHONS if _allowed(v, d)]
+    wanted = [v for v in CANDIDATE_PYTHONS if python_allowed(v, d)]
 
     def found(version: str) -> bool:
         try:

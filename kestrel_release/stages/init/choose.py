@@ -49,7 +49,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)  # shown to the user, not written
 
 
-def _allowed(version: str, d: Detected) -> bool:
+def python_allowed(version: str, d: Detected) -> bool:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     minor = int(version.split(".")[1])
@@ -81,7 +81,7 @@ def _choose_pythons(d: Detected, plan: Plan, found: tuple[str, ...]) -> None:
         plan.values["python"] = list(found)
         plan.comments["python"] = "CPythons found on this machine that the package supports"
         return
-    listed = [p for p in config.DEFAULT_PYTHONS if _allowed(p, d)] or list(config.DEFAULT_PYTHONS)
+    listed = [p for p in config.DEFAULT_PYTHONS if python_allowed(p, d)] or list(config.DEFAULT_PYTHONS)
     plan.values["python"] = listed
     plan.comments["python"] = "none of these was found on this machine: install them or edit the list"
     plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(listed)}")
@@ -179,7 +179,7 @@ def _forbid(d: Detected) -> list[str]:
     return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]
 
 
-def _github_target(plan: Plan, repo: str | None) -> None:
+def add_github_target(plan: Plan, repo: str | None) -> None:
     # Without a repository, a GitHub release would go to the tool's own default: say so instead.
     if repo:
         plan.values["targets"] = {"github": {"repo": repo}}
@@ -191,7 +191,7 @@ def _github_target(plan: Plan, repo: str | None) -> None:
         )
 
 
-def _check(plan: Plan) -> None:
+def check_plan(plan: Plan) -> None:
     """The table must load: a key config.py does not know would break every later command."""
     errors: list[str] = []
     cfg = config_parse.build(Path("."), "x", "0", plan.values, {}, errors)  # the same parser `load` uses

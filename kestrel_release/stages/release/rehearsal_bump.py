@@ -68,8 +68,8 @@ def heal(cfg):
         if not previous or not previous.params.get("rehearse") or not previous.bump:
             return cfg
         old, new = previous.bump["from"], previous.bump["to"]
-        current = version_resume._pyproject_version(cfg) or cfg.version
-        locations = version_files._locations(dataclasses.replace(cfg, version=current))
+        current = version_resume.pyproject_version(cfg) or cfg.version
+        locations = version_files.version_locations(dataclasses.replace(cfg, version=current))
         at_old = [loc for loc in locations if loc.states(old) and not loc.states(new)]
         at_new = [loc for loc in locations if loc.states(new) and not loc.states(old)]
         if not at_old or not at_new or any(not (loc.states(old) or loc.states(new)) for loc in locations):

@@ -36,55 +36,24 @@ existing tag. `--tag` implies `--commit` (a tag must point at the version change
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.version.files import (
-    _diff,
-    _disagreement,
-    _locations,
-    _write_all,
+    diff_of,
     disagreeing,
+    disagreement,
     rewrite_all,
     stated_version,
+    version_locations,
+    write_all,
 )
 from kestrel_release.stages.version.pep440 import next_version, parse
+from kestrel_release.stages.version.result import VersionResult  # re-exported: callers name version.VersionResult
 from kestrel_release.stages.version.source import backend_version as _backend_version
 from kestrel_release.stages.version.source import check_bumpable
 from kestrel_release.stages.version.source import is_static as _static
-
-
-@dataclass
-class VersionResult:
-    """What `show`/`change` did: `old` -> `new` in `files` (relative to the project)."""
-
-    action: str  # show | bump | set
-    name: str
-    old: str
-    new: str
-    files: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    diff: str = ""
-    commit: str | None = None
-    tag: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {
-            "action": self.action,
-            "name": self.name,
-            "old": self.old,
-            "new": self.new,
-            "files": self.files,
-            "dry_run": self.dry_run,
-            "diff": self.diff,
-            "commit": self.commit,
-            "tag": self.tag,
-            "warnings": self.warnings,
-        }
-
 
 # ---------------------------------------------------------------- show / change
 
@@ -121,7 +90,7 @@ def show(cfg) -> VersionResult:
                 "the build backend reports this version; list the files that hold it in version_files to bump it"
             ],
         )
-    locations = _locations(cfg)
+    locations = version_locations(cfg)
     current = stated_version(locations)
     return VersionResult("show", cfg.name, current, current, _names(locations), warnings=disagreeing(locations))
 
@@ -171,15 +140,15 @@ def change(
         if recovered[1]:
             return recovered[0]
         cfg = dataclasses.replace(cfg, version=recovered[0].new) if _static(cfg) else cfg
-    locations = _locations(cfg)
-    problem = _disagreement(locations)
+    locations = version_locations(cfg)
+    problem = disagreement(locations)
     if problem and not force:
         raise UsageError(problem, "make them agree, or pass --force to overwrite them all")
     current = stated_version(locations)
     new = _target(current, action, value, force)
     changes = rewrite_all(locations, new)
     result = VersionResult(
-        action, cfg.name, current, new, [loc.rel for loc, _ in changes], dry_run=dry_run, diff=_diff(changes)
+        action, cfg.name, current, new, [loc.rel for loc, _ in changes], dry_run=dry_run, diff=diff_of(changes)
     )
     commit = commit or tag
     root = _git_preflight(cfg, f"v{new}" if tag else None, allow_dirty) if commit else None
@@ -188,7 +157,7 @@ def change(
     with fsutil.project_lock(cfg.project_dir, "version"):
         version_resume.collect_leftovers(locations)
         with version_resume.journal(cfg, action, value, current, new):
-            _write_all(changes, current)
+            write_all(changes, current)
         if root is not None:
             _git_record(cfg, result, changes, tag)
     return result

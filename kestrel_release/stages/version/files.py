@@ -70,7 +70,7 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
     return _Location(path, path_text, text, values.pop(), pattern)
 
 
-def _locations(cfg) -> list[_Location]:
+def version_locations(cfg) -> list[_Location]:
     """pyproject.toml first, then every configured version file (only those without [project].version)."""
     if not _static(cfg):
         if cfg.version_files:
@@ -92,7 +92,7 @@ def stated_version(locations: list[_Location]) -> str:
     return next((loc.value for loc in locations if not loc.release_only), locations[0].value)
 
 
-def _disagreement(locations: list[_Location]) -> str | None:
+def disagreement(locations: list[_Location]) -> str | None:
     if not disagreeing(locations):
         return None
     return "versions disagree: " + ", ".join(f"{loc.rel} has {loc.value}" for loc in locations)
@@ -131,7 +131,7 @@ def _rewrite(loc: _Location, new: str, text: str | None = None) -> str:
     return tomlkit.dumps(doc)
 
 
-def _write_all(changes: list[tuple[_Location, str]], old: str) -> None:
+def write_all(changes: list[tuple[_Location, str]], old: str) -> None:
     """Write every file or none: on a failure, restore the ones already written."""
     written: list[_Location] = []
     try:
@@ -150,7 +150,7 @@ def _write_all(changes: list[tuple[_Location, str]], old: str) -> None:
         ) from None
 
 
-def _diff(changes: list[tuple[_Location, str]]) -> str:
+def diff_of(changes: list[tuple[_Location, str]]) -> str:
     return "".join(
         "".join(difflib.unified_diff(loc.text.splitlines(True), text.splitlines(True), f"a/{loc.rel}", f"b/{loc.rel}"))
         for loc, text in changes

@@ -14,17 +14,17 @@ from collections.abc import Iterator
 
 from kestrel_release import fsutil
 from kestrel_release.errors import UsageError
-from kestrel_release.stages import version
 from kestrel_release.stages.version import files as version_files
+from kestrel_release.stages.version.result import VersionResult
 
 
-def complete(cfg, old: str, new: str) -> version.VersionResult:
+def complete(cfg, old: str, new: str) -> VersionResult:
     """Move every version file still at `old` to `new`; refuse files holding anything else.
 
     Nothing to write when all hold `new` already. A third value is a person's edit, not ours.
     """
-    current = _pyproject_version(cfg) or cfg.version
-    locations = version_files._locations(dataclasses.replace(cfg, version=current))
+    current = pyproject_version(cfg) or cfg.version
+    locations = version_files.version_locations(dataclasses.replace(cfg, version=current))
     strange = [f"{loc.rel} has {loc.value}" for loc in locations if not (loc.states(old) or loc.states(new))]
     if strange:
         raise UsageError(
@@ -34,8 +34,8 @@ def complete(cfg, old: str, new: str) -> version.VersionResult:
     changes = version_files.rewrite_all([loc for loc in locations if not loc.states(new)], new)
     with fsutil.project_lock(cfg.project_dir, "version"):
         collect_leftovers(locations)
-        version_files._write_all(changes, old)
-    return version.VersionResult("bump", cfg.name, old, new, [loc.rel for loc, _ in changes])
+        version_files.write_all(changes, old)
+    return VersionResult("bump", cfg.name, old, new, [loc.rel for loc, _ in changes])
 
 
 def collect_leftovers(locations) -> None:
@@ -45,7 +45,7 @@ def collect_leftovers(locations) -> None:
     safepaths.collect_leftovers(*{loc.path.resolve().parent for loc in locations})
 
 
-def _pyproject_version(cfg) -> str | None:
+def pyproject_version(cfg) -> str | None:
     """[project].version as it is on disk now (cfg may predate a half-written bump)."""
     from kestrel_release._compat import tomllib
 
@@ -75,12 +75,12 @@ def journal(cfg, action: str, value: str, old: str, new: str) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        path.unlink(missing_ok=True)  # _write_all restored every file: nothing is pending
+        path.unlink(missing_ok=True)  # write_all restored every file: nothing is pending
         raise
     path.unlink(missing_ok=True)
 
 
-def recover(cfg, action: str, value: str) -> tuple[version.VersionResult, bool] | None:
+def recover(cfg, action: str, value: str) -> tuple[VersionResult, bool] | None:
     """Finish the change a killed run recorded: (its result, whether it was this same command).
 
     None when nothing is pending. When it was the same command the caller is done (that bump

@@ -203,9 +203,9 @@ def test_ignore_lines_follow_where_the_tool_writes(out_dir, lines):
 
 def test_pythons_respect_requires_python_and_the_abi3_floor():
     d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.11,!=3.12.*")
-    assert [v for v in init.CANDIDATE_PYTHONS if init._allowed(v, d)] == ["3.11", "3.13", "3.14"]
+    assert [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)] == ["3.11", "3.13", "3.14"]
     d = init_detect.Detected(project_dir=Path("."), abi3="cp312")
-    assert [v for v in init.CANDIDATE_PYTHONS if init._allowed(v, d)] == ["3.12", "3.13", "3.14"]
+    assert [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)] == ["3.12", "3.13", "3.14"]
 
 
 def test_no_python_found_lists_the_defaults_and_says_so():
