@@ -58,9 +58,10 @@ def _nvcc_toolkit(nvcc: Path, source: str) -> Toolkit | None:
     except PreflightError:
         return None
     root = nvcc.resolve().parent.parent
-    if not (root / "include" / "cuda_runtime.h").is_file():  # a wrapper script (/usr/local/bin/nvcc)
+    if not (root / "include").is_dir():  # a wrapper script (/usr/local/bin/nvcc): the install of that version
         short = cuda_rules.toolkit_name(cuda_rules.parse_toolkit(version))
-        root = next((Path(p) for p in (f"/usr/local/cuda-{short}", "/usr/local/cuda") if Path(p, "bin").is_dir()), root)
+        if Path(f"/usr/local/cuda-{short}/bin/nvcc").is_file():
+            root = Path(f"/usr/local/cuda-{short}")
     return Toolkit(version, source, root, nvcc.absolute())
 
 

@@ -161,7 +161,12 @@ def _precompile(
 ) -> precompile.PrecompileResult:
     steps.start("precompile")
     try:
-        result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs, use_cache=use_cache)
+        if plan.toolkits:  # one step per (toolkit, arch)
+            from kestrel_release.stages.build import precompile_pairs
+
+            result = precompile_pairs.run(cfg, plan.toolkits, log_dir=logs, use_cache=use_cache)
+        else:
+            result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs, use_cache=use_cache)
     except BaseException:
         steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
         raise
@@ -174,7 +179,8 @@ def _precompile(
     steps.finish(
         "precompile",
         "skipped" if result.status == "none" else "ok",
-        f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail,
+        (f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
+        + (f" for {len(result.pairs)} (toolkit, arch) pairs" if result.pairs else ""),
     )
     return result
 

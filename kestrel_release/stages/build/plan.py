@@ -16,6 +16,7 @@ from typing import Any
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import (
     auditwheel,
+    cuda_toolkit,
     git,
     host,
     pythons,
@@ -41,6 +42,7 @@ class Plan:
     tool_versions: dict = field(default_factory=dict)
     repair_tool: Any = None  # adapters.repair.RepairTool of this host's system
     container: Any = None  # stages.build.container.Target: build.container's image, engine and Pythons
+    toolkits: dict = field(default_factory=dict)  # configured toolkit -> adapters.cuda_toolkit.Toolkit (pairs mode)
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
@@ -79,9 +81,15 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         found = _attempt(problems, pythons.find_all, cfg.python) or {}
     uv_bin = _attempt(problems, uv.find_uv)
     nvcc_version = None
-    if cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources
+    toolkits: dict = {}
+    if cfg.precompile and cfg.cuda:  # one precompile per (toolkit, arch): precompile_pairs
+        toolkits = _attempt(problems, _toolkits, cfg) or {}
+        nvcc_version = ",".join(f"{name}={tk.version}" for name, tk in toolkits.items()) or None
+    elif cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources
         nvcc = _attempt(problems, cuda_tools.find, cfg)
         nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
+        if nvcc and nvcc_version and cfg.precompile and len(cfg.cuda_arch) > 1:  # several archs, one toolkit
+            toolkits = {_short(nvcc_version): cuda_toolkit.Toolkit(nvcc_version, "nvcc", nvcc.parent.parent, nvcc)}
     tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()
     if not cfg.build.container:  # the image's glibc is checked by build_container.preflight
@@ -99,6 +107,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     if target is not None:
         tools["container"] = f"{target.engine.name} {target.image}"
     plan = Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools, repair_tool=tool)
+    plan.toolkits = toolkits
     plan.container = target
     return plan
 
@@ -109,6 +118,17 @@ def _attempt(problems: list[str], fn, *args):
     except PreflightError as exc:
         problems.append(str(exc))
         return None
+
+
+def _toolkits(cfg: Config) -> dict:
+    """Each configured toolkit, found here or installed from PyPI (adapters/cuda_toolkit.py)."""
+    return cuda_toolkit.resolve(cfg.cuda, env={**os.environ, **cfg.build.env})
+
+
+def _short(version: str) -> str:
+    from kestrel_release import cuda_rules
+
+    return cuda_rules.toolkit_name(cuda_rules.parse_toolkit(version))
 
 
 def _check_gpu(cfg: Config, problems: list[str], warnings: list[str]) -> None:

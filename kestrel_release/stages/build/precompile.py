@@ -38,9 +38,11 @@ class PrecompileResult:
     seconds: float = 0.0
     log: Path | None = None
     kernels: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)  # one row per (toolkit, arch): precompile_pairs
 
     def to_json(self) -> dict:
         return {
+            "pairs": self.pairs,
             "status": self.status,
             "key": self.key,
             "seconds": round(self.seconds, 2),
@@ -59,21 +61,24 @@ def input_files(cfg: Config) -> list[Path]:
 
 def cache_key(cfg: Config, nvcc_version: str, env: dict[str, str], compilers: dict[str, str] | None = None) -> str:
     """`compilers`: cachekey.compilers(env), the host compilers nvcc and the step may call."""
+    payload = {**key_payload(cfg, env, compilers), "nvcc": nvcc_version, "arch": cfg.cuda_arch}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def key_payload(cfg: Config, env: dict[str, str], compilers: dict[str, str] | None = None) -> dict:
+    """What decides the outputs besides the toolkit and the archs (precompile_pairs adds its own)."""
     digest = hashlib.sha256()
     for path in input_files(cfg):
         digest.update(path.relative_to(cfg.project_dir).as_posix().encode() + b"\0")
         digest.update(fsutil.sha256_file(path).encode() + b"\0")
-    payload = {
+    return {
         "inputs": digest.hexdigest(),
-        "nvcc": nvcc_version,
-        "arch": cfg.cuda_arch,
         "argv": list(cfg.precompile),
         "outputs": cfg.precompile_outputs,
         "env": {k: env[k] for k in sorted(set(KEY_ENV) | set(cfg.build.env)) if k in env},
         "toolchain": cachekey.keyed_env(env),
         "compilers": compilers or {},
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def _tree(root: Path) -> dict[str, str]:
