@@ -81,7 +81,7 @@ def key_payload(cfg: Config, env: dict[str, str], compilers: dict[str, str] | No
     }
 
 
-def _tree(root: Path) -> dict[str, str]:
+def tree(root: Path) -> dict[str, str]:
     """relative path -> sha256 of every non-hidden file (hidden = the step's locks and caches)."""
     if not root.is_dir():
         return {}
@@ -99,7 +99,7 @@ def _copy_tree(src: Path, dst: Path) -> None:
     )
 
 
-def _store(outputs: Path, entry: Path, refresh: bool = False) -> None:
+def store(outputs: Path, entry: Path, refresh: bool = False) -> None:
     tmp = entry.with_name(f".{entry.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     _copy_tree(outputs, tmp)
@@ -114,7 +114,7 @@ def _store(outputs: Path, entry: Path, refresh: bool = False) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _restore(entry: Path, outputs: Path) -> None:
+def restore(entry: Path, outputs: Path) -> None:
     with fsutil.staging_dir(outputs, kind="restore") as staged:
         _copy_tree(entry, staged)
         fsutil.replace_dir(staged, outputs)
@@ -144,10 +144,10 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True
     outputs = cfg.project_dir / cfg.precompile_outputs
     entry = toolchain.cache_dir() / "precompile" / key
     log = log_dir / "precompile.log"
-    if use_cache and entry.is_dir() and _tree(entry) == _tree(outputs):
+    if use_cache and entry.is_dir() and tree(entry) == tree(outputs):
         status = "up-to-date"
     elif use_cache and entry.is_dir():
-        _restore(entry, outputs)
+        restore(entry, outputs)
         status = "restored"
     else:
         argv = [a.replace("{python}", sys.executable) for a in cfg.precompile]
@@ -155,7 +155,7 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True
         if not outputs.is_dir():
             raise BuildError(f"precompile ran but wrote no {outputs}", f"check precompile_outputs (log: {log})")
         entry.parent.mkdir(parents=True, exist_ok=True)
-        _store(outputs, entry, refresh=not use_cache)
+        store(outputs, entry, refresh=not use_cache)
         status = "compiled"
     return PrecompileResult(
         status, key, time.monotonic() - start, log if status == "compiled" else None, kernels_of(outputs)

@@ -105,10 +105,10 @@ def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_c
     out = outputs / pair_dir(name, arch)
     entry = toolchain.cache_dir() / "precompile" / key
     log = log_dir / f"precompile-cu{name}-{arch.sm}.log"
-    if use_cache and entry.is_dir() and single._tree(entry) == single._tree(out):
+    if use_cache and entry.is_dir() and single.tree(entry) == single.tree(out):
         status = "up-to-date"
     elif use_cache and entry.is_dir():
-        single._restore(entry, out)
+        single.restore(entry, out)
         status = "restored"
     else:
         if out.is_dir() and (out / MARKER).is_file():
@@ -129,7 +129,7 @@ def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_c
                 f"write the outputs to {{out}} / $KESTREL_PRECOMPILE_OUT (log: {log})",
             )
         entry.parent.mkdir(parents=True, exist_ok=True)
-        single._store(out, entry, refresh=not use_cache)
+        single.store(out, entry, refresh=not use_cache)
         status = "compiled"
     fsutil.atomic_write_text(out / MARKER, key + "\n")
     kernels = [{**k, "cuda": name} for k in single.kernels_of(out)]
