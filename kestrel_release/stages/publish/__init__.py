@@ -118,10 +118,10 @@ def run(cfg: Config, paths: list[Path], target: str, options: PublishOptions) ->
     """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
     left: list[Path] = []
     if options.pythons:
-        from kestrel_release.stages.publish import select
+        from kestrel_release.stages.publish import python_select
         from kestrel_release.stages.verify import resolve_wheels
 
-        paths, left = select.for_pythons(resolve_wheels(cfg, list(paths)), options.pythons)
+        paths, left = python_select.for_pythons(resolve_wheels(cfg, list(paths)), options.pythons)
     result = for_target(target, cfg).run(paths, options)
     if left and hasattr(result, "left_out"):
         result.left_out = [{"filename": p.name, "reason": "not for the selected Pythons"} for p in left]
