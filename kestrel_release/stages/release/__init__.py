@@ -175,7 +175,7 @@ def run(
 
 
 def _start_state(cfg: Config, params: dict, resume: bool, force: bool, steps: list[str]) -> release_state.ReleaseState:
-    previous = None if force and not resume else release_state.load(cfg.out_path)
+    previous = None if force and not resume else release_state.load(cfg.out_path, cfg.name)
     pending = release_state.unfinished_bump(previous, steps)
     if (
         pending
@@ -200,7 +200,7 @@ def _start_state(cfg: Config, params: dict, resume: bool, force: bool, steps: li
             previous.artifacts = {}
         release_state.check_artifacts(previous, cfg.out_path, cfg.name)
         return previous
-    return release_state.ReleaseState(cfg.out_path / release_state.STATE_FILE, params, version=cfg.version)
+    return release_state.ReleaseState(release_state.state_path(cfg.out_path, cfg.name), params, version=cfg.version)
 
 
 def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, **kw) -> Config:

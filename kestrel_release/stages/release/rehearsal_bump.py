@@ -64,7 +64,7 @@ def heal(cfg):
     from kestrel_release.stages.version import resume as version_resume
 
     try:
-        previous = release_state.load(cfg.out_path)
+        previous = release_state.load(cfg.out_path, cfg.name)
         if not previous or not previous.params.get("rehearse") or not previous.bump:
             return cfg
         old, new = previous.bump["from"], previous.bump["to"]

@@ -1,6 +1,7 @@
 """Release state: which steps of `release` finished, and the hashes of what they made.
 
-It lives in the output directory (`.release-state.json`) so `release --resume`
+It lives in the output directory (`.release-state.json`; `.release-state.<name>.json` for a
+project sharing the folder with another's build, see state_path) so `release --resume`
 continues after the last finished step, and refuses when the artifacts changed
 since (someone rebuilt or edited a wheel between the two runs).
 """
@@ -53,12 +54,28 @@ class ReleaseState:
 
     def move_to(self, out_dir: Path) -> None:
         """The build replaced the output directory: keep the state inside the new one."""
-        self.path = Path(out_dir) / STATE_FILE
+        self.path = Path(out_dir) / self.path.name
         self.save()
 
 
-def load(out_dir: Path) -> ReleaseState | None:
-    path = Path(out_dir) / STATE_FILE
+def state_path(out_dir: Path, package: str | None = None) -> Path:
+    """Where `package`'s release state lives in `out_dir`: `.release-state.json`, or in a folder whose
+    plain manifest is another project's (a shared folder, manifest.py), `.release-state.<name>.json`,
+    so one project's release never reads or replaces another's state."""
+    from kestrel_release import manifest
+
+    out_dir = Path(out_dir)
+    if package:
+        own = out_dir / f".release-state.{manifest.norm(package)}.json"
+        located = manifest.locate(out_dir, package)
+        theirs = located is None and (out_dir / manifest.MANIFEST).is_file()
+        if own.is_file() or theirs or (located is not None and located.name != manifest.MANIFEST):
+            return own
+    return out_dir / STATE_FILE
+
+
+def load(out_dir: Path, package: str | None = None) -> ReleaseState | None:
+    path = state_path(out_dir, package)
     if not path.is_file():
         return None
     try:
