@@ -24,6 +24,7 @@ from kestrel_release.fsutil import atomic_write_text, sha256_file
 MANIFEST = "release-manifest.json"
 SUMS = "SHA256SUMS"
 SCHEMA = 1
+MAX_BYTES = 32 * 1024 * 1024  # a manifest of thousands of wheels is a few MiB
 
 
 def norm(package: str) -> str:
@@ -50,9 +51,11 @@ def manifest_files(out_dir: Path) -> list[Path]:
 
 
 def _package_of(path: Path) -> str | None:
+    from kestrel_release import safejson
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = safejson.load_file(path, str(path), max_bytes=MAX_BYTES)
+    except (OSError, ValueError):  # safejson.Unusable is a ValueError
         return None
     package = data.get("package") if isinstance(data, dict) else None
     return package if isinstance(package, str) and package else None
@@ -86,10 +89,12 @@ def load(out_dir: Path, package: str | None = None) -> dict[str, Any] | None:
 
 def read(path: Path) -> dict[str, Any]:
     """One manifest file; UsageError when it is damaged."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not valid JSON ({exc})", "rebuild with kestrel-release build") from None
+    from kestrel_release import safejson
+
+    try:  # an output may come from another machine (assemble, publish of a CI artifact): bounded
+        data = safejson.load_file(path, str(path), max_bytes=MAX_BYTES)
+    except safejson.Unusable as exc:
+        raise UsageError(str(exc), "rebuild with kestrel-release build") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise UsageError(f"{path} has an unknown schema", "rebuild with kestrel-release build")
     return data

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from kestrel_release import console, manifest, safepaths, statedir
+from kestrel_release import console, manifest, safejson, safepaths, statedir
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
@@ -50,11 +50,11 @@ def _journal(final: Path, package: str | None) -> dict:
     merged: dict = {"files": [], "superseded": {}}
     for name in dict.fromkeys((journal_name(package), JOURNAL)):
         try:
-            data = json.loads((final / name).read_text(encoding="utf-8"))
+            data = safejson.load_file(final / name, name, max_bytes=manifest.MAX_BYTES)
             merged["files"] += [str(n) for n in data["files"]]
             if isinstance(data.get("superseded"), dict):
                 merged["superseded"].update({str(k): str(v) for k, v in data["superseded"].items()})
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError):  # safejson.Unusable is a ValueError
             pass
     return merged
 

@@ -17,6 +17,22 @@ T = TypeVar("T")
 UPLOAD_RATE_FLOOR = 256 * 1024  # bytes/s: an upload may take publish.timeout + size / this
 
 
+def sever(resp: object) -> None:
+    """Shut down the socket under a response (http.client's, or requests') so that a read blocked on
+    it in an abandoned worker ends now. Closing the response instead would wait for the buffered
+    reader's lock, which that read holds until the server sends everything: a trickle holds it."""
+    import socket
+
+    raw = getattr(resp, "raw", None)  # requests.Response -> urllib3's response -> http.client's
+    inner = getattr(raw, "_fp", None) or raw or resp
+    sock = getattr(getattr(getattr(inner, "fp", None), "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:  # the plain socket's shutdown, also under TLS: it only needs the descriptor
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class DeadlineExceeded(Exception):
     """No complete answer within the deadline; the message says what was awaited."""
 

@@ -10,9 +10,8 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,9 @@ class GithubClient:
             seconds_between_writes=None,
             per_page=100,
         )
+        from kestrel_release.adapters import github_http
+
+        github_http.harden(self._gh)  # rate-limit headers checked, bodies bounded, before PyGithub parses them
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
 
     # -- policy -----------------------------------------------------------------
@@ -100,6 +102,7 @@ class GithubClient:
         import requests
         from github import GithubException
 
+        from kestrel_release import safejson
         from kestrel_release.adapters import _deadline
 
         if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
@@ -109,9 +112,15 @@ class GithubClient:
             )
         if isinstance(exc, (_deadline.DeadlineExceeded, Transient)):
             return Transient(str(exc))
+        if isinstance(exc, (RecursionError, safejson.Unusable)):  # JSON too deep or too large for anyone
+            reason = str(exc) if isinstance(exc, safejson.Unusable) else "nested too deeply to read"
+            return PublishError(
+                f"GitHub's answer while {what} was refused: {reason}", "check --api-url / targets.github.api_url"
+            )
         if isinstance(exc, GithubException):
-            if self._rate_limit_wait(exc, what):
-                return RetryNow()
+            limited = self._rate_limit_wait(exc, what)
+            if limited is not None:
+                return limited
             if exc.status < 500:
                 return _translate(exc, what, self.repo_name)
             return Transient(f"HTTP {exc.status}")
@@ -119,8 +128,13 @@ class GithubClient:
             return Transient(f"connection error ({type(exc).__name__})")
         return None
 
-    def _rate_limit_wait(self, exc, what: str) -> bool:
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    def _rate_limit_wait(self, exc, what: str) -> Exception | None:
+        """None when `exc` is no rate limit; else RetryNow after waiting for the reset, a PublishError
+        when the wait passes publish.rate_limit_wait_cap, or a Transient (the policy's backoff) when
+        the server gave no usable time (a hint that is negative, NaN, 1e400 or "soon" is no hint)."""
+        from kestrel_release.retry import reset_seconds, retry_after_seconds
+
+        headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
         limited = exc.status == 429 or (
             exc.status == 403
             and (
@@ -130,23 +144,26 @@ class GithubClient:
             )
         )
         if not limited:
-            return False
-        if "retry-after" in headers:
-            wait = float(headers["retry-after"])
-        elif "x-ratelimit-reset" in headers:
-            wait = max(0.0, float(headers["x-ratelimit-reset"]) - time.time()) + 1
-        else:
-            return False  # a 429 without a hint is a plain failure
-        when = datetime.fromtimestamp(time.time() + wait, timezone.utc).strftime("%H:%M:%S UTC")
-        if self._waited + wait > self.policy.rate_limit_wait_cap:
-            raise PublishError(
+            return None
+        wait = retry_after_seconds(headers.get("retry-after"))
+        if wait is None and (reset := reset_seconds(headers.get("x-ratelimit-reset"))) is not None:
+            wait = reset + 1  # the reset second itself may still be limited
+        if wait is None:
+            return Transient(f"HTTP {exc.status} rate limit without a usable Retry-After or X-RateLimit-Reset")
+        # a far-off date must still print; a wait beyond the cap is never started
+        at = datetime.now(timezone.utc) + timedelta(seconds=min(wait, 10 * 365 * 86400))
+        when = at.strftime("%H:%M:%S UTC" if wait < 86400 else "%Y-%m-%d %H:%M:%S UTC")
+        # Each wait counts at least 1 s: a server answering "Retry-After: 0" forever still ends at the cap.
+        counted = max(wait, 1.0)
+        if self._waited + counted > self.policy.rate_limit_wait_cap:
+            return PublishError(
                 f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
                 f"retry after {when}, or raise publish.rate_limit_wait_cap",
             )
         console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
-        self._waited += wait
-        self.policy.sleep(wait)
-        return True
+        self._waited += counted
+        self.policy.sleep(self.policy.clamp(wait))
+        return RetryNow()
 
     # -- commits and tags -------------------------------------------------------
     def commit_exists(self, sha: str) -> bool:

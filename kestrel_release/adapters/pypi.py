@@ -26,6 +26,9 @@ from kestrel_release.retry import RetryPolicy, Transient
 
 PYPIRC = "~/.pypirc"
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+# One project's simple page (PEP 503 or 691): PyPI's largest are a few MiB. Also a bound on parse time:
+# html.parser takes tens of seconds for 16 MiB of anchors on a busy machine.
+SIMPLE_MAX = 16 * 1024 * 1024
 _KNOWN_SIMPLE = {"upload.pypi.org": "https://pypi.org/simple/", "test.pypi.org": "https://test.pypi.org/simple/"}
 
 
@@ -71,16 +74,21 @@ class _Links(HTMLParser):
 
 def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[str, str]]:
     """filename -> {sha256, url} from a PEP 691 JSON or PEP 503 HTML project page."""
-    import json
+    from kestrel_release import safejson
 
     if "json" in content_type:
         try:
-            data = json.loads(body)
+            data = safejson.loads(body, "the page", max_bytes=SIMPLE_MAX)
             return {
                 f["filename"]: {"sha256": f.get("hashes", {}).get("sha256", ""), "url": urljoin(base, f["url"])}
                 for f in data.get("files", [])
             }
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except safejson.Unusable as exc:  # too deep, too large, not JSON: said as it is
+            raise PublishError(
+                f"{base} answered with a malformed PEP 691 page: {exc}",
+                "check that the simple index URL points at a package index",
+            ) from None
+        except (KeyError, TypeError, AttributeError) as exc:
             raise PublishError(
                 f"{base} answered with a malformed PEP 691 page ({type(exc).__name__})",
                 "check that the simple index URL points at a package index",
@@ -135,13 +143,27 @@ def existing_files(
     send_auth = auth if auth and urlparse(url).netloc == urlparse(index.upload_url).netloc else None
 
     def get() -> dict[str, dict[str, str]]:
+        from kestrel_release import safejson
         from kestrel_release.adapters import _deadline
 
-        def fetch():  # the whole answer, body included, within one deadline
-            return requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout)
+        opened: list = []
+
+        def fetch():  # the whole answer, body included, within one deadline; a bounded body
+            resp = requests.get(
+                url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout, stream=True
+            )
+            opened.append(resp)
+            with resp:
+                return resp, safejson.read_body(resp, f"the index's page {url}", max_bytes=SIMPLE_MAX)
+
+        def abandon() -> None:  # the worker's socket is shut down under it: its read ends now
+            for resp in opened:
+                _deadline.sever(resp)
 
         try:
-            resp = _deadline.call(fetch, policy.timeout, f"waiting for the index's file list at {url}")
+            resp, body = _deadline.call(fetch, policy.timeout, f"waiting for the index's file list at {url}", abandon)
+        except safejson.Unusable as exc:
+            raise PublishError(str(exc), "check that the simple index URL points at a package index") from None
         except (requests.RequestException, _deadline.DeadlineExceeded) as exc:
             raise (_classify(exc, url) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
         if resp.status_code == 404:
@@ -153,16 +175,15 @@ def existing_files(
                 f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
                 "check the simple index URL and the credentials",
             )
-        return parse_simple(resp.content, resp.headers.get("Content-Type", ""), url)
+        return parse_simple(body, resp.headers.get("Content-Type", ""), url)
 
     return with_retries(get, policy, f"reading {url}")
 
 
 def _retry_after(resp) -> float | None:
-    try:
-        return float(resp.headers["Retry-After"])
-    except (KeyError, ValueError):
-        return None
+    from kestrel_release.retry import retry_after_seconds
+
+    return retry_after_seconds(resp.headers.get("Retry-After"))
 
 
 class _ConsoleLog(logging.Handler):

@@ -78,15 +78,23 @@ class GithubEmulator:
         count: int = 1,
         status: int | None = None,
         reset_in: float = 1.0,
-        retry_after: float | None = None,
+        retry_after: float | str | None = None,
+        reset_header: str | None = None,
     ) -> None:
-        """Queue a fault for the next `count` matching requests (kinds: FAULTS)."""
+        """Queue a fault for the next `count` matching requests (kinds: FAULTS). `retry_after` and
+        `reset_header` are sent as given (a hostile server's "-5" or "soon")."""
         if kind not in FAULTS:
             raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")
         default = {"upload_fail": 502, "rate_limit": 403}.get(kind)
         with self.state.lock:
             self._core.faults[kind].append(
-                {"count": count, "status": status or default, "reset_in": reset_in, "retry_after": retry_after}
+                {
+                    "count": count,
+                    "status": status or default,
+                    "reset_in": reset_in,
+                    "retry_after": retry_after,
+                    "reset_header": reset_header,
+                }
             )
 
     def fail_next_upload(self, status: int = 502, count: int = 1) -> None:
@@ -96,9 +104,21 @@ class GithubEmulator:
         self.inject("upload_drop", count=count)
 
     def rate_limit_next(
-        self, reset_in: float = 1.0, status: int = 403, retry_after: float | None = None, count: int = 1
+        self,
+        reset_in: float = 1.0,
+        status: int = 403,
+        retry_after: float | str | None = None,
+        count: int = 1,
+        reset_header: str | None = None,
     ) -> None:
-        self.inject("rate_limit", count=count, status=status, reset_in=reset_in, retry_after=retry_after)
+        self.inject(
+            "rate_limit",
+            count=count,
+            status=status,
+            reset_in=reset_in,
+            retry_after=retry_after,
+            reset_header=reset_header,
+        )
 
     def clear_faults(self) -> None:
         with self.state.lock:

@@ -129,6 +129,12 @@ def _no_manifest(tmp: Path) -> list[Path]:
     return [machine_output(tmp, "a", ("3.12",)), b]
 
 
+def _nested_manifest(tmp: Path) -> list[Path]:
+    b = machine_output(tmp, "b", ("3.13",))
+    (b / "release-manifest.json").write_bytes(b'{"schema": 1, "wheels": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    return [machine_output(tmp, "a", ("3.12",)), b]
+
+
 @pytest.mark.parametrize(("make_inputs", "needles"), [
     (_other_commit, ["inputs disagree", "built from commit aaaaaaaaaaaa", "/a", "/b"]),
     (_other_version, ["inputs disagree", "version 0.1.0", "0.1.1", "/a", "/b"]),
@@ -137,8 +143,9 @@ def _no_manifest(tmp: Path) -> list[Path]:
     (_unlisted_wheel, ["refused", "/b", "manifest does not match its files", "cp311"]),
     (_other_package, ["refused", "/b", "package 'other-pkg'", "not this project's 'kestrel-kernels'"]),
     (_no_manifest, ["refused", "/b", "no release-manifest.json"]),
+    (_nested_manifest, ["refused", "/b", "release-manifest.json is nested deeper than 64 levels"]),
 ], ids=["commit", "version", "same-filename-other-bytes", "sha256-mismatch", "unlisted-wheel",
-        "other-package", "no-manifest"])
+        "other-package", "no-manifest", "nested-manifest"])
 @pytest.mark.parametrize("earlier", [False, True], ids=["fresh-out", "earlier-release"])
 def test_disagreeing_inputs_are_refused_and_nothing_is_written(project: Path, tmp_path: Path, make_inputs,
                                                                 needles: list[str], earlier: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 
@@ -96,3 +97,68 @@ def test_find_release_sees_drafts(gh) -> None:
     c, _ = client(gh)
     gh.add_release(REPO, "v9", draft=True)
     assert c.find_release("v9").draft is True
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "reset"),
+    [(429, "-5", "soon"), (429, "1e400", "soon"), (429, "nan", "1e400"), (403, None, "soon"), (403, None, "-5")],
+)
+def test_a_nonsense_rate_limit_hint_falls_back_to_the_backoff(gh, status, retry_after, reset) -> None:
+    c, sleeps = client(gh)
+    gh.rate_limit_next(status=status, retry_after=retry_after, reset_header=reset)
+    assert c.find_release("nope") is None
+    assert len(sleeps) == 1 and 0 <= sleeps[0] <= 0.02  # the policy's backoff
+
+
+def test_a_nonsense_rate_limit_hint_that_never_ends_gives_up_with_one_line(gh) -> None:
+    c, sleeps = client(gh, retries=2)
+    gh.rate_limit_next(status=429, retry_after="-5", reset_header="soon", count=1000)
+    with pytest.raises(PublishError, match="after 3 attempt.*rate limit without a usable") as exc:
+        c.find_release("nope")
+    assert "\n" not in str(exc.value) and len(sleeps) == 2
+
+
+def test_an_http_date_retry_after_is_waited_for(gh) -> None:
+    from email.utils import formatdate
+
+    c, sleeps = client(gh)
+    gh.rate_limit_next(status=429, retry_after=formatdate(time.time() + 30, usegmt=True))
+    assert c.find_release("nope") is None
+    assert len(sleeps) == 1 and 25 <= sleeps[0] <= 31
+
+
+def test_a_far_reset_says_when_without_overflowing(gh) -> None:
+    c, sleeps = client(gh, cap=5)
+    gh.rate_limit_next(status=403, reset_header="9" * 11)  # the year 5138
+    with pytest.raises(PublishError, match=r"rate limit .* resets at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"):
+        c.find_release("nope")
+    assert sleeps == []
+
+
+def test_retry_after_zero_forever_still_ends_at_the_cap(gh) -> None:
+    c, sleeps = client(gh, cap=5)
+    gh.rate_limit_next(status=429, retry_after=0, count=1000)
+    with pytest.raises(PublishError, match="rate limit"):
+        c.find_release("nope")
+    assert sleeps == [0.0] * 5  # each wait counts at least a second against rate_limit_wait_cap
+
+
+def test_deeply_nested_json_from_github_is_one_publish_error() -> None:
+    from tests.integration.hostile_http import HostileServer, nested_json
+
+    with HostileServer() as srv:
+        srv.route("GET", "/api/v3/repos/", headers={"Content-Type": "application/json"}, body=nested_json(100_000))
+        with pytest.raises(PublishError, match="answer while opening m87-labs/kestrel was refused: nested too deeply"):
+            GithubClient(srv.url + "/api/v3", "t" * 40, REPO, timeout=5, policy=Policy(retries=0))
+
+
+def test_nonsense_rate_limit_headers_on_a_good_answer_are_ignored() -> None:
+    from tests.integration.hostile_http import HostileServer
+
+    repo = b'{"id": 1, "full_name": "m87-labs/kestrel", "html_url": "https://github.com/m87-labs/kestrel"}'
+    hostile = {"Content-Type": "application/json", "X-RateLimit-Reset": "soon", "X-RateLimit-Remaining": "1e400",
+               "X-RateLimit-Limit": "nan"}
+    with HostileServer() as srv:
+        srv.route("GET", "/api/v3/repos/", headers=hostile, body=repo)
+        c = GithubClient(srv.url + "/api/v3", "t" * 40, REPO, timeout=5, policy=Policy(retries=0))
+        assert c.repo_html_url() == "https://github.com/m87-labs/kestrel"

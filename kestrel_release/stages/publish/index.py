@@ -82,7 +82,7 @@ def run(
         url_source=index.source,
     )
     todo = _plan(index, report.wheels, policy, creds, result)
-    _release_age(todo, index, target)
+    _release_age(todo, index, target, policy.timeout)
     _show_plan(result, todo)
     if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
         result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds)
@@ -114,13 +114,13 @@ def _check_credentials(index: pypi.Index, creds, policy: RetryPolicy, result: Pu
         console.warn(f"credentials for {index.name} not checked: nothing to upload and {result.credentials_note}")
 
 
-def _release_age(todo: list, index: pypi.Index, target: str) -> None:
+def _release_age(todo: list, index: pypi.Index, target: str, timeout: float) -> None:
     """PyPI refuses new files for a release created over 14 days ago, after the whole upload: ask first."""
     from kestrel_release.stages.verify import pypi as verify_pypi
 
     if not todo or target not in _PYPI_RULES:
         return
-    refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url) if f.severity == "error"]
+    refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url, timeout) if f.severity == "error"]
     if refused:
         raise PublishError(
             f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; nothing was uploaded",

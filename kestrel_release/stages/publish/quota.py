@@ -66,15 +66,17 @@ def forecast(
             f"of the {console.size(file_limit)} per-file limit"
         )
     url = pypi_json.project_json_url(index.simple_url, name)
-    usage = pypi_json.project_usage(index.simple_url, name, timeout)
+    why = f"{url} did not answer with PyPI's JSON API (unreachable, or {index.name} does not serve it)"
+    usage: pypi_json.ProjectUsage | None
+    try:
+        usage = pypi_json.read_project_usage(index.simple_url, name, timeout)
+    except pypi_json.Unavailable as exc:  # too slow, too large, too deep, not the API: said as it is
+        usage, why = None, str(exc)
     if usage is not None and not usage.exists and present_on_index():
         usage = None  # the project is there but its JSON is not: an index without the API
     if usage is None:
-        console.warn(
-            f"could not check {name}'s project quota: {url} did not answer with PyPI's JSON API "
-            f"(unreachable, or {index.name} does not serve it); uploading without the forecast"
-        )
-        out["reason"] = f"no JSON API answer at {url}"
+        console.warn(f"could not check {name}'s project quota: {why}; uploading without the forecast")
+        out["reason"] = f"no JSON API answer at {url}: {why}"
         return out
     adding = sum(w.size for w in todo)
     per_release = sum(w.size for w in release) or 1

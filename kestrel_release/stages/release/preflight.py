@@ -142,7 +142,7 @@ def _prebuilt_conflicts(cfg, target: str, index, there: dict[str, dict[str, str]
     if missing:  # PyPI's 14-day rule for new files of an existing release (reused from publish)
         out += [
             f"{target}: {f.member}: {f.message}"
-            for f in verify_pypi.release_age_check(missing, index.simple_url)
+            for f in verify_pypi.release_age_check(missing, index.simple_url, min(cfg.publish.timeout, 10.0))
             if f.severity == "error"
         ]
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import safejson
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
@@ -79,7 +80,7 @@ def load(out_dir: Path, package: str | None = None) -> ReleaseState | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
+        data = safejson.load_file(path, str(path), max_bytes=8 * 1024 * 1024)  # bounded: a copied output
         return ReleaseState(
             path,
             data["params"],
@@ -89,7 +90,7 @@ def load(out_dir: Path, package: str | None = None) -> ReleaseState | None:
             dict(data.get("timings", {})),
             data.get("bump"),
         )
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+    except (safejson.Unusable, KeyError, TypeError, UnicodeDecodeError):
         raise UsageError(f"{path} is damaged", "check the version, then run release --force to start over") from None
 
 

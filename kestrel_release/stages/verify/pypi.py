@@ -78,25 +78,28 @@ def release_age_findings(filename: str, existing: dict[str, str], first_upload) 
 def release_age_set(reports: list, cfg, target: str) -> list[Finding]:
     """The 14-day rule for every release in `reports`, against `target`'s index (its JSON API).
     An index that cannot be read gives a warning: the rule is then unknown, not passed."""
-    return release_age_check(reports, index_simple_url(cfg, target))
+    return release_age_check(reports, index_simple_url(cfg, target), cfg.publish.timeout)
 
 
-def release_age_check(reports: list, url: str) -> list[Finding]:
+def release_age_check(reports: list, url: str, timeout: float) -> list[Finding]:
     """The 14-day rule for wheels (WheelReports: name, version, filename) against the index at the
-    simple URL `url`; publish's preflight calls it with the wheels it is about to upload."""
+    simple URL `url`; publish's preflight calls it with the wheels it is about to upload. Each request
+    has `timeout` (publish.timeout) for the whole answer."""
     from kestrel_release.adapters import pypi_json
 
     out: list[Finding] = []
     releases = sorted({(w.name, w.version) for w in reports if w.name and w.version})
     for name, version in releases:
-        seen = pypi_json.release_files(url, name, version)
-        if seen is None:
+        try:
+            seen = pypi_json.read_release_files(url, name, version, timeout)
+        except pypi_json.Unavailable as exc:
             out.append(
                 Finding(
                     "pypi-release-age",
                     "warning",
                     "",
-                    f"could not read the upload times of {name} {version} from {url}: the 14-day rule was not checked",
+                    f"could not read the upload times of {name} {version} from {url} ({exc}): "
+                    "the 14-day rule was not checked",
                 )
             )
             continue
