@@ -33,6 +33,7 @@ DEFAULT_EXCLUDES = (
     "libtvm_ffi*",
 )
 ABI_MODES = ("auto", "abi3", "py3", "per-python")
+CUDA_COMPRESS_MODES = ("none", "default", "size", "speed", "balance")
 # What must never ship from a kernel package: C/C++/CUDA sources and headers, Cython sources
 # (.pyx/.pxi; a .pxd is the cimport interface dependents need, so it may ship), kernel templates,
 # source and script directories at any depth, and tests at the top of the wheel only: a top-level
@@ -84,6 +85,9 @@ class BuildConfig:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     env: dict[str, str] = field(default_factory=dict)
     jobs: int = 0  # 0 = number of cores
+    # nvcc's fat-binary compression (--compress-mode, CUDA 12.8+) for the precompile step, through
+    # NVCC_APPEND_FLAGS: none|default|size|speed|balance; "" = the toolkit's own default.
+    cuda_compress: str = ""
     isolation: bool = True
     # An image to build Linux wheels in (their glibc floor is the image's), or for the chroot engine a
     # root directory; "" = build on this host. stages/build/container.py.

@@ -15,6 +15,7 @@ from typing import Any
 from kestrel_release import platform_tags, version_pattern
 from kestrel_release.config_model import (
     ABI_MODES,
+    CUDA_COMPRESS_MODES,
     DEFAULT_TARGETS,
     MIB,
     BuildConfig,
@@ -434,6 +435,12 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(
             f"{at('targets.github.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
             f"{suggest(gh.nightly, ['rolling', 'dated'])}"
+        )
+    mode = cfg.build.cuda_compress
+    if mode and mode not in CUDA_COMPRESS_MODES:
+        errors.append(
+            f"{at('build.cuda_compress')}: '{mode}' is not one of {', '.join(CUDA_COMPRESS_MODES)}"
+            f"{suggest(mode, CUDA_COMPRESS_MODES)}"
         )
     for name in cfg.smoke_test.reuse:
         if not _DIST_NAME.fullmatch(name):

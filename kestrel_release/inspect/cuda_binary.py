@@ -66,6 +66,10 @@ class CudaInfo:
     debug: bool = False
     debug_ptx_text: bool = False  # -lineinfo: the full PTX text hides in .nv_debug_ptx_txt
     source_paths: list[str] = field(default_factory=list)
+    # One row per code image: {kind: sass|ptx|lto, arch: sm_90a / compute_90, bytes: stored size in the
+    # binary, compressed, cuda: the toolkit that wrote it ("12.8", "13.0", "12" when only the major is
+    # known, "" unknown)}; what size forecasts and `explain` read.
+    entries: list[dict] = field(default_factory=list)
 
     @property
     def has_cuda(self) -> bool:
@@ -81,12 +85,15 @@ class CudaInfo:
             "lto_ir": self.lto_ir,
             "debug": self.debug,
             "source_paths": self.source_paths,
+            "entries": self.entries,
         }
 
 
 class _Collector:
-    def __init__(self, name: str, budget: fatbin.Budget | None = None) -> None:
+    def __init__(self, name: str, budget: fatbin.Budget | None = None, toolkits: bool = False) -> None:
         self.name = name
+        self.toolkits = toolkits  # decompress cubins to read their toolkit note (explain), not only stored ones
+        self.entries: list[dict] = []
         self.budget = fatbin.Budget(fatbin.MAX_PER_BINARY, "one binary", budget)
         self.kind = binformat.BinaryKind("", ())
         self.sass: set[str] = set()
@@ -130,6 +137,7 @@ class _Collector:
             self.debug,
             self.debug_ptx,
             list(self.paths),
+            self.entries,
         )
 
 
@@ -149,7 +157,9 @@ def wheel_budget() -> fatbin.Budget:
     return fatbin.Budget(fatbin.MAX_PER_WHEEL, "one wheel")
 
 
-def inspect_bytes(data: bytes | memoryview, name: str, budget: fatbin.Budget | None = None) -> CudaInfo:
+def inspect_bytes(
+    data: bytes | memoryview, name: str, budget: fatbin.Budget | None = None, *, toolkits: bool = False
+) -> CudaInfo:
     """Report SASS, PTX, LTO-IR, debug info and source paths of one binary.
 
     Raises CudaFormatError (and nothing else) on malformed or truncated input, and on fat-binary
@@ -159,7 +169,7 @@ def inspect_bytes(data: bytes | memoryview, name: str, budget: fatbin.Budget | N
         view = memoryview(data).cast("B")
     except TypeError:
         raise CudaFormatError(f"{name}: not a byte buffer") from None
-    out = _Collector(name, budget)
+    out = _Collector(name, budget, toolkits)
     kind = binformat.identify(view)
     if kind is None and elf.is_elf(view):
         kind = binformat.BinaryKind("elf", ("unknown",))  # e_machine 0 or cut short: elf.parse says what
@@ -193,7 +203,48 @@ def _cubin(image: elf.Elf, out: _Collector, family: str = "") -> None:
     if not arch_specific:
         arch_specific = _compat(image).get(COMPAT_ARCH_SPECIFIC) == 1
     out.sass.add(f"sm_{sm}{'a' if arch_specific else family}")
+    if not family:  # a standalone cubin (a fat binary's entries are counted by _entries)
+        arch = f"sm_{sm}{'a' if arch_specific else ''}"
+        # an embedded cubin's view runs to its section's end: count up to its last section
+        end = max((sec.offset + sec.size for sec in image.sections if sec.type != elf.SHT_NOBITS), default=0)
+        size = len(image.data) if image.data[:4] and end >= len(image.data) * 0.9 else max(end, 1)
+        out.entries.append(_row("sass", arch, min(size, len(image.data)), False, cubin_toolkit(image)))
     _cubin_leaks(image, out)
+
+
+def _row(kind: str, arch: str, size: int, compressed: bool, cuda: str) -> dict:
+    return {"kind": kind, "arch": arch, "bytes": size, "compressed": compressed, "cuda": cuda}
+
+
+def cubin_toolkit(image: elf.Elf) -> str:
+    """The toolkit that wrote a cubin: ABI V1's e_version (x10), V2's `.note.nv.cuinfo` (13.x); a V2
+    cubin with the older `.note.nv.cuver` is CUDA 12.8/12.9 ("12"); "" when nothing says."""
+    if not (image.osabi == 0x41 or image.abiversion >= 8):
+        return f"{image.version // 10}.{image.version % 10}" if image.version >= 100 else ""
+    note = image.section(".note.nv.cuinfo")
+    if note is not None:
+        body = bytes(image.content(note))
+        if len(body) >= 12:
+            namesz, descsz = struct.unpack_from("<II", body)
+            off = 12 + ((namesz + 3) & ~3)
+            if descsz >= 6 and off + 6 <= len(body):
+                version = struct.unpack_from("<H", body, off + 4)[0]
+                return f"{version // 10}.{version % 10}"
+    return "12" if image.section(".note.nv.cuver") is not None else ""
+
+
+# PTX ISA version -> the toolkit that introduced it (PTX ISA release notes): JIT needs that driver.
+_PTX_ISA_TOOLKIT = {(7, 8): "11.8", (8, 0): "12.0", (8, 1): "12.1", (8, 2): "12.2", (8, 3): "12.3",
+                    (8, 4): "12.4", (8, 5): "12.5", (8, 6): "12.7", (8, 7): "12.8", (8, 8): "12.9",
+                    (9, 0): "13.0", (9, 1): "13.1"}  # fmt: skip
+
+
+def ptx_toolkit(isa: tuple[int, int]) -> str:
+    if isa in _PTX_ISA_TOOLKIT:
+        return _PTX_ISA_TOOLKIT[isa]
+    if isa[0] >= 9:
+        return f"{isa[0] + 4}"  # a newer CUDA 13+ ISA: at least that major
+    return "12" if isa[0] == 8 else ("11" if isa[0] == 7 else "")
 
 
 def _cubin_leaks(image: elf.Elf, out: _Collector) -> None:
@@ -296,15 +347,23 @@ def _entries(entries: list[fatbin.Entry], out: _Collector) -> None:
         source = source_identifier(entry.identifier)
         if source:
             out.paths.setdefault(source, None)
+        size = len(entry.payload)
         if entry.kind == fatbin.KIND_ELF:
             out.sass.add(entry.arch)
+            # Only the major is in the entry header: V2 below sm_100 is CUDA 13 (12.8 used V2 from sm_100).
+            cuda = "13" if entry.version[0] >= 8 and entry.sm < 100 else ""
             # Stored cubins are free to look into; compressed ones only when the
-            # header says there is something to see (debug build or a source identifier).
-            if not entry.compressed or source or entry.flags & fatbin.FLAG_DEBUG:
-                _cubin_leaks(elf.parse(entry.data(out.name, out.budget), out.name), out)
+            # header says there is something to see (debug build or a source identifier) or asked to.
+            if not entry.compressed or source or entry.flags & fatbin.FLAG_DEBUG or out.toolkits:
+                image = elf.parse(entry.data(out.name, out.budget), out.name)
+                cuda = cubin_toolkit(image) or cuda
+                _cubin_leaks(image, out)
+            out.entries.append(_row("sass", entry.arch, size, entry.compressed, cuda))
         elif entry.kind == fatbin.KIND_PTX:
             out.ptx.add(entry.arch)
+            out.entries.append(_row("ptx", entry.arch, size, entry.compressed, ptx_toolkit(entry.version)))
             if source or entry.flags & fatbin.FLAG_DEBUG:
                 out.add_paths_from(entry.chunks(out.name, out.budget))
         elif entry.kind == fatbin.KIND_LTO:
             out.lto.add(entry.arch)
+            out.entries.append(_row("lto", entry.arch, size, entry.compressed, ""))

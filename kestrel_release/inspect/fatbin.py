@@ -49,6 +49,7 @@ class Entry:
     compressed: bool
     uncompressed_size: int
     payload: memoryview  # stored bytes (compressed when `compressed`)
+    version: tuple[int, int] = (0, 0)  # (major, minor): ELF ABI (7 = V1, 8 = V2) or PTX ISA (8.8, 9.0)
 
     @property
     def suffix(self) -> str:
@@ -210,7 +211,7 @@ def _entries(body: memoryview, what: str) -> list[Entry]:
     out: list[Entry] = []
     pos = 0
     while pos + _ENTRY.size <= len(body):
-        (kind, _ver, hsize, psize, csize, _opts, _minor, _major, sm, id_off, id_len, flags, _zero, usize) = (
+        (kind, _ver, hsize, psize, csize, _opts, minor, major, sm, id_off, id_len, flags, _zero, usize) = (
             _ENTRY.unpack_from(body, pos)
         )
         if hsize < _ENTRY.size or pos + hsize + psize > len(body):
@@ -220,6 +221,6 @@ def _entries(body: memoryview, what: str) -> list[Entry]:
         compressed = bool(flags & (FLAG_LZ4 | FLAG_ZSTD))
         stored = csize if compressed and 0 < csize <= psize else psize
         payload = body[pos + hsize : pos + hsize + stored]
-        out.append(Entry(kind, sm, flags, ident.decode("utf-8", "replace"), compressed, usize, payload))
+        out.append(Entry(kind, sm, flags, ident.decode("utf-8", "replace"), compressed, usize, payload, (major, minor)))
         pos += hsize + psize
     return out

@@ -135,3 +135,15 @@ def test_an_arch_a_configured_toolkit_cannot_build_is_a_config_error_naming_both
     assert "cuda_ptx: sm_86 is not in cuda_arch" in text
     with pytest.raises(ConfigError, match="'twelve' is not a CUDA toolkit version"):
         config.load(_project(tmp_path, ""), env={"KESTREL_RELEASE_CUDA": "twelve"})
+
+
+def test_cuda_compress_takes_nvccs_modes_only(tmp_path):
+    from kestrel_release.errors import ConfigError
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "k"\nversion = "1.0"\n[tool.kestrel-release.build]\ncuda_compress = "sise"\n'
+    )
+    with pytest.raises(ConfigError, match=r"build.cuda_compress: 'sise' is not one of none, default, size, speed, "
+                       r"balance \(did you mean 'size'\?\)"):
+        config.load(tmp_path, env={})
+    assert config.load(tmp_path, env={"KESTREL_RELEASE_BUILD_CUDA_COMPRESS": "size"}).build.cuda_compress == "size"

@@ -65,6 +65,7 @@ def _sample(name: str, default: Any) -> tuple[str, Any]:
         "repo": "acme/kernels",
         "nightly": "dated",
         "api_url": "https://ghe.example/api/v3",
+        "cuda_compress": "size",
         "container_engine": "podman",
         "container": "quay.io/pypa/manylinux_2_28_x86_64",
     }

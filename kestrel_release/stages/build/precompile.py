@@ -120,9 +120,21 @@ def restore(entry: Path, outputs: Path) -> None:
         fsutil.replace_dir(staged, outputs)
 
 
+def compress_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
+    """build.cuda_compress for every nvcc the step runs, whatever its script: nvcc reads
+    NVCC_APPEND_FLAGS itself (kept in the cache key); KESTREL_CUDA_COMPRESS names the mode."""
+    mode = cfg.build.cuda_compress
+    if not mode:
+        return {}
+    flags = " ".join(f for f in (env.get("NVCC_APPEND_FLAGS", ""), f"--compress-mode={mode}") if f)
+    return {"NVCC_APPEND_FLAGS": flags, "KESTREL_CUDA_COMPRESS": mode}
+
+
 def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
     """Env for the precompile step: the configured arch unless the user chose one."""
     extra = dict(cfg.build.env)
+    if cfg.build.cuda_compress:  # run() put compress_env's variables in `env`
+        extra.update({k: env[k] for k in ("NVCC_APPEND_FLAGS", "KESTREL_CUDA_COMPRESS") if k in env})
     if not any(k in env or k in extra for k in ("KESTREL_KERNELS_CUDA_ARCH", "TORCH_CUDA_ARCH_LIST")):
         extra["KESTREL_KERNELS_CUDA_ARCH"] = ",".join(cfg.cuda_arch)
     return extra
@@ -140,6 +152,7 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True
         )
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
+    env.update(compress_env(cfg, env))
     key = cache_key(cfg, nvcc_version, env, cachekey.compilers(env))
     outputs = cfg.project_dir / cfg.precompile_outputs
     entry = toolchain.cache_dir() / "precompile" / key

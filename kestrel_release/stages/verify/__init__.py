@@ -52,6 +52,7 @@ class WheelReport:
     kernels: dict[str, str] = field(default_factory=dict)  # cubin/fatbin member -> RECORD digest
     native: dict = field(default_factory=dict)  # DT_NEEDED per binary, glibc floor, abi3 (verify_native)
     binaries: dict = field(default_factory=dict)  # host binary -> (digest, compressed size), for verify_dedupe
+    cuda_sizes: list[dict] = field(default_factory=list)  # {toolkit, arch, bytes}: each one's share (size_forecast)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +69,7 @@ class WheelReport:
             "tags": self.tags,
             "cuda": [c.to_json() for c in self.cuda],
             "native": self.native,
+            "cuda_sizes": self.cuda_sizes,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -254,6 +256,7 @@ def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
 
 def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
+    from kestrel_release.stages.verify import size_forecast
     from kestrel_release.stages.verify import versions as verify_versions
 
     # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
@@ -297,6 +300,9 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan
         findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
     findings += rules.check_binary_platform(facts["tags"], scanner.binaries)
     findings += rules.check_target(facts, wheel.size, target, v.max_file_size, wheel.members)
+    report.cuda_sizes = size_forecast.per_arch(scanner.cuda, wheel.members)
+    if target != "github":
+        findings += size_forecast.check(wheel.filename, wheel.size, v.max_file_size, report.cuda_sizes, scanner.cuda)
     native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
     report.native["needed"] = native.needed
     findings += native.findings + native_findings
