@@ -40,7 +40,8 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
     assert doc["error"]["exit_code"] == 5 and doc["error"]["kind"] == "verify"
     assert doc["error"]["message"].startswith("verify found 1 error(s)") and doc["error"]["message"] in result.stderr
     (w,) = doc["wheels"]
-    assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "findings"}
+    assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "cuda_sizes",
+                      "findings"}
     assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"
     assert w["findings"] == [{"rule": "source-leak", "severity": "error", "member": f"{PKG}/csrc/a.cu",
                               "message": "matches the forbidden pattern '*.cu': exclude it from the wheel, or drop "
