@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from kestrel_release import redact
+from kestrel_release.sizes import size as size  # re-exported: console.size is the name commands use
 
 _state = {"verbose": False, "json": False, "emitted": False}
 # Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
@@ -65,18 +66,6 @@ def _assemble(*parts):
     from rich.text import Text as _Text
 
     return _Text.assemble(*parts)
-
-
-_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
-
-
-def size(n: float, unit: str | None = None) -> str:
-    """A byte count as people read it, the one format of every printed size: `10 B`, `6.0 KiB`,
-    `1.5 MiB`, `10.0 GiB` (the largest unit it reaches, one decimal). `unit` fixes the unit, for a
-    table column that should read in one ("0.1 MiB")."""
-    if unit is None:
-        unit = next((u for u in ("GiB", "MiB", "KiB") if n >= _UNITS[u]), "B")
-    return f"{n:.0f} B" if unit == "B" else f"{n / _UNITS[unit]:.1f} {unit}"
 
 
 def confirm(question: str, *, yes: bool, refused: tuple[str, str], cancelled: tuple[str, str | None]) -> None:

@@ -6,7 +6,24 @@ The verify stage turns them into findings where a wheel is partly readable.
 
 from __future__ import annotations
 
+import struct
+import zipfile
+
 from kestrel_release.errors import VerifyError
+
+# What zipfile raises on a damaged or hostile archive while opening it or listing its members (a
+# zip version it does not know is NotImplementedError, a size field past sys.maxsize OverflowError).
+# OSError is left out: where the file itself cannot be read, the caller says so in its own words.
+UNREADABLE_ZIP: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    ValueError,
+    EOFError,
+    NotImplementedError,
+    OverflowError,
+    RuntimeError,
+    struct.error,
+)
 
 
 class WheelError(VerifyError):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from kestrel_release.inspect.errors import UNREADABLE_ZIP
 from kestrel_release.inspect.zipstruct import ZIP_ERROR_PREFIX, is_tar, validate_zip
 
 if TYPE_CHECKING:
@@ -65,17 +66,9 @@ def check_wheel(filename: str, data, fh=None) -> list[Violation]:
     try:
         archive = zipfile.ZipFile(fh if fh is not None else io.BytesIO(data))
         infos = archive.infolist()
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        ValueError,
-        EOFError,
-        OSError,
-        NotImplementedError,
-        struct.error,
-        RuntimeError,
-        OverflowError,
-    ):
+    except UNREADABLE_ZIP:
+        return [Violation("pypi-zip", "", INVALID + "File is not a zipfile")]
+    except OSError:  # read through the open file `fh`: a seek outside it fails as OSError
         return [Violation("pypi-zip", "", INVALID + "File is not a zipfile")]
     with archive:
         dist, names = _dist_info(filename), {i.filename for i in infos}

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release.inspect.errors import WheelError
+from kestrel_release.inspect.errors import UNREADABLE_ZIP, WheelError
 
 __all__ = ["Member", "WheelError", "WheelFile", "read_wheel", "record_digest"]
 
@@ -92,7 +92,7 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
     try:
         infos = zipfile.ZipFile(fh).infolist()
     # NotImplementedError: zipfile's answer to an unsupported zip version ("zip file version 8.4").
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, struct.error, NotImplementedError) as exc:
+    except UNREADABLE_ZIP as exc:
         raise WheelError(
             f"{wheel.filename}: not a readable zip file ({exc})", "the file is truncated or corrupt: rebuild it"
         ) from None

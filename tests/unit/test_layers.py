@@ -32,6 +32,11 @@ LAYER_NAMES = {3: "cli", 2: "stages", 1: "config", 0: "helpers/adapters/inspect/
 # other one is imported inside the function that needs it.
 LIGHT_AT_IMPORT = {"packaging", "rich", "typer", "tomli"}
 
+# Modules documented as pure (rules, arithmetic, proposals, formatting): they print nothing and touch
+# nothing outside, so they import neither the console nor a process, progress or adapter module.
+PURE = {"stages.verify.rules", "stages.version.pep440", "stages.init.choose", "sizes"}
+IMPURE = ("console", "progress", "proc", "adapters")
+
 # Private modules anyone may import (documented in DEVELOPING.md); any other `_name` module is for its
 # own package only.
 PUBLIC_PRIVATE_MODULES = {f"{PACKAGE}._compat"}
@@ -203,6 +208,9 @@ def violations(root: Path) -> set[str]:
                         f"upward: {module} ({LAYER_NAMES[layer(module)]}) imports {imp.target} "
                         f"({LAYER_NAMES[layer(imp.target)]})"
                     )
+                relative = [imp.target.split(".", 1)[-1], f"{imp.target}.{imp.name}".split(".", 1)[-1]]
+                if module.split(".", 1)[-1] in PURE and any(r.split(".")[0] in IMPURE for r in relative):
+                    found.add(f"pure module does output: {module} imports {imp.target}")
                 if imp.name and _is_private(imp.name) and imp.target != module:
                     found.add(f"private name: {module} uses {imp.target}.{imp.name}")
                 last = imp.target.rpartition(".")
@@ -261,6 +269,7 @@ def _write(root: Path, files: dict[str, str]) -> Path:
             {"stages/__init__.py": "", "stages/a.py": "import github\n"},
             "PyGithub outside adapters/github*: pkg.stages.a",
         ),
+        ({"sizes.py": "from pkg import console\n", "console.py": ""}, "pure module does output: pkg.sizes"),
         ({"a.py": "import twine.commands\n"}, "heavy at import time: pkg.a imports twine.commands"),
         ({"a.py": "from rich.live import Live\n"}, "heavy at import time: pkg.a imports rich.live"),
         ({"a.py": "from pkg.b import _hidden\n", "b.py": "_hidden = 1\n"}, "private name: pkg.a uses pkg.b._hidden"),

@@ -24,9 +24,9 @@ from kestrel_release.inspect.wheel import WheelError, read_wheel
 from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi
 from kestrel_release.stages.verify import rules
+from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
     ContentScanner,
-    Finding,
     check_cuda,
     check_names,
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from kestrel_release import console
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.stages.verify.finding import Finding
 
 _PER_PYTHON = re.compile(r"^cp3\d+$")
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from kestrel_release.inspect import archname, binformat, cuda_binary, fatbin
+from kestrel_release.stages.verify.finding import Finding as Finding  # re-exported for older imports
 from kestrel_release.stages.verify.needles import needled
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
@@ -74,18 +75,6 @@ _HOME = needled(
     (b":\\\\Users", 1),
 )
 SYSTEM_PREFIXES = ("/usr/", "/opt/", "/lib/", "/lib64/", "/etc/")
-
-
-@dataclass
-class Finding:
-    rule: str
-    severity: str  # "error", "warning" or "info" (reported only)
-    member: str
-    message: str
-    hint: str = ""  # the message's advice alone (its tail), where an error line needs it apart
-
-    def to_json(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity, "member": self.member, "message": self.message}
 
 
 def glob_match(name: str, pattern: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.stages.verify.finding import Finding
 
 
 def _minor(py: str) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from kestrel_release.inspect import elf
 from kestrel_release.inspect.errors import CudaFormatError
 from kestrel_release.stages.verify import cxx_runtime
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.stages.verify.finding import Finding
 
 # glibc of common distributions (docs/real-packages.md section 4), oldest first.
 DISTROS = (

@@ -7,12 +7,12 @@ so verify, build and the sandbox can never disagree on what PyPI refuses.
 from __future__ import annotations
 
 import mmap
-import struct
 from pathlib import Path
 
 from kestrel_release.errors import BuildError
 from kestrel_release.inspect import pypi_rules
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.inspect.errors import UNREADABLE_ZIP
+from kestrel_release.stages.verify.finding import Finding
 
 __all__ = ["check_built_wheel", "pypi_findings", "release_age_findings"]
 
@@ -26,16 +26,7 @@ def _violations(path: Path, only_zip: bool = False) -> list[pypi_rules.Violation
         try:
             with zipfile.ZipFile(fh) as archive:
                 infos = archive.infolist()
-        except (
-            zipfile.BadZipFile,
-            zipfile.LargeZipFile,
-            ValueError,
-            EOFError,
-            NotImplementedError,
-            OverflowError,
-            RuntimeError,
-            struct.error,
-        ):
+        except UNREADABLE_ZIP:
             return [pypi_rules.Violation("pypi-zip", "", pypi_rules.INVALID + "File is not a zipfile")]
         return pypi_rules.zip_violations(mm, infos)
 

@@ -16,9 +16,9 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from kestrel_release import console
+from kestrel_release import sizes
 from kestrel_release.inspect.wheel import Member, WheelFile
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.stages.verify.finding import Finding
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
 _ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
@@ -140,7 +140,7 @@ def largest_members(members: Sequence[Member], count: int = 3) -> tuple[str, str
     """(the largest member's name, "a 95.0 MiB, b 3.0 MiB, ...") by stored (compressed) size: what a
     too-large wheel is made of, so the user knows what to shrink or split out."""
     files = sorted((m for m in members if not m.is_dir), key=lambda m: m.compressed_size, reverse=True)[:count]
-    listed = ", ".join(f"{m.name} {console.size(m.compressed_size)}" for m in files)
+    listed = ", ".join(f"{m.name} {sizes.size(m.compressed_size)}" for m in files)
     return (files[0].name if files else ""), listed
 
 
@@ -156,7 +156,7 @@ def check_target(
                 error(
                     "asset-size",
                     biggest,
-                    f"{console.size(size)} is over GitHub's 2 GiB per asset; largest members (compressed): {listed}",
+                    f"{sizes.size(size)} is over GitHub's 2 GiB per asset; largest members (compressed): {listed}",
                 )
             ]
         return []
@@ -187,7 +187,7 @@ def check_target(
             error(
                 "file-size",
                 biggest,
-                f"{console.size(size)} is over the {console.size(max_file_size)} "
+                f"{sizes.size(size)} is over the {sizes.size(max_file_size)} "
                 f"per-file limit of {target} (largest members, compressed: {listed}): shrink the wheel or "
                 "raise verify.max_file_size after PyPI grants it",
             )
@@ -265,12 +265,12 @@ def check_set(
     total = sum(w.size for w in wheels)
     if target in ("pypi", "testpypi") and total > budget:
         largest = sorted(wheels, key=lambda w: w.size, reverse=True)[:3]
-        listed = ", ".join(f"{w.filename} {console.size(w.size)}" for w in largest)
+        listed = ", ".join(f"{w.filename} {sizes.size(w.size)}" for w in largest)
         out.append(
             error(
                 "file-size",
                 "",
-                f"{console.size(total)} in total is over the project budget of {console.size(budget)} on {target} "
+                f"{sizes.size(total)} in total is over the project budget of {sizes.size(budget)} on {target} "
                 f"(largest wheels: {listed})",
             )
         )

@@ -20,7 +20,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.stages.verify.finding import Finding
 
 RULE = "version-mismatch"
 _VERSION_MODULES = {"_version.py", "version.py", "__version__.py", "__about__.py", "_about.py"}
