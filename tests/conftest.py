@@ -10,6 +10,9 @@ in-tree precompiled cubins. Treat the directory as read-only (copy it with
 
 Set KESTREL_TEST_BUILT_WHEELS=/path/to/dist-all to reuse an existing build
 output instead (handy when iterating on verify/publish tests).
+
+A test skipped because the machine lacks a prerequisite (tests/helpers.py: need, need_pythons,
+c_compiler) fails instead under `CI=true`: CI must run every test, a laptop may not.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import KERNELS, run_cli
+from tests.helpers import KERNELS, MissingPrerequisite, kernels_pythons, need_pythons, run_cli
 
 _SKIP = shutil.ignore_patterns("dist", "dist-all", "build", ".kestrel-*", "__pycache__", "*.egg-info", ".pytest_cache")
 
@@ -31,12 +34,23 @@ def copy_kernels(dest: Path) -> Path:
     return dest
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if (os.environ.get("CI") == "true" and report.skipped and call.excinfo is not None
+            and isinstance(call.excinfo.value, MissingPrerequisite)):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true: this machine must run every test, but it {call.excinfo.value.msg}"
+
+
 @pytest.fixture(scope="session")
 def built_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Directory with the wheels, SHA256SUMS and manifest of one real build of kernels/."""
     reuse = os.environ.get("KESTREL_TEST_BUILT_WHEELS")
     if reuse:
         return Path(reuse).resolve()
+    need_pythons(*kernels_pythons())  # one wheel per configured Python: tests count them
     root = tmp_path_factory.mktemp("built-wheels")
     project = copy_kernels(root / "kernels")
     out = root / "dist-all"

@@ -24,6 +24,7 @@ import hashlib
 import io
 import re
 import struct
+import sys
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -270,8 +271,12 @@ PyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&mod); }
 """
 
 
-def make_c_ext_project(root: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.12",)) -> Path:
-    """A tiny C-extension project (mini-ext) with a [tool.kestrel-release] table: builds in seconds, no CUDA."""
+def make_c_ext_project(root: Path, version: str = "0.1.0", pythons: tuple[str, ...] | None = None) -> Path:
+    """A tiny C-extension project (mini-ext) with a [tool.kestrel-release] table: builds in seconds, no CUDA.
+
+    It builds for the Python running the tests unless told otherwise: one every machine running them has."""
+    if pythons is None:
+        pythons = (f"{sys.version_info.major}.{sys.version_info.minor}",)
     (root / "src" / "mini_ext").mkdir(parents=True)
     (root / "pyproject.toml").write_text(
         _C_EXT_PYPROJECT.format(version=version, pythons=list(pythons)).replace("'", '"'))

@@ -1,12 +1,21 @@
-"""Helpers shared by the tests: run the real CLI as a user would."""
+"""Helpers shared by the tests: run the real CLI as a user would; build or find what a test needs.
+
+A test that needs something the machine may lack (a CPython version, a C compiler) asks for it here:
+it gets it, or is skipped with a reason that says what to install (MissingPrerequisite). Under
+`CI=true` such a skip is a failure (tests/conftest.py): CI must run every test.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
@@ -65,3 +74,62 @@ def assert_one_line_error(result: CliResult, code: int, *needles: str) -> None:
     assert len(errors) == 1, result.stderr
     for needle in needles:
         assert needle in errors[0], (needle, errors[0])
+
+
+# --- what a test needs from the machine ---------------------------------------------------------------------------
+
+class MissingPrerequisite(pytest.skip.Exception):
+    """A skip because the machine lacks something a test needs; a failure under CI=true (conftest.py)."""
+
+
+def need(what: str, install: str) -> NoReturn:
+    raise MissingPrerequisite(f"needs {what}: {install}", allow_module_level=True)
+
+
+def python_version() -> str:
+    """X.Y of the interpreter running the tests: a Python every machine running them has."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def need_pythons(*versions: str) -> dict[str, Path]:
+    """The interpreters kestrel-release would find for `versions` (as its own search does: PATH, pyenv,
+    uv, conda), or a skip naming the missing ones and how to install them."""
+    from kestrel_release.adapters import pythons
+    from kestrel_release.errors import PreflightError
+
+    found, missing = {}, []
+    for version in versions:
+        try:
+            found[version] = pythons.find_interpreter(version)
+        except PreflightError:
+            missing.append(version)
+    if missing:
+        need(f"CPython {', '.join(missing)}",
+             " and ".join(f"`uv python install {v}`" for v in missing) + " (or pyenv install)")
+    return found
+
+
+def kernels_pythons() -> list[str]:
+    """The Pythons the bundled kernels/ package is configured for (a build of it needs them all)."""
+    from kestrel_release._compat import tomllib
+
+    return list(tomllib.loads((KERNELS / "pyproject.toml").read_text())["tool"]["kestrel-release"]["python"])
+
+
+def c_compiler() -> str:
+    """The system C compiler ($CC, cc, gcc or clang), or a skip saying to install one."""
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        found = shutil.which(name) if name else None
+        if found:
+            return found
+    need("a C compiler", "install gcc (Debian/Ubuntu: apt-get install build-essential) or set CC")
+
+
+def compile_shared(directory: Path, name: str, source: str) -> bytes:
+    """A real ELF shared object of this machine, compiled from C `source` with the system compiler."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.c").write_text(source)
+    out = directory / f"{name}.so"
+    subprocess.run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(out), str(directory / f"{name}.c")],
+                   check=True, capture_output=True, timeout=120)
+    return out.read_bytes()

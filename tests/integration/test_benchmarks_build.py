@@ -9,11 +9,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import bench_build
+from tests.helpers import kernels_pythons, need_pythons
 
 pytestmark = pytest.mark.slow
 
 
 def test_cold_build_counts_nvcc_and_warm_build_compiles_nothing(tmp_path):
+    need_pythons(*kernels_pythons())  # it builds every configured Python
     bench = bench_build.prepare(tmp_path)
     assert not bench.outputs.exists()  # the copy starts cold
     assert (bench.project / ".git").is_dir()

@@ -10,7 +10,7 @@ import pytest
 
 from kestrel_release.adapters import pythons
 from kestrel_release.errors import BuildError, PreflightError
-from tests.helpers import KERNELS, assert_one_line_error, run_cli
+from tests.helpers import KERNELS, assert_one_line_error, python_version, run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -52,14 +52,14 @@ def test_find_all_names_every_missing_version(monkeypatch, tmp_path):
 
 def test_build_missing_interpreter_is_exit_3_before_building(tmp_path):
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(KERNELS), "--python", "3.12,3.98", "--out", str(out)])
+    result = run_cli(["build", "--project", str(KERNELS), "--python", f"{python_version()},3.98", "--out", str(out)])
     assert_one_line_error(result, 3, "no working CPython 3.98 found", "searched: PATH")
     assert not out.exists()
 
 
 def test_build_missing_nvcc_is_exit_3_before_building(tmp_path):
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(KERNELS), "--python", "3.12", "--out", str(out)],
+    result = run_cli(["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
                      env={"CUDACXX": "/nonexistent/nvcc"})
     assert_one_line_error(result, 3, "build preflight", "CUDACXX=/nonexistent/nvcc", "set CUDACXX=")
     assert not out.exists()
@@ -71,7 +71,7 @@ def test_build_requires_gpu_is_exit_3_unless_skipped(tmp_path):
     if gpu.has_arch(gpu.detect()[0], "90a"):
         pytest.skip("this machine has an sm_90 GPU")
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(KERNELS), "--python", "3.12", "--out", str(out)],
+    result = run_cli(["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
                      env={"KESTREL_RELEASE_REQUIRES_GPU": "true"})
     assert_one_line_error(result, 3, "needs an sm_90a GPU", "--no-gpu-check")
     assert not out.exists()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_kernels
-from tests.helpers import ROOT, assert_one_line_error, run_cli
+from tests.helpers import ROOT, assert_one_line_error, need_pythons, python_version, run_cli
 
 pytestmark = pytest.mark.slow
 PYTHONS = "3.12,3.13"
@@ -49,6 +49,7 @@ def env(tmp_path: Path, nvcc_log: Path) -> dict[str, str]:
 
 
 def _build(project: Path, out: Path, env: dict[str, str], *extra: str):
+    need_pythons(*PYTHONS.split(","))
     result = run_cli(["build", "--project", str(project), "--out", str(out), "--python", PYTHONS,
                       "--no-gpu-check", "--json", *extra], env=env)
     return result, (json.loads(result.stdout) if result.code == 0 else None)
@@ -115,8 +116,8 @@ def test_failing_python_leaves_output_untouched(project, env, tmp_path):
 
 def test_check_reproducible(project, env, tmp_path):
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(project), "--out", str(out), "--python", "3.12", "--no-gpu-check",
-                      "--check-reproducible", "--json"], env=env)
+    result = run_cli(["build", "--project", str(project), "--out", str(out), "--python", python_version(),
+                      "--no-gpu-check", "--check-reproducible", "--json"], env=env)
     assert result.code == 0, result.output
     assert json.loads(result.stdout)["reproducible"] is True
 
@@ -125,6 +126,7 @@ def test_sigterm_kills_children_and_leaves_output(project, env, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "previous.whl").write_text("the last good build")
+    need_pythons(*PYTHONS.split(","))
     full_env = {**os.environ, **env}
     child = subprocess.Popen([sys.executable, "-m", "kestrel_release", "build", "--project", str(project),
                               "--out", str(out), "--python", PYTHONS, "--no-gpu-check"], cwd=ROOT, env=full_env,

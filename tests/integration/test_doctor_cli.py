@@ -13,10 +13,10 @@ import pytest
 from kestrel_release import config
 from kestrel_release.adapters import gpu
 from kestrel_release.stages import doctor
-from tests.helpers import KERNELS, assert_one_line_error, run_cli
+from tests.helpers import KERNELS, assert_one_line_error, python_version, run_cli
 
 HAS_H100 = gpu.has_arch(gpu.detect()[0], "90a")
-ONE_PY = {"KESTREL_RELEASE_PYTHON": "3.12"}  # checks that are not about interpreters probe only one
+ONE_PY = {"KESTREL_RELEASE_PYTHON": python_version()}  # checks that are not about interpreters probe only one
 no_gpu_only = pytest.mark.skipif(HAS_H100, reason="this machine has an sm_90 GPU")
 
 
@@ -55,14 +55,14 @@ def test_missing_nvcc_fails_with_the_fix():
 
 
 def test_missing_interpreter_named():
-    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": "3.12,3.99"})
+    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": f"{python_version()},3.99"})
     assert result.code == 3
     doc = json.loads(result.stdout)
     assert doc["ok"] is False and doc["error"]["exit_code"] == 3 and "3.99" in doc["error"]["message"], doc["error"]
     checks = _by_name(doc)
     assert checks["Python 3.99"]["status"] == "fail"
     assert "uv python install 3.99" in checks["Python 3.99"]["fix"]
-    assert checks["Python 3.12"]["status"] == "ok"
+    assert checks[f"Python {python_version()}"]["status"] == "ok"
 
 
 def test_credentials_present_but_never_shown(tmp_path):
@@ -109,10 +109,10 @@ def test_glibc_too_old_for_plat(tmp_path):
         name = "demo"
         version = "1.0"
         [tool.kestrel-release]
-        python = ["3.12"]
+        python = ["PY"]
         [tool.kestrel-release.build]
         plat = "manylinux_2_99_x86_64"
-        """))
+        """).replace("PY", python_version()))
     result = run_cli(["doctor", "--project", str(tmp_path)])
     assert_one_line_error(result, 3, "glibc", "older than manylinux_2_99_x86_64")
 

@@ -15,20 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.adapters import pythons
-from kestrel_release.errors import PreflightError
 from kestrel_release.inspect import elf
-from tests.helpers import ROOT
+from tests.helpers import ROOT, need_pythons
 
 EXAMPLE = ROOT / "examples" / "c-ext-stub"
 STUB_SONAMES = ["libtorch.so", "libc10.so", "libcudart.so.13"]
 
 
 def interpreter(version: str) -> Path:
-    try:
-        return pythons.find_interpreter(version)
-    except PreflightError:
-        pytest.skip(f"no CPython {version} on this machine")
+    return need_pythons(version)[version]
 
 
 @pytest.mark.slow

@@ -10,10 +10,10 @@ import pytest
 
 from kestrel_release.adapters import gpu
 from tests.factories import make_c_ext_project
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_cli
 
 no_gpu_only = pytest.mark.skipif(gpu.has_arch(gpu.detect()[0], "90a"), reason="this machine has an sm_90 GPU")
-ONE_PY = {"KESTREL_RELEASE_PYTHON": "3.12"}
+ONE_PY = {"KESTREL_RELEASE_PYTHON": python_version()}  # the one make_c_ext_project builds for
 
 
 def _gpu_row(result) -> dict:
@@ -48,4 +48,4 @@ def test_build_of_a_package_without_cuda_prints_no_gpu_warning(tmp_path):
     result = run_cli(["build", "--project", str(project)])
     assert result.code == 0, result.output
     assert "GPU" not in result.stderr and "cross-compiled" not in result.stderr
-    assert len(list((project / "dist-all").glob("mini_ext-0.1.0-cp312-*.whl"))) == 1
+    assert len(list((project / "dist-all").glob(f"mini_ext-0.1.0-cp{python_version().replace('.', '')}-*.whl"))) == 1

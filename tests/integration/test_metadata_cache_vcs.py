@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import python_version, run_cli
 
 PYPROJECT = """[build-system]
 requires = ["setuptools>=64", "setuptools-scm>=8"]
@@ -35,6 +35,7 @@ python = ["3.12"]
 [tool.kestrel-release.verify]
 required_sass = []
 """
+PYPROJECT = PYPROJECT.replace('python = ["3.12"]', f'python = ["{python_version()}"]')  # a Python every machine has
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "tag.gpgsign=false", "-c", "commit.gpgsign=false"]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests import factories
 from tests.factories import NAME, make_dist, make_project
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_cli
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -246,7 +246,7 @@ def test_build_leaves_git_status_clean(tmp_path: Path) -> None:
         assert result.code == 0, result.output
         assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
     logs = Path(json.loads(result.stdout)["logs"])
-    assert logs.is_relative_to(tmp_path / "cache") and list(logs.glob("build-3.12.log"))
+    assert logs.is_relative_to(tmp_path / "cache") and list(logs.glob(f"build-{python_version()}.log"))
     assert (project / "dist-all" / ".gitignore").read_text().splitlines()[-1] == "*"
     rehearsed = run_cli(["release", "--rehearse", "--yes", "--targets", "testpypi,pypi"], cwd=project, env=env)
     assert rehearsed.code == 0, rehearsed.output

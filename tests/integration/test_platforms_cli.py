@@ -12,7 +12,7 @@ import pytest
 from kestrel_release import manifest
 from kestrel_release.adapters import host
 from tests import factories
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_cli
 
 X86 = "manylinux_2_28_x86_64"
 ARM = "manylinux_2_28_aarch64"
@@ -104,7 +104,9 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     if me.system != "linux" or me.libc != "glibc" or me.libc_version < (2, 28):
         pytest.skip("needs a glibc >= 2.28 Linux host")
     local = f"manylinux_2_28_{me.arch}"
-    project = factories.make_c_ext_project(tmp_path / "p", pythons=("3.12",))
+    py = python_version()
+    tag = "cp" + py.replace(".", "")
+    project = factories.make_c_ext_project(tmp_path / "p", pythons=(py,))
     text = (project / "pyproject.toml").read_text()
     (project / "pyproject.toml").write_text(text.replace(
         'out_dir = "dist-all"', f'out_dir = "dist-all"\nplatforms = ["{local}", "{WIN}"]'))
@@ -112,21 +114,21 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     result = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=600)
     assert result.code == 0, result.output
     assert f"built for {local}" in result.stderr
-    assert f"left: {WIN} x Python 3.12 (needs a windows x86_64 machine)" in result.stderr
+    assert f"left: {WIN} x Python {py} (needs a windows x86_64 machine)" in result.stderr
     assert "run `kestrel-release build` on such a machine" in result.stderr
     assert "then `kestrel-release assemble`" in result.stderr
     out = project / "dist-all"
     (wheel,) = out.glob("*.whl")
-    assert wheel.name.endswith(f"-cp312-cp312-{local}.whl")  # the platform is its own repair target
+    assert wheel.name.endswith(f"-{tag}-{tag}-{local}.whl")  # the platform is its own repair target
     data = manifest.load(out)
     assert data["platforms"] == {"configured": [local, WIN], "built": local, "left_for_others": [
-        {"platform": WIN, "python": "3.12", "why": "needs a windows x86_64 machine"}]}
+        {"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}]}
     assert data["wheels"][0]["platform"] == local
 
     again = run_cli(["build", "--project", str(project), "--no-gpu-check", "--json"], timeout=600)
     assert again.code == 0, again.output
     doc = json.loads(again.stdout)
-    assert doc["left_for_others"] == [{"platform": WIN, "python": "3.12", "why": "needs a windows x86_64 machine"}]
+    assert doc["left_for_others"] == [{"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}]
     assert doc["platforms"]["built"] == local
 
     refused = run_cli(["build", "--project", str(project), "--no-gpu-check", "--platform", WIN])
@@ -135,7 +137,7 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
 
     verify = run_cli(["verify", "--project", str(project)])
     assert_one_line_error(verify, 5, "verify found 1 error(s)")
-    assert f"no wheel for Python 3.12 on {WIN}" in verify.stderr
+    assert f"no wheel for Python {py} on {WIN}" in verify.stderr
     assert run_cli(["verify", "--project", str(project), "--partial"]).code == 0
 
 

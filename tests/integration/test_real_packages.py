@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, assert_one_line_error, run_cli
+from tests.helpers import ROOT, assert_one_line_error, need_pythons, run_cli
 
 EXAMPLE = ROOT / "examples" / "c-ext-stub"
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -47,6 +47,7 @@ def _local_index(root: Path, wheel: Path) -> str:
 @pytest.mark.slow
 def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_python(stub_project: Path,
                                                                                  tmp_path: Path) -> None:
+    need_pythons(*PYTHONS)  # one build and an install on each
     _without_abi_key(stub_project)
     built = run_cli(["build", "--project", str(stub_project), "--no-gpu-check"], timeout=1200)
     assert built.code == 0, built.output
@@ -198,6 +199,7 @@ def test_the_backend_never_sees_publish_credentials(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_abi3_is_recognised_from_the_first_wheels_tag(stub_project: Path, tmp_path: Path) -> None:
+    need_pythons(*PYTHONS)  # one build and an install on each
     """No static hint (the limited-API tag is computed in setup.py): the wheel's tag decides."""
     _without_abi_key(stub_project)
     cfg = stub_project / "setup.cfg"

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from tests.factories import C_EXT_SOURCE
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_cli
 
 PYPROJECT = """[build-system]
 requires = ["setuptools>=68"]
@@ -32,6 +32,7 @@ python = ["3.12"]
 [tool.kestrel-release.verify]
 required_sass = []
 """
+PYPROJECT = PYPROJECT.replace('python = ["3.12"]', f'python = ["{python_version()}"]')  # a Python every machine has
 
 
 @pytest.mark.slow
@@ -61,8 +62,8 @@ def _dynamic_project(root, version_files: bool):
     text = PYPROJECT.replace('ext-modules = [{name = "dyn_demo._c", sources = ["c.c"]}]\n', "")
     if version_files:
         text = text.replace(
-            'python = ["3.12"]\n',
-            'python = ["3.12"]\n'
+            "[tool.kestrel-release]\n",
+            "[tool.kestrel-release]\n"
             'version_files = [{path = "dyn_demo/__init__.py", pattern = \'__version__ = "{version}"\'}]\n',
         )
     (root / "pyproject.toml").write_text(text)

@@ -15,8 +15,9 @@ import pytest
 
 from kestrel_release.sandbox.pypi import PypiSandbox
 from tests.factories import importable_wheel_bytes, make_dist, make_project
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
 
+PY = python_version()  # a rehearsal runs on the configured Pythons this machine has: this one it has
 NO_CREDENTIALS = {"TWINE_USERNAME": "", "TWINE_PASSWORD": "", "TWINE_REPOSITORY": "", "GH_TOKEN": "",
                   "GITHUB_TOKEN": "", "KESTREL_RELEASE_PUBLISH_RETRIES": "0"}
 
@@ -133,8 +134,8 @@ def test_real_release_preflight_opens_the_github_repository_with_the_token(tmp_p
 
 
 def test_rehearsal_without_a_repository_fails_where_the_real_release_would(tmp_path):
-    project = make_project(tmp_path / "kernels", pythons=("3.12",))
-    make_dist(project / "dist-all", pythons=("3.12",))
+    project = make_project(tmp_path / "kernels", pythons=(PY,))
+    make_dist(project / "dist-all", pythons=(PY,))
     result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
                       "--targets", "github", "--yes"], env=_env(tmp_path))
     assert_one_line_error(result, 3, "github: no repository configured", "targets.github.repo")
@@ -142,40 +143,40 @@ def test_rehearsal_without_a_repository_fails_where_the_real_release_would(tmp_p
 
 
 def test_rehearsal_fails_on_a_dirty_tree_too(tmp_path):
-    project = _committed(make_project(tmp_path / "kernels", pythons=("3.12",)), "https://github.com/acme/widgets.git")
+    project = _committed(make_project(tmp_path / "kernels", pythons=(PY,)), "https://github.com/acme/widgets.git")
     (project / "NOTES.txt").write_text("edited\n")
-    make_dist(project / "dist-all", pythons=("3.12",))
+    make_dist(project / "dist-all", pythons=(PY,))
     result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
                       "--targets", "github", "--yes"], env=_env(tmp_path))
     assert_one_line_error(result, 3, "uncommitted changes")
 
 
 def test_rehearsal_takes_the_repository_from_origin_and_lists_what_it_could_not_check(tmp_path):
-    project = _committed(make_project(tmp_path / "kernels", pythons=("3.12",)), "git@github.com:acme/widgets.git")
-    make_dist(project / "dist-all", pythons=("3.12",))
+    project = _committed(make_project(tmp_path / "kernels", pythons=(PY,)), "git@github.com:acme/widgets.git")
+    make_dist(project / "dist-all", pythons=(PY,))
     result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
                       "--targets", "github", "--yes", "--json"], env=_env(tmp_path))
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
     assert "GitHub repository: acme/widgets (from git remote 'origin')" in result.stderr
     assert "m87-labs" not in result.output
-    assert doc["pythons"] == ["3.12"] and doc["skipped_pythons"] == []
+    assert doc["pythons"] == [PY] and doc["skipped_pythons"] == []
     assert any("Trusted Publishing" in line for line in doc["not_checked"])
     assert any("credentials" in line for line in doc["not_checked"])
     human = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
                      "--targets", "github", "--yes"], env=_env(tmp_path))
     assert human.code == 0, human.output
-    assert "not checked by a rehearsal" in human.stderr and "rehearsed on Python 3.12" in human.stderr
+    assert "not checked by a rehearsal" in human.stderr and f"rehearsed on Python {PY}" in human.stderr
 
 
 def test_rehearsal_skips_configured_pythons_this_machine_lacks_and_says_so(tmp_path):
-    project = _committed(make_project(tmp_path / "kernels", pythons=("3.12", "3.2")), "git@github.com:acme/w.git")
-    make_dist(project / "dist-all", pythons=("3.12",))
+    project = _committed(make_project(tmp_path / "kernels", pythons=(PY, "3.2")), "git@github.com:acme/w.git")
+    make_dist(project / "dist-all", pythons=(PY,))
     result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
                       "--targets", "github", "--yes", "--json"], env=_env(tmp_path))
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["pythons"] == ["3.12"] and doc["skipped_pythons"] == ["3.2"]
+    assert doc["pythons"] == [PY] and doc["skipped_pythons"] == ["3.2"]
     assert "without Python 3.2" in result.stderr
 
 
@@ -244,6 +245,7 @@ def test_a_refused_token_gets_a_token_hint_not_a_scope_hint(tmp_path):
 
 
 def test_resume_accepts_fewer_pythons_before_the_build_and_refuses_other_options_in_one_line(tmp_path):
+    need_pythons("3.12", "3.13")  # the matrix must want a Python the output lacks, so both must be here
     project = _committed(make_project(tmp_path / "kernels", pythons=("3.12", "3.13")), "git@github.com:acme/w.git")
     make_dist(project / "dist-all", pythons=("3.12",))
     base = ["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse", "--yes",

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-import importlib
 import json
+import platform
 from pathlib import Path
 
+import pytest
+
 from tests.factories import write_wheel
-from tests.helpers import run_cli
+from tests.helpers import compile_shared, run_cli
 
-PLAT = "manylinux_2_34_x86_64"
+ARCH = platform.machine()  # the compiled objects are this machine's: so are the wheels' tags
+PLAT = f"manylinux_2_34_{ARCH}"
 
 
-def _elf(module: str) -> bytes:
-    """A real x86_64 ELF shared object: a stdlib extension module of the interpreter running the tests."""
-    path = Path(importlib.import_module(module).__file__ or "")
-    assert path.suffix == ".so", f"{module} is not an extension module here"
-    return path.read_bytes()
+@pytest.fixture
+def elf(tmp_path):
+    """A real ELF shared object per name, compiled here (never an interpreter's module: Debian builds
+    `array`, `select` and `_struct` into its python3, so they have no file)."""
+    def compile_one(name: str) -> bytes:
+        return compile_shared(tmp_path / "so", name, f"int {name}_value(int x) {{ return x + {len(name)}; }}\n")
+    return compile_one
 
 
 def _wheels(out: Path, binaries: dict[str, bytes], extra: dict[str, dict[str, bytes]] | None = None) -> None:
@@ -24,7 +29,7 @@ def _wheels(out: Path, binaries: dict[str, bytes], extra: dict[str, dict[str, by
     for py, data in binaries.items():
         tag = f"cp{py}-cp{py}-{PLAT}"
         files = {"kestrel_kernels/__init__.py": b"__version__ = '0.1.0'\n",
-                 f"kestrel_kernels/_ops.cpython-{py}-x86_64-linux-gnu.so": data, **(extra or {}).get(py, {})}
+                 f"kestrel_kernels/_ops.cpython-{py}-{ARCH}-linux-gnu.so": data, **(extra or {}).get(py, {})}
         write_wheel(out, tag=tag, files=files)
 
 
@@ -34,8 +39,8 @@ def _verify(out: Path, cwd: Path):
     return result, [f for f in doc["findings"] if f["rule"] == "dedupe"]
 
 
-def test_identical_binaries_across_pythons_say_what_one_wheel_saves(tmp_path):
-    so = _elf("array")
+def test_identical_binaries_across_pythons_say_what_one_wheel_saves(tmp_path, elf):
+    so = elf("array")
     _wheels(tmp_path / "w", {"310": so, "311": so, "312": so})
     result, found = _verify(tmp_path / "w", tmp_path)
     assert result.code == 0, result.output
@@ -51,9 +56,9 @@ def test_identical_binaries_across_pythons_say_what_one_wheel_saves(tmp_path):
     assert "byte-identical binaries" in plain.stderr
 
 
-def test_partly_shared_binaries_count_only_the_shared_ones(tmp_path):
-    shared = _elf("select")
-    _wheels(tmp_path / "w", {"311": _elf("array"), "312": _elf("_struct")},
+def test_partly_shared_binaries_count_only_the_shared_ones(tmp_path, elf):
+    shared = elf("select")
+    _wheels(tmp_path / "w", {"311": elf("array"), "312": elf("struct")},
             extra={py: {"kestrel_kernels/libkernels.so": shared} for py in ("311", "312")})
     _result, found = _verify(tmp_path / "w", tmp_path)
     assert len(found) == 1
@@ -61,7 +66,7 @@ def test_partly_shared_binaries_count_only_the_shared_ones(tmp_path):
     assert "one py3 wheel for the platform" in found[0]["message"]
 
 
-def test_different_binaries_give_no_dedupe_message(tmp_path):
-    _wheels(tmp_path / "w", {"311": _elf("array"), "312": _elf("select")})
+def test_different_binaries_give_no_dedupe_message(tmp_path, elf):
+    _wheels(tmp_path / "w", {"311": elf("array"), "312": elf("select")})
     result, found = _verify(tmp_path / "w", tmp_path)
     assert found == [] and "byte-identical" not in result.output

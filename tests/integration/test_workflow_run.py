@@ -20,7 +20,7 @@ import pytest
 from kestrel_release.sandbox.github import GithubEmulator
 from kestrel_release.sandbox.pypi import PypiSandbox
 from tests import factories
-from tests.helpers import CI_TOOL_ENV, run_cli
+from tests.helpers import CI_TOOL_ENV, need_pythons, run_cli
 from tests.integration.workflow_runner import Expressions, WorkflowRunner
 
 pytestmark = pytest.mark.slow
@@ -42,6 +42,7 @@ def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
+    need_pythons("3.11", "3.12")  # each build leg runs on its own Python
     factories.make_c_ext_project(repo / "kernels", pythons=("3.11", "3.12"))
     result = run_cli(["ci", "init", "--project", str(repo / "kernels")], env=CI_TOOL_ENV)
     assert result.code == 0, result.output

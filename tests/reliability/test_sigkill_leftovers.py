@@ -126,7 +126,9 @@ def test_rehearsal_killed_with_its_stand_ins_up_then_the_next_rehearsal_collects
     extra = {"TMPDIR": str(temp), "SOURCE_DATE_EPOCH": "1700000000", "KESTREL_RELEASE_GITHUB_REPO": "m87-labs/mini-ext"}
     args = ["release", "--rehearse", "--yes", "--targets", "github", "--no-gpu-check", "--project", str(project)]
     first = killpoints.start(args, extra)
-    _wait_for(lambda: len(list(temp.glob("kestrel-pypi-*/htpasswd"))) == 2, first, "two stand-in indexes")
+    # Once the last stand-in is announced, every server is up and watched (killed with the tool).
+    _wait_for(lambda: "stand-in github" in first.stderr.readline(), first, "the stand-ins announced")
+    assert len(list(temp.glob("kestrel-pypi-*/htpasswd"))) == 2
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=60)
     assert len(_debris(temp)) == 2, _debris(temp)
