@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.data.cuda.builders import KERNEL, nvcc_version
-from tests.factories import make_verify_project, make_wheel
+from tests.data.cuda.builders import KERNEL, nvcc_version  # noqa: E402 (after the sys.path line)
+from tests.factories import make_verify_project, make_wheel  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")

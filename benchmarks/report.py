@@ -91,7 +91,7 @@ def table(sections: list[Section]) -> str:
             rows.append((c.claim, fmt_s(c.subject.median), fmt_s(c.baseline.median) if c.baseline else "-",
                          fmt_ratio(c), c.target, verdict(c)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -99,12 +99,12 @@ def table(sections: list[Section]) -> str:
 def _md_section(s: Section) -> list[str]:
     out = [f"## {s.title}", ""]
     if s.unavailable:
-        return out + [f"Not available: {s.unavailable}", ""]
+        return [*out, f"Not available: {s.unavailable}", ""]
     out += ["| what | median | min | max | runs | nvcc calls (compiles) |", "|---|---|---|---|---|---|"]
     for f in s.figures:
         if not f.samples:
             continue
-        nvcc = ", ".join(f"{a} ({b})" for a, b in zip(f.extra.get("nvcc", []), f.extra.get("nvcc_compiles", [])))
+        nvcc = ", ".join(f"{a} ({b})" for a, b in zip(f.extra.get("nvcc", []), f.extra.get("nvcc_compiles", []), strict=False))
         out.append(f"| {f.name} | {fmt_s(f.median)} | {fmt_s(f.low)} | {fmt_s(f.high)} | {len(f.samples)} "
                    f"| {nvcc or '-'} |")
     out += [""] + [f"- {n}" for n in s.notes] + [""]

@@ -83,7 +83,7 @@ def figures(result: dict) -> tuple[dict[str, Figure], list[str]]:
         else:
             notes.append(f"{key}: {value}")
     if "peers" not in found and {"cwc", "twine"} <= found.keys():
-        pairs = zip(found["cwc"].samples, found["twine"].samples)
+        pairs = zip(found["cwc"].samples, found["twine"].samples, strict=False)
         found["peers"] = Figure(NAMES["peers"], [a + b for a, b in pairs])
         notes.append("peers combined = per-round sum of check-wheel-contents and twine check --strict.")
     return found, notes

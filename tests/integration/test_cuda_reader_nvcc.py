@@ -96,7 +96,7 @@ def _elf(machine: int, flags: int, osabi: int, abiversion: int, sections: dict[s
                          len(sections) + 2, len(sections) + 1)
     shdrs = bytes(64)
     name_pos = 1
-    for (name, data), off in zip([*sections.items(), (".shstrtab", names)], offsets):
+    for (name, data), off in zip([*sections.items(), (".shstrtab", names)], offsets, strict=False):
         shdrs += struct.pack("<IIQQQQIIQQ", name_pos, 1 if name != ".shstrtab" else 3, 0, 0, off, len(data), 0, 0, 1, 0)
         name_pos += len(name) + 1
     return header + body + shdrs

@@ -67,7 +67,7 @@ def _subset(expected, actual, where="response"):
             _subset(value, actual[key], f"{where}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), where
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
             _subset(e, a, f"{where}[{i}]")
     else:
         assert expected == actual, f"{where}: recorded {expected!r}, emulator {actual!r}"

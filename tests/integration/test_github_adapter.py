@@ -8,8 +8,8 @@ import time
 import pytest
 
 from kestrel_release.adapters.github import GithubClient
-from kestrel_release.retry import RetryPolicy as Policy
 from kestrel_release.errors import PublishError
+from kestrel_release.retry import RetryPolicy as Policy
 from kestrel_release.sandbox.github import GithubEmulator
 
 REPO = "m87-labs/kestrel"
@@ -113,7 +113,7 @@ def test_a_nonsense_rate_limit_hint_falls_back_to_the_backoff(gh, status, retry_
 def test_a_nonsense_rate_limit_hint_that_never_ends_gives_up_with_one_line(gh) -> None:
     c, sleeps = client(gh, retries=2)
     gh.rate_limit_next(status=429, retry_after="-5", reset_header="soon", count=1000)
-    with pytest.raises(PublishError, match="after 3 attempt.*rate limit without a usable") as exc:
+    with pytest.raises(PublishError, match=r"after 3 attempt.*rate limit without a usable") as exc:
         c.find_release("nope")
     assert "\n" not in str(exc.value) and len(sleeps) == 2
 

@@ -93,7 +93,7 @@ def test_each_pair_runs_once_with_its_toolkit_and_is_cached_per_pair(setup):
     assert seen["env"]["KESTREL_PRECOMPILE_OUT"] == str(project / "pre" / "cu12.9" / "sm_80")
     assert json.loads((project / "pre" / "cu13.0" / "sm_90a" / "k.json").read_text())["argv"][3] == "0"  # no PTX
     index = json.loads((project / "pre" / precompile_pairs.INDEX).read_text())
-    assert [(p["cuda"], p["arch"], p["dir"]) for p in index["pairs"]][0] == ("12.9", "80", "cu12.9/sm_80")
+    assert next((p["cuda"], p["arch"], p["dir"]) for p in index["pairs"]) == ("12.9", "80", "cu12.9/sm_80")
 
     assert _run(project, env).status == "up-to-date" and _runs(project) == []
     # A new toolkit release recompiles that toolkit's pairs only.

@@ -48,7 +48,7 @@ def box(request, tmp_path):
 
 def test_uploads_need_the_password_and_land_in_the_directory(box, tmp_path):
     wheel = _wheel(tmp_path)
-    with pytest.raises(PublishError, match="rejected user .* check the username and password"):
+    with pytest.raises(PublishError, match=r"rejected user .* check the username and password"):
         _upload(box, wheel, password="not-the-password")
     assert box.files() == []
     _upload(box, wheel)
@@ -98,7 +98,7 @@ def test_strict_refuses_local_versions_and_oversized_files(tmp_path):
         with pytest.raises(PublishError, match=re.escape("local versions in '1.0+cu124'")):
             _upload(box, _wheel(tmp_path, version="1.0+cu124"))
         big = _wheel(tmp_path, version="2.0", payload=os.urandom(2 * 1024 * 1024))
-        with pytest.raises(PublishError, match="larger than .* pypi/support"):
+        with pytest.raises(PublishError, match=r"larger than .* pypi/support"):
             _upload(box, big)
         assert box.files() == []
 

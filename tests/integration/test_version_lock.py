@@ -27,7 +27,7 @@ def test_second_run_refused_while_locked(cfg) -> None:
          str(cfg.project_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"
-        with pytest.raises(UsageError, match="another kestrel-release release is running on .* \\(pid [0-9]+\\)"):
+        with pytest.raises(UsageError, match=r"another kestrel-release release is running on .* \(pid [0-9]+\)"):
             version.change(cfg, "bump", "patch")
     finally:
         holder.communicate("")

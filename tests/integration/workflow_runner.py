@@ -268,7 +268,7 @@ def _matrix(job: dict) -> list[dict[str, Any]]:
     if not matrix:
         return [{}]
     axes = {k: v for k, v in matrix.items() if k not in ("include", "exclude")}
-    legs = [dict(zip(axes, values)) for values in itertools.product(*axes.values())] if axes else []
+    legs = [dict(zip(axes, values, strict=False)) for values in itertools.product(*axes.values())] if axes else []
     legs += list(matrix.get("include") or [])
     excluded = matrix.get("exclude") or []
     return [leg for leg in legs if not any(all(leg.get(k) == v for k, v in ex.items()) for ex in excluded)]

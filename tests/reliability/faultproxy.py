@@ -66,10 +66,8 @@ class FaultProxy:
 
     def _mode_for(self, head: bytes) -> str:
         with self._lock:
-            if self.modes and (not self.posts_only or head.startswith(b"POST")):
-                mode = self.modes.popleft()
-            else:
-                mode = "pass"
+            wanted = self.modes and (not self.posts_only or head.startswith(b"POST"))
+            mode = self.modes.popleft() if wanted else "pass"
             self.served.append(mode)
             return mode
 

@@ -62,7 +62,7 @@ class RawServer:
         finally:
             conn.close()
 
-    def __enter__(self) -> RawServer:  # noqa: PYI034
+    def __enter__(self) -> RawServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -198,7 +198,7 @@ def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
 def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str,
                                                           needle: str) -> None:
     factories.write_wheel(project / "dist", name=name, version=version)
-    result, report = _verify_json(project)
+    result, _report = _verify_json(project)
     assert_one_line_error(result, 5, needle)
 
 

@@ -73,7 +73,7 @@ def test_a_build_that_prints_its_environment_leaks_no_credential(tmp_path: Path,
     assert seen.strip(), "the build step did not run"
     for name in CANARIES:
         assert f"\n{name}=" not in "\n" + seen, f"the build child inherited {name}"
-    everything = list(CANARIES.values()) + [PYPIRC_PASSWORD]
+    everything = [*list(CANARIES.values()), PYPIRC_PASSWORD]
     assert not [n for n in everything if n in result.output], result.output
     # logs, wheels, the project tree: the .pypirc password is printed by the build, so only masking stops it
     assert not _grep(project, everything)

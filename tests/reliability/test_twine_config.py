@@ -70,7 +70,7 @@ class Recorder:
                 found.append(base64.b64decode(header[6:]).decode(errors="replace").partition(":")[2])
         return found
 
-    def __enter__(self) -> Recorder:  # noqa: PYI034
+    def __enter__(self) -> Recorder:
         return self
 
     def __exit__(self, *exc) -> None:

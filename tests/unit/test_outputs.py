@@ -36,7 +36,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 def test_a_superseded_wheel_goes_only_when_the_tool_wrote_it(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    staged, old = _staged(tmp_path, "mini-ext", "0.1.0")
+    staged, _old = _staged(tmp_path, "mini-ext", "0.1.0")
     outputs.install(staged, out, "mini-ext")
     user_old = "mini_ext-0.0.9-cp312-cp312-manylinux_2_34_x86_64.whl"  # never written by the tool
     (out / user_old).write_bytes(b"the user's")
@@ -97,7 +97,7 @@ def test_two_projects_in_one_folder_keep_their_own_manifest_and_sums(tmp_path: P
 
 def test_verify_records_in_each_projects_own_manifest(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    staged, ours = _staged(tmp_path, "mini-ext", "0.1.0")
+    staged, _ours = _staged(tmp_path, "mini-ext", "0.1.0")
     outputs.install(staged, out, "mini-ext")
     staged, theirs = _staged(tmp_path, "other-ext", "2.0.0")
     outputs.install(staged, out, "other-ext")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from pathlib import Path
 
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 SHDR = struct.Struct("<IIQQQQIIQQ")
@@ -19,7 +20,7 @@ SHF_INFO_LINK, SHT_SYMTAB, SHT_RELA, SHT_REL = 0x40, 2, 4, 9
 
 
 def main(src: str, dst: str, target: int) -> None:
-    data = bytearray(open(src, "rb").read())
+    data = bytearray(Path(src).read_bytes())
     head = list(EHDR.unpack_from(data))
     shoff, shnum, shstrndx = head[6], head[12], head[13]
     headers = [list(SHDR.unpack_from(data, shoff + i * SHDR.size)) for i in range(shnum)]
@@ -47,7 +48,7 @@ def main(src: str, dst: str, target: int) -> None:
     EHDR.pack_into(data, 0, *head)
     for i, h in enumerate(headers):
         SHDR.pack_into(data, shoff + i * SHDR.size, *h)
-    open(dst, "wb").write(data)
+    Path(dst).write_bytes(data)
     print(f"{dst}: {name[note]} moved from {note} to {target} ({name[target]} to {note}); {fixed} other references")
 
 

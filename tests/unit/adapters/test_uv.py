@@ -26,7 +26,7 @@ NOT_FOUND = """error: No solution found when resolving dependencies
   cause: Because kk-x was not found in the package registry and you require kk-x, we can conclude that your \
 requirements are unsatisfiable.
 """
-OLD_STYLE = """  × No solution found when resolving dependencies:
+OLD_STYLE = """  \u00d7 No solution found when resolving dependencies:
   ╰─▶ Because only torch<=2.0 is available and you require torch>=2.9, we can conclude that your requirements \
 are unsatisfiable.
 """

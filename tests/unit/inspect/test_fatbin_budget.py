@@ -49,7 +49,7 @@ def test_one_binary_and_one_wheel_have_a_total(monkeypatch):
     wheel = cuda_binary.wheel_budget()
     inspect_bytes(fatbin_bytes([entry] * 3), "c.fatbin", wheel)
     inspect_bytes(fatbin_bytes([entry] * 2), "d.fatbin", wheel)
-    with pytest.raises(CudaFormatError, match="e.fatbin: .* more than 5 MiB uncompressed in one wheel"):
+    with pytest.raises(CudaFormatError, match=r"e.fatbin: .* more than 5 MiB uncompressed in one wheel"):
         inspect_bytes(fatbin_bytes([entry]), "e.fatbin", wheel)
 
 

@@ -215,7 +215,7 @@ def test_bitarray_version_only_in_a_c_header(tmp_path):
 
 def test_other_libraries_versions_are_not_taken_for_the_package(tmp_path):
     """A vendored module's __version__, a dependency's header, an ABI define and tests are someone else's."""
-    d, plan = planned(make(tmp_path, {
+    _d, plan = planned(make(tmp_path, {
         "pyproject.toml": '[project]\nname = "kern"\nversion = "2.0.0"\n',
         "kern/__init__.py": '__version__ = "2.0.0"\n',
         "kern/_vendor/six.py": '__version__ = "1.16.0"\n',
@@ -238,7 +238,7 @@ def test_a_stale_package_version_is_kept_and_named(tmp_path):
     """PyYAML after a bump of setup.py alone: lib/yaml/__init__.py is stale; init lists it and says so."""
     files = dict(PYYAML)
     files["lib/yaml/__init__.py"] = "__version__ = '6.0.2'\n"
-    d, plan = planned(make(tmp_path, files))
+    _d, plan = planned(make(tmp_path, files))
     assert ("lib/yaml/__init__.py", "__version__ = '{version}'") in places(plan)
     assert any(n.startswith("lib/yaml/__init__.py states 6.0.2, not 6.0.3") for n in plan.notes)
 

@@ -47,7 +47,7 @@ def test_notes_have_version_commit_date_table_and_pip_lines(cfg) -> None:
 
 
 def test_missing_template_is_a_usage_error(cfg) -> None:
-    with pytest.raises(UsageError, match="nope.j2"):
+    with pytest.raises(UsageError, match=r"nope.j2"):
         render_notes(cfg, template="nope.j2", version="1", commit="c", tag="t", rolling=False,
                      download_base="x", files=[])
 

@@ -115,7 +115,7 @@ def _tamper(rows):
 @pytest.mark.parametrize("edit, expected", [
     (_tamper, {("record-mismatch", f"{PKG}/__init__.py")}),
     (lambda rows: rows[1:], {("record-mismatch", f"{PKG}/__init__.py")}),
-    (lambda rows: rows + [[f"{PKG}/gone.py", "sha256=x", "1"]], {("record-mismatch", f"{PKG}/gone.py")}),
+    (lambda rows: [*rows, [f"{PKG}/gone.py", "sha256=x", "1"]], {("record-mismatch", f"{PKG}/gone.py")}),
 ])
 def test_record_must_match_the_members(tmp_path, edit, expected):
     assert _found(_verify(tmp_path, record_edit=edit)) == expected

@@ -25,7 +25,7 @@ def test_roundtrip_changes_only_the_version_line(cfg) -> None:
     after = (cfg.project_dir / "pyproject.toml").read_text()
     before_lines, after_lines = VERSION_PYPROJECT.splitlines(True), after.splitlines(True)
     assert len(before_lines) == len(after_lines)
-    changed = [(b, a) for b, a in zip(before_lines, after_lines) if b != a]
+    changed = [(b, a) for b, a in zip(before_lines, after_lines, strict=False) if b != a]
     assert changed == [("version =    '0.1.0'      # single quotes, kept\n",
                         "version =    '0.2.0'      # single quotes, kept\n")]
     assert (result.old, result.new) == ("0.1.0", "0.2.0")
@@ -92,7 +92,7 @@ def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) ->
 
 def test_disagreeing_files_are_named(cfg) -> None:
     (cfg.project_dir / "pkg/_meta.py").write_text("VERSION = '0.0.9'\n")
-    with pytest.raises(UsageError, match="pyproject.toml has 0.1.0, pkg/__init__.py has 0.1.0, pkg/_meta.py has 0.0.9"):
+    with pytest.raises(UsageError, match=r"pyproject.toml has 0.1.0, pkg/__init__.py has 0.1.0, pkg/_meta.py has 0.0.9"):
         version.change(cfg, "bump", "patch")
     assert "pkg/_meta.py has 0.0.9" in version.show(cfg).warnings[0]
     version.change(cfg, "set", "0.2.0", force=True)  # --force overwrites them all
@@ -101,10 +101,10 @@ def test_disagreeing_files_are_named(cfg) -> None:
 
 def test_pattern_without_match_and_missing_file(cfg) -> None:
     (cfg.project_dir / "pkg/_meta.py").write_text("NOTHING = 1\n")
-    with pytest.raises(UsageError, match="pkg/_meta.py has no line matching \"VERSION = '\\{version\\}'\""):
+    with pytest.raises(UsageError, match=re.escape("pkg/_meta.py has no line matching \"VERSION = '{version}'\"")):
         version.change(cfg, "bump", "patch")
     (cfg.project_dir / "pkg/_meta.py").unlink()
-    with pytest.raises(UsageError, match="version file pkg/_meta.py does not exist"):
+    with pytest.raises(UsageError, match=r"version file pkg/_meta.py does not exist"):
         version.show(cfg)
 
 
@@ -199,7 +199,7 @@ def test_files_that_disagree_are_warned_one_line_each_and_force_rewrites_every_s
     shown = version.show(cfg)
     assert shown.new == "1.9.0"
     assert shown.warnings == ["versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"]
-    with pytest.raises(UsageError, match="util/version_utils.py has 1.8.0"):
+    with pytest.raises(UsageError, match=r"util/version_utils.py has 1.8.0"):
         version.change(cfg, "bump", "patch")
     result = version.change(cfg, "set", "2.0.0rc1", force=True)
     assert result.files == ["pyproject.toml", "meson.build", "util/version_utils.py", "CMakeLists.txt"]
