@@ -100,18 +100,15 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 
 def store(outputs: Path, entry: Path, refresh: bool = False) -> None:
-    tmp = entry.with_name(f".{entry.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    _copy_tree(outputs, tmp)
-    if refresh and entry.is_dir():  # --no-cache: the fresh compile replaces the entry
-        old = entry.with_name(f".{entry.name}.old-{os.getpid()}")
-        with contextlib.suppress(OSError):
-            os.replace(entry, old)
-        shutil.rmtree(old, ignore_errors=True)
-    try:
-        os.replace(tmp, entry)
-    except OSError:  # another build stored the same key first: same content by construction
-        shutil.rmtree(tmp, ignore_errors=True)
+    # Staged in an owned dir beside the entries: a build killed mid-store leaves nothing the next
+    # store there does not collect (fsutil.staging_dir).
+    with fsutil.staging_dir(entry, kind="store") as tmp:
+        _copy_tree(outputs, tmp)
+        if refresh and entry.is_dir():  # --no-cache: the fresh compile replaces the entry
+            with contextlib.suppress(OSError):
+                os.replace(entry, tmp.parent / "old")
+        with contextlib.suppress(OSError):  # another build stored the same key first: same content
+            os.replace(tmp, entry)
 
 
 def restore(entry: Path, outputs: Path) -> None:

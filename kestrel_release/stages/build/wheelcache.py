@@ -123,20 +123,16 @@ def get(key: str, dest_dir: Path) -> Path | None:
 def put(key: str, wheel: Path, values: dict[str, str] | None = None) -> None:
     """Store `wheel` under `key` (replacing an entry a --no-cache build refreshes)."""
     entry = _entry(key)
-    tmp = entry.with_name(f".{entry.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    shutil.copy2(wheel, tmp / wheel.name)
-    if values is not None:
-        fsutil.atomic_write_text(tmp / "inputs.json", json.dumps(values, indent=1, sort_keys=True) + "\n")
-    old = entry.with_name(f".{entry.name}.old-{os.getpid()}")
-    with contextlib.suppress(OSError):
-        os.replace(entry, old)  # a refreshed entry: the rename below needs the name free
-    try:
-        os.replace(tmp, entry)
-    except OSError:  # stored by a concurrent build already: same bytes by construction
-        shutil.rmtree(tmp, ignore_errors=True)
-    shutil.rmtree(old, ignore_errors=True)
+    # Staged (and the replaced entry parked) in an owned dir beside the entries: a build killed
+    # mid-store leaves no wheel copy that the next store there does not collect.
+    with fsutil.staging_dir(entry, kind="store") as tmp:
+        shutil.copy2(wheel, tmp / wheel.name)
+        if values is not None:
+            fsutil.atomic_write_text(tmp / "inputs.json", json.dumps(values, indent=1, sort_keys=True) + "\n")
+        with contextlib.suppress(OSError):
+            os.replace(entry, tmp.parent / "old")  # a refreshed entry: the rename below needs the name free
+        with contextlib.suppress(OSError):  # stored by a concurrent build already: same bytes by construction
+            os.replace(tmp, entry)
 
 
 def drop(wheels: dict[str, str]) -> list[str]:
