@@ -95,6 +95,9 @@ class BuildConfig:
     container_engine: str = (
         ""  # docker | podman | chroot; "" = chroot for a directory, else podman if installed, else docker
     )
+    # Where the precompile step runs with build.container: "host" (its outputs go into the image's
+    # builds with the sources) or "container" (in the image, with the image's CUDA toolkit).
+    precompile_in: str = "host"
 
 
 @dataclass(frozen=True)

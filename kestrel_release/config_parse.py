@@ -422,6 +422,16 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(
             f"{at('build.container')}: the chroot engine needs an absolute root directory, got '{cfg.build.container}'"
         )
+    if cfg.build.precompile_in not in ("host", "container"):
+        errors.append(
+            f"{at('build.precompile_in')}: '{cfg.build.precompile_in}' is not 'host' or 'container'"
+            f"{suggest(cfg.build.precompile_in, ['host', 'container'])}"
+        )
+    elif cfg.build.precompile_in == "container" and cfg.precompile and not cfg.build.container:
+        errors.append(
+            f"{at('build.precompile_in')}: 'container' needs an image to run in — set build.container "
+            "(or --container), or precompile_in = 'host'"
+        )
     if cfg.version is not None:
         try:
             Version(cfg.version)

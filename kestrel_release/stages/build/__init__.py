@@ -25,6 +25,7 @@ from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import container as _container
+from kestrel_release.stages.build import container_precompile as _container_precompile
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -160,19 +161,28 @@ def _precompile(
     cfg: Config, plan: Plan, logs: Path, steps: _progress.Steps, use_cache: bool = True
 ) -> precompile.PrecompileResult:
     steps.start("precompile")
+    where: dict = {}
+    if plan.container is not None and _container_precompile.wanted(cfg):  # in the image, its toolkit
+        where = {
+            "runner": _container_precompile.runner(cfg, plan.container, copy_rules(cfg)),
+            "compilers": {**plan.container.compilers, "nvcc": plan.container.nvcc},
+        }
     try:
         if plan.toolkits:  # one step per (toolkit, arch)
             from kestrel_release.stages.build import precompile_pairs
 
-            result = precompile_pairs.run(cfg, plan.toolkits, log_dir=logs, use_cache=use_cache)
+            result = precompile_pairs.run(cfg, plan.toolkits, log_dir=logs, use_cache=use_cache, **where)
         else:
-            result = precompile.run(cfg, nvcc_version=plan.nvcc_version or "", log_dir=logs, use_cache=use_cache)
+            nvcc = plan.nvcc_version or ""
+            result = precompile.run(cfg, nvcc_version=nvcc, log_dir=logs, use_cache=use_cache, **where)
     except BaseException:
         steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
         raise
+    if where:
+        result.ran_in = cfg.build.container
     detail = {
         "none": "no precompile step configured",
-        "compiled": "compiled (cache stored)",
+        "compiled": "compiled (cache stored)" if not where else f"compiled in {cfg.build.container} (cache stored)",
         "restored": "restored from cache",
         "up-to-date": "up to date",
     }[result.status]

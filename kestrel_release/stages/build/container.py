@@ -45,6 +45,15 @@ for v in {versions}; do
 done
 echo "glibc $(getconf GNU_LIBC_VERSION 2>/dev/null | cut -d' ' -f2)"
 echo "arch $(uname -m)"
+# A CUDA toolkit is found as on a host: CUDA_HOME/CUDA_PATH, nvcc on PATH, /usr/local/cuda*, newest first.
+for n in "${{CUDACXX:-}}" "${{CUDA_HOME:+$CUDA_HOME/bin/nvcc}}" "${{CUDA_PATH:+$CUDA_PATH/bin/nvcc}}" \
+         "$(command -v nvcc 2>/dev/null)" /usr/local/cuda/bin/nvcc $(ls -d /usr/local/cuda-*/bin/nvcc 2>/dev/null | sort -rV); do
+  if [ -n "$n" ] && [ -x "$n" ]; then
+    echo "nvcc $n"; echo "nvcc-version $("$n" --version 2>/dev/null | grep -o 'V[0-9][0-9.]*' | head -1)"; break
+  fi
+done
+echo "cc $(cc --version 2>/dev/null | head -1)"
+echo "c++ $(c++ --version 2>/dev/null | head -1)"
 """
 
 
@@ -58,6 +67,9 @@ class Target:
     glibc: tuple[int, int] | None
     arch: str
     notes: list[str] = field(default_factory=list)
+    nvcc: str = ""  # the image's nvcc, its path inside ("" = none)
+    nvcc_version: str = ""  # "13.0.88"
+    compilers: dict[str, str] = field(default_factory=dict)  # cc/c++ -> the first line of --version there
 
     def platform(self) -> str:
         """uv's --python-platform for the image: its CPU and glibc (clamped to what uv knows)."""
@@ -116,7 +128,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
 
 def _probe(engine: container.Engine, image: str, versions: tuple[str, ...]):
     """Run the probe script in the image (the engine adjusted to this host: container.usable)."""
-    with _workspace(engine, image) as ws:
+    with workspace(engine, image) as ws:
         (ws / "probe.sh").write_text(_PROBE.format(versions=" ".join(versions)), encoding="utf-8")
         return container.usable(engine, image, ws, f"{engine.inside(ws, image)}/probe.sh")
 
@@ -163,8 +175,16 @@ def doctor(cfg: Config) -> list[tuple[str, str, str, str]]:
 def _parse_probe(engine: container.Engine, image: str, output: str) -> Target:
     pythons: dict[str, str] = {}
     glibc, arch = None, os.uname().machine
+    extra: dict = {"compilers": {}}
     for line in output.splitlines():
         parts = line.split()
+        word, _, rest = line.partition(" ")
+        if word in ("cc", "c++") and rest.strip():
+            extra["compilers"][word] = rest.strip()
+        elif word == "nvcc" and rest.strip():
+            extra["nvcc"] = rest.strip()
+        elif word == "nvcc-version" and rest.strip().startswith("V"):
+            extra["nvcc_version"] = rest.strip()[1:]
         if len(parts) == 3 and parts[0] == "python":
             pythons[parts[1]] = parts[2]
         elif len(parts) == 2 and parts[0] == "glibc" and parts[1].count(".") == 1:
@@ -172,11 +192,11 @@ def _parse_probe(engine: container.Engine, image: str, output: str) -> Target:
             glibc = (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
         elif len(parts) == 2 and parts[0] == "arch":
             arch = parts[1]
-    return Target(engine, image, pythons, glibc, arch, list(engine.notes))
+    return Target(engine, image, pythons, glibc, arch, list(engine.notes), **extra)
 
 
 @contextlib.contextmanager
-def _workspace(engine: container.Engine, image: str) -> Iterator[Path]:
+def workspace(engine: container.Engine, image: str) -> Iterator[Path]:
     """One run's directory: a tool-owned temp dir (inside the root for chroot), removed after."""
     parent = engine.workspace_parent(image, statedir.root() / "containers")
     if engine.name == "chroot":  # the root's /tmp: a plain temp dir (the owner scheme's marker is ours)
@@ -269,7 +289,7 @@ def build_one(
     engine, image = target.engine, target.image
     python = target.pythons[py]
     try:
-        with _workspace(engine, image) as ws:
+        with workspace(engine, image) as ws:
             inside = engine.inside(ws, image)
             steps.start(name, "building")
             src = source_copy.make(cfg.project_dir, ws / "src", **copy_rules)

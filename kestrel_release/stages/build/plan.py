@@ -27,6 +27,7 @@ from kestrel_release.adapters import (
 from kestrel_release.config import Config
 from kestrel_release.errors import PreflightError
 from kestrel_release.stages.build import container as build_container
+from kestrel_release.stages.build import container_precompile as build_container_precompile
 from kestrel_release.stages.build import cuda_tools, host_fit
 
 
@@ -82,7 +83,12 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     uv_bin = _attempt(problems, uv.find_uv)
     nvcc_version = None
     toolkits: dict = {}
-    if cfg.precompile and cfg.cuda:  # one precompile per (toolkit, arch): precompile_pairs
+    if build_container_precompile.wanted(cfg):  # the image's toolkit, not this host's
+        toolkits = build_container_precompile.check(cfg, target, problems)
+        nvcc_version = target.nvcc_version if target and toolkits else None
+        if not (cfg.cuda or len(cfg.cuda_arch) > 1):
+            toolkits = {}  # one step, keyed by the image's nvcc (precompile.run)
+    elif cfg.precompile and cfg.cuda:  # one precompile per (toolkit, arch): precompile_pairs
         toolkits = _attempt(problems, _toolkits, cfg) or {}
         nvcc_version = ",".join(f"{name}={tk.version}" for name, tk in toolkits.items()) or None
     elif cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources

@@ -39,10 +39,12 @@ class PrecompileResult:
     log: Path | None = None
     kernels: list[dict] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)  # one row per (toolkit, arch): precompile_pairs
+    ran_in: str = "host"  # or the image (build.precompile_in = "container")
 
     def to_json(self) -> dict:
         return {
             "pairs": self.pairs,
+            "ran_in": self.ran_in if self.status != "none" else None,
             "status": self.status,
             "key": self.key,
             "seconds": round(self.seconds, 2),
@@ -137,9 +139,24 @@ def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
     return extra
 
 
-def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True) -> PrecompileResult:
+def run_on_host(argv: list[str], *, cwd: Path, env: dict[str, str], log: Path, what: str, out: Path) -> None:
+    """How the step runs by default; stages/build/container.py has the runner for an image (it
+    writes `out` back here), and the cache, keyed the same way, is shared by both."""
+    proc.run_logged(argv, cwd=cwd, env=env, log=log, what=what)
+
+
+def run(
+    cfg: Config,
+    *,
+    nvcc_version: str,
+    log_dir: Path,
+    use_cache: bool = True,
+    runner=run_on_host,
+    compilers: dict[str, str] | None = None,
+) -> PrecompileResult:
     """Make `precompile_outputs` current: up to date, restored from the cache, or compiled once
-    (always compiled, and the entry refreshed, with use_cache=False)."""
+    (always compiled, and the entry refreshed, with use_cache=False). `runner`/`compilers`: where the
+    step runs and the host compilers there (default: this host's, cachekey.compilers)."""
     if not cfg.precompile:
         return PrecompileResult("none")
     if not cfg.precompile_outputs:
@@ -150,7 +167,7 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
     env.update(compress_env(cfg, env))
-    key = cache_key(cfg, nvcc_version, env, cachekey.compilers(env))
+    key = cache_key(cfg, nvcc_version, env, cachekey.compilers(env) if compilers is None else compilers)
     outputs = cfg.project_dir / cfg.precompile_outputs
     entry = toolchain.cache_dir() / "precompile" / key
     log = log_dir / "precompile.log"
@@ -161,7 +178,7 @@ def run(cfg: Config, *, nvcc_version: str, log_dir: Path, use_cache: bool = True
         status = "restored"
     else:
         argv = [a.replace("{python}", sys.executable) for a in cfg.precompile]
-        proc.run_logged(argv, cwd=cfg.project_dir, env=step_env(cfg, env), log=log, what="precompile")
+        runner(argv, cwd=cfg.project_dir, env=step_env(cfg, env), log=log, what="precompile", out=outputs)
         if not outputs.is_dir():
             raise BuildError(f"precompile ran but wrote no {outputs}", f"check precompile_outputs (log: {log})")
         entry.parent.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from kestrel_release import cuda_rules, fsutil, proc
+from kestrel_release import cuda_rules, fsutil
 from kestrel_release.adapters import toolchain
 from kestrel_release.adapters.cuda_toolkit import Toolkit
 from kestrel_release.config import Config
@@ -53,9 +53,13 @@ def pair_dir(toolkit: str, arch: cuda_rules.Arch) -> str:
     return f"cu{toolkit}/{arch.sm}"
 
 
-def pair_key(cfg: Config, toolkit: Toolkit, arch: cuda_rules.Arch, ptx: bool, env: dict[str, str]) -> str:
+def pair_key(
+    cfg: Config, toolkit: Toolkit, arch: cuda_rules.Arch, ptx: bool, env: dict[str, str], compilers: dict | None = None
+) -> str:
     payload = {
-        "common": single.key_payload(cfg, env, cachekey.compilers(env)),  # inputs, argv, env, host toolchain
+        "common": single.key_payload(
+            cfg, env, cachekey.compilers(env) if compilers is None else compilers
+        ),  # inputs, argv, env, host toolchain
         "toolkit": toolkit.to_json(),
         "arch": arch.name,
         "ptx": ptx,
@@ -98,10 +102,11 @@ def step_env(cfg: Config, values: dict, toolkit: Toolkit, base: dict[str, str]) 
     return extra
 
 
-def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_cache: bool) -> dict:
+def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_cache: bool, where) -> dict:
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
-    key = pair_key(cfg, toolkit, arch, ptx, env)
+    runner, compilers = where
+    key = pair_key(cfg, toolkit, arch, ptx, env, compilers)
     out = outputs / pair_dir(name, arch)
     entry = toolchain.cache_dir() / "precompile" / key
     log = log_dir / f"precompile-cu{name}-{arch.sm}.log"
@@ -116,12 +121,13 @@ def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_c
         out.mkdir(parents=True, exist_ok=True)
         values = step_values(cfg, name, toolkit, arch, ptx, out)
         argv = [_fill(a, values) for a in cfg.precompile]
-        proc.run_logged(
+        runner(
             argv,
             cwd=cfg.project_dir,
             env=step_env(cfg, values, toolkit, env),
             log=log,
             what=f"precompile {arch.sm} with CUDA {toolkit.version}",
+            out=out,
         )
         if not any(p for p in out.iterdir() if not p.name.startswith(".")):
             raise BuildError(
@@ -153,8 +159,17 @@ def _fill(arg: str, values: dict) -> str:
     return arg
 
 
-def run(cfg: Config, toolkits: dict[str, Toolkit], *, log_dir: Path, use_cache: bool = True):
-    """Every pair current (up to date, restored or compiled); a PrecompileResult with one row per pair."""
+def run(
+    cfg: Config,
+    toolkits: dict[str, Toolkit],
+    *,
+    log_dir: Path,
+    use_cache: bool = True,
+    runner=single.run_on_host,
+    compilers: dict[str, str] | None = None,
+):
+    """Every pair current (up to date, restored or compiled); a PrecompileResult with one row per pair.
+    `runner`/`compilers` as in precompile.run (an image's toolkit: stages/build/container.py)."""
     start = time.monotonic()
     outputs = cfg.project_dir / cfg.precompile_outputs
     pairs = wanted_pairs(cfg, toolkits)
@@ -162,7 +177,9 @@ def run(cfg: Config, toolkits: dict[str, Toolkit], *, log_dir: Path, use_cache: 
     jobs = max(1, min(len(pairs), cfg.build.jobs or os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [
-            pool.submit(_run_pair, cfg, name, toolkits[name], arch, ptx, outputs, log_dir, use_cache)
+            pool.submit(
+                _run_pair, cfg, name, toolkits[name], arch, ptx, outputs, log_dir, use_cache, (runner, compilers)
+            )
             for name, arch, ptx in pairs
         ]
         rows = [f.result() for f in futures]  # the first failure raises (the others finish first)
