@@ -212,6 +212,8 @@ def build_jobs(cfg) -> list[dict]:
                 "plat": plat,
                 "pythons": pythons[:1] if once else pythons,
                 "container": image if key.startswith("linux-") else None,
+                # --gpus only where the job needs the GPU (requires_gpu); cross-compiling needs none.
+                "gpus": bool(image and key.startswith("linux-") and cfg.requires_gpu),
             },
         )
     return list(jobs.values())

