@@ -67,6 +67,7 @@ def _sample(name: str, default: Any) -> tuple[str, Any]:
         "api_url": "https://ghe.example/api/v3",
         "cuda_compress": "size",
         "container_engine": "podman",
+        "precompile_in": "container",
         "container": "quay.io/pypa/manylinux_2_28_x86_64",
     }
     value = samples.get(name, "x-" + name)
