@@ -53,7 +53,7 @@ def check(cfg: Config, target: _container.Target | None, problems: list[str]) ->
     return {name: toolkit for name in (cfg.cuda or (toolkit.short,))}
 
 
-def runner(cfg: Config, target: _container.Target, copy_rules: dict):
+def runner(cfg: Config, target: _container.Target, copy_rules: dict) -> _precompile.Runner:
     """A precompile runner (precompile.run_on_host's signature) that runs the step in the image."""
     python = next((target.pythons[py] for py in cfg.python if py in target.pythons), "python3")
 

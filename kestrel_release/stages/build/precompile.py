@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,6 +140,10 @@ def step_env(cfg: Config, env: dict[str, str]) -> dict[str, str]:
     return extra
 
 
+# How the step is run: (argv, cwd=, env=, log=, what=, out=) -> None.
+Runner = Callable[..., None]
+
+
 def run_on_host(argv: list[str], *, cwd: Path, env: dict[str, str], log: Path, what: str, out: Path) -> None:
     """How the step runs by default; stages/build/container.py has the runner for an image (it
     writes `out` back here), and the cache, keyed the same way, is shared by both."""
@@ -151,7 +156,7 @@ def run(
     nvcc_version: str,
     log_dir: Path,
     use_cache: bool = True,
-    runner=run_on_host,
+    runner: Runner = run_on_host,
     compilers: dict[str, str] | None = None,
 ) -> PrecompileResult:
     """Make `precompile_outputs` current: up to date, restored from the cache, or compiled once
