@@ -141,7 +141,11 @@ def ignored(path: Path, names: list[str]) -> set[str] | None:
 
 def remote_url(path: Path, name: str = "origin") -> str | None:
     """The URL of a remote (None when there is none or `path` is not in a repository)."""
-    return _git(path, "remote", "get-url", name) or None
+    from kestrel_release import redact
+
+    url = _git(path, "remote", "get-url", name) or None
+    redact.register_urls(url)  # https://x-access-token:TOKEN@github.com/...: masked from here on
+    return url
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def resolve_index(
         )
     url_auth = None
     if parsed.username is not None:  # twine: user:password@ in the URL are the credentials
-        url_auth = (parsed.username, redact.register(parsed.password) or "")
+        url_auth = (parsed.username, redact.register(parsed.password, user=parsed.username) or "")
         upload = _strip_userinfo(upload)
     if not simple_url:
         simple_url = (own.simple_url if own else builtin.simple_url if builtin and source == "built-in" else "") or None
@@ -153,7 +153,7 @@ def resolve_credentials(
         user = "__token__"  # PyPI tokens always go with this username
     else:
         user, password = _twine_credentials(index, env)
-    redact.register(password)
+    redact.register(password, user=user)  # with its Basic-auth form: a reason phrase may echo the header
     return user, password
 
 
@@ -164,7 +164,7 @@ def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:
     route_twine_logs()
     config = dict(index.pypirc or {"username": None, "password": None})
     config["repository"] = index.upload_url
-    redact.register(config.get("password"))
+    redact.register(config.get("password"), user=config.get("username"))
     # An exported-but-empty variable means "not set" (twine would let it hide .pypirc).
     given = auth.CredentialInput(env.get("TWINE_USERNAME") or None, env.get("TWINE_PASSWORD") or None)
     resolver = auth.Private(config, given)

@@ -64,7 +64,7 @@ class PypiSandbox:
         self.port = port or free_port()
         self.username = username
         self.password: str = password or "sbx-" + _random.token_urlsafe(24)
-        redact.register(self.password)
+        redact.register(self.password, user=self.username)
         self.max_file_size = max_file_size
         self._proc: subprocess.Popen | None = None
         self._htpasswd = self._state / "htpasswd"

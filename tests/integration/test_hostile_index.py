@@ -111,3 +111,14 @@ def test_the_14_day_rule_reads_the_json_api_within_the_deadline_too(project, srv
     assert "Traceback" not in result.output
     assert "no complete answer within 3 s" in result.output and "14-day rule was not checked" in result.output
     assert time.monotonic() - start < 60
+
+
+def test_a_reason_phrase_echoing_the_authorization_header_prints_no_credential(project, srv) -> None:
+    import base64
+
+    srv.route("POST", "/legacy/", status=403, reason=lambda headers: "Forbidden: " + headers.get("Authorization", ""))
+    result, _ = publish(project, srv, env={"TWINE_USERNAME": "deploy"})
+    assert_one_line_error(result, 6, "rejected user 'deploy'", "Forbidden: Basic ****")
+    assert srv.requests and srv.requests[-1][2]["Authorization"].startswith("Basic ")  # it really was echoed
+    encoded = base64.b64encode(f"deploy:{PASSWORD}".encode()).decode()
+    assert PASSWORD not in result.output and encoded not in result.output and encoded[:20] not in result.output
