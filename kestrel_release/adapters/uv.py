@@ -128,16 +128,16 @@ def pip_install_command(
     python: str | Path,
     requirements: list[str],
     *,
-    index_url: str | None = None,
+    isolated: bool = False,
     compile_bytecode: bool = False,
     no_deps: bool = False,
 ) -> list[str | Path]:
-    """argv of `uv pip install` of `requirements` into the env of `python`. index_url: from that
-    index alone, with no uv configuration and no cache (what a user installing the release gets);
-    compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""
+    """argv of `uv pip install` of `requirements` into the env of `python`. isolated: no uv configuration
+    and no cache, the index from the environment alone (`index_env`: what a user installing the release
+    gets); compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""
     options = ["--quiet", "--compile-bytecode"] if compile_bytecode else []
     options += ["--no-deps"] if no_deps else []
-    options += ["--no-config", "--no-cache", "--index-url", index_url] if index_url else []
+    options += ["--no-config", "--no-cache"] if isolated else []
     return [uv, "pip", "install", *options, "--python", python, "--", *requirements]
 
 
@@ -196,3 +196,25 @@ def install_failure(output: str) -> tuple[str, str]:
         return "unresolvable", (f"{missing.group(1)}: " if missing else "") + why
     first = next((ln for ln in lines if ln.lower().startswith("error")), lines[-1] if lines else "no output")
     return "other", first
+
+
+def index_env(simple_url: str, credentials: tuple[str, str] | None) -> dict[str, str]:
+    """The environment that makes `simple_url` uv's only index, read with `credentials` when given.
+
+    The credentials travel in the URL's userinfo inside the child's environment (uv sends them to that
+    index's host only): never on a command line, where every local user can read them."""
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    from kestrel_release import redact
+
+    if not credentials or not credentials[1]:
+        return {"UV_DEFAULT_INDEX": simple_url}
+    user, password = credentials
+    parts = urlsplit(simple_url)
+    if parts.scheme not in ("http", "https"):  # a file:// index has no one to log in to
+        return {"UV_DEFAULT_INDEX": simple_url}
+    quoted = quote(password, safe="")
+    redact.register(password)
+    redact.register(quoted)  # its URL form, should uv ever echo the URL
+    host = parts.netloc.rpartition("@")[2]
+    return {"UV_DEFAULT_INDEX": urlunsplit(parts._replace(netloc=f"{quote(user, safe='')}:{quoted}@{host}"))}

@@ -55,7 +55,12 @@ class PypiSandbox:
         username: str = "kestrel",
         password: str | None = None,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        private: bool = False,
     ) -> None:
+        """`private`: reads need the credentials too (a company index), not only uploads (plain mode only)."""
+        if private and strict:
+            raise UsageError("a private sandbox index is plain pypiserver", "use strict=False with private=True")
+        self.private = private
         # htpasswd and log: `kestrel-pypi-<pid>-*` in the temp dir, collected by the next sandbox if
         # this process is killed before close() (statedir.owned_dir).
         self._state = statedir.owned_dir("pypi")
@@ -108,7 +113,7 @@ class PypiSandbox:
             "-P",
             str(self._htpasswd),
             "-a",
-            "update",
+            "download,list,update" if self.private else "update",
             "--disable-fallback",
             str(self.directory),
         ]

@@ -77,3 +77,33 @@ def test_the_plan_names_each_index_url_and_where_it_came_from(tmp_path):
         in plan.stderr
     )
     assert "the real indexes" not in plan.stderr
+
+
+def _steps(result) -> dict[str, dict]:
+    return {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+
+
+def test_a_real_release_smoke_tests_the_index_it_uploaded_to(tmp_path):
+    """Before: `smoke test: kestrel-kernels==0.1.0 from None`, and uv installed another 0.1.0 from PyPI."""
+    root = _project(tmp_path)
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _release(root, _env(box), "--yes", "--json")
+    assert result.code == 0, result.output
+    assert _steps(result)["smoke-test"]["status"] == "done"
+    assert f"smoke test: kestrel-kernels==0.1.0 from {box.simple_url} on Python 3.12" in result.stderr
+    assert "from None" not in result.stderr
+
+
+def test_an_index_that_needs_credentials_to_read_is_read_with_the_uploads(tmp_path):
+    """Before: the install went without credentials (401) and the smoke test blamed the package."""
+    root = _project(tmp_path)
+    with PypiSandbox(directory=tmp_path / "index", private=True) as box:
+        published = run_cli(["publish", "--project", str(root), "--repository-url", box.upload_url, "--yes",
+                             "--smoke-test", "--json"], env=_env(box), timeout=300)
+        assert published.code == 0, published.output
+        assert [r["ok"] for r in json.loads(published.stdout)["smoke"]] == [True]
+        released = _release(root, _env(box), "--yes", "--json")
+        assert released.code == 0, released.output
+        assert _steps(released)["smoke-test"]["status"] == "done"
+    for result in (published, released):
+        assert box.password not in result.output  # the credentials travel in the child's environment only

@@ -133,8 +133,30 @@ def render(result: Any) -> None:
     importlib.import_module(type(result).__module__).render(result)
 
 
-def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -> list[dict[str, Any]]:
-    """Install `version` from an index into fresh venvs and import it (the release's smoke-test step)."""
-    from kestrel_release.stages.publish import index
+def smoke_test(
+    cfg: Config,
+    target: str,
+    version: str,
+    pythons: list[str],
+    *,
+    repository_url: str | None = None,
+    simple_url: str | None = None,
+    credentials: tuple[str, str] | None = None,
+    wheels: dict[str, str] | None = None,
+) -> tuple[str, list[dict[str, Any]]]:
+    """The release's smoke-test step: install `version` from the index `target` uploads to, resolved exactly
+    as publish resolves it (--repository-url > TWINE_REPOSITORY_URL > targets > .pypirc > built-in), read with
+    the upload's credentials. Returns (the simple URL it installed from, one row per Python); a package-caused
+    failure drops `wheels` (filename -> sha256) from the wheel cache."""
+    from kestrel_release.adapters import pypi_config
+    from kestrel_release.errors import KestrelError
+    from kestrel_release.stages.publish import smoke
 
-    return index.smoke_test(cfg, simple_url, version, pythons)
+    index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url)
+    try:
+        creds: tuple[str, str] | None = pypi_config.resolve_credentials(index, given=credentials)
+    except KestrelError:  # a resumed run may lack them; most indexes are readable without
+        creds = None
+    rows = smoke.smoke_test(cfg, index.simple_url, version, pythons, creds)
+    smoke.forget_rejected(rows, wheels or {})
+    return index.simple_url, rows

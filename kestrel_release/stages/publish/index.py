@@ -17,9 +17,18 @@ from kestrel_release.adapters import pypi, pypi_config
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy
-from kestrel_release.stages.publish.smoke import smoke_test
+from kestrel_release.stages.publish.smoke import SmokeTestError, forget_rejected, smoke_test
 
 _PYPI_RULES = ("pypi", "testpypi")
+
+
+class NeedsNewVersion(PublishError):
+    """This version's files are on `target` with other bytes (or may no longer be added): only a new version
+    gets past it, since an index never replaces a file (release's advice reads the class)."""
+
+    def __init__(self, message: str, hint: str | None, target: str) -> None:
+        super().__init__(message, hint)
+        self.target = target
 
 
 @dataclass
@@ -122,9 +131,10 @@ def _release_age(todo: list, index: pypi.Index, target: str, timeout: float) -> 
         return
     refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url, timeout) if f.severity == "error"]
     if refused:
-        raise PublishError(
+        raise NeedsNewVersion(
             f"{refused[0].member}: {refused[0].message.removeprefix('PyPI refuses it: ')}; nothing was uploaded",
             "bump the version (kestrel-release version bump ...) and rebuild",
+            target,
         )
 
 
@@ -149,10 +159,11 @@ def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: P
             result.skipped.append({**row, "url": there["url"], "reason": "identical file already on the index"})
         else:
             theirs = there["sha256"] or "(the index gives no sha256)"
-            raise PublishError(
+            raise NeedsNewVersion(
                 f"{wheel.filename} is already on {index.name} with other bytes: index sha256 "
                 f"{theirs}, local {wheel.sha256}; nothing was uploaded",
                 "a filename can never be reused: bump the version and rebuild",
+                index.name,
             )
     return todo
 
@@ -212,11 +223,11 @@ def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> Pu
     if result.uploaded:
         result.credentials_checked, result.credentials_note = True, "the index accepted an upload"
         _attach_urls(index, result, policy, creds)
-    if not result.failed and smoke:
-        result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python))
-    if not result.ok:
-        if not console.json_mode():
-            render(result)
+    if not result.failed and smoke:  # from the index just uploaded to, read with the upload's credentials
+        result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python), creds)
+        forget_rejected(result.smoke, {row["filename"]: row["sha256"] for row in (*result.uploaded, *result.skipped)})
+    if not result.ok:  # the result stays visible: rendered, or as --json's document beside the error
+        console.emit_json(result.to_json()) if console.json_mode() else render(result)
         raise _failure(result)
     return result
 
@@ -257,9 +268,11 @@ def _failure(result: PublishResult) -> PublishError:
     from kestrel_release.stages.publish import smoke
 
     bad = [r for r in result.smoke if not r.get("ok")]
-    return PublishError(
+    return SmokeTestError(
         f"smoke test failed on Python {', '.join(r['python'] for r in bad)}: {bad[0]['detail']}",
-        smoke.failure_hint(result.smoke, result.simple_url),
+        smoke.publish_hint(result.smoke, result.version, result.target, result.simple_url),
+        result.target,
+        str(bad[0].get("failure") or ""),
     )
 
 

@@ -1,11 +1,16 @@
-"""The smoke test after a publish: install the release from the target index alone, then import it.
+"""The smoke test after a publish: install the release from the index it was uploaded to, then import it.
 
-One fresh venv per Python (uv, 2-4 at a time); the target index is the only source of the release
-itself (uv's and pip's extra sources neutralised), its dependencies come from uv's own configuration.
+One fresh venv per Python (uv, 2-4 at a time). The upload's index is the only source of the release
+itself (uv's and pip's extra sources neutralised), read with the upload's credentials: an index that
+needs them to read gets them through the child's environment (never argv, never printed). Its
+dependencies come from uv's own configuration. A failure says what really failed (smoke_explain.py):
+the index refused or lacks the version, no wheel fits, a dependency cannot be fetched, a module fails
+to import (which, and why), or a version is wrong.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -15,22 +20,44 @@ from typing import Any
 from kestrel_release import console
 from kestrel_release.config import Config
 from kestrel_release.errors import PublishError
+from kestrel_release.stages.publish import smoke_explain
+
+# The package's own fault: only a new version gets past it (its files on the index can never be replaced).
+PACKAGE_FAULTS = frozenset({"no-wheel", "install", "import", "version"})
 
 
-def smoke_test(cfg: Config, simple_url: str, version: str, pythons: list[str]) -> list[dict[str, Any]]:
+class SmokeTestError(PublishError):
+    """A failed smoke test; `kind` is the first failing Python's `failure`."""
+
+    def __init__(self, message: str, hint: str | None, target: str, kind: str) -> None:
+        super().__init__(message, hint)
+        self.target, self.kind = target, kind
+
+    @property
+    def package_fault(self) -> bool:
+        return self.kind in PACKAGE_FAULTS
+
+
+def smoke_test(
+    cfg: Config, simple_url: str, version: str, pythons: list[str], credentials: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Install NAME==VERSION from `simple_url` alone into a fresh venv per Python and import it, then
     run `smoke_test.command` there (one Python at a time: it may hold the GPU).
 
     Returns one row per Python: {python, ok, detail, interpreter, failure, reused, command}. `failure`
-    says which part failed: "install" (the release's wheel), "dependency" (a requirement that could not
-    be fetched or resolved), "import", "version" or "command". Runs 2-4 at a time.
+    says which part failed: the index ("auth", "missing", "unreachable"), the release's wheel ("no-wheel",
+    "install"), "dependency" (a requirement that could not be fetched or resolved), "import", "version",
+    "command", or the machine ("environment"). Runs 2-4 at a time.
     """
     from kestrel_release.adapters import uv
 
+    if not simple_url:  # never "from None": uv would fall back to its default index (another release)
+        raise PublishError(f"no index to smoke-test {cfg.name} {version} from", "pass the index's simple URL")
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
     uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
+    env = {**_ISOLATED_ENV, **uv.index_env(simple_url, credentials)}
     with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
-        return list(pool.map(lambda py: _smoke_one(cfg, version, simple_url, py), pythons))
+        return list(pool.map(lambda py: _smoke_one(cfg, version, simple_url, py, env, bool(credentials)), pythons))
 
 
 # Only the target index may serve the install: neutralise uv's and pip's extra sources.
@@ -51,12 +78,13 @@ def _install_deadline(timeout: float) -> float:
     return max(120.0, 10 * timeout)
 
 
-# Run in the smoke venv: import every top-level module the installed distribution provides, then print
-# the installed version. The import names come from the distribution itself (top_level.txt, else
-# RECORD), never from its project name: MarkupSafe imports as markupsafe, PyYAML as yaml. A module's
-# __version__, where it has one, must match (a version file the bump missed); else the metadata's.
+# Run in the smoke venv: import every top-level module the installed distribution provides and report,
+# as one JSON line, the installed version, each module's __version__ and file, or the first import's
+# failure. The import names come from the distribution itself (top_level.txt, else RECORD), never from
+# its project name: MarkupSafe imports as markupsafe, PyYAML as yaml. A line before each import names
+# it, so a crash (a segfault in an extension) still says which module.
 _SMOKE_CHILD = """
-import importlib, importlib.metadata as md, sys, warnings
+import importlib, importlib.metadata as md, json, sys, traceback, warnings
 dist = md.distribution(sys.argv[1])
 names = (dist.read_text("top_level.txt") or "").split()
 if not names:
@@ -67,14 +95,22 @@ if not names:
         elif len(f.parts) == 2 and f.parts[1] == "__init__.py":
             names.append(top)
 names = sorted({n for n in names if n.isidentifier() and not n.startswith("__")})
-found = []
+report = {"dist_version": dist.version, "modules": names, "versions": {}, "error": None}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # MarkupSafe 3 deprecates its __version__ but still answers
     for n in names:
-        v = getattr(importlib.import_module(n), "__version__", None)
-        found += [v] if isinstance(v, str) else []
-print(" ".join(names) or "-")
-print(found[0] if found else dist.version)
+        print("KESTREL-SMOKE-IMPORT " + n, flush=True)
+        try:
+            module = importlib.import_module(n)
+        except BaseException as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f"{tb[-1].filename.split('site-packages/')[-1]}:{tb[-1].lineno}" if len(tb) > 1 else ""
+            report["error"] = {"module": n, "type": type(exc).__name__, "message": str(exc), "where": where}
+            break
+        v = getattr(module, "__version__", None)
+        if isinstance(v, str):
+            report["versions"][n] = [v, (getattr(module, "__file__", "") or "").split("site-packages/")[-1]]
+print("KESTREL-SMOKE " + json.dumps(report))
 """
 
 
@@ -90,7 +126,9 @@ for r in md.requires(sys.argv[1]) or ():
 _command_lock = threading.Lock()
 
 
-def _smoke_one(cfg: Config, version: str, simple_url: str, python: str) -> dict[str, Any]:
+def _smoke_one(
+    cfg: Config, version: str, simple_url: str, python: str, env: dict[str, str], credentials: bool = False
+) -> dict[str, Any]:
     from kestrel_release import statedir
     from kestrel_release.errors import KestrelError
 
@@ -105,18 +143,18 @@ def _smoke_one(cfg: Config, version: str, simple_url: str, python: str) -> dict[
     }
     with statedir.temp_dir("smoke") as tmp:  # a killed run's venv is collected by the next one
         try:
-            module, imported = _install_and_import(cfg, version, simple_url, python, Path(tmp), row)
+            report = _install_and_import(cfg, version, simple_url, python, Path(tmp), row, env, credentials)
+            wrong = smoke_explain.version_mismatch(report, cfg.name, version)
+            if wrong:
+                raise _Failed(*wrong)
         except _Failed as exc:
             row["failure"], row["detail"] = exc.kind, exc.detail
             return row
-        except KestrelError as exc:
-            row["failure"], row["detail"] = row["failure"] or "install", str(exc)
+        except KestrelError as exc:  # no interpreter, no venv, a deadline: the machine, not the package
+            row["failure"], row["detail"] = row["failure"] or "environment", str(exc)
             return row
-        if not _same_version(imported, version):
-            row["failure"] = "version"
-            row["detail"] = f"installed {cfg.name} reports version {imported!r}, expected {version}"
-            return row
-        row["detail"] = f"installed and imported {module} {imported}"
+        said = [v[0] for v in (report.get("versions") or {}).values()] or [report.get("dist_version", "")]
+        row["detail"] = f"installed and imported {' '.join(report.get('modules') or ['-'])} {said[0]}"
         if cfg.smoke_test.command:
             with _command_lock:
                 row["command"] = _run_command(cfg, python, Path(tmp))
@@ -134,7 +172,9 @@ class _Failed(Exception):
         self.kind, self.detail = kind, detail
 
 
-def _install_and_import(cfg: Config, version: str, simple_url: str, python: str, tmp: Path, row: dict) -> tuple:
+def _install_and_import(
+    cfg: Config, version: str, simple_url: str, python: str, tmp: Path, row: dict, env: dict, credentials: bool
+) -> dict[str, Any]:
     from kestrel_release import proc
     from kestrel_release.adapters import pythons, uv
     from kestrel_release.stages.publish import smoke_reuse
@@ -144,7 +184,7 @@ def _install_and_import(cfg: Config, version: str, simple_url: str, python: str,
     interpreter = pythons.find_interpreter(python)
     row["interpreter"] = str(interpreter)
     uv_bin = uv.find_uv()
-    common: dict[str, Any] = {"env": _ISOLATED_ENV, "cwd": tmp, "error": PublishError}
+    common: dict[str, Any] = {"env": env, "cwd": tmp, "error": PublishError}
     proc.run(uv.venv_command(uv_bin, interpreter, tmp / "venv", isolated=True), what=f"uv venv (Python {python})",
              **common)  # fmt: skip
     if cfg.smoke_test.reuse:
@@ -153,15 +193,13 @@ def _install_and_import(cfg: Config, version: str, simple_url: str, python: str,
     # The release itself from the target index alone; its dependencies from where a user's come from
     # (uv's own configuration: PyPI): a sandbox or TestPyPI rarely holds them (Levenshtein needs rapidfuzz).
     own = proc.run(
-        uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], index_url=simple_url, no_deps=True),
+        uv.pip_install_command(uv_bin, venv_python, [f"{name}=={version}"], isolated=True, no_deps=True),
         timeout=deadline,
         check=False,
         **common,
     )
     if own.returncode != 0:
-        kind, why = uv.install_failure(own.output)
-        where = "could not be reached" if kind == "unreachable" else "does not install"
-        raise _Failed("install", f"{name}=={version} from {simple_url} {where} on Python {python}: {why}")
+        raise _Failed(*smoke_explain.install_failure(own.output, name, version, python, simple_url, credentials))
     reqs = proc.run([venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements", **common)
     wanted = [r.strip() for r in reqs.output.split("\n") if r.strip()]
     if wanted:
@@ -169,11 +207,23 @@ def _install_and_import(cfg: Config, version: str, simple_url: str, python: str,
         if deps.returncode != 0:
             raise _Failed("dependency", _dependency_detail(name, python, deps.output, cfg.smoke_test.reuse))
     out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name], check=False, **common)
-    if out.returncode != 0:
-        last = out.output.strip().splitlines()[-1:] or ["no output"]
-        raise _Failed("import", f"{name} installed but does not import on Python {python}: {last[0]}")
-    lines = out.output.strip().splitlines()
-    return (lines[-2], lines[-1]) if len(lines) >= 2 else ("-", "")
+    return _import_report(out.output, out.returncode, name, python)
+
+
+def _import_report(output: str, code: int, name: str, python: str) -> dict[str, Any]:
+    """The import child's JSON report, or _Failed naming the module it was importing when it failed or died."""
+    lines = output.strip().splitlines()
+    found = next((ln.split(" ", 1)[1] for ln in reversed(lines) if ln.startswith("KESTREL-SMOKE ")), None)
+    if found is None:
+        module = next((ln.split(" ", 1)[1] for ln in reversed(lines) if ln.startswith("KESTREL-SMOKE-IMPORT ")), "?")
+        tail = " | ".join(ln for ln in lines[-3:] if not ln.startswith("KESTREL-SMOKE"))
+        raise _Failed(
+            "import", f"`import {module}` killed Python {python} (exit code {code}){': ' + tail if tail else ''}"
+        )
+    report = json.loads(found)
+    if report.get("error"):
+        raise _Failed(*smoke_explain.import_failure(report, name, python))
+    return report
 
 
 def _dependency_detail(name: str, python: str, output: str, reused: tuple[str, ...]) -> str:
@@ -227,13 +277,44 @@ def _run_command(cfg: Config, python: str, tmp: Path) -> dict[str, Any]:
 
 
 def failure_hint(rows: list[dict[str, Any]], where: str) -> str:
-    """What a failed smoke test means, by what failed first: the wheels, a dependency, or the command."""
-    kinds = {r.get("failure") for r in rows if not r.get("ok")}
+    """What a failed smoke test means, by what failed first: the index, the wheels, a dependency, the command."""
+    bad = [r for r in rows if not r.get("ok")]
+    kinds = {r.get("failure") for r in bad}
+    first = str(bad[0].get("failure")) if bad else ""
     if kinds <= {"dependency"}:
         return f"the wheels on {where} installed; a dependency of them could not be fetched"
     if kinds <= {"command"}:
         return f"the wheels on {where} installed and imported; smoke_test.command failed: read its log"
-    return f"the wheels on {where} do not install/import"
+    return {
+        "auth": f"{where} must let the upload's credentials read what they upload",
+        "missing": f"{where} does not list the upload yet: wait until it does",
+        "unreachable": f"check the network to {where}",
+        "environment": "this machine could not run the smoke test",
+    }.get(first, f"the wheels on {where} do not install/import")
+
+
+def publish_hint(rows: list[dict[str, Any]], version: str, target: str, simple_url: str) -> str:
+    """publish --smoke-test's hint: a new version when the package is at fault, else the same command again."""
+    bad = [r for r in rows if not r.get("ok")]
+    if bad and bad[0].get("failure") in PACKAGE_FAULTS:
+        return (
+            f"{version}'s files on {target} can never be replaced: fix the package, then publish a new version "
+            "(kestrel-release version bump patch, build, publish --smoke-test)"
+        )
+    return f"{failure_hint(rows, simple_url)}; then run the same publish --smoke-test again (files already on the index are skipped)"
+
+
+def forget_rejected(rows: list[dict[str, Any]], wheels: dict[str, str]) -> int:
+    """A failure that is the package's own (PACKAGE_FAULTS): drop these wheels (filename -> sha256) from the
+    wheel cache, so no later build or rehearsal serves them again."""
+    from kestrel_release.stages.build import wheelcache
+
+    if not any(r.get("failure") in PACKAGE_FAULTS for r in rows if not r.get("ok")):
+        return 0
+    removed = len(wheelcache.drop(wheels))
+    if removed:
+        console.info(f"dropped {removed} rejected wheel(s) from the wheel cache: the next build compiles them afresh")
+    return removed
 
 
 def summary(rows: list[dict[str, Any]], where: str) -> str:
@@ -246,12 +327,3 @@ def summary(rows: list[dict[str, Any]], where: str) -> str:
     if ran:
         text += f"; smoke_test.command passed on {len(ran)} Python(s)"
     return text
-
-
-def _same_version(a: str, b: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(a) == Version(b)
-    except InvalidVersion:
-        return False

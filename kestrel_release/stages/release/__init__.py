@@ -19,6 +19,7 @@ from kestrel_release import console, manifest, safepaths
 from kestrel_release.config import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
+from kestrel_release.stages.release import advice as release_advice
 from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release import rehearsal_bump
 from kestrel_release.stages.release import resume as release_resume
@@ -134,11 +135,27 @@ def run(
                 "pass the output of kestrel-release build or assemble",
             )
     safepaths.check_target(cfg.out_path, cfg.project_dir, "output directory")  # it holds the release state
+    opts = release_advice.RunOptions(
+        cfg.project_dir,
+        targets,
+        tuple(cfg.python),
+        rehearse=rehearse,
+        bump=bump,
+        from_dir=cfg.out_path if prebuilt else None,
+        gpu_check=gpu_check,
+        allow_dirty=allow_dirty,
+        yes=yes,
+        resume=resume,
+    )
     with project_lock(cfg.project_dir, "release"):
         safepaths.collect_leftovers(cfg.out_path)  # temp files of a killed run's state writes
         if rehearse:
             cfg = rehearsal_bump.heal(cfg)
-        state = _start_state(cfg, params, resume, force, steps)
+        try:
+            state = _start_state(cfg, params, resume, force, steps)
+        except release_state.WheelsChanged as exc:
+            exc.hint = release_advice.for_failure("resume", exc, opts, cfg.version)
+            raise
         _print_plan(cfg, steps, state, rehearse, skipped)
         if not rehearse:
             console.confirm(
@@ -151,7 +168,10 @@ def run(
         result = ReleaseResult(
             state.version or cfg.version, rehearse, targets, pythons=list(cfg.python), skipped_pythons=skipped
         )
-        endpoints = stand_ins(cfg, fresh=not resume) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
+        # A rehearsal's stand-ins hold only its own uploads: a new rehearsal, or a rebuild (--resume --force),
+        # starts them empty, so rebuilt wheels never meet the earlier ones' bytes there.
+        fresh = not resume or force
+        endpoints = stand_ins(cfg, fresh=fresh) if rehearse else contextlib.nullcontext(real_endpoints(cfg))
         with endpoints as ends, rehearsal_bump.restoring(cfg, state, result, rehearse):
             cfg = dataclasses.replace(cfg, version=state.version or cfg.version)
             for step in steps:
@@ -167,6 +187,7 @@ def run(
                     targets=targets,
                     allow_dirty=allow_dirty,
                     resume=resume,
+                    advice=opts,
                 )
         result.version = cfg.version
         if rehearse:
@@ -203,7 +224,9 @@ def _start_state(cfg: Config, params: dict, resume: bool, force: bool, steps: li
     return release_state.ReleaseState(release_state.state_path(cfg.out_path, cfg.name), params, version=cfg.version)
 
 
-def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, **kw) -> Config:
+def _run_step(
+    step: str, cfg: Config, state, ends: Endpoints, result: ReleaseResult, advice: release_advice.RunOptions, **kw
+) -> Config:
     if step in state.done:
         result.steps.append(StepResult(step, "resumed", state.timings.get(step, 0.0), "finished earlier"))
         console.info(f"  {step:<17} resumed (finished earlier)")
@@ -219,12 +242,7 @@ def _run_step(step: str, cfg: Config, state, ends: Endpoints, result: ReleaseRes
         result.steps.append(StepResult(step, "failed", round(seconds, 2), str(exc)))
         if isinstance(exc, KestrelError):
             exc.message = f"release stopped at step '{step}': {exc.message}"
-            # Nothing is done before preflight passes: the same command again is the whole advice.
-            again = "run the same release again" if step == "preflight" else "run release --resume"
-            if step == "verify" and not kw.get("prebuilt"):  # the same wheels would fail again: build anew
-                again = "run release --resume --force (it builds the wheels again)"
-            if again not in (exc.hint or ""):
-                exc.hint = (exc.hint + "; " if exc.hint else "") + f"fix it, then {again}"
+            exc.hint = release_advice.for_failure(step, exc, advice, cfg.version)  # a command that gets on
         raise
     seconds = time.monotonic() - started
     state.mark(step, seconds)

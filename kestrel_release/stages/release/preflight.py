@@ -72,6 +72,14 @@ def check(
     return problems
 
 
+class Taken(str):
+    """A problem that only another version solves: the version is already on a target index."""
+
+
+class VersionTaken(PreflightError):
+    """Preflight failed, and one problem is the version already on an index (release's advice bumps)."""
+
+
 def raise_for(problems: list[str], rehearse: bool) -> None:
     if not problems:
         return
@@ -82,9 +90,10 @@ def raise_for(problems: list[str], rehearse: bool) -> None:
         )
         for p in problems:
             console.info(f"  ✗ {p}")
-    raise PreflightError(
+    kind = VersionTaken if any(isinstance(p, Taken) for p in problems) else PreflightError
+    raise kind(
         f"preflight: {len(problems)} problem(s): " + "; ".join(problems),
-        "nothing was bumped, built or uploaded; fix them, then run the same release again",
+        "nothing was bumped, built or uploaded",
     )
 
 
@@ -116,8 +125,10 @@ def _index_problems(cfg, target: str, end, version: str, prebuilt: bool, resume:
     if not prebuilt:
         if not resume:
             out.append(
-                f"{target}: {cfg.name} {version} is already on {index.simple_url} ({len(mine)} file(s)); an "
-                "index never takes files of a version twice: bump the version (release --bump patch)"
+                Taken(
+                    f"{target}: {cfg.name} {version} is already on {index.simple_url} ({len(mine)} file(s)); an "
+                    "index never takes files of a version twice: release a new version (--bump)"
+                )
             )
         return out
     return out + _prebuilt_conflicts(cfg, target, index, mine)

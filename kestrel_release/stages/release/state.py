@@ -114,6 +114,10 @@ def unfinished_bump(state: ReleaseState | None, steps: list[str]) -> str | None:
     return state.bump.get("to")
 
 
+class WheelsChanged(UsageError):
+    """The wheels are not those the finished steps used: a rebuild (--resume --force) is the way on."""
+
+
 def check_artifacts(state: ReleaseState, out_dir: Path, package: str | None = None) -> None:
     """Refuse to resume when the wheels differ from those the finished steps used."""
     if not state.artifacts:
@@ -122,7 +126,7 @@ def check_artifacts(state: ReleaseState, out_dir: Path, package: str | None = No
     if current != state.artifacts:
         changed = sorted(set(current.items()) ^ set(state.artifacts.items()))
         names = sorted({name for name, _ in changed})
-        raise UsageError(
+        raise WheelsChanged(
             f"cannot resume: the wheels in {out_dir} changed since the last run ({', '.join(names)})",
             "run release --resume --force to rebuild from the build step (the version stays; no second bump)",
         )

@@ -97,18 +97,29 @@ def _publish_index(target: str):
 
 
 def _step_smoke(cfg, state, ends, **_):
-    from kestrel_release.errors import PublishError
     from kestrel_release.stages import publish
     from kestrel_release.stages.publish import smoke
 
     target = "testpypi" if "testpypi" in state.params["targets"] else "pypi"
-    rows = publish.smoke_test(cfg, ends.index[target].simple_url, cfg.version, list(cfg.python))
+    end = ends.index[target]  # the index the publish step uploaded to, resolved as it resolved it
+    simple_url, rows = publish.smoke_test(
+        cfg,
+        target,
+        str(cfg.version),
+        list(cfg.python),
+        repository_url=end.repository_url,
+        simple_url=end.simple_url,
+        credentials=end.credentials,
+        wheels=dict(state.artifacts),
+    )
     failed = [r for r in rows if not r.get("ok")]
     if failed:
-        raise PublishError(
-            f"smoke test failed for Python {', '.join(str(r.get('python')) for r in failed)}: "
-            f"{failed[0].get('detail', '')}",
-            smoke.failure_hint(rows, target),
+        raise smoke.SmokeTestError(
+            f"smoke test of {cfg.name} {cfg.version} from {simple_url} failed for Python "
+            f"{', '.join(str(r.get('python')) for r in failed)}: {failed[0].get('detail', '')}",
+            smoke.failure_hint(rows, simple_url),
+            target,
+            str(failed[0].get("failure") or ""),
         )
     return cfg, smoke.summary(rows, target)
 
