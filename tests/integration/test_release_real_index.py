@@ -4,6 +4,7 @@ credentials, and nowhere else. `--from` keeps these fast: the wheels are prebuil
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
