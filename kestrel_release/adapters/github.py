@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.adapters.github_errors import ReleaseExists as ReleaseExists
+from kestrel_release.adapters.github_errors import translate
 from kestrel_release.adapters.github_models import Asset, Release
 
 # Re-exported: callers ask this module for the token and the target's OWNER/NAME.
@@ -122,7 +124,7 @@ class GithubClient:
             if limited is not None:
                 return limited
             if exc.status < 500:
-                return _translate(exc, what, self.repo_name)
+                return translate(exc, what, self.repo_name)
             return Transient(f"HTTP {exc.status}")
         if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
             return Transient(f"connection error ({type(exc).__name__})")
@@ -208,6 +210,7 @@ class GithubClient:
         return self._release(drafts[0]) if drafts else None
 
     def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
+        """A new draft release; ReleaseExists when another publisher made one for `tag` meanwhile."""
         return self._release(
             self.call(
                 f"creating release {tag}",
@@ -373,24 +376,3 @@ def _ignore_404(fn: Callable[[], Any]) -> None:
     except GithubException as exc:  # already gone (a retried delete that landed)
         if exc.status != 404:
             raise
-
-
-def _translate(exc, what: str, repo: str) -> PublishError:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    message = str(data.get("message") or exc.message or "").strip().replace("\n", " ")
-    details = "; ".join(str(e.get("message") or e.get("code")) for e in data.get("errors") or [] if isinstance(e, dict))
-    text = f"GitHub answered {exc.status} while {what}: {message}" + (f" ({details})" if details else "")
-    if exc.status == 401:
-        err = PublishError(
-            f"GitHub rejected the token (401 {message}) while {what}",
-            "check GH_TOKEN/GITHUB_TOKEN (or --token-env) and its scopes",
-        )
-    elif exc.status == 404 and what.startswith("opening"):
-        err = PublishError(
-            f"repository {repo} not found (or the token cannot see it)",
-            "check --repo / targets.github.repo and the token's access",
-        )
-    else:
-        err = PublishError(text)
-    err.status = exc.status  # type: ignore[attr-defined]
-    return err

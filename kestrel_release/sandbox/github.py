@@ -6,7 +6,8 @@
 The API is at http://127.0.0.1:PORT/api/v3 and uploads at /api/uploads on the same port
 (GitHub Enterprise layout; PyGithub refuses upload URLs on another port). Test hooks
 inject the failures a rolling release must survive: a 502 leaving a `starter` asset, a
-connection dropped after the asset landed, a rate-limit 403/429, immutable releases.
+connection dropped after the asset landed, a rate-limit 403/429, immutable releases, another
+publisher creating the same release just before ours (`release_race`: a 422 already_exists).
 The same hooks are reachable over HTTP at POST /_emulator/fault {"kind": ...}.
 """
 
@@ -21,7 +22,7 @@ from kestrel_release import redact
 from kestrel_release.sandbox.github_server import Core, Server
 from kestrel_release.sandbox.github_state import Asset, Release
 
-FAULTS = ("upload_fail", "upload_drop", "rate_limit")
+FAULTS = ("upload_fail", "upload_drop", "rate_limit", "release_race")
 
 
 def random_token() -> str:
@@ -119,6 +120,10 @@ class GithubEmulator:
             retry_after=retry_after,
             reset_header=reset_header,
         )
+
+    def race_next_release(self, count: int = 1) -> None:
+        """The next release creation finds the tag taken: another publisher's draft lands just before."""
+        self.inject("release_race", count=count)
 
     def clear_faults(self) -> None:
         with self.state.lock:

@@ -59,7 +59,7 @@ class Core:
         self.token = token
         self.base = ""
         self.log: list[dict] = []
-        self.faults: dict[str, list] = {"upload_fail": [], "upload_drop": [], "rate_limit": []}
+        self.faults: dict[str, list] = {"upload_fail": [], "upload_drop": [], "rate_limit": [], "release_race": []}
         self.remaining = 5000
         self.reset_at = int(time.time()) + 3600
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 
 import pytest
@@ -206,3 +207,36 @@ def test_verify_failure_exits_5_before_any_upload(gh, tmp_path) -> None:
     assert result.code == 5, result.output
     assert "Traceback" not in result.output
     assert not [r for r in gh.requests() if r["method"] != "GET"]
+
+
+def test_a_release_created_meanwhile_by_another_publisher_is_joined(gh, tmp_path) -> None:
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
+    out = build_output(project, "0.1.0", gh.add_commit(REPO))
+    gh.race_next_release()  # another CI job's draft lands between our lookup and our create: 422 already_exists
+    result = publish(gh, project)
+    assert result.code == 0, result.output
+    assert "created meanwhile by another publisher; joining it" in result.stderr
+    assert [r.tag_name for r in gh.state.repo(REPO).releases.values()] == [TAG]  # one release, no second draft
+    rel = gh.release(REPO, TAG)
+    assert (rel.draft, rel.prerelease) == (False, True)
+    assert published(gh) == local(out)
+
+
+def test_two_publishers_of_the_first_nightly_at_once_both_succeed(gh, tmp_path) -> None:
+    """Two CI jobs (two checkouts, two locks) publish the same nightly together."""
+    import shutil
+    import subprocess
+    import sys
+
+    first = make_github_project(tmp_path / "a" / "kernels", "0.1.0")
+    out = build_output(first, "0.1.0", gh.add_commit(REPO))
+    second = make_github_project(tmp_path / "b" / "kernels", "0.1.0")
+    shutil.copytree(out, second / "dist-all")  # the same bytes, as two builds of one commit give
+    env = {**os.environ, "GH_TOKEN": CANARY, "GITHUB_TOKEN": "", "COLUMNS": "200"}
+    runs = [subprocess.Popen([sys.executable, "-m", "kestrel_release", "publish", "--target", "github", "--project",
+                              str(p), "--api-url", gh.api_url], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for p in (first, second)]
+    results = [r.communicate(timeout=300) for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], results
+    assert [r.tag_name for r in gh.state.repo(REPO).releases.values()] == [TAG]
+    assert published(gh) == local(out) and not gh.release(REPO, TAG).draft

@@ -94,6 +94,18 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
             'set targets.github.nightly = "dated" (KESTREL_RELEASE_GITHUB_NIGHTLY=dated) for one '
             "release per nightly, or publish a versioned release with --tag",
         )
+    try:
+        _publish_once(cfg, client, target, commit, files, result)
+    except gh_adapter.ReleaseExists:
+        # Another publisher (a second CI job) created the release between our lookup and our create:
+        # join it, reading it back as a re-run would (its assets, its tag), once.
+        console.info(f"release {target.tag} was created meanwhile by another publisher; joining it")
+        _publish_once(cfg, client, target, commit, files, result)
+
+
+def _publish_once(
+    cfg, client: GithubClient, target: Target, commit: str | None, files: list[LocalFile], result: GithubResult
+) -> None:
     sha = _commit(cfg, client, target, commit, files)
     result.commit = sha
     if target.dated:
