@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -234,6 +235,21 @@ def read_manifest(out_dir: Path) -> dict:
     return {}
 
 
+def read_manifest_any(out_dir: Path, fmt: int) -> dict:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads((out_dir / "manifest.json").read_text())
+        if isinstance(data, dict) and data.get("format") == fmt:
+            return data
+    return {}
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    staged.write_bytes(data)
+    os.chmod(staged, 0o644)
+    os.replace(staged, path)
+
+
 def up_to_date(entry: dict | None, key: str, value: str, out_dir: Path) -> bool:
     if not entry or entry.get(key) != value:
         return False
@@ -350,12 +366,32 @@ def parse_args(argv) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: %(default)s)")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel nvcc processes")
     p.add_argument("--arch", help="CUDA architecture, e.g. 90a (overrides the environment)")
+    p.add_argument("--pair", action="store_true", help="one (toolkit, arch) pair as fat binaries (kestrel-release)")
+    p.add_argument("--cuda", help="--pair: the toolkit's name (12.9)")
+    p.add_argument("--nvcc", help="--pair: nvcc of the toolkit ('' = use --nvrtc)")
+    p.add_argument("--nvrtc", help="--pair: libnvrtc of the toolkit")
+    p.add_argument("--ptx", default="0", help="--pair: 1 = also embed PTX")
+    p.add_argument("--for-cmake", metavar="LIST", help="keep or make the pairs layout in --out; list its files in LIST")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        if args.for_cmake:
+            from scripts import pairs
+
+            return pairs.for_cmake(args.out.resolve(), Path(args.for_cmake).resolve(), args.jobs)
+        if args.pair:
+            from scripts import pairs
+
+            arch = normalize_arch(args.arch or "", "--arch")
+            result = pairs.compile_pair(
+                args.out.resolve(), arch, args.cuda or "", args.nvcc or "", args.nvrtc or "", args.ptx == "1", args.jobs
+            )
+            print(f"precompile: CUDA {args.cuda} sm_{arch}: {result['compiled']} compiled, "
+                  f"{result['up_to_date']} up to date -> {args.out}")
+            return 0
         families = tuple(args.kernels or FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
@@ -378,4 +414,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Through the package module: scripts.pairs raises scripts.precompile's PrecompileError, not __main__'s.
+    from scripts.precompile import main as _main
+
+    sys.exit(_main())

@@ -108,7 +108,9 @@ def test_wrong_architecture_is_a_clear_error(installed_wheel, fake_libcuda):
         KESTREL_KERNELS_LIBCUDA=str(fake_libcuda[1]),
     )
     assert proc.returncode == 0, proc.stderr
-    assert "built for sm_90a, this device is sm_80 (Fake A100, device 0)" in proc.stdout
+    out = proc.stdout
+    assert out.startswith("KestrelKernelsError: no precompiled kernels for this GPU: sm_80 with a CUDA 13.0 driver"), out
+    assert "this wheel carries CUDA 13.0: sm_90a; build for sm_80 (add it to cuda_arch) (Fake A100, device 0)" in out
 
 
 @pytest.mark.parametrize(

@@ -24,10 +24,12 @@ except ImportError:  # Python 3.10
 def expected_files(names: list) -> set:
     dist_info = {n for n in names if n.startswith("kestrel_kernels-0.1.0.dist-info/")}
     so = [n for n in names if re.fullmatch(r"kestrel_kernels/_C\.cpython-\d+-x86_64-linux-gnu\.so", n)]
-    python = {"kestrel_kernels/__init__.py", "kestrel_kernels/_runtime.py"}
+    python = {"kestrel_kernels/__init__.py", "kestrel_kernels/_runtime.py", "kestrel_kernels/_select.py"}
     python |= {f"kestrel_kernels/{f}/{m}" for f in FAMILIES for m in ("__init__.py", "dispatch.py")}
-    cubins = {f"kestrel_kernels/precompiled/{v}.cubin" for v in all_variant_names()}
-    return python | cubins | {"kestrel_kernels/precompiled/manifest.json"} | set(so) | dist_info
+    pairs = {n.rsplit("/", 1)[0] for n in names if n.endswith("/manifest.json") and "/precompiled/cu" in n}
+    assert len(pairs) == 1, pairs  # a plain `uv build`: the nvcc on PATH, one arch
+    kernels = {f"{d}/{v}.fatbin" for d in pairs for v in all_variant_names()} | {f"{d}/manifest.json" for d in pairs}
+    return python | kernels | {"kestrel_kernels/precompiled/kestrel-precompile.json"} | set(so) | dist_info
 
 
 def test_wheel_is_exactly_the_allow_list(built_wheel):
@@ -57,15 +59,19 @@ def test_wheel_tag_is_this_interpreter(built_wheel):
     assert f"Tag: {tag}-{tag}-linux_x86_64" in wheel_meta and "Root-Is-Purelib: false" in wheel_meta
 
 
-def test_wheel_cubins_match_manifest_and_are_sm90a(built_wheel):
+def test_wheel_fatbins_match_manifest_and_are_sm90a(built_wheel):
     zf = zipfile.ZipFile(built_wheel)
-    manifest = json.loads(zf.read("kestrel_kernels/precompiled/manifest.json"))
+    index = json.loads(zf.read("kestrel_kernels/precompiled/kestrel-precompile.json"))
+    [pair] = index["pairs"]
+    assert pair["arch"] == "90a" and pair["dir"] == f"cu{pair['cuda']}/sm_90a"
+    manifest = json.loads(zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/manifest.json"))
     assert set(manifest["variants"]) == all_variant_names()
     for entry in manifest["variants"].values():
-        data = zf.read(f"kestrel_kernels/precompiled/{entry['cubin']}")
+        data = zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/{entry['cubin']}")
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]
-        assert read_cubin(data).arch == "sm_90a"
-    assert b"/" not in json.dumps(manifest["flags"]).encode().replace(b"-Icsrc", b"")  # no absolute paths
+        assert data[:4] == b"\x50\xed\x55\xba"  # a fat binary: the sm_90a ELF inside it
+        assert read_cubin(data[data.index(b"\x7fELF") :]).arch == "sm_90a"
+    assert b"/" not in json.dumps(manifest).encode().replace(b"-Icsrc", b"")  # no absolute paths
 
 
 def test_extension_needs_only_libc(built_wheel, installed_wheel):

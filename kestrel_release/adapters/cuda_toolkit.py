@@ -69,8 +69,11 @@ def local(env: dict[str, str] | None = None) -> list[Toolkit]:
     """Every toolkit on this machine, in preference order (CUDACXX and CUDA_HOME first), one per nvcc."""
     env = dict(os.environ if env is None else env)
     candidates: list[tuple[str, str]] = []
-    if env.get("CUDACXX"):
-        candidates.append((shutil.which(env["CUDACXX"]) or env["CUDACXX"], "CUDACXX"))
+    if env.get("CUDACXX"):  # the user's explicit choice: one that is not there is an error, never skipped
+        chosen = shutil.which(env["CUDACXX"]) or env["CUDACXX"]
+        if not Path(chosen).is_file():
+            raise PreflightError(f"CUDACXX={env['CUDACXX']} is not an executable", toolchain.NVCC_FIX)
+        candidates.append((chosen, "CUDACXX"))
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if env.get(var):
             candidates.append((str(Path(env[var]) / "bin" / "nvcc"), var))

@@ -217,8 +217,9 @@ def _row(kind: str, arch: str, size: int, compressed: bool, cuda: str) -> dict:
 
 
 def cubin_toolkit(image: elf.Elf) -> str:
-    """The toolkit that wrote a cubin: ABI V1's e_version (x10), V2's `.note.nv.cuinfo` (13.x); a V2
-    cubin with the older `.note.nv.cuver` is CUDA 12.8/12.9 ("12"); "" when nothing says."""
+    """The toolkit that wrote a cubin: ABI V1's e_version (x10), V2's `.note.nv.cuinfo` (13.x), else the
+    release in `.note.nv.tkinfo` (a 12.9 V2 cubin: "12.9"); a V2 cubin with only the older
+    `.note.nv.cuver` is CUDA 12.8/12.9 ("12"); "" when nothing says."""
     if not (image.osabi == 0x41 or image.abiversion >= 8):
         return f"{image.version // 10}.{image.version % 10}" if image.version >= 100 else ""
     note = image.section(".note.nv.cuinfo")
@@ -230,7 +231,16 @@ def cubin_toolkit(image: elf.Elf) -> str:
             if descsz >= 6 and off + 6 <= len(body):
                 version = struct.unpack_from("<H", body, off + 4)[0]
                 return f"{version // 10}.{version % 10}"
+    # `.note.nv.tkinfo` (12.8+) holds ptxas' version line: "Cuda compilation tools, release 12.9, V12.9.86".
+    info = image.section(".note.nv.tkinfo")
+    if info is not None:
+        found = _TOOLKIT_LINE.search(bytes(image.content(info)[:4096]))
+        if found:
+            return found.group(1).decode()
     return "12" if image.section(".note.nv.cuver") is not None else ""
+
+
+_TOOLKIT_LINE = re.compile(rb"release (\d+\.\d+)")
 
 
 # PTX ISA version -> the toolkit that introduced it (PTX ISA release notes): JIT needs that driver.

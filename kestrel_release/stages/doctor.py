@@ -105,7 +105,10 @@ def _toolkits(cfg: Config) -> list[Check]:
     from kestrel_release.adapters import cuda_toolkit
 
     pairs, _problems = cuda_rules.pairs(cfg.cuda, cfg.cuda_arch)
-    found = cuda_toolkit.local({**os.environ, **cfg.build.env})
+    try:
+        found = cuda_toolkit.local({**os.environ, **cfg.build.env})
+    except PreflightError as exc:  # CUDACXX names nothing
+        return [Check("CUDA toolkits", "fail", exc.message, exc.hint or toolchain.NVCC_FIX)]
     checks = []
     for want in cfg.cuda:
         archs = ", ".join(a.sm for t, a in pairs if t == want) or "none"

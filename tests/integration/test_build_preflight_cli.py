@@ -73,7 +73,7 @@ def test_build_requires_gpu_is_exit_3_unless_skipped(tmp_path):
     out = tmp_path / "out"
     result = run_cli(["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
                      env={"KESTREL_RELEASE_REQUIRES_GPU": "true"})
-    assert_one_line_error(result, 3, "needs an sm_90a GPU", "--no-gpu-check")
+    assert_one_line_error(result, 3, "needs an sm_80/sm_90a/sm_100f/sm_120f GPU", "--no-gpu-check")
     assert not out.exists()
 
 

@@ -44,8 +44,16 @@ def env(tmp_path: Path, nvcc_log: Path) -> dict[str, str]:
     wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{nvcc_log}"\nexec "{real}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     nvcc_log.write_text("")
+    # One (toolkit, arch) pair: these tests are about the build's mechanics; the multi-generation
+    # build is built_wheels' (and test_multigen's).
     return {"CUDACXX": str(wrapper), "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache"),
-            "SOURCE_DATE_EPOCH": "1700000000"}
+            "SOURCE_DATE_EPOCH": "1700000000", "KESTREL_RELEASE_CUDA": _nvcc_toolkit(real),
+            "KESTREL_RELEASE_CUDA_ARCH": "90a"}
+
+
+def _nvcc_toolkit(nvcc: str) -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+    return out.split("release ", 1)[1].split(",", 1)[0]
 
 
 def _build(project: Path, out: Path, env: dict[str, str], *extra: str):
@@ -56,7 +64,7 @@ def _build(project: Path, out: Path, env: dict[str, str], *extra: str):
 
 
 def _compiles(log: Path) -> int:
-    return sum("-cubin" in line for line in log.read_text().splitlines())
+    return sum("-cubin" in line or "-fatbin" in line for line in log.read_text().splitlines())
 
 
 def _hashes(out: Path) -> dict[str, str]:
@@ -157,10 +165,12 @@ def test_built_wheels_fixture_has_every_python(built_wheels):
     manifest = json.loads((built_wheels / "release-manifest.json").read_text())
     assert [w["python"] for w in manifest["wheels"]] == ["3.10", "3.11", "3.12", "3.13"]
     assert {w["platform_tag"] for w in manifest["wheels"]} == {"manylinux_2_34_x86_64"}
-    assert {k["arch"] for k in manifest["kernels"]} == {"sm_90a"}
+    # Every (toolkit, arch) pair of kernels/pyproject.toml: CUDA 12.9 (NVRTC from PyPI) and 13.0.
+    pairs = {(k["cuda"], k["arch"]) for k in manifest["kernels"]}
+    assert pairs == {(c, a) for c in ("12.9", "13.0") for a in ("sm_80", "sm_90a", "sm_100f", "sm_120f")}
     with zipfile.ZipFile(next(built_wheels.glob("*.whl"))) as zf:
-        cubins = {n.rsplit("/", 1)[1] for n in zf.namelist() if n.endswith(".cubin")}
-    assert cubins == {k["cubin"] for k in manifest["kernels"]}
+        fatbins = {"/".join(n.split("/")[-3:]) for n in zf.namelist() if n.endswith(".fatbin")}
+    assert fatbins == {f"cu{k['cuda']}/{k['arch']}/{k['cubin']}" for k in manifest["kernels"]}
 
 
 def test_warm_rebuild_reuses_build_env_and_build_dir(project, env, tmp_path):

@@ -41,7 +41,7 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
     assert doc["error"]["message"].startswith("verify found 1 error(s)") and doc["error"]["message"] in result.stderr
     (w,) = doc["wheels"]
     assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "cuda_sizes",
-                      "findings"}
+                      "coverage", "findings"}
     assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"
     assert w["findings"] == [{"rule": "source-leak", "severity": "error", "member": f"{PKG}/csrc/a.cu",
                               "message": "matches the forbidden pattern '*.cu': exclude it from the wheel, or drop "
@@ -89,7 +89,7 @@ def test_traversal_wheel_is_reported_not_extracted(project, tmp_path):
 
 
 @pytest.mark.slow
-def test_kernels_wheels_verify_clean_with_sm90a_everywhere(built_wheels, tmp_path):
+def test_kernels_wheels_verify_clean_with_every_generation(built_wheels, tmp_path):
     out = tmp_path / "dist-all"
     shutil.copytree(built_wheels, out)
     result = run_cli(["verify", str(out), "--project", str(KERNELS), "--json"])
@@ -98,8 +98,10 @@ def test_kernels_wheels_verify_clean_with_sm90a_everywhere(built_wheels, tmp_pat
     assert doc["ok"] and len(doc["wheels"]) == 4
     for wheel in doc["wheels"]:
         assert wheel["findings"] == []
-        cubins = [c for c in wheel["cuda"] if c["member"].endswith(".cubin")]
-        assert cubins and all(c["sass"] == ["sm_90a"] and c["ptx"] == [] for c in cubins)
+        fatbins = [c for c in wheel["cuda"] if c["member"].endswith(".fatbin")]
+        assert {s for c in fatbins for s in c["sass"]} == {"sm_80", "sm_90a", "sm_100f", "sm_120f"}
+        assert all(len(c["sass"]) == 1 and c["ptx"] == [] for c in fatbins)  # one arch per fat binary, no PTX
+        assert len(wheel["coverage"]["matrix"]) == 8 and all(c["sass"] for c in wheel["coverage"]["matrix"])
     assert set(manifest.verified_hashes(out, "pypi")) == {w["filename"] for w in doc["wheels"]}
 
 
@@ -109,8 +111,8 @@ def test_identical_kernels_are_tabled_once_for_the_whole_set(built_wheels, tmp_p
     result = run_cli(["verify", str(out), "--project", str(KERNELS)])
     assert result.code == 0, result.output
     wheels = sorted(p.name for p in out.glob("*.whl"))
-    assert result.stderr.count("topk_f32_k8.cubin") == 1  # one table, not four
+    assert result.stderr.count("topk_f32_k8.fatbin") == 8  # one table (8 toolkit x arch pairs), not four
     lines = result.stderr.splitlines()
     for later in wheels[1:]:
         line = next(line for line in lines if line.startswith(later))
-        assert line.endswith(f"MiB  ok  13 CUDA binaries, as in {wheels[0]}"), line
+        assert line.endswith(f"MiB  ok  104 CUDA binaries, as in {wheels[0]}"), line

@@ -13,11 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from . import _select
 
 PRECOMPILED = Path(__file__).resolve().parent / "precompiled"
 
@@ -39,7 +42,7 @@ class KestrelKernelsError(RuntimeError):
 # ---- driver, device and manifest ------------------------------------------------
 
 _lock = threading.Lock()
-_checked_devices: dict[int, None] = {}
+_choices: dict[int, tuple] = {}  # ordinal -> (pair, "sass"/"ptx", that pair's manifest)
 _modules: dict[tuple[int, str], int] = {}
 _functions: dict[tuple[int, str, str], int] = {}
 _manifest: dict | None = None
@@ -56,38 +59,45 @@ def _ext():
     return _C
 
 
-def manifest() -> dict:
-    """The precompiled set that ships with this install (precompiled/manifest.json)."""
+def index() -> dict:
+    """The (toolkit, arch) pairs that ship with this install (precompiled/kestrel-precompile.json)."""
     global _manifest
     if _manifest is None:
-        path = PRECOMPILED / "manifest.json"
+        path = PRECOMPILED / "kestrel-precompile.json"
         try:
             _manifest = json.loads(path.read_text())
         except FileNotFoundError:
             raise KestrelKernelsError(
-                f"no precompiled kernels at {PRECOMPILED} (manifest.json missing): "
-                "run `python -m scripts.precompile` in kernels/ or install a wheel"
+                f"no precompiled kernels at {PRECOMPILED} (kestrel-precompile.json missing): "
+                "run `python -m scripts.precompile --for-cmake LIST` in kernels/ or install a wheel"
             ) from None
     return _manifest
 
 
-def built_arch() -> str:
-    return manifest()["arch"]
+def pairs() -> list:
+    return _select.parse_pairs(index())
 
 
-def arch_runs_on(arch: str, major: int, minor: int) -> bool:
-    """Whether SASS for sm_<arch> runs on a device of compute capability major.minor."""
-    digits = arch.rstrip("af")
-    a_major, a_minor = int(digits[:-1]), int(digits[-1])
-    if arch.endswith("a"):  # arch-specific: that exact chip only
-        return (major, minor) == (a_major, a_minor)
-    # plain / family: same major, equal or newer minor
-    return major == a_major and minor >= a_minor
+def _pair_manifest(pair) -> dict:
+    return json.loads((PRECOMPILED / pair.dir / "manifest.json").read_text())
+
+
+def choose(major: int, minor: int, driver: int) -> tuple:
+    """(pair, "sass" or "ptx") this package loads on a GPU of major.minor under a driver of CUDA `driver`
+    (cuDriverGetVersion's 13000); KESTREL_KERNELS_CUDA=12|13 forces a toolkit major's code path."""
+    return _select.choose(pairs(), (major, minor), driver, os.environ.get(_select.FORCE_ENV) or None)
+
+
+def selected(ordinal: int = 0) -> dict:
+    """What device `ordinal` runs: {"cuda": "12.9", "arch": "sm_90a", "kind": "sass", "dir": ...}."""
+    check_device(ordinal)
+    pair, kind, _m = _choices[ordinal]
+    return {"cuda": f"{pair.cuda[0]}.{pair.cuda[1]}", "arch": f"sm_{pair.arch}", "kind": kind, "dir": pair.dir}
 
 
 def check_device(ordinal: int) -> None:
-    """Driver present, device visible, and an architecture the cubins can run on."""
-    if ordinal in _checked_devices:
+    """Driver present, device visible, and a precompiled pair that runs on it."""
+    if ordinal in _choices:
         return
     C = _ext()
     try:
@@ -97,13 +107,11 @@ def check_device(ordinal: int) -> None:
     if ordinal >= count:
         raise KestrelKernelsError(f"CUDA device {ordinal} does not exist ({count} visible)")
     major, minor, name = C.device_info(ordinal)
-    arch = built_arch()
-    if not arch_runs_on(arch, major, minor):
-        raise KestrelKernelsError(
-            f"kestrel_kernels was built for sm_{arch}, this device is sm_{major}{minor} "
-            f"({name}, device {ordinal}); rebuild with CMAKE_ARGS=-DKESTREL_KERNELS_CUDA_ARCH={major}{minor}"
-        )
-    _checked_devices[ordinal] = None
+    try:
+        pair, kind = choose(major, minor, C.driver_version())
+    except _select.NoMatch as exc:
+        raise KestrelKernelsError(f"{exc} ({name}, device {ordinal})") from None
+    _choices[ordinal] = (pair, kind, _pair_manifest(pair))
 
 
 def kernel(ordinal: int, variant: str, name: str) -> int:
@@ -116,7 +124,7 @@ def kernel(ordinal: int, variant: str, name: str) -> int:
     with _lock:
         try:
             if (ordinal, variant) not in _modules:
-                _modules[(ordinal, variant)] = _ext().load_module(ordinal, _cubin_bytes(variant))
+                _modules[(ordinal, variant)] = _ext().load_module(ordinal, _cubin_bytes(ordinal, variant))
             fn = _ext().get_function(_modules[(ordinal, variant)], name)
         except KestrelKernelsError:
             raise
@@ -126,14 +134,15 @@ def kernel(ordinal: int, variant: str, name: str) -> int:
     return fn
 
 
-def _cubin_bytes(variant: str) -> bytes:
-    entry = manifest()["variants"].get(variant)
+def _cubin_bytes(ordinal: int, variant: str) -> bytes:
+    pair, _kind, manifest = _choices[ordinal]
+    entry = manifest["variants"].get(variant)
     if entry is None:
         raise KestrelKernelsError(
-            f"this kestrel_kernels build has no precompiled variant {variant!r} "
-            f"(it has: {', '.join(sorted(manifest()['variants']))})"
+            f"this kestrel_kernels build has no precompiled variant {variant!r} for {pair.describe()} "
+            f"(it has: {', '.join(sorted(manifest['variants']))})"
         )
-    data = (PRECOMPILED / entry["cubin"]).read_bytes()
+    data = (PRECOMPILED / pair.dir / entry["cubin"]).read_bytes()
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise KestrelKernelsError(f"{entry['cubin']} does not match its manifest sha256: reinstall kestrel-kernels")
     return data

@@ -21,9 +21,9 @@ from kestrel_release.config import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
+from kestrel_release.stages.verify import cuda_matrix, rules
 from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi
-from kestrel_release.stages.verify import rules
 from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
     ContentScanner,
@@ -53,6 +53,7 @@ class WheelReport:
     native: dict = field(default_factory=dict)  # DT_NEEDED per binary, glibc floor, abi3 (verify_native)
     binaries: dict = field(default_factory=dict)  # host binary -> (digest, compressed size), for verify_dedupe
     cuda_sizes: list[dict] = field(default_factory=list)  # {toolkit, arch, bytes}: each one's share (size_forecast)
+    coverage: dict = field(default_factory=dict)  # cuda_matrix: {"matrix": [...], "driver_floor": "580.65.06"}
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,7 @@ class WheelReport:
             "cuda": [c.to_json() for c in self.cuda],
             "native": self.native,
             "cuda_sizes": self.cuda_sizes,
+            "coverage": self.coverage,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -298,6 +300,8 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan
     v = cfg.verify
     for info in scanner.cuda:
         findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
+    matrix_findings, report.coverage = cuda_matrix.check(cfg, scanner.cuda) if project else ([], {})
+    findings += matrix_findings
     findings += rules.check_binary_platform(facts["tags"], scanner.binaries)
     findings += rules.check_target(facts, wheel.size, target, v.max_file_size, wheel.members)
     report.cuda_sizes = size_forecast.per_arch(scanner.cuda, wheel.members)

@@ -28,6 +28,8 @@ def render(report) -> None:
 
         for line in summary_lines(getattr(wheel, "native", {})):
             console.info(f"  {line}")
+        for line in coverage_lines(getattr(wheel, "coverage", {})):
+            console.info(f"  {line}")
         if wheel.findings:
             console.console.print(_findings_table(wheel.findings))
     if report.findings:
@@ -36,6 +38,21 @@ def render(report) -> None:
         warnings = sum(f.severity == "warning" for w in report.wheels for f in w.findings + report.findings)
         note = f" ({warnings} warning(s))" if warnings else ""
         console.ok(f"{len(report.wheels)} wheel(s) pass verify for {report.target}{note}")
+
+
+def coverage_lines(coverage: dict) -> list[str]:
+    """The CUDA matrix in one line per toolkit, and the driver floor."""
+    lines = []
+    by_toolkit: dict[str, list[str]] = {}
+    for cell in coverage.get("matrix", []):
+        mark = "ok" if cell["sass"] and (cell["ptx"] or not cell["ptx_required"]) else "MISSING"
+        ptx = "+PTX" if cell["ptx"] else ""
+        by_toolkit.setdefault(cell["cuda"], []).append(f"{cell['arch']}{ptx} {mark}")
+    for toolkit, cells in by_toolkit.items():
+        lines.append(f"CUDA {toolkit}: {', '.join(cells)}")
+    if coverage.get("driver_floor"):
+        lines.append(f"needs NVIDIA driver >= {coverage['driver_floor']}")
+    return lines
 
 
 def _cuda_rows(wheel) -> tuple:

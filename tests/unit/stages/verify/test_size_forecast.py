@@ -29,8 +29,8 @@ def _wheel(tmp_path):
 def test_each_toolkit_and_arch_gets_its_share(tmp_path):
     _, _, rows = _wheel(tmp_path)
     got = {(r["toolkit"], r["arch"]): r["bytes"] for r in rows}
-    # the CUDA 12.9 sm_100a cubin is 12.x by its note, 12.9 by nothing inside: the reader says "12"
-    assert got[("12", "sm_100a")] == 25056 and rows[0]["arch"] == "sm_100a"
+    # the CUDA 12.9 sm_100a cubin (ABI V2) says 12.9 in its .note.nv.tkinfo (ptxas' version line)
+    assert got[("12.9", "sm_100a")] == 25056 and rows[0]["arch"] == "sm_100a"
     assert got[("13.0", "sm_90a")] == 4840 + 6872 and got[("13.0", "compute_90a")] == 500
 
 
@@ -38,7 +38,7 @@ def test_over_the_limit_is_an_error_naming_the_arch_and_the_fix(tmp_path):
     wheel, infos, rows = _wheel(tmp_path)
     (finding,) = size_forecast.check(wheel.filename, wheel.size, wheel.size - 1, rows, infos)
     assert finding.severity == "error" and finding.rule == "size-forecast"
-    assert "sm_100a (CUDA 12) adds 24.5 KiB" in finding.message, finding.message
+    assert "sm_100a (CUDA 12.9) adds 24.5 KiB" in finding.message, finding.message
     assert 'compress (build.cuda_compress = "size", needs driver >= 550) or drop an arch' in finding.message
 
 
