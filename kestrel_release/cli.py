@@ -40,6 +40,13 @@ PathsArg = Annotated[
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")]
+InsecureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-insecure-http",
+        help="Allow plain http:// to a host other than this machine (credentials cross the network in clear).",
+    ),
+]
 TokenEnvOpt = Annotated[
     str | None, typer.Option("--token-env", help="Name of the environment variable holding the token.")
 ]
@@ -263,8 +270,12 @@ def publish(
     python: Annotated[
         str | None, typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")
     ] = None,
+    allow_insecure_http: InsecureOpt = False,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
+    from kestrel_release.adapters import http_policy
+
+    http_policy.allow_insecure(allow_insecure_http)
     if target is None:
         from kestrel_release.adapters import pypi_config
 
@@ -341,9 +352,13 @@ def release(
     allow_dirty: Annotated[
         bool, typer.Option("--allow-dirty", help="Release from a git tree with uncommitted changes.")
     ] = False,
+    allow_insecure_http: InsecureOpt = False,
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
+    from kestrel_release.adapters import http_policy
     from kestrel_release.stages import release as stage
+
+    http_policy.allow_insecure(allow_insecure_http)
 
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, outputs=[Path(out)] if out else None, python=_csv(python), out_dir=out)

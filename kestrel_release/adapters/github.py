@@ -52,6 +52,9 @@ class GithubClient:
     def __init__(self, api_url: str, token: str, repo: str, *, timeout: float, policy: RetryPolicy) -> None:
         from github import Auth, Github
 
+        from kestrel_release.adapters import http_policy
+
+        http_policy.require_secure(api_url, "the GitHub API URL")  # the token goes in every request
         self.policy = policy
         self.repo_name = repo
         self._waited = 0.0

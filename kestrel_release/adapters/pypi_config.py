@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from kestrel_release import redact
+from kestrel_release.adapters import http_policy
 from kestrel_release.adapters.pypi import PYPIRC, Index, route_twine_logs, simple_url_for
 from kestrel_release.errors import PublishError, UsageError
 
@@ -118,9 +119,12 @@ def resolve_index(
         upload = _strip_userinfo(upload)
     if not simple_url:
         simple_url = (own.simple_url if own else builtin.simple_url if builtin and source == "built-in" else "") or None
+    simple_url = simple_url or simple_url_for(upload)
+    http_policy.require_secure(upload, f"the upload URL of {target}")
+    http_policy.require_secure(simple_url, f"the simple index URL of {target}")  # its sha256s decide what is sent
     # A .pypirc section's password and certificates belong to its own host, never to another URL.
     rc_section = section if section and _host(section.get("repository")) == _host(upload) else None
-    return Index(target, upload, simple_url or simple_url_for(upload), rc_section, source, url_auth)
+    return Index(target, upload, simple_url, rc_section, source, url_auth)
 
 
 def _strip_userinfo(url: str) -> str:

@@ -36,7 +36,8 @@ def nested_json(depth: int) -> bytes:
 
 
 class HostileServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.routes: list[tuple[str, str, Reply]] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self._lock = threading.Lock()
@@ -51,7 +52,7 @@ class HostileServer:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://{self.host}:{self._server.server_address[1]}"
 
     def _answer(self, method: str, path: str) -> Reply:
         with self._lock:
@@ -101,7 +102,7 @@ class HostileServer:
 
             do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _serve
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((self.host, 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -111,6 +112,20 @@ class HostileServer:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+def lan_address() -> str | None:
+    """This machine's address on a non-loopback interface (no packet is sent), or None."""
+    import ipaddress
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # TEST-NET-2, a UDP "connect": only picks the outgoing interface
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def elapsed(fn: Callable[[], object]) -> tuple[object, float]:

@@ -122,3 +122,37 @@ def test_a_reason_phrase_echoing_the_authorization_header_prints_no_credential(p
     assert srv.requests and srv.requests[-1][2]["Authorization"].startswith("Basic ")  # it really was echoed
     encoded = base64.b64encode(f"deploy:{PASSWORD}".encode()).decode()
     assert PASSWORD not in result.output and encoded not in result.output and encoded[:20] not in result.output
+
+
+def test_plain_http_to_another_host_is_refused_before_any_credential_is_sent(project) -> None:
+    result = run_cli(["publish", "--project", str(project), "--target", "corp", "--repository-url",
+                      f"http://__token__:{PASSWORD}@pkgs.example.invalid/legacy/", "--yes"], env=ENV, timeout=120)
+    assert_one_line_error(result, 2, "http://pkgs.example.invalid/legacy/ is plain http://", "--allow-insecure-http")
+    assert PASSWORD not in result.output
+
+
+def test_plain_http_to_another_github_api_is_refused(tmp_path) -> None:
+    from tests.factories import build_output, make_github_project
+
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
+    build_output(project, "0.1.0", "a" * 40)
+    result = run_cli(["publish", "--target", "github", "--project", str(project), "--api-url",
+                      "http://ghe.example.invalid/api/v3"], env={"GH_TOKEN": "any-shaped-token-123"}, timeout=120)
+    assert_one_line_error(result, 2, "GitHub API URL http://ghe.example.invalid/api/v3 is plain http://",
+                          "--allow-insecure-http")
+
+
+def test_allow_insecure_http_lets_an_upload_to_another_host_go(project) -> None:
+    from tests.integration.hostile_http import lan_address
+
+    address = lan_address()
+    if address is None:
+        pytest.skip("no non-loopback network interface on this machine")
+    with HostileServer(host=address) as lan:
+        lan.route("POST", "/legacy/", body=b"OK")
+        refused, _ = publish(project, lan)
+        assert_one_line_error(refused, 2, "--allow-insecure-http")
+        assert lan.requests == []  # nothing reached the server, credentials least of all
+        allowed, _ = publish(project, lan, "--allow-insecure-http")
+        assert allowed.code == 0, allowed.output
+        assert any(method == "POST" and "Authorization" in headers for method, _, headers in lan.requests)
