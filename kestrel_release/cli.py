@@ -199,6 +199,38 @@ def verify(
 
 
 @app.command()
+def explain(
+    source: Annotated[Path | None, typer.Argument(help="A wheel or a directory of wheels.", show_default=False)] = None,
+    index: Annotated[
+        str | None, typer.Option("--index", help="The project's page on a simple index (PEP 503/691).")
+    ] = None,
+    gpu: Annotated[str, typer.Option("--gpu", help="Compute capability (sm_89, 8.9) or auto (NVML).")] = "auto",
+    driver: Annotated[
+        str | None, typer.Option("--driver", help="NVIDIA driver version, e.g. 550.54.15 (auto: the detected one).")
+    ] = None,
+    python: Annotated[str | None, typer.Option("--python", help="The machine's Python (default: this one).")] = None,
+    platform: Annotated[
+        str | None, typer.Option("--platform", help="The machine's platform tag (default: this host's).")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Which wheel a machine installs and which cubin/PTX its GPU and driver load, or why none.
+
+    \b
+    Exit 0: every CUDA binary of the wheel has an image this GPU and driver load.
+    Exit 5: no wheel for this Python/platform, or a binary with nothing loadable (the fix is printed).
+    Exit 3: --gpu auto found no GPU.
+    """
+    from kestrel_release.stages import explain as stage
+
+    console.configure(json_mode=json)
+    request = stage.Request(source, index, gpu, driver, python, platform)
+    report = stage.run(request)
+    console.emit_json(report.to_json()) if json else stage.render(report)
+    stage.raise_for(report)
+
+
+@app.command()
 def version(
     action: Annotated[str | None, typer.Argument(help="bump or set (omit to print the version).")] = None,
     value: Annotated[

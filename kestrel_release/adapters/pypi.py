@@ -135,49 +135,88 @@ def existing_files(
     index: Index, project: str, policy: RetryPolicy, auth: tuple[str, str] | None = None
 ) -> dict[str, dict[str, str]]:
     """What the index already holds for `project` (empty when the project does not exist yet)."""
-    import requests
     from packaging.utils import canonicalize_name
 
     url = urljoin(index.simple_url, canonicalize_name(project) + "/")
     # Credentials go only to the host they were issued for.
     send_auth = auth if auth and urlparse(url).netloc == urlparse(index.upload_url).netloc else None
+    return with_retries(lambda: _read_page(url, policy, send_auth), policy, f"reading {url}")
 
-    def get() -> dict[str, dict[str, str]]:
-        from kestrel_release import safejson
-        from kestrel_release.adapters import _deadline
 
-        opened: list = []
+def _read_page(url: str, policy: RetryPolicy, send_auth: tuple[str, str] | None) -> dict[str, dict[str, str]]:
+    """filename -> {sha256, url} of one project page; {} on 404; Transient or PublishError otherwise."""
+    import requests
 
-        def fetch():  # the whole answer, body included, within one deadline; a bounded body
-            resp = requests.get(
-                url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout, stream=True
-            )
-            opened.append(resp)
-            with resp:
-                return resp, safejson.read_body(resp, f"the index's page {url}", max_bytes=SIMPLE_MAX)
+    from kestrel_release import safejson
+    from kestrel_release.adapters import _deadline
 
-        def abandon() -> None:  # the worker's socket is shut down under it: its read ends now
-            for resp in opened:
-                _deadline.sever(resp)
+    opened: list = []
 
+    def fetch():  # the whole answer, body included, within one deadline; a bounded body
+        resp = requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout, stream=True)
+        opened.append(resp)
+        with resp:
+            return resp, safejson.read_body(resp, f"the index's page {url}", max_bytes=SIMPLE_MAX)
+
+    def abandon() -> None:  # the worker's socket is shut down under it: its read ends now
+        for resp in opened:
+            _deadline.sever(resp)
+
+    try:
+        resp, body = _deadline.call(fetch, policy.timeout, f"waiting for the index's file list at {url}", abandon)
+    except safejson.Unusable as exc:
+        raise PublishError(str(exc), "check that the simple index URL points at a package index") from None
+    except (requests.RequestException, _deadline.DeadlineExceeded) as exc:
+        raise (_classify(exc, url) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
+    if resp.status_code == 404:
+        return {}
+    if resp.status_code == 429 or resp.status_code >= 500:
+        raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
+    if resp.status_code != 200:
+        raise PublishError(
+            f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
+            "check the simple index URL and the credentials",
+        )
+    return parse_simple(body, resp.headers.get("Content-Type", ""), url)
+
+
+def project_page(url: str, policy: RetryPolicy) -> dict[str, dict[str, str]]:
+    """filename -> {sha256, url} of the PEP 503/691 project page at `url` (no credentials sent)."""
+    return with_retries(lambda: _read_page(url, policy, None), policy, f"reading {url}")
+
+
+def download(url: str, dest: Path, policy: RetryPolicy, *, max_bytes: int, sha256: str = "") -> Path:
+    """Stream `url` into `dest`: at most `max_bytes` (a larger answer is refused, not cut), each read within
+    the policy's timeout, the sha256 the page listed checked; PublishError on any failure."""
+    import hashlib
+
+    import requests
+
+    def get() -> Path:
+        digest, got = hashlib.sha256(), 0
         try:
-            resp, body = _deadline.call(fetch, policy.timeout, f"waiting for the index's file list at {url}", abandon)
-        except safejson.Unusable as exc:
-            raise PublishError(str(exc), "check that the simple index URL points at a package index") from None
-        except (requests.RequestException, _deadline.DeadlineExceeded) as exc:
-            raise (_classify(exc, url) or PublishError(f"reading {url} failed: {type(exc).__name__}")) from None
-        if resp.status_code == 404:
-            return {}
-        if resp.status_code == 429 or resp.status_code >= 500:
-            raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
-        if resp.status_code != 200:
-            raise PublishError(
-                f"reading {url} failed: HTTP {resp.status_code} {resp.reason}",
-                "check the simple index URL and the credentials",
-            )
-        return parse_simple(body, resp.headers.get("Content-Type", ""), url)
+            with requests.get(url, timeout=policy.timeout, stream=True) as resp:
+                if resp.status_code == 429 or resp.status_code >= 500:
+                    raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
+                if resp.status_code != 200:
+                    raise PublishError(f"downloading {url} failed: HTTP {resp.status_code} {resp.reason}")
+                declared = resp.headers.get("Content-Length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise PublishError(f"{url} is {declared} bytes, more than the {max_bytes} this reads")
+                with open(dest, "wb") as fh:
+                    for chunk in resp.iter_content(1 << 20):
+                        got += len(chunk)
+                        if got > max_bytes:
+                            raise PublishError(f"{url} sends more than the {max_bytes} bytes this reads")
+                        digest.update(chunk)
+                        fh.write(chunk)
+        except requests.RequestException as exc:
+            raise (_classify(exc, url) or PublishError(f"downloading {url} failed: {type(exc).__name__}")) from None
+        if sha256 and digest.hexdigest() != sha256.lower():
+            raise PublishError(f"{url}: sha256 {digest.hexdigest()} is not the {sha256} its index page lists")
+        return dest
 
-    return with_retries(get, policy, f"reading {url}")
+    return with_retries(get, policy, f"downloading {url}")
 
 
 def _retry_after(resp) -> float | None:

@@ -1,0 +1,290 @@
+"""`explain`: which wheel a machine installs and which cubin/PTX of each binary in it its GPU and driver
+load, by NVIDIA's rules (cuda_rules), or why none and the fix. Reads a wheel, a directory of wheels or
+one project's page on a package index (the chosen wheel is downloaded, bounded, into a temp dir).
+
+Exit 0 when every CUDA binary of the chosen wheel has a loadable image on every GPU asked about;
+5 (VerifyError) when there is no wheel for the machine or a binary has none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kestrel_release import console
+from kestrel_release.errors import PreflightError, PublishError, UsageError, VerifyError
+from kestrel_release.stages.explain import images as images_mod
+from kestrel_release.stages.explain import wheels
+
+MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
+_DRIVER = re.compile(r"^\d{3,4}(?:\.\d{1,3}){0,2}$")
+
+
+@dataclass(frozen=True)
+class Request:
+    source: Path | None = None
+    index: str | None = None
+    gpu: str = "auto"
+    driver: str | None = None
+    python: str | None = None
+    platform: str | None = None
+
+
+@dataclass
+class GpuResult:
+    gpu: str  # sm_89
+    name: str  # "NVIDIA L4" (--gpu auto) or ""
+    driver: str  # "" when not given
+    choices: list[images_mod.Choice] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.choices)
+
+    def to_json(self) -> dict:
+        return {
+            "gpu": self.gpu,
+            "name": self.name,
+            "driver": self.driver,
+            "ok": self.ok,
+            "binaries": [c.to_json() for c in self.choices],
+        }
+
+
+@dataclass
+class ExplainReport:
+    python: str
+    platform: str
+    source: str
+    wheel: str = ""  # the chosen wheel's file name; "" when none fits
+    why: str = ""  # when no wheel: why
+    fix: str = ""
+    candidates: list[str] = field(default_factory=list)
+    gpus: list[GpuResult] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # binaries the CUDA reader refused, one line each
+    no_cuda: bool = False  # the wheel carries no CUDA code
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.wheel) and not self.unreadable and all(g.ok for g in self.gpus)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "python": self.python,
+            "platform": self.platform,
+            "source": self.source,
+            "wheel": self.wheel or None,
+            "why": self.why,
+            "fix": self.fix,
+            "candidates": self.candidates,
+            "no_cuda": self.no_cuda,
+            "unreadable": self.unreadable,
+            "gpus": [g.to_json() for g in self.gpus],
+        }
+
+
+def _python(text: str | None) -> wheels.Python:
+    if text is None:
+        import sys
+        import sysconfig
+
+        threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+        return wheels.Python(sys.version_info.major, sys.version_info.minor, threaded)
+    parsed = wheels.parse_python(text)
+    if parsed is None:
+        raise UsageError(f"--python {text!r} is not a Python version", "use e.g. --python 3.12 (or 3.13t)")
+    return parsed
+
+
+def _platform(text: str | None) -> str:
+    from kestrel_release import platform_tags
+
+    if text is None:
+        from kestrel_release.adapters import host
+
+        h = host.current()
+        return wheels.machine_platform(h.system, h.arch, h.libc, h.libc_version)
+    if platform_tags.parse(text) is None or not re.fullmatch(r"[a-z0-9_]+", text):
+        raise UsageError(
+            f"--platform {text!r} is not a wheel platform tag",
+            f"use the target machine's tag, e.g. {platform_tags.EXAMPLES}",
+        )
+    return text
+
+
+def _device(text: str) -> tuple[int, int]:
+    from kestrel_release import cuda_rules
+
+    try:
+        arch = cuda_rules.Arch.parse(text)
+    except cuda_rules.ArchError:
+        raise UsageError(
+            f"--gpu {text!r} is not a GPU", "use its compute capability, e.g. --gpu sm_89 or 8.9, or --gpu auto"
+        ) from None
+    return arch.major, arch.minor
+
+
+def _driver(text: str | None) -> str:
+    if text is None:
+        return ""
+    if not _DRIVER.match(text.strip()):
+        raise UsageError(
+            f"--driver {text!r} is not an NVIDIA driver version", "use e.g. --driver 550.54.15 (nvidia-smi shows it)"
+        )
+    return text.strip()
+
+
+def _gpus(request: Request) -> list[tuple[tuple[int, int], str, str]]:
+    """(compute capability, name, driver) of each GPU asked about."""
+    driver = _driver(request.driver)
+    if request.gpu.strip().lower() != "auto":
+        return [(_device(request.gpu), "", driver)]
+    from kestrel_release.adapters import gpu
+
+    found, why = gpu.detect()
+    if not found:
+        raise PreflightError(
+            f"--gpu auto: no NVIDIA GPU found here ({why})",
+            "name the machine instead: --gpu sm_89 --driver 550.54.15",
+        )
+    out: list[tuple[tuple[int, int], str, str]] = []
+    for g in found:
+        device = _device(g.capability)
+        row = (device, g.name, driver or g.driver)
+        if all(o[0] != device or o[2] != row[2] for o in out):  # eight equal GPUs are one answer
+            out.append(row)
+    return out
+
+
+def _candidates(request: Request) -> tuple[str, list[wheels.Candidate], dict[str, dict[str, str]]]:
+    """(where from, the wheels to choose among, filename -> {url, sha256} for an index)."""
+    if request.index:
+        from kestrel_release.adapters import pypi
+        from kestrel_release.retry import RetryPolicy
+
+        listing = pypi.project_page(request.index, RetryPolicy(retries=2, timeout=60))
+        cands = [c for c in map(wheels.parse_filename, listing) if c is not None]
+        return request.index, cands, listing
+    path = request.source
+    if path is None:
+        raise UsageError(
+            "explain needs wheels", "give a wheel, a directory of wheels, or --index URL of the project's page"
+        )
+    if path.is_dir():
+        files = sorted(p.name for p in path.iterdir() if p.suffix == ".whl" and p.is_file())
+    elif path.is_file():
+        files = [path.name]
+    else:
+        raise UsageError(f"{path} does not exist", "give a wheel, a directory of wheels, or --index URL")
+    cands = [c for c in map(wheels.parse_filename, files) if c is not None]
+    if path.is_file() and not cands:
+        raise UsageError(
+            f"{path.name} is not a wheel file name", "give a .whl file (name-version-python-abi-platform.whl)"
+        )
+    return str(path), cands, {}
+
+
+def run(request: Request) -> ExplainReport:
+    if request.source is not None and request.index:
+        raise UsageError("give either wheels or --index, not both")
+    python, platform = _python(request.python), _platform(request.platform)
+    gpus = _gpus(request)
+    source, cands, listing = _candidates(request)
+    report = ExplainReport(python.name, platform, source, candidates=sorted(c.filename for c in cands))
+    chosen, why, fix = wheels.choose(cands, python, platform)
+    if chosen is None:
+        report.why, report.fix = why, fix
+        return report
+    report.wheel = chosen.filename
+    if request.index:
+        from kestrel_release import statedir
+
+        with statedir.temp_dir("explain") as tmp:
+            path = _download(listing[chosen.filename], tmp / chosen.filename)
+            groups = _read(path, report)
+    else:
+        assert request.source is not None
+        path = request.source / chosen.filename if request.source.is_dir() else request.source
+        groups = _read(path, report)
+    for device, name, driver in gpus:
+        result = GpuResult(f"sm_{device[0]}{device[1]}", name, driver)
+        result.choices = [
+            images_mod.choose(images_mod.binary_name(key, sorted({i.member for i in imgs})), imgs, device, driver)
+            for key, imgs in sorted(groups.items())
+        ]
+        report.gpus.append(result)
+    return report
+
+
+def _download(row: dict[str, str], dest: Path) -> Path:
+    from kestrel_release.adapters import pypi
+    from kestrel_release.retry import RetryPolicy
+
+    console.step(f"downloading {dest.name}")
+    try:
+        return pypi.download(
+            row["url"], dest, RetryPolicy(retries=2, timeout=60), max_bytes=MAX_DOWNLOAD, sha256=row.get("sha256", "")
+        )
+    except PublishError as exc:
+        raise PublishError(
+            exc.message, "check the URL and the network, or download the wheel and pass its path"
+        ) from None
+
+
+def _read(path: Path, report: ExplainReport) -> dict[str, list[images_mod.Image]]:
+    """The CUDA images of every binary in the wheel, grouped into binaries (alternatives together)."""
+    from kestrel_release.inspect import cuda_binary
+    from kestrel_release.inspect.wheel import WheelError, read_wheel
+
+    budget = cuda_binary.wheel_budget()
+    groups: dict[str, list[images_mod.Image]] = {}
+
+    def visit(member, data) -> None:
+        name = member.name
+        if not cuda_binary.is_cuda_candidate(name) or name.endswith((".o", ".obj")):  # objects are linked, not loaded
+            return
+        try:
+            info = cuda_binary.inspect_bytes(data, name, budget, toolkits=True)
+        except cuda_binary.CudaFormatError as exc:
+            report.unreadable.append(exc.message)
+            return
+        rows = [
+            images_mod.Image(name, e["kind"], e["arch"], e["cuda"], e["compressed"], e["bytes"])
+            for e in info.entries
+            if e["kind"] in ("sass", "ptx")
+        ]
+        if rows:
+            groups.setdefault(images_mod.group_key(name), []).extend(rows)
+
+    try:
+        read_wheel(path, visit)
+    except WheelError as exc:
+        raise VerifyError(exc.message, exc.hint) from None
+    report.no_cuda = not groups and not report.unreadable
+    return groups
+
+
+def raise_for(report: ExplainReport) -> None:
+    """VerifyError (exit 5) when the wheels cannot serve the machine; its one line says why and the fix."""
+    if report.ok:
+        return
+    if not report.wheel:
+        raise VerifyError(report.why, report.fix)
+    if report.unreadable:
+        raise VerifyError(report.unreadable[0], "rebuild the binary; verify reports every unreadable one")
+    for result in report.gpus:
+        for choice in result.choices:
+            if not choice.ok:
+                raise VerifyError(
+                    f"{report.wheel}: {choice.binary} has nothing {result.gpu} with driver "
+                    f"{result.driver or '(any)'} loads: {choice.why[0]}",
+                    choice.fix,
+                )
+
+
+def render(report: ExplainReport) -> None:
+    from kestrel_release.stages.explain import display
+
+    display.render(report)
