@@ -115,7 +115,11 @@ EXIT_CODES: list[tuple[int, str]] = [
         "a dirty tree",
     ),
     (EXIT_BUILD, "build failed"),
-    (EXIT_VERIFY, "verify found errors in the wheels"),
+    (
+        EXIT_VERIFY,
+        "verify found errors in the wheels; explain: the wheels cannot serve the machine (no wheel for its "
+        "Python/platform, or a binary with nothing its GPU and driver load)",
+    ),
     (EXIT_PUBLISH, "publish failed (index, GitHub, credentials, network)"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C / SIGTERM); nothing half-written"),
 ]

@@ -9,13 +9,14 @@ Exit 0 when every CUDA binary of the chosen wheel has a loadable image on every 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from kestrel_release import console
 from kestrel_release.errors import PreflightError, PublishError, UsageError, VerifyError
 from kestrel_release.stages.explain import images as images_mod
 from kestrel_release.stages.explain import wheels
+from kestrel_release.stages.explain.result import ExplainReport, GpuResult
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
 _DRIVER = re.compile(r"^\d{3,4}(?:\.\d{1,3}){0,2}$")
@@ -29,60 +30,6 @@ class Request:
     driver: str | None = None
     python: str | None = None
     platform: str | None = None
-
-
-@dataclass
-class GpuResult:
-    gpu: str  # sm_89
-    name: str  # "NVIDIA L4" (--gpu auto) or ""
-    driver: str  # "" when not given
-    choices: list[images_mod.Choice] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.choices)
-
-    def to_json(self) -> dict:
-        return {
-            "gpu": self.gpu,
-            "name": self.name,
-            "driver": self.driver,
-            "ok": self.ok,
-            "binaries": [c.to_json() for c in self.choices],
-        }
-
-
-@dataclass
-class ExplainReport:
-    python: str
-    platform: str
-    source: str
-    wheel: str = ""  # the chosen wheel's file name; "" when none fits
-    why: str = ""  # when no wheel: why
-    fix: str = ""
-    candidates: list[str] = field(default_factory=list)
-    gpus: list[GpuResult] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)  # binaries the CUDA reader refused, one line each
-    no_cuda: bool = False  # the wheel carries no CUDA code
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.wheel) and not self.unreadable and all(g.ok for g in self.gpus)
-
-    def to_json(self) -> dict:
-        return {
-            "ok": self.ok,
-            "python": self.python,
-            "platform": self.platform,
-            "source": self.source,
-            "wheel": self.wheel or None,
-            "why": self.why,
-            "fix": self.fix,
-            "candidates": self.candidates,
-            "no_cuda": self.no_cuda,
-            "unreadable": self.unreadable,
-            "gpus": [g.to_json() for g in self.gpus],
-        }
 
 
 def _python(text: str | None) -> wheels.Python:

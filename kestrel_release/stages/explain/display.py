@@ -3,12 +3,8 @@ and the fix). The failure's one `error:` line comes from raise_for; this shows t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kestrel_release import console
-
-if TYPE_CHECKING:
-    from kestrel_release.stages.explain import ExplainReport
+from kestrel_release.stages.explain.result import ExplainReport
 
 
 def render(report: ExplainReport) -> None:

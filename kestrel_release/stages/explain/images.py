@@ -82,7 +82,7 @@ def group_key(member: str) -> str:
     base = _ARCH_WORD.sub("", parts[-1].lower())
     base = re.sub(r"[._-]{2,}", lambda m: m.group()[-1], base).strip("_-")
     # A package loader reads a kernel's cubin or fat binary, whichever it has for the GPU: one binary.
-    base = re.sub(r"\.(?:cubin|fatbin)$", ".cubin|fatbin", base)
+    base = re.sub(r"\.(?:cubin|fatbin)$", ".{cubin,fatbin}", base)
     return "/".join([*folders, base])
 
 

@@ -16,7 +16,9 @@ TAG = "cp312-cp312-manylinux_2_28_x86_64"
 
 
 def _bin(name: str) -> bytes:
-    return (DATA / "explain" / name).read_bytes() if name.endswith(".fatbin") else (DATA / "release" / name).read_bytes()
+    return (
+        (DATA / "explain" / name).read_bytes() if name.endswith(".fatbin") else (DATA / "release" / name).read_bytes()
+    )
 
 
 def _wheel(tmp_path: Path, files: dict[str, str], tag: str = TAG) -> Path:
@@ -24,7 +26,9 @@ def _wheel(tmp_path: Path, files: dict[str, str], tag: str = TAG) -> Path:
 
 
 def _explain(path: Path, gpu: str, driver: str | None = "580.65.06", **kw) -> explain.ExplainReport:
-    req = explain.Request(path, None, gpu, driver, kw.pop("python", "3.12"), kw.pop("platform", "manylinux_2_34_x86_64"))
+    req = explain.Request(
+        path, None, gpu, driver, kw.pop("python", "3.12"), kw.pop("platform", "manylinux_2_34_x86_64")
+    )
     return explain.run(req)
 
 
@@ -76,7 +80,10 @@ def test_driver_535_cannot_load_cuda13_binaries_and_the_fix_is_driver_580(tmp_pa
     assert choice.image is None
     assert choice.why == ["CUDA 13 code needs driver >= 580 (r580); this driver is 535.104.05"]
     assert choice.fix.startswith("install NVIDIA driver >= 580.65.06")
-    with pytest.raises(VerifyError, match=r"has nothing sm_89 with driver 535.104.05 loads: CUDA 13 code needs driver >= 580.* — install NVIDIA driver >= 580"):
+    with pytest.raises(
+        VerifyError,
+        match=r"has nothing sm_89 with driver 535.104.05 loads: CUDA 13 code needs driver >= 580.* — install NVIDIA driver >= 580",
+    ):
         explain.raise_for(report)
 
 
@@ -97,11 +104,17 @@ def test_ptx_newer_than_the_driver_is_passed_over_for_an_older_cubin(tmp_path):
 
 
 def test_alternatives_in_toolkit_and_arch_folders_are_one_binary(tmp_path):
-    files = {"precompiled/cu13.0/sm_80/attn.fatbin": "cu130-sm80.fatbin",
-             "precompiled/cu13.0/sm_100f/attn.fatbin": "cu130-sm100f.fatbin",
-             "precompiled/cu12.4/sm_90a/attn.cubin": "cu124-sm90a.cubin"}
+    files = {
+        "precompiled/cu13.0/sm_80/attn.fatbin": "cu130-sm80.fatbin",
+        "precompiled/cu13.0/sm_100f/attn.fatbin": "cu130-sm100f.fatbin",
+        "precompiled/cu12.4/sm_90a/attn.cubin": "cu124-sm90a.cubin",
+    }
     wheel = _wheel(tmp_path, files)
-    for gpu, member in (("sm_86", "sm_80/attn.fatbin"), ("sm_103", "sm_100f/attn.fatbin"), ("sm_90", "sm_90a/attn.cubin")):
+    for gpu, member in (
+        ("sm_86", "sm_80/attn.fatbin"),
+        ("sm_103", "sm_100f/attn.fatbin"),
+        ("sm_90", "sm_90a/attn.cubin"),
+    ):
         report = _explain(wheel, gpu)
         assert report.ok and _only(report).image.member.endswith(member), gpu
 

@@ -1,0 +1,47 @@
+"""`explain --index`: the project's page on the local sandbox PyPI (a real pypiserver), the wheel chosen by
+tags, downloaded (digest checked) and explained; exit 0 with one JSON document, exit 5 with the one error line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kestrel_release.sandbox.pypi import PypiSandbox
+from tests.factories import make_wheel
+from tests.helpers import assert_one_line_error, run_cli
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "cuda"
+
+
+def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_wheel(tmp_path):
+    packages = tmp_path / "index"
+    fatbin = {"kestrel_kernels/_attn.so": (DATA / "explain" / "cu130-sm80.fatbin").read_bytes()}
+    for tag in ("cp312-cp312-manylinux_2_28_x86_64", "cp313-cp313-manylinux_2_28_x86_64", "cp312-cp312-win_amd64"):
+        make_wheel(packages, fatbin, tag=tag)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp)}  # where the download goes: the run removes it
+    with PypiSandbox(directory=packages) as box:
+        page = box.simple_url + "kestrel-kernels/"
+        args = ["explain", "--index", page, "--gpu", "sm_89", "--python", "3.12", "--platform", "manylinux_2_34_x86_64"]
+        ok = run_cli([*args, "--driver", "580.65.06", "--json"], env=env, timeout=120)
+        assert ok.code == 0, ok.output
+        doc = json.loads(ok.stdout)
+        assert doc["ok"] is True and doc["wheel"] == "kestrel_kernels-0.1.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+        (binary,) = doc["gpus"][0]["binaries"]
+        assert binary["image"] == {
+            "member": "kestrel_kernels/_attn.so",
+            "kind": "sass",
+            "arch": "sm_80",
+            "cuda": "13.0",
+            "compressed": False,
+        }
+        old = run_cli([*args, "--driver", "535.104.05"], env=env, timeout=120)
+        assert_one_line_error(old, 5, "_attn.so has nothing sm_89 with driver 535.104.05 loads", "driver >= 580.65.06")
+        none = run_cli(
+            [*args[:-4], "--python", "3.9", "--platform", "manylinux_2_34_x86_64", "--driver", "580.65.06"], env=env
+        )
+        assert_one_line_error(
+            none, 5, "no wheel for Python 3.9 on manylinux_2_34_x86_64: the wheels are for Python 3.12, 3.13"
+        )
+    assert list(tmp.iterdir()) == []  # the downloaded wheel's temp dir is gone
