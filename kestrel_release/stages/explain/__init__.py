@@ -183,12 +183,12 @@ def _download(row: dict[str, str], dest: Path) -> Path:
 def _read(path: Path, report: ExplainReport) -> dict[str, list[images_mod.Image]]:
     """The CUDA images of every binary in the wheel, grouped into binaries (alternatives together)."""
     from kestrel_release.inspect import cuda_binary
-    from kestrel_release.inspect.wheel import WheelError, read_wheel
+    from kestrel_release.inspect.wheel import Member, WheelError, read_wheel
 
     budget = cuda_binary.wheel_budget()
     groups: dict[str, list[images_mod.Image]] = {}
 
-    def visit(member, data) -> None:
+    def visit(member: Member, data: bytes | memoryview) -> None:
         name = member.name
         if not cuda_binary.is_cuda_candidate(name) or name.endswith((".o", ".obj")):  # objects are linked, not loaded
             return
