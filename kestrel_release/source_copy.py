@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -135,6 +136,53 @@ def at(project: Path, dest: Path, *, include: Sequence[str] = (), exclude: Seque
     console.debug(f"building from a clean copy of the sources: {target}")
     yield target
     shutil.rmtree(dest, ignore_errors=True)
+
+
+# A log line saying a file is missing, and the path-like words in it.
+_MISSING = re.compile(r"no such file|not found|cannot find|can't open|cannot open|does not exist", re.IGNORECASE)
+_QUOTED = re.compile(r"['\"`]([\w./+@-]+)['\"`]")
+_PATHLIKE = re.compile(r"[\w.+@-]*/[\w./+@-]*\w|[\w+@-]+\.\w+")
+
+
+def left_out(copy: Path, log_lines: Sequence[str], ignored: Sequence[str]) -> list[str]:
+    """The git-ignored files (`ignored`, relative to the project) a failed build's log says are
+    missing from the clean copy at `copy`: an sdist's `.gitignore` naming `lib/`, a generated header.
+    A fresh clone lacks them too; naming them turns "No such file" about a file the user can see into
+    the fix. A word with a `/` must be the file's path (relative, or absolute inside the copy); a bare
+    name (a compiler's `#include "x.h"`) matches by file name. Build outputs are never suggested."""
+    copy = copy.resolve()
+    sources = [f for f in ignored if not _not_source(f.split("/"), frozenset())]
+    by_name: dict[str, list[str]] = {}
+    for f in sources:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    found: list[str] = []
+    for line in log_lines:
+        if not _MISSING.search(line):
+            continue
+        for word in _PATHLIKE.findall(line) + _QUOTED.findall(line):
+            path = Path(word)
+            if path.is_absolute():
+                if not path.is_relative_to(copy):
+                    continue
+                path = path.relative_to(copy)
+            rel = path.as_posix().removeprefix("./")
+            if "/" not in rel and rel in by_name:
+                hits = by_name[rel]
+            elif rel in sources:
+                hits = [rel]
+            else:  # a directory the build wants (a package dir, setuptools' egg_base), all of it ignored
+                hits = [f"{rel.rstrip('/')}/"] if any(f.startswith(f"{rel.rstrip('/')}/") for f in sources) else []
+            found += [f for f in hits if f not in found and not (copy / f).exists()]
+    return found
+
+
+def left_out_hint(files: Sequence[str]) -> str:
+    shown = " ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
+    return (
+        f"{shown} {'is' if len(files) == 1 else 'are'} in your tree but not in the clean copy the build runs in "
+        "(git ignores it, so a fresh clone lacks it too): track what the build needs "
+        f"(git add -f {shown if len(files) <= 3 else files[0]}) and commit, then build again"
+    )
 
 
 @contextlib.contextmanager

@@ -179,6 +179,11 @@ def source_files(path: Path) -> SourceFiles | None:
     return SourceFiles(prefix, tracked, untracked)
 
 
+def ignored_files(path: Path) -> list[str]:
+    """The files under `path` git ignores (relative to it; empty outside a repository)."""
+    return _listing(path, "ls-files", "-z", "--others", "--ignored", "--exclude-standard") or []
+
+
 def dissociate(dest: Path) -> None:
     """Give a shadow repository (`shadow`) its own copy of the objects it borrows: a build in a
     container or chroot sees only the copy, not the user's repository the alternates name."""

@@ -209,3 +209,27 @@ def test_a_version_from_git_tags_is_the_same_in_the_copy(tmp_path):
     (dirty,) = _build(project, "1.2.4.dev0+*", cache)
     assert dirty.name.startswith("scm_demo-1.2.4.dev0+g"), dirty.name
     assert _status(repo) == " M pkg/scm_demo/__init__.py\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ignored", ["src/version.h", "src/"])
+def test_a_build_failing_on_a_git_ignored_file_names_it(tmp_path, ignored):
+    """An sdist committed as is: its `.gitignore` (ujson's names `lib/`, a generated header) hides files
+    the build needs, so the clean copy (a fresh clone) lacks them. "No such file" about a file the user
+    sees in the tree is a dead end; the error names the file and the way out, which then works."""
+    project = _header_project(tmp_path / "p", ("3.12",), git=False)
+    (project / ".gitignore").write_text(f"/dist-all/\n{ignored}\n")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "as unpacked")
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+
+    result = run_cli(["build", "--project", str(project), "--no-gpu-check"], env=env, timeout=900)
+    assert result.code == 4, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    missing = "src/version.h" if ignored == "src/version.h" else "src/"
+    assert f"git add -f {missing}" in line and "git ignores it" in line, line
+
+    _git(project, "add", "-f", "src")  # the advice, followed literally
+    _git(project, "commit", "-qm", "track the sources")
+    assert _build(project, cache=tmp_path / "cache")

@@ -277,7 +277,14 @@ def _build_one(
                     isolation=cfg.build.isolation and venv is None,
                     config_settings=settings,
                 )
-                proc.run_logged(argv, log=log, cwd=src, env=plan.build_env(cfg), what=f"build for Python {py}")
+                try:
+                    proc.run_logged(argv, log=log, cwd=src, env=plan.build_env(cfg), what=f"build for Python {py}")
+                except BuildError as exc:  # a file the tree has but git ignores: say so, not just "No such file"
+                    missing = source_copy.left_out(src, proc.tail(log, 400), git.ignored_files(cfg.project_dir))
+                    if not missing:
+                        raise
+                    hint = source_copy.left_out_hint(missing)
+                    raise BuildError(exc.message, f"{exc.hint}; {hint}" if exc.hint else hint) from None
         wheel = auditwheel.repaired_wheel(raw, py)
         if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
             final = _wheelzip.normalize(wheel, plan.source_date_epoch)
