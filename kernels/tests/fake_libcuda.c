@@ -1,5 +1,6 @@
 /* A stand-in libcuda.so.1 for CPU tests of kestrel_kernels' driver checks.
- * FAKE_CUDA_MODE (compile-time): 0 = no device, 1 = one sm_80 device. */
+ * FAKE_CUDA_MODE (compile-time): 0 = no device, 1 = one device (sm_80 unless FAKE_CUDA_MAJOR/MINOR say). */
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef FAKE_CUDA_MODE
@@ -13,7 +14,13 @@ CUresult cuInit(unsigned flags) { (void)flags; return FAKE_CUDA_MODE == 0 ? 100 
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuDeviceGetCount(int *n) { *n = FAKE_CUDA_MODE == 0 ? 0 : 1; return 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return 0; }
-CUresult cuDeviceGetAttribute(int *v, int attr, int dev) { (void)dev; *v = attr == 75 ? 8 : 0; return 0; }
+/* Compute capability 8.0, or FAKE_CUDA_MAJOR/FAKE_CUDA_MINOR from the environment. */
+static int env_int(const char *name, int fallback) { const char *v = getenv(name); return v ? atoi(v) : fallback; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+    (void)dev;
+    *v = attr == 75 ? env_int("FAKE_CUDA_MAJOR", 8) : attr == 76 ? env_int("FAKE_CUDA_MINOR", 0) : 0;
+    return 0;
+}
 CUresult cuDeviceGetName(char *name, int len, int dev) { (void)dev; strncpy(name, "Fake A100", len); return 0; }
 CUresult cuPointerGetAttribute(void *data, int attr, unsigned long long ptr) {
     (void)ptr;

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
@@ -27,7 +28,7 @@ def expected_files(names: list) -> set:
     python = {"kestrel_kernels/__init__.py", "kestrel_kernels/_runtime.py", "kestrel_kernels/_select.py"}
     python |= {f"kestrel_kernels/{f}/{m}" for f in FAMILIES for m in ("__init__.py", "dispatch.py")}
     pairs = {n.rsplit("/", 1)[0] for n in names if n.endswith("/manifest.json") and "/precompiled/cu" in n}
-    assert len(pairs) == 1, pairs  # a plain `uv build`: the nvcc on PATH, one arch
+    assert pairs, names  # one per (toolkit, arch): a plain `uv build` makes one, kestrel-release the configured set
     kernels = {f"{d}/{v}.fatbin" for d in pairs for v in all_variant_names()} | {f"{d}/manifest.json" for d in pairs}
     return python | kernels | {"kestrel_kernels/precompiled/kestrel-precompile.json"} | set(so) | dist_info
 
@@ -59,19 +60,28 @@ def test_wheel_tag_is_this_interpreter(built_wheel):
     assert f"Tag: {tag}-{tag}-linux_x86_64" in wheel_meta and "Root-Is-Purelib: false" in wheel_meta
 
 
-def test_wheel_fatbins_match_manifest_and_are_sm90a(built_wheel):
+def _entry_arch(fatbin: bytes) -> str:
+    """sm_XY[a|f] of a fat binary's first entry (header: u32 SM at +0x1c, u64 flags at +0x28)."""
+    sm, flags = struct.unpack_from("<I", fatbin, 16 + 0x1C)[0], struct.unpack_from("<Q", fatbin, 16 + 0x28)[0]
+    return f"sm_{sm}{'a' if flags & 0x100000 else 'f' if flags & 0x200000 else ''}"
+
+
+def test_wheel_fatbins_match_manifest_and_their_pair(built_wheel):
     zf = zipfile.ZipFile(built_wheel)
     index = json.loads(zf.read("kestrel_kernels/precompiled/kestrel-precompile.json"))
-    [pair] = index["pairs"]
-    assert pair["arch"] == "90a" and pair["dir"] == f"cu{pair['cuda']}/sm_90a"
-    manifest = json.loads(zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/manifest.json"))
-    assert set(manifest["variants"]) == all_variant_names()
-    for entry in manifest["variants"].values():
-        data = zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/{entry['cubin']}")
-        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
-        assert data[:4] == b"\x50\xed\x55\xba"  # a fat binary: the sm_90a ELF inside it
-        assert read_cubin(data[data.index(b"\x7fELF") :]).arch == "sm_90a"
-    assert b"/" not in json.dumps(manifest).encode().replace(b"-Icsrc", b"")  # no absolute paths
+    assert index["pairs"]
+    for pair in index["pairs"]:
+        assert pair["dir"] == f"cu{pair['cuda']}/sm_{pair['arch']}"
+        manifest = json.loads(zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/manifest.json"))
+        assert set(manifest["variants"]) == all_variant_names()
+        for entry in manifest["variants"].values():
+            data = zf.read(f"kestrel_kernels/precompiled/{pair['dir']}/{entry['cubin']}")
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+            assert data[:4] == b"\x50\xed\x55\xba"  # a fat binary, its entry naming the pair's arch
+            assert _entry_arch(data) == f"sm_{pair['arch']}"
+            if pair["arch"] == "90a":
+                assert read_cubin(data[data.index(b"\x7fELF") :]).arch == "sm_90a"
+        assert b"/" not in json.dumps(manifest).encode().replace(b"-Icsrc", b"")  # no absolute paths
 
 
 def test_extension_needs_only_libc(built_wheel, installed_wheel):
