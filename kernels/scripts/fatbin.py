@@ -36,7 +36,7 @@ def build(arch: str, cubin: bytes, ptx: bytes | None = None) -> bytes:
     entries = _entry(KIND_ELF, sm, suffix, cubin, (cubin[8], 1))  # e_ident[8]: the cubin's ABI version
     if ptx is not None:
         text = ptx.rstrip(b"\0") + b"\0"
-        v = re.search(rb"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
+        v = re.search(rb"^\s*\.version\s+(\d+)\.(\d+)", text, re.MULTILINE)
         version = (int(v.group(2)), int(v.group(1))) if v else (0, 0)  # (minor, major) as nvcc writes it
         entries += _entry(KIND_PTX, sm, suffix, text, version)
     return struct.pack("<IHHQ", MAGIC, 1, 16, len(entries)) + entries

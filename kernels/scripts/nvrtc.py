@@ -14,7 +14,7 @@ class NvrtcError(Exception):
     pass
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lib(path: str):
     return ctypes.CDLL(path)
 

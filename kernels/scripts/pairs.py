@@ -44,10 +44,10 @@ def _nvcc_fatbin(nvcc: str, source: str, name: str, arch: str, ptx: bool) -> byt
         src.write_text(source)
         # Stored, not compressed: any r525+ driver loads it (compressed fat binaries need CUDA 12.4's).
         cmd = [nvcc, "-fatbin", "-gencode", f"arch=compute_{arch},code={codes}", "--compress-mode=none", *OPTS]
-        proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True)
+        proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False)
         if proc.returncode != 0 and "compress-mode" in proc.stderr:  # before CUDA 12.8: never compressed
             cmd.remove("--compress-mode=none")
-            proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True)
+            proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise base.PrecompileError(f"nvcc failed for {name}:\n{proc.stdout}{proc.stderr}".rstrip(), 4)
         return out.read_bytes()

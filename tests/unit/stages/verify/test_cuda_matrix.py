@@ -68,7 +68,7 @@ def test_served_by_the_rules_not_by_name():
 def test_configured_ptx_must_be_there():
     cfg = dataclasses.replace(CFG, cuda_arch=("80",), cuda=("12.9",), cuda_ptx=("80",))
     findings, _ = cuda_matrix.check(cfg, _wheel(("sass", "sm_80", "12.9")))
-    assert [f.message for f in findings][0].startswith("no binary carries CUDA 12.9 PTX for sm_80")
+    assert findings[0].message.startswith("no binary carries CUDA 12.9 PTX for sm_80")
     findings, facts = cuda_matrix.check(cfg, _wheel(("sass", "sm_80", "12.9"), ("ptx", "compute_80", "12.9")))
     assert findings == [] and facts["driver_floor"] == "575.51.03"  # 12.9 PTX JITs on 12.9's driver
 
