@@ -64,9 +64,11 @@ def repair(filename: str, local: Path, there: dict, upload_url: str, index_name:
         console.warn(f"{what}; publish without --dry-run removes it from a sandbox and uploads the file again")
         return True
     remove = urljoin(upload_url, "/_sandbox/files/" + quote(filename))
-    try:
-        resp = requests.delete(remove, auth=auth, timeout=timeout)
-    except requests.RequestException:
+    try:  # the whole request within publish.timeout, as every other one
+        resp = _deadline.call(
+            lambda: requests.delete(remove, auth=auth, timeout=timeout), timeout, f"removing {filename} from the index"
+        )
+    except (requests.RequestException, _deadline.DeadlineExceeded):
         resp = None
     if resp is not None and resp.status_code == 200:
         console.warn(f"{what}; removed it from the sandbox, uploading the whole file again")

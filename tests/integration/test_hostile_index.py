@@ -156,3 +156,15 @@ def test_allow_insecure_http_lets_an_upload_to_another_host_go(project) -> None:
         allowed, _ = publish(project, lan, "--allow-insecure-http")
         assert allowed.code == 0, allowed.output
         assert any(method == "POST" and "Authorization" in headers for method, _, headers in lan.requests)
+
+
+def test_removing_a_truncated_copy_from_a_trickling_index_is_given_up_after_publish_timeout(project, srv) -> None:
+    wheel = next((project / "dist-all").glob("*.whl"))
+    name = wheel.name
+    srv.route("GET", "/simple/", headers={"Content-Type": "text/html"},
+              body=f'<a href="/packages/{name}#sha256={"0" * 64}">{name}</a>'.encode())
+    srv.route("GET", "/packages/", body=wheel.read_bytes()[:100])  # a cut upload's leftover
+    srv.route("DELETE", "/_sandbox/files/", trickle=2.0, body=b"removed" * 20)
+    result, seconds = publish(project, srv)
+    assert_one_line_error(result, 6, "truncated copy of the local file", "keeps partial files")
+    assert seconds < 60
