@@ -2,7 +2,9 @@
 
 Why here: a Ctrl-C or SIGTERM that lands while the CLI's libraries are still importing must end
 as one line and exit 130 like any other interrupt, never as a traceback or a bare kill status.
-Only `os`, `signal` and `sys` are imported before the handlers are in place.
+Only `os`, `signal` and `sys` are imported before the handlers are in place. Then a `--help` or
+`--version` answered before is printed from the help cache (helpcache.py) without importing the
+CLI; any other request, or any doubt, takes the normal path, which records a help answer for next time.
 """
 
 import os
@@ -19,10 +21,25 @@ def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 13
 def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
+    recorder = None
     try:
+        args = sys.argv[1:]
+        from kestrel_release import helpcache
+
+        if helpcache.wanted(args):
+            if helpcache.replay(args):
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a late signal must not become a kill status
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                return
+            recorder = helpcache.Recorder(args)
         from kestrel_release.entry import main as cli_main
 
-        cli_main()
+        try:
+            cli_main()
+        except SystemExit as exc:
+            if recorder is not None and exc.code in (0, None):
+                recorder.save()
+            raise
     except KeyboardInterrupt:  # landed during the imports, before the CLI's own handling
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
