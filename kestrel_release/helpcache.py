@@ -19,12 +19,14 @@ the commands), each replaced atomically (a temp file in the same folder, then os
 
 from __future__ import annotations
 
-from typing import Any, TextIO
-
 import marshal
 import os
 import sys
 import zlib
+
+TYPE_CHECKING = False  # typing itself is not loaded on the fast path (mypy reads this name as True)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 FORMAT = 3  # bump when the entry layout or the key changes
 _FLAGS = frozenset({"--help", "--version", "-v", "--verbose"})
