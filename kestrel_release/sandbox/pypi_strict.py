@@ -92,11 +92,15 @@ class StrictFront:
             "exit_after_uploads": 0,
         }  # set by tests through /_sandbox/faults
         self.counters = {"uploads": 0, "accepted": 0, "refused": 0, "faults_served": 0}
+        self.requests: dict[str, int] = {}  # "METHOD /path" -> count: what a run cost the index (tests read it)
         self.exit_requested = False
 
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/_sandbox/faults":
             return self._control(environ, start_response)
+        with self.lock:
+            seen = f"{environ.get('REQUEST_METHOD')} {environ.get('PATH_INFO', '')}"
+            self.requests[seen] = self.requests.get(seen, 0) + 1
         if environ.get("PATH_INFO", "").startswith("/_sandbox/files/") and environ["REQUEST_METHOD"] == "DELETE":
             return self._remove(environ, start_response)
         if environ.get("REQUEST_METHOD") == "POST" and "multipart" in environ.get("CONTENT_TYPE", ""):
@@ -134,7 +138,7 @@ class StrictFront:
             with self.lock:
                 self.faults.update({k: v for k, v in spec.items() if k in self.faults})
         with self.lock:
-            doc = {"faults": dict(self.faults), **self.counters}
+            doc = {"faults": dict(self.faults), **self.counters, "requests": dict(self.requests)}
         return _reply_json(start_response, doc)
 
     def _take_fault(self) -> str | None:

@@ -232,3 +232,28 @@ def test_real_kernel_wheels_publish_to_strict_sandbox_and_install_everywhere(bui
         again = run_cli(["publish", str(dist), "--project", str(KERNELS), "--target", "sandbox",
                          "--repository-url", box.upload_url, "--yes", "--json"], env=_creds(box), timeout=900)
         assert again.code == 0 and len(json.loads(again.stdout)["skipped"]) == len(wheels), again.output
+
+
+
+def _index_reads(box: PypiSandbox, before: dict[str, int]) -> dict[str, int]:
+    after = box.faults()["requests"]
+    return {k: v - before.get(k, 0) for k, v in after.items() if k.startswith("GET ") and v > before.get(k, 0)}
+
+
+def test_a_release_of_many_files_costs_one_index_read_of_each_kind(tmp_path):
+    """The skip check (simple page), the quota forecast (project JSON) and the 14-day rule (release JSON)
+    cost one request each per release, whatever the number of files; the read-back after the uploads one more."""
+    pythons = ("3.10", "3.11", "3.12", "3.13", "3.14")
+    project = make_project(tmp_path / "kernels", pythons=pythons)
+    make_dist(project / "dist-all", pythons=pythons)
+    with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
+        for run, simple_reads in (("first", 2), ("identical re-run", 1)):  # the first reads its uploads back
+            before = box.faults()["requests"]
+            result = _publish(project, box)
+            assert result.code == 0, result.output
+            reads = _index_reads(box, before)
+            print(run, reads)
+            assert sum(v for k, v in reads.items() if "/simple/" in k) == simple_reads, (run, reads)
+            assert all(v == 1 for k, v in reads.items() if "/simple/" not in k), (run, reads)
+            assert len(reads) <= 3, (run, reads)
+        assert len(box.files()) == len(pythons)

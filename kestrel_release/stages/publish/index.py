@@ -90,11 +90,12 @@ def run(
         version=(report.wheels[0].version or "") if report.wheels else "",
         url_source=index.source,
     )
-    todo = _plan(index, report.wheels, policy, creds, result)
+    pages: dict[str, dict[str, dict[str, str]]] = {}  # project -> its simple page, read once per run
+    todo = _plan(index, report.wheels, policy, creds, result, pages)
     _release_age(todo, index, target, policy.timeout)
     _show_plan(result, todo)
     if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
-        result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds)
+        result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds, pages)
     if not todo and not dry_run:  # nothing to send: still prove the credentials work (exit 6 if refused)
         _check_credentials(index, creds, policy, result)
     if dry_run or not todo:
@@ -143,9 +144,11 @@ def _policy(cfg: Config) -> RetryPolicy:
     return RetryPolicy.from_config(p)
 
 
-def _plan(index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult) -> list:
-    """Split into skip (identical on the index) and upload; any conflict stops everything."""
-    present: dict[str, dict[str, dict[str, str]]] = {}
+def _plan(
+    index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult, present: dict[str, dict]
+) -> list:
+    """Split into skip (identical on the index) and upload; any conflict stops everything. `present`
+    gets each project's simple page: one read per project and run, whatever the number of files."""
     todo = []
     for wheel in wheels:
         if wheel.name not in present:
@@ -197,10 +200,18 @@ def _show_plan(result: PublishResult, todo: list) -> None:
         console.info("dry run: nothing uploaded")
 
 
-def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy, creds) -> dict[str, Any]:
+def _forecast(
+    cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy, creds, pages: dict[str, dict]
+) -> dict[str, Any]:
     from kestrel_release.stages.publish import quota
 
     name = wheels[0].name or cfg.name
+
+    def present_on_index() -> bool:  # the plan's read of the page answers it: no second request
+        if name not in pages:
+            pages[name] = pypi.existing_files(index, name, policy, creds)
+        return bool(pages[name])
+
     return quota.forecast(
         name,
         index,
@@ -208,7 +219,7 @@ def _forecast(cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy,
         todo,
         cfg.verify.project_size_budget,
         cfg.verify.max_file_size,
-        lambda: bool(pypi.existing_files(index, name, policy, creds)),
+        present_on_index,
         min(policy.timeout, 10.0),
     )
 
