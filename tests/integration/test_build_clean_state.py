@@ -233,3 +233,27 @@ def test_a_build_failing_on_a_git_ignored_file_names_it(tmp_path, ignored):
     _git(project, "add", "-f", "src")  # the advice, followed literally
     _git(project, "commit", "-qm", "track the sources")
     assert _build(project, cache=tmp_path / "cache")
+
+
+@pytest.mark.slow
+def test_a_new_tag_on_an_unchanged_tree_is_never_served_the_old_versions_wheel(tmp_path):
+    """ujson (setuptools-scm): `git tag -a v5.11.1` on the commit already tagged v5.11.0 changes the
+    version but no file, so the wheel cache (keyed on the files) served the 5.11.0 wheel and the
+    release stopped on 'the version must not change during a build'. The version is a key input."""
+    project = tmp_path / "scm-demo"
+    (project / "scm_demo").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(SCM_PYPROJECT.replace('root = ".."', ""))  # the repository's root
+    (project / "scm_demo" / "__init__.py").write_text("")
+    (project / ".gitignore").write_text("/dist-all/\n")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "scm-demo")
+    _git(project, "tag", "-a", "v1.2.3", "-m", "1.2.3")
+    cache = tmp_path / "cache"
+    assert [w.name for w in _build(project, "1.2.3", cache)] == ["scm_demo-1.2.3-py3-none-any.whl"]
+
+    _git(project, "tag", "-a", "v1.2.4", "-m", "1.2.4")  # same commit, same files
+    assert [w.name for w in _build(project, "1.2.4", cache)] == ["scm_demo-1.2.4-py3-none-any.whl"]
+    _git(project, "commit", "-q", "--allow-empty", "-m", "nothing changed but the commit")
+    (dev,) = _build(project, "1.2.5.dev1+*", cache)
+    assert dev.name.startswith("scm_demo-1.2.5.dev1+g"), dev.name

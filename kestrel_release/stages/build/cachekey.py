@@ -43,7 +43,11 @@ ENV = (
     "TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "PYTORCH_ROCM_ARCH", "MACOSX_DEPLOYMENT_TARGET", "ARCHFLAGS",
     "_PYTHON_HOST_PLATFORM", "SETUPTOOLS_EXT_SUFFIX", "DEBUG",
 )  # fmt: skip
-PREFIXES = ("NVCC_", "CMAKE_", "SKBUILD_", "TORCH_CUDA_", "KESTREL_KERNELS_", "SETUPTOOLS_SCM_", "MESONPY_")
+PREFIXES = (
+    *("NVCC_", "CMAKE_", "SKBUILD_", "TORCH_CUDA_", "KESTREL_KERNELS_", "MESONPY_"),
+    # The version tools' (a pretend version is a version): as the metadata cache keys them.
+    *("SETUPTOOLS_SCM_", "PDM_BUILD_SCM_", "POETRY_DYNAMIC_VERSIONING_", "HATCH_VCS_", "VERSIONEER_"),
+)
 NOT_KEYED = {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS", "NVCC_THREADS", "CMAKE_COLOR_DIAGNOSTICS"}
 # Compilers: the variable, and what is used when it is unset (None: nothing).
 COMPILERS = (("CC", "cc"), ("CXX", "c++"), ("CUDAHOSTCXX", None), ("NVCC_CCBIN", None))

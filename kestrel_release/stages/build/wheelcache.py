@@ -5,7 +5,9 @@ same inputs is the wheel a rebuild would produce: reusing it skips the whole per
 key covers every input by name (`inputs`): the project tree (minus build outputs and hidden files),
 the interpreter binary, cfg.build (not `jobs`), SOURCE_DATE_EPOCH, the tools' versions, and the
 toolchain (stages/build/cachekey.py: compilers and their versions, flags, CUDA paths and arches,
-the build requirements' installed versions). A build env whose contents cannot be known before the
+the build requirements' installed versions), and the version: a version from git (setuptools-scm,
+hatch-vcs, versioneer) changes with a tag or a commit while no file does, so a dynamic version's
+key also holds git's HEAD, branch and tags (what the metadata cache keys on). A build env whose contents cannot be known before the
 build (an isolated frontend installs the requirements afresh) is never served from the cache.
 
 `build --no-cache` and both passes of `--check-reproducible` never read it (they really build), but
@@ -24,7 +26,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, statedir
-from kestrel_release.adapters import toolchain
+from kestrel_release.adapters import git, toolchain
 from kestrel_release.config import Config
 from kestrel_release.stages.build import cachekey
 
@@ -88,6 +90,8 @@ def inputs(cfg: Config, plan, py: str, env: dict[str, str], facts: dict | None) 
         "SOURCE_DATE_EPOCH": str(plan.source_date_epoch),
         "kestrel-release": __version__,
     }
+    if cfg.version_dynamic:  # not cfg.version: only some commands ask the backend, and they share entries
+        out.update(_vcs_inputs(cfg.project_dir))
     for f in fields(cfg.build):
         value = getattr(cfg.build, f.name)
         if f.name == "env":
@@ -101,6 +105,21 @@ def inputs(cfg: Config, plan, py: str, env: dict[str, str], facts: dict | None) 
     for name, version in sorted(((facts or {}).get("requirements") or {}).items()):
         out[f"requirement {name}"] = str(version or "not installed")
     return out
+
+
+def _vcs_inputs(project: Path) -> dict[str, str]:
+    """What a version from git is computed from: a tag at HEAD turns 5.11.1.dev1 into 5.11.1, an empty
+    commit 1.2.4 into 1.2.5.dev1, and neither changes a file. Uncommitted edits are in `sources`."""
+    state = git.version_state(project)
+    if state is None:
+        return {}
+    at_head = [t.split(" ")[0] for t in state.tags if state.commit and t.endswith(" " + state.commit)]
+    return {
+        "git HEAD": state.commit or "no commit",
+        "git branch": state.branch or "detached",
+        "git tags at HEAD": " ".join(at_head) or "none",
+        "git tags": hashlib.sha256("\n".join(state.tags).encode()).hexdigest()[:16],
+    }
 
 
 def key_of(values: dict[str, str]) -> str:

@@ -75,3 +75,15 @@ def test_precompile_key_covers_the_host_toolchain(tmp_path: Path) -> None:
     assert precompile.cache_key(cfg, "13.0.88", {}, {"CXX": "/usr/bin/c++ (g++ 13.1.0)"}) != precompile.cache_key(
         cfg, "13.0.88", {}, compilers
     )
+
+
+def test_every_version_tools_pretend_variable_is_keyed() -> None:
+    """A pretend version is the wheel's version: hatch-vcs, pdm, poetry and versioneer as setuptools-scm."""
+    env = {
+        "SETUPTOOLS_SCM_PRETEND_VERSION": "1.0",
+        "PDM_BUILD_SCM_VERSION": "1.0",
+        "POETRY_DYNAMIC_VERSIONING_BYPASS": "1.0",
+        "HATCH_VCS_PRETEND_VERSION": "1.0",
+        "VERSIONEER_OVERRIDE": "1.0",
+    }
+    assert cachekey.keyed_env(env) == env
