@@ -33,7 +33,8 @@ _rc = pathlib.Path(os.path.expanduser("~/.pypirc"))
 _text = _env + "\\n" + (_rc.read_text() if _rc.exists() else "")
 print(_text)
 print(_text, file=sys.stderr)
-pathlib.Path(__file__).with_name("env-seen-by-build.txt").write_text(_env)
+# The build runs in a clean copy of the project, so the copy goes where the test says, not beside setup.py.
+pathlib.Path(os.environ["ENV_SEEN_BY_BUILD"]).write_text(_env)
 if os.environ.get("MINI_FAIL"):
     sys.exit("MINI_FAIL: failing on purpose")
 """
@@ -66,10 +67,10 @@ def test_a_build_that_prints_its_environment_leaks_no_credential(tmp_path: Path,
     (home / ".pypirc").write_text(f"[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\n"
                                   f"password = {PYPIRC_PASSWORD}\n")
     env = {**CANARIES, "HOME": str(home), "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache/uv")),
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "ENV_SEEN_BY_BUILD": str(tmp_path / "env-seen-by-build.txt")}
     result = run_cli(["build", "--project", str(project)], env=env)
     assert result.code == (4 if fail else 0), result.output
-    seen = (project / "env-seen-by-build.txt").read_text()
+    seen = (tmp_path / "env-seen-by-build.txt").read_text()
     assert seen.strip(), "the build step did not run"
     for name in CANARIES:
         assert f"\n{name}=" not in "\n" + seen, f"the build child inherited {name}"
@@ -77,6 +78,7 @@ def test_a_build_that_prints_its_environment_leaks_no_credential(tmp_path: Path,
     assert not [n for n in everything if n in result.output], result.output
     # logs, wheels, the project tree: the .pypirc password is printed by the build, so only masking stops it
     assert not _grep(project, everything)
+    assert not _grep(tmp_path / "cache", everything)  # build logs and a failed build's kept source copy
     if fail:
         assert "MINI_FAIL" in result.output  # the failure tail really was shown (so masking was exercised)
         assert "****" in result.output
