@@ -161,6 +161,10 @@ def prepare(work: Path) -> Workbench:
     env = bench_env({"CUDACXX": str(wrapper), "KESTREL_RELEASE_CACHE_DIR": str(cache),
                      **{k: str(v) for k, v in cfg.build.env.items()}})
     env["PATH"] = f"{wrapper.parent}:{env['PATH']}"  # a bare `nvcc` is counted too
+    # The seed's flow: one toolkit (the nvcc found here), sm_90a only; kernels/ now configures 8 (toolkit, arch)
+    # pairs, which the seed's loop never built, so both sides are pinned to the seed's one pair.
+    env["KESTREL_RELEASE_CUDA"] = ".".join(toolchain.nvcc_version(real_nvcc).split(".")[:2])
+    env["KESTREL_RELEASE_CUDA_ARCH"] = "90a"
     outputs = project / (cfg.precompile_outputs or "python/kestrel_kernels/precompiled")
     return Workbench(project, cache, nvcc_log, env, pythons, cfg.build.plat, cfg.build.exclude,
                      outputs, work / "build-bench.log")
