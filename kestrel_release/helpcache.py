@@ -39,6 +39,8 @@ def wanted(args: list[str]) -> bool:
     so one entry per command path: the cache cannot grow with what users type."""
     if "--help" not in args and "--version" not in args:
         return False
+    if sys.stdout is None or sys.stderr is None:  # a closed stream: the normal path's own handling
+        return False
     return all(a in _FLAGS or (a[:1].isalpha() and a.replace("-", "").isalpha()) for a in args)
 
 
@@ -107,8 +109,11 @@ def replay(args: list[str]) -> bool:
                 return False
     except (OSError, ValueError, EOFError, TypeError):
         return False
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError:  # disk full, closed pipe: the normal path says so in its one line (and exit code)
+        return False
     return True
 
 

@@ -133,3 +133,18 @@ def test_a_damaged_entry_takes_the_normal_path(tmp_path: Path, garbage: bytes) -
         entry.write_bytes(garbage)
     code, out, err, modules = _run(["--help"], cache)
     assert (code, out, err) == (0, ref, []) and "kestrel_release.cli" in modules
+
+
+def test_unwritable_or_closed_stdout_behaves_as_the_normal_path(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KESTREL_RELEASE_")}
+    env.update({"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "80"})
+    argv = [sys.executable, "-m", "kestrel_release", "--help"]
+    subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=True, timeout=300)  # fills the cache
+    with open("/dev/full", "w") as full:  # replayed into a full disk: one line, exit 2, as the normal path
+        done = subprocess.run(argv, env=env, cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+    closed = subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            timeout=300, preexec_fn=lambda: os.close(1))
+    assert (closed.returncode, closed.stderr) == (0, "")
