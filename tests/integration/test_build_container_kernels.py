@@ -3,7 +3,8 @@
 Before: only a C extension for bullseye's Python 3.9 was tried in the image (kernels/ needs 3.10+, which
 bullseye lacks), so nothing showed that a scikit-build-core + CMake project with host-precompiled kernels
 comes out of an image portable. The image is the bullseye root plus a CPython 3.11 built inside it at
-/opt/python/cp311-cp311 (manylinux's layout), made once by `.ci/container-root --py311` into a cache outside
+/opt/python/cp311-cp311 (manylinux's layout) and CMake >= 3.21 on PATH (bullseye's 3.18 is too old for
+kernels/; manylinux images carry one: scikit-build-core's dynamic cmake requirement is the image's), made once by `.ci/container-root --py311` into a cache outside
 the clone and imported into podman; the precompile step runs on the host (one (toolkit, arch) pair, as in
 test_build_real.py, to keep it short).
 """
