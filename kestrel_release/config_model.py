@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.variants import VariantsConfig
+
 DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
 # time (docs/real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
@@ -192,6 +194,9 @@ class Config:
     smoke_test: SmokeTestConfig = field(default_factory=SmokeTestConfig)
     targets: dict[str, Any] = field(default_factory=dict)
     ci: CIConfig = field(default_factory=CIConfig)
+    # [tool.kestrel-release.variants]: the torch x CUDA matrix (variants.py); None = no variants, one
+    # build per Python as always.
+    variants: VariantsConfig | None = None
 
     @property
     def out_path(self) -> Path:

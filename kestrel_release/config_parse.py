@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import platform_tags, version_pattern
+from kestrel_release import config_variants, platform_tags, version_pattern
 from kestrel_release.config_model import (
     ABI_MODES,
     CUDA_COMPRESS_MODES,
@@ -48,6 +48,7 @@ _TOP_SKIP = {
     "smoke_test",
     "targets",
     "ci",
+    "variants",
 }
 PREFIX = "KESTREL_RELEASE_"
 # Keys whose value may be one string listing several ("80,90a"), as the env form: the old single-arch form stays valid.
@@ -145,6 +146,7 @@ def env_table() -> dict[str, str]:
     for section, cls in _SECTIONS.items():
         out.update({f"{PREFIX}{env_word(section)}_{env_word(k)}": f"{section}.{k}" for k in _fields(cls)})
     out.update({f"{PREFIX}GITHUB_{env_word(k)}": f"targets.github.{k}" for k in _fields(GithubTarget)})
+    out.update(config_variants.env_names())
     return out
 
 
@@ -235,12 +237,11 @@ def build(project_dir, name, version, table, env, errors) -> Config:
     known = _fields(Config)
     values: dict[str, Any] = {}
     for key, value in table.items():
-        if key in _SECTIONS or key == "targets":
+        if key in _SECTIONS or key in ("targets", "variants"):
             continue
         if key not in known or key in _TOP_SKIP:
-            errors.append(
-                f"{where}.{key}: unknown key{suggest(key, set(known) - _TOP_SKIP | set(_SECTIONS) | {'targets'})}"
-            )
+            sections = set(_SECTIONS) | {"targets", "variants"}
+            errors.append(f"{where}.{key}: unknown key{suggest(key, set(known) - _TOP_SKIP | sections)}")
             continue
         if key == "version_files":
             values[key] = _version_files(value, errors)
@@ -258,6 +259,7 @@ def build(project_dir, name, version, table, env, errors) -> Config:
             cls, table.get(section, {}), f"{where}.{section}", errors, env, f"{PREFIX}{env_word(section)}_"
         )
     values["targets"] = _targets(table.get("targets", {}), errors, env)
+    values["variants"] = config_variants.parse(table.get("variants"), env, errors, suggest, parse_structured)
     return Config(project_dir=project_dir, name=name, version=version, **values)
 
 
@@ -438,6 +440,7 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         except InvalidVersion:
             errors.append(f"[project].version: '{cfg.version}' is not a valid PEP 440 version")
     _validate_cuda(cfg, errors, at)
+    config_variants.validate(cfg, errors, at)
     gh = cfg.github()
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"{at('targets.github.repo')}: '{gh.repo}' is not OWNER/NAME")
