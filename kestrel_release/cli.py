@@ -34,6 +34,10 @@ ProjectOpt = Annotated[
     typer.Option("--project", help="Kernel package directory (default: cwd if configured, else ./kernels)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+LayoutOpt = Annotated[
+    str | None,
+    typer.Option("--layout", help="Also write kernels-hub: HF kernel-builder's build/<variant>/ with metadata.json."),
+]
 PathsArg = Annotated[
     list[Path] | None,
     typer.Argument(help="Wheels or directories (default: the project's build output).", show_default=False),
@@ -129,6 +133,7 @@ def build(
             help="Build the Linux wheels inside this image (or, with the chroot engine, root directory).",
         ),
     ] = None,
+    layout: LayoutOpt = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
@@ -140,6 +145,8 @@ def build(
         "build.isolation": False if no_isolation else None,
         "build.container": container,
     }
+    from kestrel_release.hub_layout import check_layout
+
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
     result = stage.run(
         cfg,
@@ -147,6 +154,7 @@ def build(
         check_reproducible=check_reproducible,
         platforms=_csv(platform) or (),
         use_cache=not no_cache,
+        layout=check_layout(layout),
     )
     console.emit_json(result.to_json()) if json else stage.render(result)
 
@@ -342,12 +350,14 @@ def assemble(
     ],
     project: ProjectOpt = None,
     json: JsonOpt = False,
+    layout: LayoutOpt = None,
 ) -> None:
     """Combine the build outputs of several machines into one release (wheels, SHA256SUMS, manifest)."""
+    from kestrel_release.hub_layout import check_layout
     from kestrel_release.stages import assemble as stage
 
     cfg = _config(project, json, outputs=inputs)
-    result = stage.run(cfg, inputs, out)  # a failure's JSON document comes from _dispatch
+    result = stage.run(cfg, inputs, out, check_layout(layout))  # a failure's JSON document comes from _dispatch
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release import __version__, console, fsutil, hub_layout, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import UsageError, VerifyError
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
@@ -45,6 +45,7 @@ class AssembleResult:
     commit: str | None
     wheels: list[dict[str, Any]]
     inputs: list[str]
+    hub: hub_layout.HubLayout | None = None  # --layout kernels-hub
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,10 +56,11 @@ class AssembleResult:
             "commit": self.commit,
             "inputs": self.inputs,
             "wheels": self.wheels,
+            **({"hub": self.hub.to_json()} if self.hub else {}),
         }
 
 
-def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
+def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:
     """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
     if not inputs:
         raise UsageError("assemble needs at least one build output directory", "pass DIR... --out OUT")
@@ -81,8 +83,13 @@ def run(cfg, inputs: list[Path], out: Path) -> AssembleResult:
             manifest.save(staged, _manifest(package, version, loaded, rows))
             manifest.write_sums(staged, rows)
             fsutil.atomic_write_text(staged / statedir.GITIGNORE, statedir.GITIGNORE_TEXT)  # as build's output
+            hub = hub_layout.write(staged, package) if layout else None  # part of OUT's one atomic swap
             fsutil.replace_dir(staged, out)
-    return AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
+    result = AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
+    if hub is not None:
+        hub.out_dir = out
+        result.hub = hub
+    return result
 
 
 def _check_paths(dirs: list[Path], out: Path) -> None:
@@ -251,7 +258,16 @@ def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
             rows[name] = {
                 **{
                     k: row[k]
-                    for k in ("filename", "python", "python_tag", "platform_tag", "platform", "size", "sha256")
+                    for k in (
+                        "filename",
+                        "python",
+                        "python_tag",
+                        "platform_tag",
+                        "platform",
+                        "size",
+                        "sha256",
+                        "variant",
+                    )
                     if k in row
                 },
                 "commit": item.commit,
@@ -366,6 +382,8 @@ def render(result: AssembleResult) -> None:
         )
     console.console.print(table)
     console.ok(f"{len(result.wheels)} wheels from {len(result.inputs)} build outputs in {result.out_dir}")
+    if result.hub is not None:
+        hub_layout.render(result.hub)
 
 
 def check_output(cfg, out: Path) -> dict[str, Any]:

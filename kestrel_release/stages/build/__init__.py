@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import build_env as _buildenv
+from kestrel_release import hub_layout as _hub
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
@@ -48,6 +49,7 @@ class BuildResult:
     warnings: list[str] = field(default_factory=list)
     reproducible: bool | None = None
     platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
+    hub: _hub.HubLayout | None = None  # --layout kernels-hub: build/<variant>/ for the kernels library
 
     def to_json(self) -> dict:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
@@ -62,6 +64,7 @@ class BuildResult:
             "logs": str(self.logs) if self.logs else None,
             "warnings": self.warnings,
             "reproducible": self.reproducible,
+            **({"hub": self.hub.to_json()} if self.hub else {}),
         }
 
 
@@ -72,12 +75,16 @@ def run(
     check_reproducible: bool = False,
     platforms: tuple[str, ...] = (),
     use_cache: bool = True,
+    layout: str | None = None,
 ) -> BuildResult:
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
     `platforms` (--platform) narrows the configured platforms to build here; `use_cache=False`
     (--no-cache) rebuilds everything (precompile included) and refreshes the caches."""
     try:
-        return _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
+        result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
+        if layout:  # from the wheels just written, nothing rebuilt
+            result.hub = _hub.write(cfg.out_path, cfg.name)
+        return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
         raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
@@ -393,3 +400,5 @@ def render(result: BuildResult) -> None:
         console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
     if result.platforms is not None:
         build_platforms.render_left(result.platforms)
+    if result.hub is not None:
+        _hub.render(result.hub)
