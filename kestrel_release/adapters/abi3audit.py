@@ -15,7 +15,8 @@ from pathlib import Path
 from kestrel_release import proc
 
 
-def _command() -> list[str] | None:
+def command() -> list[str] | None:
+    """How abi3audit runs here (None: not installed); verify's verdict cache keys on it too."""
     from importlib.util import find_spec
 
     if find_spec("abi3audit") is not None and find_spec("pefile") is not None:  # installed with the tool
@@ -29,7 +30,7 @@ def _command() -> list[str] | None:
 
 def audit(wheel: Path) -> tuple[list[str], str | None]:
     """(problems, why-not-run): each problem names the shared object and the offending symbols."""
-    argv = _command()
+    argv = command()
     if argv is None:
         return [], "abi3audit is not installed (reinstall kestrel-release)"
     result = proc.run([*argv, "--strict", "--report", str(wheel)], check=False, timeout=300)

@@ -21,7 +21,7 @@ from kestrel_release.config import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
-from kestrel_release.stages.verify import cuda_matrix, rules
+from kestrel_release.stages.verify import cuda_matrix, rules, verdicts
 from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi
 from kestrel_release.stages.verify.finding import Finding
@@ -171,8 +171,9 @@ def run(
     wheels = resolve_wheels(cfg, paths)
     plan = _planned_version(cfg, wheels) if project else None
     workers = min(len(wheels), os.cpu_count() or 1)
+    ctx = verdicts.context(cfg, target, project, plan, _build_dirs(cfg, project))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
-        reports = list(pool.map(lambda p: _verify_one(cfg, p, target, project, plan), wheels))
+        reports = list(pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx), wheels))
     v = cfg.verify
     found = (
         rules.check_set(
@@ -254,6 +255,18 @@ def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
         return (str(statedir.sources(cfg.project_dir)),)
     except FilesystemError:  # no usable cache: nothing was built there either
         return ()
+
+
+def _verify_cached(cfg: Config, path: Path, target: str, project: bool, plan: str | None, ctx: str) -> WheelReport:
+    """The stored verdict of an unchanged wheel under unchanged rules (verdicts.py), else a full read."""
+    stored = verdicts.lookup(path, ctx)
+    if stored is not None:
+        console.debug(f"verify: {path.name} unchanged since its last clean verify (sha256 {stored['sha256'][:12]})")
+        return WheelReport(path, **verdicts.load(stored))
+    report = _verify_one(cfg, path, target, project, plan)
+    if report.sha256:
+        verdicts.store(path, ctx, report.sha256, verdicts.dump(report) if verdicts.cacheable(report) else None)
+    return report
 
 
 def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None) -> WheelReport:
