@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_variants, platform_tags, version_pattern
+from kestrel_release import config_variants, platform_tags, static_target, version_pattern
 from kestrel_release.config_model import (
     ABI_MODES,
     CUDA_COMPRESS_MODES,
@@ -291,12 +291,17 @@ def _targets(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, An
         where = f"[tool.kestrel-release.targets.{name}]"
         if name == "github":
             targets[name] = _section(GithubTarget, body, where, errors, env, "KESTREL_RELEASE_GITHUB_")
+        elif static_target.is_static_index(body):
+            targets[name] = static_target.parse(body, where, errors)
         elif isinstance(body, dict) and set(body) <= {"repository_url", "simple_url"} and "repository_url" in body:
             targets[name] = IndexTarget(str(body["repository_url"]), str(body.get("simple_url", "")))
         else:
             bad = set(body) - {"repository_url", "simple_url"} if isinstance(body, dict) else {"?"}
             hint = suggest(next(iter(bad)), {"repository_url", "simple_url"}) if bad else ""
-            errors.append(f"{where}: an index target takes only repository_url and simple_url{hint}")
+            errors.append(
+                f"{where}: an index target takes only repository_url and simple_url{hint} "
+                f'(a static index: kind = "{static_target.KIND}", dir = "...")'
+            )
     if "github" not in targets:
         targets["github"] = _section(GithubTarget, {}, "github", errors, env, "KESTREL_RELEASE_GITHUB_")
     _index_targets_from_env(targets, errors, env)
@@ -319,6 +324,9 @@ def _index_targets_from_env(targets: dict[str, Any], errors: list[str], env: dic
     for word, fields in given.items():
         name = by_word.get(word, word.lower())
         current = targets.get(name)
+        if isinstance(current, static_target.StaticIndexTarget):
+            errors.append(f"{PREFIX}TARGETS_{word}_*: target '{name}' is a static index; set it in pyproject.toml")
+            continue
         merged = {**(dataclasses.asdict(current) if isinstance(current, IndexTarget) else {}), **fields}
         if not merged.get("repository_url"):
             errors.append(

@@ -193,6 +193,35 @@ def build_output(project: Path, version: str, commit: str, payload: str = "", ex
     return out
 
 
+def variant_name(torch: str, cuda: str) -> str:
+    """kernel-builder's build-variant name (kestrel_release/variants.py: Variant.name)."""
+    return f"torch{torch.replace('.', '')}-cxx11-cu{cuda.replace('.', '')}-x86_64-linux"
+
+
+def make_variant_dist(out: Path, version: str = "0.1.0",
+                      variants: tuple[tuple[str, str, bool], ...] = (("2.13", "13.0", True), ("2.13", "12.6", False)),
+                      tag: str = "py3-none-any", name: str = NAME, payload: bytes = b"") -> dict[str, Path]:
+    """A variant build output as the variants contract lays it out: each (torch, cuda, default) variant's wheel in
+    `out/variants/<variant name>/` with its own manifest whose rows carry a `variant` record; the default variant's
+    wheel (plain version) also in `out/` (what PyPI gets); the others versioned `<version>+cuXYZ`.
+    Returns variant name -> its wheel (an importable package printing its version; `payload`: other bytes)."""
+    wheels: dict[str, Path] = {}
+    for torch, cuda, default in variants:
+        cu = "cu" + cuda.replace(".", "")
+        full = version if default else f"{version}+{cu}"
+        record = {"torch": torch, "cuda": cuda, "cxx11_abi": True, "os": "linux", "arch": "x86_64",
+                  "default": default}
+        folders = [out / "variants" / variant_name(torch, cuda)] + ([out] if default else [])
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{name.replace('-', '_')}-{full}-{tag}.whl"
+            path.write_bytes(importable_wheel_bytes(full, tag, name=name, payload=payload))
+            row = {**_row(path, "3", tag.split("-")[-1]), "variant": record}
+            _save_output(folder, name, version, "0" * 40, [row], source_date_epoch=0, toolchain={})
+            wheels.setdefault(variant_name(torch, cuda), path)
+    return wheels
+
+
 # --- projects -----------------------------------------------------------------------------------------------------
 
 def make_project(root: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.12", "3.13")) -> Path:

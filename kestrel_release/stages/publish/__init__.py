@@ -37,6 +37,8 @@ class PublishOptions:
     token: str | None = None
     commit: str | None = None
     pythons: tuple[str, ...] | None = None  # --python: upload only the wheels that install on these (select.py)
+    # a static-index target
+    index_dir: Path | None = None  # write there instead of the target's dir (a rehearsal's stand-in)
 
 
 class Publisher(Protocol):
@@ -106,11 +108,33 @@ class GithubPublisher:
         github.render(result)
 
 
+class StaticIndexPublisher:
+    """Adds every variant's wheels to a static PEP 503/691 index in a directory (static_index.py)."""
+
+    def __init__(self, name: str, cfg: Config) -> None:
+        self.name, self.cfg = name, cfg
+
+    def run(self, paths: list[Path], options: PublishOptions) -> Any:
+        from kestrel_release.stages.publish import static_index
+
+        return static_index.run(self.cfg, paths, target=self.name, dry_run=options.dry_run, root=options.index_dir)
+
+    def render(self, result: Any) -> None:
+        from kestrel_release.stages.publish import static_index
+
+        static_index.render(result)
+
+
 _PUBLISHERS: dict[str, type[GithubPublisher] | type[IndexPublisher]] = {"github": GithubPublisher}
 
 
 def for_target(name: str, cfg: Config) -> Publisher:
-    """The publisher for target `name`: "github" is the GitHub release, every other name an index."""
+    """The publisher for target `name`: "github" is the GitHub release, a target with kind = "static-index" a
+    static index, every other name an index."""
+    from kestrel_release.static_target import StaticIndexTarget
+
+    if isinstance(cfg.targets.get(name), StaticIndexTarget):
+        return StaticIndexPublisher(name, cfg)
     return _PUBLISHERS.get(name, IndexPublisher)(name, cfg)
 
 

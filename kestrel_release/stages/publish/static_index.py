@@ -1,0 +1,165 @@
+"""Publish to a `static-index` target: every variant's wheels into a PEP 503/691 index in PyTorch's layout.
+
+The wheels come from the build output: `<out>/` and each `<out>/variants/<variant>/` (their manifests'
+`variant` records say which CUDA flavour each wheel is: `<dir>/cu130/<project>/`); a project without
+variants gets a plain index at `<dir>/<project>/`. The writing is adapters/static_index.py (idempotent,
+adds, never drops, never replaces a file it did not write); this module picks the wheels, checks them
+against the build's manifest and verify, and reports. What a static host must serve: README
+"Static index".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kestrel_release import console, fsutil, manifest, safepaths
+from kestrel_release.adapters import static_index as writer
+from kestrel_release.errors import UsageError
+from kestrel_release.static_target import StaticIndexTarget
+
+if TYPE_CHECKING:
+    from kestrel_release.config import Config
+
+VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants.py)
+
+
+@dataclass
+class StaticIndexResult:
+    target: str
+    root: str
+    dry_run: bool
+    base_url: str = ""
+    pages: list[writer.PageResult] = field(default_factory=list)
+    left_out: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def uploaded(self) -> list[str]:  # the names release's step line counts, as for the other publishers
+        return sorted({name for p in self.pages for name in p.added})
+
+    @property
+    def skipped(self) -> list[str]:
+        return sorted({name for p in self.pages for name in p.kept} - set(self.uploaded))
+
+    @property
+    def summary(self) -> str:
+        flavours = sorted({p.flavour or "(root)" for p in self.pages})
+        return f"{len(self.uploaded)} added, {len(self.skipped)} already there, in {', '.join(flavours)} of {self.root}"
+
+    def index_urls(self) -> dict[str, str]:
+        """flavour -> the --index-url a user passes (the served base URL, else the directory as a file: URL)."""
+        base = self.base_url or Path(self.root).as_uri()
+        return {p.flavour: f"{base}/{p.flavour}".rstrip("/") for p in self.pages}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "kind": "static-index",
+            "root": self.root,
+            "dry_run": self.dry_run,
+            "uploaded": self.uploaded,
+            "skipped": self.skipped,
+            "pages": [p.to_json() for p in self.pages],
+            "index_urls": self.index_urls(),
+            "left_out": self.left_out,
+        }
+
+
+def target_of(cfg: Config, name: str) -> StaticIndexTarget:
+    found = cfg.targets.get(name)
+    if not isinstance(found, StaticIndexTarget):
+        raise UsageError(f"target '{name}' is not a static index", 'set kind = "static-index" in its table')
+    return found
+
+
+def root_of(cfg: Config, target: StaticIndexTarget) -> Path:
+    return safepaths.check_target(cfg.project_dir / target.dir, cfg.project_dir, "static index directory", "dir")
+
+
+@fsutil.locked("publish")  # two publishes of one project never interleave
+def run(
+    cfg: Config, paths: list[Path], *, target: str, dry_run: bool = False, root: Path | None = None
+) -> StaticIndexResult:
+    """Add the wheels at `paths` (default: every variant of the build output) to the index; exit 6 on refusal.
+
+    `root`: write there instead of the configured dir (a rehearsal's stand-in)."""
+    t = target_of(cfg, target)
+    root = root or root_of(cfg, t)
+    groups, left_out = wheels_by_flavour(cfg, list(paths))
+    every = [w for ws in groups.values() for w in ws]
+    if not every:
+        raise UsageError(f"no wheels of {cfg.name} to publish", "run kestrel-release build, or pass wheel files")
+    manifest.check_unchanged(every, None)
+    _verify(cfg, every)
+    result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
+    result.pages = writer.publish(root, groups, dry_run=dry_run)
+    return result
+
+
+def wheels_by_flavour(cfg: Config, paths: list[Path]) -> tuple[dict[str, list[Path]], list[dict[str, str]]]:
+    """CUDA flavour ("cu130"; "" without variants) -> wheels, and the wheels left out with why."""
+    from kestrel_release.stages import verify
+
+    if paths:
+        wheels = verify.resolve_wheels(cfg, paths)
+    else:
+        folders = [cfg.out_path, *sorted(p for p in (cfg.out_path / VARIANTS_DIR).glob("*") if p.is_dir())]
+        wheels = [w for f in folders if manifest.locate(f, cfg.name) for w in manifest.wheel_paths(f, cfg.name)]
+        if not wheels:
+            wheels = verify.resolve_wheels(cfg, [])  # its message for an output without wheels
+    flavoured = [(w, flavour_of(w)) for w in wheels]
+    any_variant = any(f for _, f in flavoured)
+    groups: dict[str, dict[str, Path]] = {}
+    left: list[dict[str, str]] = []
+    for wheel, flavour in flavoured:
+        if any_variant and not flavour:
+            left.append({"filename": wheel.name, "reason": "built without a variant record"})
+            continue
+        groups.setdefault(flavour, {}).setdefault(wheel.name, wheel)  # the default variant sits in two folders
+    return {f: sorted(ws.values()) for f, ws in groups.items()}, left
+
+
+def flavour_of(wheel: Path) -> str:
+    """ "cu130" for a wheel its manifest records as a CUDA 13.0 variant; "" for a wheel without a variant."""
+    found = manifest.for_wheel(wheel)
+    row: dict[str, Any] = next(
+        (w for w in (found[1] if found else {}).get("wheels", []) if w.get("filename") == wheel.name), {}
+    )
+    variant = row.get("variant") if isinstance(row, dict) else None
+    if not isinstance(variant, dict):
+        return ""
+    cuda = str(variant.get("cuda") or "")
+    return str(variant.get("cu") or ("cu" + cuda.replace(".", "") if cuda else "cpu"))
+
+
+def _verify(cfg: Config, wheels: list[Path]) -> None:
+    """verify's checks for each build folder (a variant's folder is a build of its own); PyPI's rules do not
+    apply to an index of our own (local versions are its point), GitHub's target rules do."""
+    from kestrel_release.stages import verify
+
+    by_dir: dict[Path, list[Path]] = {}
+    for wheel in wheels:
+        by_dir.setdefault(wheel.parent, []).append(wheel)
+    for folder_wheels in by_dir.values():
+        report = verify.run(cfg, folder_wheels, target="github", record=False, partial=True)
+        verify.raise_for(report, show=True)
+
+
+def render(result: StaticIndexResult) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"static index {result.root}{' (dry run)' if result.dry_run else ''}")
+    for column in ("index", "project", "added", "already there", "files written"):
+        table.add_column(column)
+    for p in result.pages:
+        table.add_row(p.flavour or "(root)", p.project, str(len(p.added)), str(len(p.kept)), str(len(p.written)))
+    console.console.print(table)
+    for entry in result.left_out:
+        console.warn(f"left out {entry['filename']}: {entry['reason']}")
+    console.ok(result.summary)
+    for flavour, url in sorted(result.index_urls().items()):
+        project = next(p.project for p in result.pages if p.flavour == flavour)
+        console.info(f"  pip install --index-url {url} {project}")
+    if not result.base_url:
+        console.info("  serve the directory with any static host (README: Static index); base_url sets the URLs shown")
