@@ -129,8 +129,12 @@ def flavour_of(wheel: Path) -> str:
     variant = row.get("variant") if isinstance(row, dict) else None
     if not isinstance(variant, dict):
         return ""
-    cuda = str(variant.get("cuda") or "")
-    return str(variant.get("cu") or ("cu" + cuda.replace(".", "") if cuda else "cpu"))
+    from kestrel_release.variants import Variant, VariantError
+
+    try:
+        return Variant.from_json(variant).cu
+    except VariantError as exc:
+        raise UsageError(f"{wheel.name}: its manifest's variant record is damaged ({exc})", "rebuild it") from None
 
 
 def _verify(cfg: Config, wheels: list[Path]) -> None:
