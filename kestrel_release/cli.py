@@ -404,10 +404,9 @@ def release(
 
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
     cfg = _config(project, json, outputs=[Path(out)] if out else None, python=_csv(python), out_dir=out)
-    result = stage.run(
-        cfg,
-        bump=bump,
+    options = stage.Options(
         targets=_csv(targets) or (),
+        bump=bump,
         rehearse=rehearse,
         yes=yes,
         resume=resume,
@@ -416,6 +415,7 @@ def release(
         force=force,
         allow_dirty=allow_dirty,
     )
+    result = stage.run(cfg, options)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

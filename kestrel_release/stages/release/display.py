@@ -1,0 +1,77 @@
+"""What `release` prints: the plan before anything runs, and the final table."""
+
+from __future__ import annotations
+
+from kestrel_release import console
+from kestrel_release.config import Config
+from kestrel_release.errors import KestrelError
+from kestrel_release.stages.release import preflight as release_preflight
+from kestrel_release.stages.release.result import ReleaseResult
+from kestrel_release.stages.release.state import ReleaseState
+from kestrel_release.stages.release.steps import Step
+
+
+def print_plan(cfg: Config, steps: list[Step], state: ReleaseState, rehearse: bool, skipped: list[str]) -> None:
+    from rich.table import Table
+
+    names = [step.name for step in steps]
+    urls = {} if rehearse else _index_urls(cfg, names)
+    where = (
+        "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)"
+        if rehearse
+        else ", ".join(f"{t} ({u[0]})" for t, u in urls.items()) or "GitHub"
+    )
+    table = Table(title=f"release plan: {cfg.name} {state.version or cfg.version} -> {where}")
+    table.add_column("#", justify="right")
+    table.add_column("step")
+    table.add_column("status")
+    for i, step in enumerate(steps, 1):
+        table.add_row(str(i), step.name, "finished earlier" if step.name in state.done else "to do")
+    console.console.print(table)
+    for i, step in enumerate(steps, 1):
+        console.debug(f"  {i}. {step.name}: {step.does}")
+    console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
+    for target, (upload, simple, source) in urls.items():  # as publish resolves them (publish prints the same)
+        console.info(f"{target}: upload URL {upload} (from {source or 'the target'}), simple URL {simple}")
+    if "publish-github" in names:  # where the GitHub release goes, and why (never a silent default)
+        repo, source = release_preflight.github_repo(cfg)
+        console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
+    if skipped:
+        console.warn(
+            f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
+            "release needs every configured Python, or narrow it with --python"
+        )
+
+
+def _index_urls(cfg: Config, steps: list[str]) -> dict[str, tuple[str, str, str]]:
+    """target -> (upload URL, simple URL, which setting chose it) for each index this release publishes to."""
+    from kestrel_release.adapters import pypi_config
+
+    out = {}
+    for target in (s.removeprefix("publish-") for s in steps if s in ("publish-testpypi", "publish-pypi")):
+        try:
+            index = pypi_config.resolve_index(target, cfg.targets, None, None)
+        except KestrelError as exc:  # preflight reports it as a problem
+            out[target] = (f"(unresolved: {exc.message})", "", "")
+            continue
+        out[target] = (index.upload_url, index.simple_url, index.source)
+    return out
+
+
+def render(result: ReleaseResult) -> None:
+    """Final table: every step with its status and timing."""
+    from rich.table import Table
+
+    table = Table(title=f"release {result.version}{' (rehearsal)' if result.rehearse else ''}")
+    for col in ("step", "status", "seconds", "detail"):
+        table.add_column(col)
+    for s in result.steps:
+        table.add_row(s.name, s.status, f"{s.seconds:.1f}", s.detail)
+    console.console.print(table)
+    console.ok(f"release {result.version} complete{' (rehearsed against local stand-ins)' if result.rehearse else ''}")
+    if result.rehearse:
+        skipped = result.skipped_pythons and f"; skipped {', '.join(result.skipped_pythons)} (not on this machine)"
+        console.info(f"rehearsed on Python {', '.join(result.pythons)}{skipped or ''}")
+        console.info("not checked by a rehearsal (only a real release can):")
+        for line in result.not_checked:
+            console.info(f"  - {line}")
