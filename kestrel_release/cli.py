@@ -212,7 +212,10 @@ def explain(
     index: Annotated[
         str | None, typer.Option("--index", help="The project's page on a simple index (PEP 503/691).")
     ] = None,
-    gpu: Annotated[str, typer.Option("--gpu", help="Compute capability (sm_89, 8.9) or auto (NVML).")] = "auto",
+    gpu: Annotated[
+        str | None,
+        typer.Option("--gpu", help="Compute capability (sm_89, 8.9) or auto (NVML; the default for wheels)."),
+    ] = None,
     driver: Annotated[
         str | None, typer.Option("--driver", help="NVIDIA driver version, e.g. 550.54.15 (auto: the detected one).")
     ] = None,
@@ -220,6 +223,11 @@ def explain(
     platform: Annotated[
         str | None, typer.Option("--platform", help="The machine's platform tag (default: this host's).")
     ] = None,
+    torch: Annotated[
+        str | None,
+        typer.Option("--torch", help="A torch version (2.13, 2.13+cu126): which variant of the project to install."),
+    ] = None,
+    project: ProjectOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Which wheel a machine installs and which cubin/PTX its GPU and driver load, or why none.
@@ -228,10 +236,18 @@ def explain(
     Exit 0: every CUDA binary of the wheel has an image this GPU and driver load.
     Exit 5: no wheel for this Python/platform, or a binary with nothing loadable (the fix is printed).
     Exit 3: --gpu auto found no GPU.
+    With --torch: the variant of the project's torch x CUDA matrix, its index and the pip/uv line (exit 5: none).
     """
     from kestrel_release.stages import explain as stage
 
+    if torch is not None:
+        cfg = _config(project, json)
+        answer = stage.run_torch(cfg, torch, gpu, platform)
+        console.emit_json(answer.to_json()) if json else stage.render_torch(answer)
+        stage.raise_for_torch(answer)
+        return
     console.configure(json_mode=json)
+    gpu = gpu or "auto"
     request = stage.Request(source, index, gpu, driver, python, platform)
     report = stage.run(request)
     console.emit_json(report.to_json()) if json else stage.render(report)

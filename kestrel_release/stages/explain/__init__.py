@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import console
 from kestrel_release.errors import PreflightError, PublishError, UsageError, VerifyError
 from kestrel_release.stages.explain import images as images_mod
 from kestrel_release.stages.explain import wheels
 from kestrel_release.stages.explain.result import ExplainReport, GpuResult
+
+if TYPE_CHECKING:
+    from kestrel_release.config import Config
+    from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
 _DRIVER = re.compile(r"^\d{3,4}(?:\.\d{1,3}){0,2}$")
@@ -235,3 +240,54 @@ def render(report: ExplainReport) -> None:
     from kestrel_release.stages.explain import display
 
     display.render(report)
+
+
+def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) -> TorchAnswer:
+    """`explain --torch X.Y`: the variant of the project's matrix a torch user installs (explain/torch.py)."""
+    from kestrel_release.stages.explain import torch as torch_mod
+    from kestrel_release.variants import VariantError
+
+    if cfg.variants is None:
+        raise UsageError(
+            f"--torch needs a project with variants and {cfg.name} has none",
+            "add [tool.kestrel-release.variants] (torch = [...], cuda = [...]), or explain its wheels instead",
+        )
+    device = None
+    if gpu:
+        device = _gpus(Request(gpu=gpu))[0][0]  # auto: this machine's (first) GPU
+    try:
+        return torch_mod.answer(
+            cfg.variants,
+            project=cfg.name,
+            version=cfg.version,
+            torch=torch,
+            device=device,
+            platform=_platform(platform),
+            static_root=torch_mod.static_root(cfg.targets),
+        )
+    except VariantError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def raise_for_torch(answer: TorchAnswer) -> None:
+    if not answer.ok:
+        raise VerifyError(answer.why, answer.fix)
+
+
+def render_torch(answer: TorchAnswer) -> None:
+    on = f" on {answer.gpu}" if answer.gpu else ""
+    if not answer.ok:
+        for c in answer.considered:
+            console.info(f"{c['variant']}: {c['why_not']}")
+        return
+    v = answer.variant or {}
+    where = "PyPI" if answer.index == "pypi" else answer.index
+    kind = ", the default variant," if v.get("default") else ""
+    console.ok(f"torch {answer.torch}{on}: {v['name']}{kind} from {where}")
+    console.console.print(answer.pip, markup=False, highlight=False, soft_wrap=True)
+    console.console.print(answer.uv, markup=False, highlight=False, soft_wrap=True)
+    for c in answer.considered:
+        if c["variant"] != v["name"]:
+            console.info(f"not {c['variant']}: {c['why_not']}")
+    if answer.fix:
+        console.warn(answer.fix)
