@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_variants, platform_tags, static_target, version_pattern
+from kestrel_release import config_variants, platforms, static_target, version_pattern
 from kestrel_release.config_model import (
     ABI_MODES,
     CUDA_COMPRESS_MODES,
@@ -412,7 +412,7 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         errors.append(f"{at('python')}: the list of Python versions is empty")
     if cfg.abi not in ABI_MODES:
         errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{suggest(cfg.abi, ABI_MODES)}")
-    errors += [f"{at('platforms')}{p[len('platforms') :]}" for p in platform_tags.problems(cfg.platforms)]
+    errors += [f"{at('platforms')}{p[len('platforms') :]}" for p in platforms.problems(cfg.platforms)]
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others

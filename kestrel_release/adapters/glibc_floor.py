@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release import platforms, proc
 from kestrel_release.adapters import auditwheel
 from kestrel_release.errors import BuildError
 
@@ -21,12 +20,9 @@ class Analysis:
 
 
 def plat_floor(plat: str) -> tuple[int, int] | None:
-    m = re.match(r"manylinux_(\d+)_(\d+)_", plat)
-    if m:
-        return int(m.group(1)), int(m.group(2))
-    return {"manylinux2014": (2, 17), "manylinux2010": (2, 12), "manylinux1": (2, 5)}.get(
-        plat.rsplit("_", 1)[0].replace("_x86", "")
-    )
+    """The glibc a manylinux tag asks for (legacy names included); None for any other tag."""
+    p = platforms.parse(plat)
+    return p.floor if p is not None and p.family == "manylinux" else None
 
 
 def analyze(wheel: Path, wanted: tuple[int, int], exclude: tuple[str, ...], log: Path) -> Analysis:

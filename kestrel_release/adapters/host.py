@@ -1,7 +1,7 @@
 """What this machine is, as wheel platforms see it: OS, CPU architecture, libc and its version.
 
 Kept in an adapter because it reads the running system; the decisions made from it
-(which configured platforms this host can build) are pure (stages/build/platforms.py).
+(which configured platforms this host can build) are pure (kestrel_release/platforms).
 """
 
 from __future__ import annotations
@@ -11,24 +11,13 @@ import sys
 from dataclasses import dataclass
 
 from kestrel_release.adapters import toolchain
-
-# platform.machine() spellings -> the architecture names wheel tags use on Linux
-_ARCH = {
-    "amd64": "x86_64",
-    "x64": "x86_64",
-    "x86_64": "x86_64",
-    "arm64": "aarch64",
-    "aarch64": "aarch64",
-    "i386": "i686",
-    "i686": "i686",
-    "x86": "i686",
-}
+from kestrel_release.platforms import arches
 
 
 @dataclass(frozen=True)
 class Host:
     system: str  # "linux", "windows", "macos"
-    arch: str  # x86_64, aarch64, i686, ...
+    arch: str  # a CPU of platforms/arches.py (x86_64, aarch64, ...), else platform.machine() as given
     libc: str = ""  # "glibc" or "musl" on Linux
     libc_version: tuple[int, int] | None = None  # glibc (2, 36); for macOS the OS version (14, 0)
 
@@ -40,7 +29,7 @@ class Host:
 
 def current() -> Host:
     machine = platform.machine().lower()
-    arch = _ARCH.get(machine, machine)
+    arch = arches.canonical(machine) or machine  # AMD64, arm64 -> the names wheel tags use on Linux
     if sys.platform.startswith("win"):
         return Host("windows", arch)
     if sys.platform == "darwin":

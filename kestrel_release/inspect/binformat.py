@@ -8,54 +8,21 @@ is a comparison. Never raises on any input: an unknown header is simply not a bi
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 
+from kestrel_release.platforms import arches
+
 __all__ = ["BinaryKind", "Expected", "expected_binary", "identify", "loaded_on_the_platform", "matches"]
 
-ELF_MACHINES = {
-    3: "i686",
-    62: "x86_64",
-    183: "aarch64",
-    40: "arm",
-    21: "ppc64",
-    22: "s390x",
-    243: "riscv64",
-    190: "cuda",
-}
-PE_MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i686", 0x1C4: "arm"}
-MACHO_CPUS = {
-    7: "i686",
-    0x01000007: "x86_64",
-    0x0100000C: "aarch64",
-    0x0200000C: "arm64_32",
-    12: "arm",
-    18: "ppc",
-    0x01000012: "ppc64",
-}
+# Header numbers -> machine names: the one CPU table (platforms/arches.py), plus the GPU's ELF.
+ELF_MACHINES = {**arches.binary_machines("elf"), 190: "cuda"}
+PE_MACHINES = arches.binary_machines("pe")
+MACHO_CPUS = arches.binary_machines("macho")
 MACHO_THIN = {b"\xfe\xed\xfa\xce": ">", b"\xfe\xed\xfa\xcf": ">", b"\xce\xfa\xed\xfe": "<", b"\xcf\xfa\xed\xfe": "<"}
 MACHO_FAT = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # fat headers are big-endian on disk
 MAX_FAT_ARCHES = 20  # 0xCAFEBABE is also a Java class file, whose "count" is its version (>= 45)
 FATBIN_MAGIC = b"\x50\xed\x55\xba"
-# wheel tag arch -> the machine name used above
-_TAG_ARCH = {
-    "x86_64": "x86_64",
-    "amd64": "x86_64",
-    "i686": "i686",
-    "aarch64": "aarch64",
-    "arm64": "aarch64",
-    "armv7l": "arm",
-    "armv6l": "arm",
-    "ppc64le": "ppc64le",
-    "ppc64": "ppc64",
-    "s390x": "s390x",
-    "riscv64": "riscv64",
-}
-_MAC_MULTI = {"universal2": ("x86_64", "aarch64"), "intel": ("x86_64", "i686")}
-_LINUX = re.compile(r"^(?:linux|manylinux(?:1|2010|2014)|(?:many|musl)linux_\d+_\d+)_(\w+)$")
-_WINDOWS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
-_MAC = re.compile(r"^macosx_\d+_\d+_(\w+)$")
 
 
 @dataclass(frozen=True)
@@ -86,20 +53,15 @@ def describe(kind: BinaryKind) -> str:
 
 def expected_binary(platform: str) -> Expected | None:
     """The binary a wheel platform tag calls for ('manylinux_2_34_aarch64' -> ELF aarch64), or
-    None where no single answer exists ('any', and tags not listed here)."""
-    if platform in _WINDOWS:
-        return Expected("pe", (_WINDOWS[platform],))
-    m = _LINUX.match(platform)
-    if m and m.group(1) in _TAG_ARCH:
-        return Expected("elf", (_TAG_ARCH[m.group(1)],))
-    m = _MAC.match(platform)
-    if m:
-        arch = m.group(1)
-        if arch in _MAC_MULTI:
-            return Expected("macho", _MAC_MULTI[arch])
-        if arch in _TAG_ARCH:
-            return Expected("macho", (_TAG_ARCH[arch],))
-    return None
+    None where no single answer exists ('any', and tags no platform module knows)."""
+    from kestrel_release import platforms
+
+    p = platforms.parse(platform)
+    fmt = platforms.for_system(p.system).binary_format if p is not None else ""
+    machines = tuple(arches.machine(a) for a in p.arches) if p is not None else ()
+    if not fmt or not machines or None in machines:
+        return None
+    return Expected(fmt, machines)  # type: ignore[arg-type]
 
 
 def loaded_on_the_platform(member: str) -> bool:
@@ -143,8 +105,8 @@ def _elf(data) -> BinaryKind | None:
     name = ELF_MACHINES.get(machine, f"em_{machine}")
     if name == "cuda":
         return BinaryKind("cubin", ("cuda",))
-    if name == "ppc64" and data[5] == 1:
-        name = "ppc64le"
+    if data[5] == 1:  # little-endian class
+        name = arches.LITTLE_ENDIAN.get(name, name)
     return BinaryKind("elf", (name,))
 
 

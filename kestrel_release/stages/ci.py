@@ -3,7 +3,7 @@
 The workflow (rendered from templates/ci-workflow.yml.j2) fans out: `plan` computes one
 version (the tag's, or one nightly version shared by every build); `build` runs once per
 platform and Python (once per platform when the wheel is abi3/py3), on the GPU runners
-(`ci.runner_labels`) for Linux CUDA builds and on plain hosted runners otherwise, and uploads
+(`ci.runner_labels`) for Linux CUDA builds (each platform's runners: kestrel_release/platforms) and on plain hosted runners otherwise, and uploads
 its build output; `assemble` combines the outputs (`kestrel-release assemble`) and verifies
 them; `publish` (tags only, the protected environment, the only job with `id-token: write`)
 signs PEP 740 attestations with pypi-attestations and uploads them with the wheels by
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import fsutil, platform_tags
+from kestrel_release import fsutil, platforms
 from kestrel_release.errors import UsageError
 
 TEMPLATE = "ci-workflow.yml.j2"
@@ -30,15 +30,6 @@ LOCKED_TOOL = "uv run --locked kestrel-release"
 # Pinned publishing tools (the publish job installs exactly these).
 TWINE = "twine==7.0.0"
 ATTESTATIONS = "pypi-attestations==0.0.30"
-# Hosted runners for builds that need no GPU; Linux CUDA builds go to ci.runner_labels.
-HOSTED = {
-    "linux-x86_64": "ubuntu-latest",
-    "linux-aarch64": "ubuntu-24.04-arm",
-    "windows-x86_64": "windows-latest",
-    "windows-arm64": "windows-11-arm",
-    "macos-arm64": "macos-14",
-    "macos-x86_64": "macos-13",
-}
 # Full commit SHAs of the released tags (a tag can be moved; a SHA cannot).
 ACTIONS = {
     "checkout": {"sha": "11bd71901bbe5b1630ceea73d27597364c9af683", "version": "v4.2.2"},
@@ -50,7 +41,6 @@ ACTIONS = {
 # What may appear unquoted in YAML and shell lines: keep the workflow injection-free.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9._-]+")
-_LINUX_TAG = re.compile(r"(manylinux|musllinux)_\d+_\d+_(x86_64|aarch64)")
 
 
 def _repo_root(cfg, output: Path | None) -> Path:
@@ -190,7 +180,7 @@ def build_jobs(cfg) -> list[dict]:
     """
     import sysconfig
 
-    platforms = tuple(getattr(cfg, "platforms", ()) or ()) or (sysconfig.get_platform(),)
+    configured_all = tuple(getattr(cfg, "platforms", ()) or ()) or (sysconfig.get_platform(),)
     once = getattr(cfg, "abi", "per-python") in ("abi3", "py3")
     pythons = sorted(cfg.python, key=lambda v: tuple(int(p) for p in v.split(".")))
     jobs: dict[str, dict] = {}
@@ -200,33 +190,31 @@ def build_jobs(cfg) -> list[dict]:
     # right there; a chroot root directory is the machine's own, not a CI image.
     if getattr(build, "container_engine", "") == "chroot" or image.startswith(("/", ".")):
         image = ""
-    for configured in platforms:
-        key = platform_tags.runner_key(configured)
-        plat = configured if _LINUX_TAG.fullmatch(configured) else None
+    for configured in configured_all:
+        key = platforms.runner_key(configured)
+        plat = platforms.ci_plat(configured)
+        in_image = platforms.for_tag(configured).ci_containers
         name = plat or key
         jobs.setdefault(
             name,
             {
                 "platform": name,
-                "runner": _runner(cfg, key),
+                "runner": _runner(cfg, configured),
                 "plat": plat,
                 "pythons": pythons[:1] if once else pythons,
-                "container": image if key.startswith("linux-") else None,
+                "container": image if in_image else None,
                 # --gpus only where the job needs the GPU (requires_gpu); cross-compiling needs none.
-                "gpus": bool(image and key.startswith("linux-") and cfg.requires_gpu),
+                "gpus": bool(image and in_image and cfg.requires_gpu),
             },
         )
     return list(jobs.values())
 
 
-def _runner(cfg, key: str):
-    """GPU runners for Linux CUDA builds (ARM64 added for aarch64); hosted runners otherwise."""
+def _runner(cfg, configured: str):
+    """GPU runners for CUDA builds where the platform has them (Linux); hosted runners otherwise
+    (each platform's own mapping: kestrel_release/platforms)."""
     cuda = bool(cfg.precompile) or cfg.requires_gpu or bool(cfg.verify.required_sass)
-    if cuda and key == "linux-x86_64":
-        return list(cfg.ci.runner_labels)
-    if cuda and key == "linux-aarch64":
-        return [*cfg.ci.runner_labels, "ARM64"]
-    return HOSTED[key]
+    return platforms.ci_runner(configured, cuda, tuple(cfg.ci.runner_labels))
 
 
 def init(cfg, output: Path | None = None, force: bool = False) -> tuple[Path, ToolInstall]:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.adapters import repair
+from kestrel_release import platforms
 from kestrel_release.errors import BuildError
 
 
 def test_linux_repair_is_the_real_auditwheel_with_the_exclude_list(tmp_path: Path) -> None:
-    tool = repair.for_system("linux")
+    tool = platforms.repair_tool("linux")
     assert tool.version() is not None and tool.missing() == []  # installed with the tool here
     argv = tool.command(tmp_path / "w.whl", tmp_path / "out", "manylinux_2_28_x86_64", ("libtorch*",))
     assert argv[:3] == [sys.executable, "-m", "auditwheel"]
@@ -54,7 +54,7 @@ def test_build_repairs_through_the_platform_tool_on_path(tmp_path: Path, monkeyp
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.log"))
     raw = tmp_path / wheel
     raw.write_bytes(b"PK\x05\x06" + b"\0" * 18)
-    tool = repair.for_system(system)
+    tool = platforms.repair_tool(system)
     assert tool.missing() == [] and tool.version() == "unknown"
     with _repair.Repairer(0, tool) as repairer:
         repairer.repair(raw, tmp_path / "fixed", "auto", ("libtorch*",), log=tmp_path / "repair.log",

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from kestrel_release import platform_tags
+from kestrel_release import platforms
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import ci
 from tests.helpers import CI_TOOL_ENV, CI_TOOL_SOURCE, ROOT, assert_one_line_error, run_cli
@@ -121,12 +121,13 @@ def test_structure(workflow: Path) -> None:
     assert data["permissions"] == {}
     assert data["concurrency"]["cancel-in-progress"] is False and "github.ref" in data["concurrency"]["group"]
     jobs = data["jobs"]
-    here = platform_tags.runner_key(sysconfig.get_platform())  # no `platforms` configured: this machine's
+    here = platforms.runner_key(sysconfig.get_platform())  # no `platforms` configured: this machine's
     assert list(jobs) == ["plan", f"build-{here}", "assemble", "publish", "github"]
     build, assemble, publish, github = jobs[f"build-{here}"], jobs["assemble"], jobs["publish"], jobs["github"]
     # One build job per platform with a Python matrix; a CUDA package builds Linux x86_64 on the GPU runners.
     assert build["strategy"]["matrix"] == {"python": ["3.11", "3.12", "3.13"]}
-    assert build["runs-on"] == (LABELS if here == "linux-x86_64" else ci.HOSTED[here]) and build["needs"] == "plan"
+    hosted = platforms.ci_runner(sysconfig.get_platform(), False, ())
+    assert build["runs-on"] == (LABELS if here == "linux-x86_64" else hosted) and build["needs"] == "plan"
     # Least privilege: read-only everywhere, id-token only to publish, contents: write only to github.
     for name in ("plan", f"build-{here}", "assemble"):
         assert jobs[name]["permissions"] == {"contents": "read"}, name

@@ -1,6 +1,6 @@
-"""Repair per platform, where it runs: one small interface, one module per platform (like
-cibuildwheel's platforms/): auditwheel on Linux (linux.py), delvewheel on Windows (windows.py),
-delocate on macOS (macos.py).
+"""Repair tools behind one small interface: auditwheel (linux.py), delvewheel (windows.py), delocate
+(macos.py). Which platform uses which is the platform's own choice (kestrel_release/platforms:
+`platforms.repair_tool(system)`); this package runs them.
 
 A repair tool vendors the non-system libraries a wheel links into it and retags it; the
 exclude list (build.exclude, written as Linux sonames: libtorch*, libcudart*) names what must
@@ -16,7 +16,7 @@ from typing import Protocol
 from kestrel_release.adapters.repair import linux, macos, windows
 from kestrel_release.adapters.repair._check import ToolCheck
 
-__all__ = ["RepairTool", "ToolCheck", "for_platform_tag", "for_system"]
+__all__ = ["TOOLS", "RepairTool", "ToolCheck", "named"]
 
 
 class RepairTool(Protocol):
@@ -38,24 +38,13 @@ class RepairTool(Protocol):
         ...
 
 
-_TOOLS: dict[str, RepairTool] = {"linux": linux.TOOL, "windows": windows.TOOL, "macos": macos.TOOL}
+# By the name a platform module gives (kestrel_release/platforms: Linux.repair = "auditwheel").
+TOOLS: dict[str, RepairTool] = {t.name: t for t in (linux.TOOL, windows.TOOL, macos.TOOL)}
 
 
-def for_system(system: str) -> RepairTool:
-    """The repair tool for wheels built on `system` ("linux", "windows", "macos")."""
+def named(name: str) -> RepairTool:
+    """The repair tool a platform names ("auditwheel", "delvewheel", "delocate")."""
     try:
-        return _TOOLS[system]
+        return TOOLS[name]
     except KeyError:
-        raise ValueError(f"no repair tool for {system!r}") from None
-
-
-def for_platform_tag(platform: str) -> RepairTool:
-    """The repair tool for a wheel platform tag: win_* -> delvewheel, macosx_* -> delocate,
-    manylinux/musllinux/linux -> auditwheel."""
-    if platform.startswith("win"):
-        return windows.TOOL
-    if platform.startswith("macosx"):
-        return macos.TOOL
-    if "linux" in platform:
-        return linux.TOOL
-    raise ValueError(f"no repair tool for the platform tag {platform!r}")
+        raise ValueError(f"no repair tool {name!r}") from None

@@ -8,12 +8,10 @@ universal2 wheel fails here rather than at import.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from kestrel_release.adapters.repair import _stems, _which
-
-_ARCHS = {"arm64": "arm64", "x86_64": "x86_64", "universal2": "universal2", "intel": "intel"}
+from kestrel_release.platforms import macos as macos_platform
 
 
 def excludes(exclude: tuple[str, ...]) -> list[str]:
@@ -32,8 +30,7 @@ def excludes(exclude: tuple[str, ...]) -> list[str]:
 
 def require_archs(wheel: Path) -> str | None:
     """The architectures the wheel's tag promises ('..._macosx_14_0_arm64.whl' -> 'arm64')."""
-    m = re.search(r"[-.]macosx_\d+_\d+_([a-z0-9_]+)\.whl$", wheel.name)
-    return _ARCHS.get(m.group(1)) if m else None
+    return macos_platform.delocate_archs(wheel.name)
 
 
 class Delocate(_which.ScriptTool):

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import console, platform_tags, proc, source_copy, statedir
+from kestrel_release import console, platforms, proc, source_copy, statedir
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, container, git, toolchain
 from kestrel_release.adapters import uv as uv_adapter
@@ -116,7 +116,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
             f"the image {image} has no Python {py} (looked for /opt/python/cp3{py[2:]}-*/bin/python and "
             f"python{py}) — use an image that has it, or drop {py} from `python`"
         )
-    parsed = platform_tags.parse(cfg.build.plat) if cfg.build.plat != "auto" else None
+    parsed = platforms.parse(cfg.build.plat) if cfg.build.plat != "auto" else None
     floor = parsed.floor if parsed is not None else None
     if floor and target.glibc and target.glibc < floor:
         problems.append(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import platforms
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import (
     auditwheel,
@@ -20,7 +21,6 @@ from kestrel_release.adapters import (
     git,
     host,
     pythons,
-    repair,
     toolchain,
     uv,
 )
@@ -96,7 +96,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
         if nvcc and nvcc_version and cfg.precompile and len(cfg.cuda_arch) > 1:  # several archs, one toolkit
             toolkits = {_short(nvcc_version): cuda_toolkit.Toolkit(nvcc_version, "nvcc", nvcc.parent.parent, nvcc)}
-    tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
+    tool = platforms.repair_tool(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()
     if not cfg.build.container:  # the image's glibc is checked by build_container.preflight
         _check_glibc(cfg, problems)
@@ -156,8 +156,16 @@ def _check_glibc(cfg: Config, problems: list[str]) -> None:
     if older and have:
         problems.append(
             f"this host has glibc {have}, older than {cfg.build.plat} needs — "
-            f"build on a newer host or set build.plat to manylinux_{have.replace('.', '_')}_x86_64"
+            f"build on a newer host or set build.plat to {_manylinux(have)}"
         )
+
+
+def _manylinux(glibc: str) -> str:
+    """The manylinux tag of this host's glibc and CPU (glibc '2.28' -> manylinux_2_28_x86_64 on x86_64)."""
+    from kestrel_release.platforms import linux
+
+    major, minor = (int(p) for p in glibc.split(".")[:2])
+    return linux.manylinux((major, minor), host.current().arch)
 
 
 def source_date_epoch(cfg: Config) -> tuple[int, str | None]:

@@ -11,31 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
 from kestrel_release.errors import PreflightError, UsageError
 
-# The parser lives below the stages (config validation needs it too); re-exported for build and its tests.
-from kestrel_release.platform_tags import EXAMPLES, Platform, covers, mac_arch, parse, problems  # noqa: F401
-
-
-def buildable(p: Platform, host: Host) -> str | None:
-    """None when this host can produce wheels for `p`; else why not (one phrase)."""
-    # A universal2 macOS wheel builds on either Mac CPU (the compiler makes both slices).
-    if p.system != host.system or (host.arch not in p.arches and not (p.family == "macos" and len(p.arches) > 1)):
-        arches = "/".join("arm64" if a == "aarch64" and p.system != "linux" else a for a in p.arches)
-        return f"needs a {p.system} {arches} machine"
-    if p.family == "manylinux" and host.libc != "glibc":
-        return "needs a glibc host"
-    if p.family == "musllinux" and host.libc != "musl":
-        return "needs a musl host"
-    if p.family == "manylinux" and p.floor and host.libc_version and host.libc_version < p.floor:
-        # Same rule as build's preflight: the tag is never above the glibc the wheel was linked on.
-        return f"needs glibc {p.floor[0]}.{p.floor[1]} or newer (this host has {_v(host.libc_version)})"
-    return None
-
-
-def _v(version: tuple[int, int] | None) -> str:
-    return ".".join(map(str, version)) if version else "?"
+# Re-exported for build and its tests; the platforms themselves live in kestrel_release/platforms.
+from kestrel_release.platforms import EXAMPLES, Platform, buildable, covers, parse, problems  # noqa: F401
 
 
 @dataclass
@@ -121,10 +102,10 @@ def _same_host_why(name: str, chosen: str) -> str:
 
 
 def repair_plat(chosen: str | None, plat: str) -> str:
-    """The auditwheel target for the platform built here: its manylinux/musllinux tag (as `ci init`'s
-    jobs pass it), else build.plat unchanged."""
+    """The repair target for the platform built here: its own tag where its platform repairs to one
+    (manylinux/musllinux, as `ci init`'s jobs pass it), else build.plat unchanged."""
     p = parse(chosen) if chosen else None
-    return chosen if p is not None and p.family in ("manylinux", "musllinux") and p.floor else plat  # type: ignore[return-value]
+    return (platforms.for_system(p.system).repair_target(p) if p is not None else None) or plat
 
 
 def hint(left: list[dict]) -> str:
@@ -150,22 +131,10 @@ def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
 
 
 def macos_env(chosen: str | None, environ) -> dict[str, str]:
-    """A macOS platform's deployment target and CPUs for the build, as cibuildwheel sets them:
-    setuptools and scikit-build tag the wheel from MACOSX_DEPLOYMENT_TARGET / _PYTHON_HOST_PLATFORM
-    and compile for ARCHFLAGS, so macosx_11_0_arm64 is built for macOS 11 on arm64 even on a newer
-    Mac or with a universal2 Python. What the user set (environment or build.env) is kept."""
+    """The build environment the chosen platform needs so the wheel carries its tag (macOS: the
+    deployment target and CPUs, platforms/macos.py). What the user set (environment or build.env) is kept."""
     p = parse(chosen) if chosen else None
-    if p is None or p.family != "macos" or p.floor is None:
-        return {}
-    version = f"{p.floor[0]}.{p.floor[1]}"
-    arch = mac_arch(p.name)
-    flags = " ".join(f"-arch {'arm64' if a == 'aarch64' else a}" for a in sorted(p.arches))
-    wanted = {
-        "MACOSX_DEPLOYMENT_TARGET": version,
-        "_PYTHON_HOST_PLATFORM": f"macosx-{version}-{arch}",
-        "ARCHFLAGS": flags,
-    }
-    return {k: v for k, v in wanted.items() if k not in environ}
+    return platforms.for_system(p.system).build_env(p, environ) if p is not None else {}
 
 
 def check_built(plats: PlatformPlan, filenames: list[str]) -> None:

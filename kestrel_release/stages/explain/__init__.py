@@ -51,17 +51,16 @@ def _python(text: str | None) -> wheels.Python:
 
 
 def _platform(text: str | None) -> str:
-    from kestrel_release import platform_tags
+    from kestrel_release import platforms
 
     if text is None:
         from kestrel_release.adapters import host
 
-        h = host.current()
-        return wheels.machine_platform(h.system, h.arch, h.libc, h.libc_version)
-    if platform_tags.parse(text) is None or not re.fullmatch(r"[a-z0-9_]+", text):
+        return platforms.host_tag(host.current())
+    if platforms.parse(text) is None or not re.fullmatch(r"[a-z0-9_]+", text):
         raise UsageError(
             f"--platform {text!r} is not a wheel platform tag",
-            f"use the target machine's tag, e.g. {platform_tags.EXAMPLES}",
+            f"use the target machine's tag, e.g. {platforms.EXAMPLES}",
         )
     return text
 

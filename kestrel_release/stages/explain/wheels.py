@@ -1,5 +1,5 @@
 """Which wheel a machine installs: by Python/ABI tags (abi3 aware, packaging's own tag order) and
-platform (platform_tags.covers), the newest version first, as an installer would. Pure.
+platform (platforms.covers), the newest version first, as an installer would. Pure.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kestrel_release import platform_tags
+from kestrel_release import platforms
 
 _PYTHON = re.compile(r"^(?:cp|py)?(\d)\.?(\d{1,2})(t?)$")
 
@@ -50,9 +50,9 @@ def platform_accepts(wheel_platform: str, machine: str) -> int | None:
         return 0
     if wheel_platform == machine:
         return 3
-    if platform_tags.covers(wheel_platform, machine):
+    if platforms.covers(wheel_platform, machine):
         return 2
-    w, m = platform_tags.parse(wheel_platform), platform_tags.parse(machine)
+    w, m = platforms.parse(wheel_platform), platforms.parse(machine)
     if w is not None and m is not None and w.family == "linux" and m.system == "linux" and w.arches == m.arches:
         return 1  # linux_x86_64: installers take it on any Linux of that CPU
     return None
@@ -102,7 +102,7 @@ def choose(candidates: list[Candidate], python: Python, machine: str) -> tuple[C
 
 
 def _floor(plat: str) -> tuple[int, int]:
-    parsed = platform_tags.parse(plat)
+    parsed = platforms.parse(plat)
     return parsed.floor if parsed is not None and parsed.floor else (0, 0)
 
 
@@ -145,17 +145,3 @@ def _why_none(candidates: list[Candidate], python: Python, machine: str) -> tupl
         f"no wheel for Python {python.name} on {machine}: the wheels are for Python {', '.join(pythons)}",
         f'use one of those Pythons (--python), or build for {python.name} (python = [..., "{python.name}"])',
     )
-
-
-def machine_platform(system: str, arch: str, libc: str, libc_version: tuple[int, int] | None) -> str:
-    """The platform tag of a host (adapters.host.Host's fields): the most specific one it installs."""
-    if system == "windows":
-        return {"x86_64": "win_amd64", "aarch64": "win_arm64"}.get(arch, "win32")
-    if system == "macos":
-        major, minor = libc_version or (11, 0)
-        return f"macosx_{major}_{minor if major < 11 else 0}_{'arm64' if arch == 'aarch64' else arch}"
-    if libc == "glibc" and libc_version:
-        return f"manylinux_{libc_version[0]}_{libc_version[1]}_{arch}"
-    if libc == "musl":
-        return f"musllinux_1_2_{arch}"
-    return f"linux_{arch}"

@@ -232,7 +232,7 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
     """--platform: configured platforms whose matrix is checked (UsageError, exit 2, for others)."""
     if not narrow:
         return None
-    from kestrel_release.platform_tags import parse
+    from kestrel_release.platforms import EXAMPLES, parse
 
     for name in narrow:
         if cfg.platforms and name not in cfg.platforms:
@@ -241,7 +241,7 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
                 "pick a listed one, or add it to `platforms` in [tool.kestrel-release]",
             )
         if parse(name) is None:
-            raise UsageError(f"--platform {name} is not a wheel platform tag", "e.g. manylinux_2_28_x86_64, win_amd64")
+            raise UsageError(f"--platform {name} is not a wheel platform tag", f"e.g. {EXAMPLES}")
     return narrow
 
 

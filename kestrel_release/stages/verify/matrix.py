@@ -40,7 +40,7 @@ def check(
     """Every configured Python covered by exactly one wheel on every platform of the set.
 
     With `platforms` (the configured ones), wheels are grouped by the configured platform their
-    tag serves (platform_tags.covers) and each of `required` (default: all of them) must be
+    tag serves (platforms.covers) and each of `required` (default: all of them) must be
     covered: a platform without wheels is one `matrix` finding per Python, an error unless
     `partial` (one machine's build before `assemble`).
     """
@@ -106,7 +106,7 @@ def check(
 def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> list[str]:
     """The configured platforms a wheel tag counts for: its own when it is one of them (two glibc
     flavours of x86_64 are two platforms, each with its wheels), else every one it serves."""
-    from kestrel_release.platform_tags import covers
+    from kestrel_release.platforms import covers
 
     if plat in platforms:
         return [plat] if plat in required else []

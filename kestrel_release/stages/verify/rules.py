@@ -18,13 +18,15 @@ from packaging.version import InvalidVersion, Version
 
 from kestrel_release import sizes
 from kestrel_release.inspect.wheel import Member, WheelFile
+from kestrel_release.platforms import linux, windows
 from kestrel_release.stages.verify.finding import Finding
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
-_ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
+# The platform tags PyPI accepts (warehouse's list), from each platform's own names.
+_ARCHES = "|".join(linux.PYPI_ARCHES)
 _PYPI_PLATFORM = re.compile(
-    rf"^(any|linux_armv6l|linux_armv7l|manylinux(1|2010|2014)_({_ARCHES})|(many|musl)linux_\d+_\d+_({_ARCHES})"
-    r"|win32|win_amd64|win_arm64|macosx_\d+_\d+_\w+)$"
+    rf"^(any|{'|'.join(f'linux_{a}' for a in linux.PYPI_PLAIN)}|manylinux(1|2010|2014)_({_ARCHES})"
+    rf"|(many|musl)linux_\d+_\d+_({_ARCHES})|{'|'.join(windows.TAGS)}|macosx_\d+_\d+_\w+)$"
 )
 UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.adapters import repair
+from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
 from kestrel_release.errors import BuildError, PreflightError, UsageError
 from kestrel_release.stages.build import platforms as bp
@@ -27,7 +27,7 @@ def test_every_upstream_platform_parses_and_a_typo_is_a_problem() -> None:
     assert bp.problems(("win_amd46", "win_amd64", "win_amd64")) == [
         f"platforms: 'win_amd46' is not a wheel platform tag (e.g. {bp.EXAMPLES})",
         "platforms: 'win_amd64' is listed twice"]
-    assert bp.parse("manylinux2014_x86_64") == bp.Platform("manylinux2014_x86_64", "manylinux", ("x86_64",), (2, 17))
+    assert bp.parse("manylinux2014_x86_64") == bp.Platform("manylinux2014_x86_64", "manylinux", ("x86_64",), (2, 17), "linux")
 
 
 @pytest.mark.parametrize(("wheel", "configured", "expected"), [
@@ -119,13 +119,13 @@ def test_a_pure_wheel_leaves_nothing_for_other_machines() -> None:
     ("macosx_14_0_arm64", "delocate"), ("macosx_11_0_universal2", "delocate"),
 ])
 def test_repair_tool_by_platform_tag(tag: str, tool: str) -> None:
-    assert repair.for_platform_tag(tag).name == tool
+    assert platforms.repair_tool(platforms.for_tag(tag).system).name == tool
 
 
 def test_windows_repair_translates_the_exclude_list_to_delvewheel_no_dll(tmp_path: Path) -> None:
     from kestrel_release.config import DEFAULT_EXCLUDES
 
-    argv = repair.for_system("windows").command(tmp_path / "k-0.1.0-cp312-cp312-win_amd64.whl", tmp_path / "o",
+    argv = platforms.repair_tool("windows").command(tmp_path / "k-0.1.0-cp312-cp312-win_amd64.whl", tmp_path / "o",
                                                 "auto", DEFAULT_EXCLUDES, env={"CUDA_PATH": "C:/CUDA/v13.0"})
     no_dll = [argv[i + 1] for i, a in enumerate(argv) if a == "--no-dll"]
     # torch's and CUDA's DLLs: c10.dll, torch_cpu.dll, cudart64_13.dll, cublasLt64_13.dll; the driver is nvcuda.dll
@@ -140,7 +140,7 @@ def test_windows_repair_translates_the_exclude_list_to_delvewheel_no_dll(tmp_pat
 
 
 def test_macos_repair_requires_the_tags_archs_and_excludes_torch_and_cuda(tmp_path: Path) -> None:
-    tool = repair.for_system("macos")
+    tool = platforms.repair_tool("macos")
     argv = tool.command(tmp_path / "k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl", tmp_path / "o", "auto",
                         ("libtorch*", "libc10*", "libcuda.so*", "libomp.dylib"))
     assert argv[1:] == ["-w", str(tmp_path / "o"), "--require-archs", "arm64", "--exclude", "libtorch",
@@ -153,8 +153,8 @@ def test_macos_repair_requires_the_tags_archs_and_excludes_torch_and_cuda(tmp_pa
 
 def test_a_missing_platform_tool_is_a_preflight_problem(monkeypatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert repair.for_system("windows").missing()[0].startswith("delvewheel not found")
-    assert repair.for_system("macos").missing()[0].startswith("delocate-wheel not found")
+    assert platforms.repair_tool("windows").missing()[0].startswith("delvewheel not found")
+    assert platforms.repair_tool("macos").missing()[0].startswith("delocate-wheel not found")
 
 
 def test_a_macos_platform_sets_the_deployment_target_and_archs_unless_the_user_did() -> None:

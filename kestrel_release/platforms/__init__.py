@@ -1,0 +1,117 @@
+"""Platforms: one module per OS family behind one protocol (base.OSPlatform), and this registry,
+the one list of them (cibuildwheel's platforms/ is the model).
+
+Everything that depends on the OS a wheel is for asks here: config validation (`problems`),
+build's per-host plan (`buildable`, `for_system(...).build_env`), repair (`repair_tool`), ci
+init's runners (`runner_key`, `ci_runner`), verify's matrix and explain (`covers`), doctor.
+Adding a platform is one module and one line in REGISTRY. Pure, below the stages.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kestrel_release.errors import UsageError
+from kestrel_release.platforms import linux, macos, windows
+from kestrel_release.platforms.base import OSPlatform, Platform
+
+if TYPE_CHECKING:
+    from kestrel_release.adapters.host import Host
+    from kestrel_release.adapters.repair import RepairTool
+
+__all__ = ["EXAMPLES", "REGISTRY", "OSPlatform", "Platform", "covers", "for_system", "parse", "problems"]
+
+REGISTRY: dict[str, OSPlatform] = {p.system: p for p in (linux.PLATFORM, windows.PLATFORM, macos.PLATFORM)}
+
+EXAMPLES = ", ".join(tag for p in REGISTRY.values() for tag in p.examples)
+CI_EXAMPLES = ", ".join(tag for p in REGISTRY.values() for tag in p.ci_examples)
+
+
+def for_system(system: str) -> OSPlatform:
+    """The OS family module for a system name ("linux", "windows", "macos"; Host.system)."""
+    try:
+        return REGISTRY[system]
+    except KeyError:
+        raise ValueError(f"no platform {system!r} (known: {', '.join(REGISTRY)})") from None
+
+
+def parse(name: str) -> Platform | None:
+    """A wheel platform tag (or a sysconfig platform name) as a Platform; None if no OS knows it."""
+    return next((p for os_ in REGISTRY.values() if (p := os_.parse(name)) is not None), None)
+
+
+def for_tag(name: str) -> OSPlatform:
+    """The OS family a platform tag belongs to (ValueError when none)."""
+    p = parse(name)
+    if p is None:
+        raise ValueError(f"no platform for the tag {name!r}")
+    return REGISTRY[p.system]
+
+
+def repair_tool(system: str) -> RepairTool:
+    """The repair tool for wheels built on `system` (auditwheel, delvewheel, delocate)."""
+    from kestrel_release.adapters import repair
+
+    return repair.named(for_system(system).repair)
+
+
+def problems(names: tuple[str, ...]) -> list[str]:
+    """Configuration problems of a `platforms` list (config.load reports them, exit 2)."""
+    out = [f"platforms: '{n}' is not a wheel platform tag (e.g. {EXAMPLES})" for n in names if parse(n) is None]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    out += [f"platforms: '{n}' is listed twice" for n in dupes]
+    return out
+
+
+def covers(wheel_platform: str, configured: str) -> bool:
+    """Does a wheel tagged `wheel_platform` install wherever the configured platform does?
+
+    The same family and CPU, and a floor at or below the configured one: a manylinux_2_17 wheel
+    serves a manylinux_2_28 platform, a macosx_11_0_arm64 wheel a macosx_14_0_arm64 one, and a
+    universal2 wheel either macOS CPU.
+    """
+    w, c = parse(wheel_platform), parse(configured)
+    if w is None or c is None or w.family != c.family or not set(c.arches) <= set(w.arches):
+        return False
+    return c.floor is None or w.floor is None or w.floor <= c.floor
+
+
+def buildable(p: Platform, host: Host) -> str | None:
+    """None when this host can produce wheels for `p`; else why not (one phrase)."""
+    os_ = REGISTRY[p.system]
+    if p.system != host.system or not os_.runs_on(p, host.arch):
+        return f"needs a {p.system} {'/'.join(os_.arch_word(a) for a in sorted(p.arches))} machine"
+    return os_.host_problem(p, host)
+
+
+def host_tag(host: Host) -> str:
+    """The most specific platform tag `host` installs."""
+    return for_system(host.system).host_tag(host)
+
+
+def _ci_platform(name: str) -> tuple[OSPlatform, Platform, str]:
+    p = parse(name)
+    arch = p.arches[0] if p is not None and len(p.arches) == 1 else None
+    os_ = REGISTRY[p.system] if p is not None else None
+    if p is None or os_ is None or arch not in os_.runners:
+        raise UsageError(f"platforms: '{name}' is not a platform this workflow can build on", f"use e.g. {CI_EXAMPLES}")
+    return os_, p, arch
+
+
+def runner_key(name: str) -> str:
+    """'linux-x86_64', 'windows-arm64', 'macos-arm64'...: the CI runner family that builds `name`
+    (a wheel platform tag or a sysconfig platform); UsageError for one no hosted or GPU runner builds."""
+    os_, p, arch = _ci_platform(name)
+    return f"{p.system}-{os_.arch_word(arch)}"
+
+
+def ci_runner(name: str, cuda: bool, gpu_labels: tuple[str, ...]) -> str | list[str]:
+    """The runs-on of the CI job that builds `name` (cuda: the build needs a GPU runner)."""
+    os_, _p, arch = _ci_platform(name)
+    return os_.ci_runner(arch, cuda, gpu_labels)
+
+
+def ci_plat(name: str) -> str | None:
+    """The tag the CI job for `name` passes as build.plat; None = the runner's own platform."""
+    p = parse(name)
+    return REGISTRY[p.system].ci_plat(p) if p is not None else None
