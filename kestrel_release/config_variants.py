@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kestrel_release import cuda_rules, platform_tags
+from kestrel_release import cuda_rules
+from kestrel_release import platforms as platform_registry
 from kestrel_release.variants import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
 
 WHERE = "[tool.kestrel-release.variants]"
@@ -73,7 +74,7 @@ def parse(
             errors.append(f"{raw['python'][0]}: '{py}' is not a CPython version like 3.12")
     platforms = _strings(*raw.get("platforms", (f"{WHERE}.platforms", [])), errors)
     where_plat = raw.get("platforms", (f"{WHERE}.platforms",))[0]
-    errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_tags.problems(platforms)]
+    errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]
     cfg = VariantsConfig(torch, cuda, None, exclude, naming, fmt, index, python, platforms)
     if len(errors) > n_errors or not torch or not cuda:
         return cfg
