@@ -67,3 +67,16 @@ def test_a_gpu_the_matrix_cannot_serve_is_exit_5_with_the_json_reason(tmp_path: 
 def test_a_project_without_variants_is_refused(tmp_path: Path) -> None:
     result = run_cli(["explain", "--torch", "2.13", *LINUX, "--project", str(project(tmp_path, variants=False))])
     assert_one_line_error(result, 2, "--torch needs a project with variants")
+
+
+def test_the_static_index_targets_base_url_is_the_index(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with open(root / "pyproject.toml", "a") as fh:
+        fh.write('[tool.kestrel-release.targets.mirror]\nkind = "static-index"\ndir = "idx"\n'
+                 'base_url = "https://example.org/whl"\n')
+    result = run_cli(["explain", "--torch", "2.12", "--gpu", "sm_90", *LINUX, "--project", str(root)])
+    assert result.code == 0, result.output
+    assert "torch 2.12 on sm_90: torch212-cxx11-cu130-x86_64-linux from https://example.org/whl/cu130" in result.output
+    assert ("pip install 'kestrel-kernels==0.3.0+cu130' --index-url https://example.org/whl/cu130 "
+            "--extra-index-url https://download.pytorch.org/whl/cu130 --extra-index-url https://pypi.org/simple"
+            ) in result.output

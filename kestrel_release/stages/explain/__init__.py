@@ -254,6 +254,7 @@ def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) ->
     device = None
     if gpu:
         device = _gpus(Request(gpu=gpu))[0][0]  # auto: this machine's (first) GPU
+    root, target = torch_mod.static_root(cfg.targets)
     try:
         return torch_mod.answer(
             cfg.variants,
@@ -262,7 +263,8 @@ def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) ->
             torch=torch,
             device=device,
             platform=_platform(platform),
-            static_root=torch_mod.static_root(cfg.targets),
+            static_root=root,
+            target=target,
         )
     except VariantError as exc:
         raise UsageError(str(exc)) from None

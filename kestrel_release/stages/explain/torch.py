@@ -66,17 +66,14 @@ def parse_request(text: str) -> tuple[str, str | None]:
     return f"{major}.{minor}", m.group(2)
 
 
-def static_root(targets: dict[str, Any]) -> str | None:
-    """The URL of the project's static-index target (the first one configured), if any."""
-    for target in targets.values():
-        kind = target.get("kind") if isinstance(target, dict) else getattr(target, "kind", None)
-        if kind != "static-index":
-            continue
-        for key in ("url", "base_url", "root_url", "index_url"):
-            url = target.get(key) if isinstance(target, dict) else getattr(target, key, None)
-            if isinstance(url, str) and url:
-                return url
-    return None
+def static_root(targets: dict[str, Any]) -> tuple[str | None, str]:
+    """(base_url of the project's static-index target or None, the target's name or "")."""
+    from kestrel_release.static_target import StaticIndexTarget
+
+    for name, target in targets.items():
+        if isinstance(target, StaticIndexTarget):
+            return (target.base_url or None), name
+    return None, ""
 
 
 def platform_of(tag: str) -> tuple[str, str]:
@@ -107,6 +104,7 @@ def answer(
     device: tuple[int, int] | None,
     platform: str,
     static_root: str | None,
+    target: str = "",
 ) -> TorchAnswer:
     minor, cu = parse_request(torch)
     os_name, arch = platform_of(platform)
@@ -155,6 +153,8 @@ def answer(
     extra = f"--extra-index-url {torch_index} --extra-index-url {PYPI}"
     out.pip = f"pip install '{wanted}' --index-url {out.index} {extra}"
     out.uv = f"uv pip install '{wanted}' --index-url {out.index} {extra} --index-strategy unsafe-best-match"
-    if static_root is None:
-        out.fix = 'no static-index target is configured: set targets.<name>.kind = "static-index" and its url'
+    if static_root is None and target:
+        out.fix = f"the static-index target {target!r} has no base_url: set where its dir is served"
+    elif static_root is None:
+        out.fix = 'no static-index target is configured: add [tool.kestrel-release.targets.NAME] kind = "static-index"'
     return out

@@ -83,5 +83,8 @@ def test_a_bad_torch_version_is_refused(bad: str) -> None:
 
 
 def test_static_root_reads_the_static_index_target() -> None:
-    assert t.static_root({"github": {"kind": "github"}, "mirror": {"kind": "static-index", "url": ROOT}}) == ROOT
-    assert t.static_root({}) is None
+    from kestrel_release.static_target import StaticIndexTarget
+
+    assert t.static_root({"mirror": StaticIndexTarget(dir="idx", base_url=ROOT)}) == (ROOT, "mirror")
+    assert t.static_root({"mirror": StaticIndexTarget(dir="idx")}) == (None, "mirror")
+    assert t.static_root({}) == (None, "")
