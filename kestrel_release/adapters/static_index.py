@@ -11,6 +11,7 @@ written, exit 6).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -126,9 +127,11 @@ def _plan(root: Path, flavour: str, project: str, wheels: list[Path], base_urls:
     for wheel in wheels:
         url = base_urls.get(wheel.name, wheel.name)
         record, meta = entry(wheel, url)
-        rows.append((wheel, record, meta))
-        if wheel.name not in base_urls:
+        if wheel.name in base_urls:  # PEP 658 serves METADATA at `<url>.metadata`: only beside our own copies
+            record, meta = dataclasses.replace(record, core_metadata=""), b""
+        else:
             _check_foreign(folder / wheel.name, record.sha256, existing)
+        rows.append((wheel, record, meta))
     merged = simple_pages.merge(existing, [r for _, r, _ in rows])
     if merged.conflicts:
         name, listed, given = merged.conflicts[0]
@@ -180,7 +183,7 @@ def _write_page(root: Path, plan: _Plan, result: PageResult) -> None:
             if not (dest.exists() and sha256_file(dest) == record.sha256):
                 _copy(wheel, dest)
                 result.written.append(_rel(root, dest))
-        if _put(plan.folder / f"{wheel.name}.metadata", meta):
+        if meta and _put(plan.folder / f"{wheel.name}.metadata", meta):
             result.written.append(_rel(root, plan.folder / f"{wheel.name}.metadata"))
     files = plan.merged.files
     doc = simple_pages.project_json(plan.project, files)

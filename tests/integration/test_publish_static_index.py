@@ -156,3 +156,30 @@ def test_a_static_index_without_dir_is_one_config_error(tmp_path):
     assert result.code == 2, result.output
     assert "targets.wheels].dri: unknown key (did you mean 'dir'?)" in result.stderr
     assert "targets.wheels].dir: missing" in result.stderr
+
+
+def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_path):
+    from kestrel_release.sandbox.github import GithubEmulator
+    from tests.factories import GITHUB_REPO
+
+    project, wheels = project_with_variants(tmp_path)
+    with open(project / "pyproject.toml", "a") as fh:
+        fh.write(f'github = {{repo = "{GITHUB_REPO}", tag = "v{{version}}"}}\n')
+    with GithubEmulator(repos=(GITHUB_REPO,)) as gh:
+        args = ["--api-url", gh.api_url, "--token-env", "EMU_TOKEN"]
+        env = {"EMU_TOKEN": gh.token}
+        result = run_cli(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
+        assert result.code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["release"]["tag"] == "v0.1.0"
+        assert sorted(doc["release"]["uploaded"]) == sorted(w.name for w in wheels.values())
+        assert sorted(gh.assets(GITHUB_REPO, "v0.1.0")) == sorted(w.name for w in wheels.values())
+        assert not gh.release(GITHUB_REPO, "v0.1.0").draft
+        root = project / "site/whl"
+        assert not list(root.rglob("*.whl"))  # the pages link the assets; no copies
+        page = (root / f"cu126/{NAME}/index.html").read_text()
+        assert f'href="{gh.url}/{GITHUB_REPO}/releases/download/v0.1.0/kestrel_kernels-0.1.0%2Bcu126-py3' in page
+        again = run_cli(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
+        assert again.code == 0 and json.loads(again.stdout)["release"]["uploaded"] == []
+        with StaticHost(root) as host:
+            assert pip_install(tmp_path, f"{host.url}/cu126", f"{NAME}==0.1.0+cu126") == "0.1.0+cu126"

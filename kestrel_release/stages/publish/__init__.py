@@ -117,7 +117,9 @@ class StaticIndexPublisher:
     def run(self, paths: list[Path], options: PublishOptions) -> Any:
         from kestrel_release.stages.publish import static_index
 
-        return static_index.run(self.cfg, paths, target=self.name, dry_run=options.dry_run, root=options.index_dir)
+        o = options
+        github = {"api_url": o.api_url, "token": o.token, "token_env": o.token_env, "commit": o.commit}
+        return static_index.run(self.cfg, paths, target=self.name, dry_run=o.dry_run, root=o.index_dir, github=github)
 
     def render(self, result: Any) -> None:
         from kestrel_release.stages.publish import static_index

@@ -33,6 +33,7 @@ class StaticIndexResult:
     base_url: str = ""
     pages: list[writer.PageResult] = field(default_factory=list)
     left_out: list[dict[str, str]] = field(default_factory=list)
+    release: dict[str, Any] = field(default_factory=dict)  # repo, tag, url, uploaded: wheels as release assets
 
     @property
     def uploaded(self) -> list[str]:  # the names release's step line counts, as for the other publishers
@@ -63,6 +64,7 @@ class StaticIndexResult:
             "pages": [p.to_json() for p in self.pages],
             "index_urls": self.index_urls(),
             "left_out": self.left_out,
+            "release": self.release or None,
         }
 
 
@@ -79,11 +81,18 @@ def root_of(cfg: Config, target: StaticIndexTarget) -> Path:
 
 @fsutil.locked("publish")  # two publishes of one project never interleave
 def run(
-    cfg: Config, paths: list[Path], *, target: str, dry_run: bool = False, root: Path | None = None
+    cfg: Config,
+    paths: list[Path],
+    *,
+    target: str,
+    dry_run: bool = False,
+    root: Path | None = None,
+    github: dict[str, Any] | None = None,
 ) -> StaticIndexResult:
     """Add the wheels at `paths` (default: every variant of the build output) to the index; exit 6 on refusal.
 
-    `root`: write there instead of the configured dir (a rehearsal's stand-in)."""
+    `root`: write there instead of the configured dir (a rehearsal's stand-in); `github`: api_url, token,
+    token_env, commit for a target whose wheels are release assets (static_index_github.py)."""
     t = target_of(cfg, target)
     root = root or root_of(cfg, t)
     groups, left_out = wheels_by_flavour(cfg, list(paths))
@@ -93,7 +102,19 @@ def run(
     manifest.check_unchanged(every, None)
     _verify(cfg, every)
     result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
-    result.pages = writer.publish(root, groups, dry_run=dry_run)
+    urls: dict[str, str] = {}
+    if t.github_repo:  # the wheels become release assets first: the pages link to them
+        from kestrel_release.stages.publish import static_index_github
+
+        assets = static_index_github.publish(cfg, t, sorted(set(every)), dry_run=dry_run, **(github or {}))
+        urls = assets.urls
+        result.release = {
+            "repo": assets.repo,
+            "tag": assets.tag,
+            "url": assets.release_url,
+            "uploaded": assets.uploaded,
+        }
+    result.pages = writer.publish(root, groups, base_urls=urls, dry_run=dry_run)
     return result
 
 
@@ -162,6 +183,9 @@ def render(result: StaticIndexResult) -> None:
     for entry in result.left_out:
         console.warn(f"left out {entry['filename']}: {entry['reason']}")
     console.ok(result.summary)
+    if result.release:
+        r = result.release
+        console.info(f"  wheels are assets of {r['tag']} on {r['repo']} ({len(r['uploaded'])} uploaded) {r['url']}")
     for flavour, url in sorted(result.index_urls().items()):
         project = next(p.project for p in result.pages if p.flavour == flavour)
         console.info(f"  pip install --index-url {url} {project}")

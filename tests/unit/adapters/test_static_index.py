@@ -138,8 +138,11 @@ def test_linked_wheels_are_not_copied_and_the_page_links_their_url(tmp_path):
     url = f"https://github.com/o/r/releases/download/v0.1.0/{w.name}"
     static_index.publish(root, {"cu130": [w]}, base_urls={w.name: url})
     assert not (root / "cu130/torch-cuda-ext" / w.name).exists()
+    # PEP 658's file would be looked for at <url>.metadata, beside the asset: not announced, not written
+    assert not (root / "cu130/torch-cuda-ext" / f"{w.name}.metadata").exists()
     page = (root / "cu130/torch-cuda-ext/index.html").read_text()
     assert 'href="https://github.com/o/r/releases/download/v0.1.0/torch_cuda_ext-0.1.0%2Bcu130-' in page
+    assert "data-core-metadata" not in page and 'data-requires-python="&gt;=3.10"' in page
 
 
 def test_dry_run_writes_nothing(tmp_path):
