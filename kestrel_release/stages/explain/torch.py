@@ -77,10 +77,15 @@ def static_root(targets: dict[str, Any]) -> tuple[str | None, str]:
 
 
 def platform_of(tag: str) -> tuple[str, str]:
-    """(os, arch) of a wheel platform tag as Variant names them."""
-    os_name = "windows" if tag.startswith("win") else "macos" if tag.startswith("macosx") else "linux"
-    arch = "aarch64" if tag.endswith(("aarch64", "arm64")) else "x86_64"
-    return os_name, arch
+    """(os, arch) of a wheel platform tag as Variant names them (the platform registry's system and
+    CPU; a multi-CPU tag such as universal2 counts as x86_64, Variant's default)."""
+    from kestrel_release import platforms
+    from kestrel_release.platforms import arches
+
+    p = platforms.parse(tag)
+    if p is None:
+        return "linux", arches.X86_64
+    return p.system, p.arches[0] if len(p.arches) == 1 else arches.X86_64
 
 
 def _gpu_problem(v: Variant, device: tuple[int, int] | None) -> str | None:
