@@ -122,15 +122,17 @@ def _derived(row: dict[str, Any], data: dict[str, Any]) -> tuple[str, bool, bool
             'add [tool.kestrel-release.variants] (torch = ["2.13"], cuda = ["13.0"]), '
             "or build with torch in the build environment",
         )
-    plat = str(row.get("platform_tag") or "").split(".")[0]
-    os_name = "windows" if plat.startswith("win") else "macos" if plat.startswith("macosx") else "linux"
-    arch = next((a for a in ("x86_64", "aarch64", "arm64", "amd64") if plat.endswith(a)), "x86_64")
-    arch = {"amd64": "x86_64", "arm64": "aarch64"}[arch] if arch in ("amd64", "arm64") else arch
+    from kestrel_release import platforms
+    from kestrel_release.platforms import arches
+
+    plat = platforms.parse(str(row.get("platform_tag") or "").split(".")[0])
+    os_name = plat.system if plat else "linux"
+    arch = plat.arches[0] if plat and len(plat.arches) == 1 else arches.X86_64  # as explain --torch reads tags
     minor = ".".join(str(p) for p in variants.torch_minor(str(torch["version"])))
     cuda = torch.get("cuda")
     cxx11 = bool(torch.get("cxx11_abi", True))
     if cuda:
         return variants.Variant(minor, str(cuda), cxx11, os_name, arch).name, True, True
-    # A CPU build of torch: kernel-builder's `torch213-cxx11-cpu-x86_64-linux`.
+    # A CPU build of torch: kernel-builder's `torch213-cxx11-cpu-<cpu>-linux`.
     name = variants.Variant(minor, "0.0", cxx11, os_name, arch).name.replace("-cu00-", "-cpu-")
     return name, False, True
