@@ -183,3 +183,31 @@ def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_pa
         assert again.code == 0 and json.loads(again.stdout)["release"]["uploaded"] == []
         with StaticHost(root) as host:
             assert pip_install(tmp_path, f"{host.url}/cu126", f"{NAME}==0.1.0+cu126") == "0.1.0+cu126"
+
+
+def test_release_rehearsal_publishes_every_variant_to_a_served_stand_in(tmp_path):
+    project, wheels = project_with_variants(tmp_path)
+    out = project / "dist-all"
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(out),
+            "--rehearse",
+            "--yes",
+            "--json",
+            "--allow-dirty",
+            "--targets",
+            "wheels",
+        ]
+    )
+    assert result.code == 0, result.output
+    steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+    assert list(steps) == ["preflight", "verify", "publish-static-index"]
+    assert "wheels: 2 added, 0 already there, in cu126, cu130" in steps["publish-static-index"]["detail"]
+    stand_in = tmp_path / "kernels/dist-all.rehearsal/static-index/wheels"
+    assert sorted(p.name for p in stand_in.rglob("*.whl")) == sorted(w.name for w in wheels.values())
+    assert not (project / "site").exists()  # a rehearsal never writes the real index
+    assert "static index served at http://127.0.0.1:" in result.stderr

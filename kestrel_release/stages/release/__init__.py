@@ -41,6 +41,7 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
     `options.prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
     the build step is skipped and preflight checks that output instead of the build machine.
     """
+    options = with_static_targets(cfg, options)
     steps = plan(options)
     cfg, skipped = _admit(cfg, options)
     with project_lock(cfg.project_dir, "release"):
@@ -50,10 +51,11 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
 
 def plan(options: Options) -> list[Step]:
     """The steps these options take, in order (the failure drill armed); UsageError for options that never work."""
-    bad = [t for t in options.targets if t not in TARGETS]
+    bad = [t for t in options.targets if t not in TARGETS and t not in options.static_targets]
     if bad or not options.targets:
         raise UsageError(
-            f"unknown release target(s): {', '.join(bad) or '(none)'}", f"choose from {', '.join(TARGETS)}"
+            f"unknown release target(s): {', '.join(bad) or '(none)'}",
+            f'choose from {", ".join(TARGETS)}, or a [tool.kestrel-release.targets.NAME] with kind = "static-index"',
         )
     if options.prebuilt and options.bump:
         raise UsageError(
@@ -61,6 +63,14 @@ def plan(options: Options) -> list[Step]:
             "bump, rebuild and assemble first, or drop --bump",
         )
     return drill.arm(release_steps.plan(options))
+
+
+def with_static_targets(cfg: Config, options: Options) -> Options:
+    """`options` knowing which of its targets are static indexes (the step that publishes every variant)."""
+    from kestrel_release.static_target import StaticIndexTarget
+
+    static = tuple(t for t in options.targets if isinstance(cfg.targets.get(t), StaticIndexTarget))
+    return dataclasses.replace(options, static_targets=static)
 
 
 def _admit(cfg: Config, options: Options) -> tuple[Config, list[str]]:

@@ -31,6 +31,8 @@ class Options:
     prebuilt: bool = False  # release --from OUT: cfg.out_path already holds the wheels
     force: bool = False
     allow_dirty: bool = False
+    # The names among `targets` that are static-index targets (release.run fills it from the config).
+    static_targets: tuple[str, ...] = ()
 
     def params(self, cfg: Config) -> dict[str, Any]:
         """What the state file records of this run: a resumed run must repeat it (resume.check_options)."""

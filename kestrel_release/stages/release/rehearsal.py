@@ -12,9 +12,13 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import console
 from kestrel_release.config import Config
+
+if TYPE_CHECKING:
+    from kestrel_release.sandbox.github import GithubEmulator
 
 
 @dataclass(frozen=True)
@@ -32,10 +36,20 @@ class GithubEndpoint:
     commit: str | None = None  # None: the local git HEAD; a rehearsal uses the emulator's main
 
 
+@dataclass(frozen=True)
+class StaticEndpoint:
+    """A rehearsal's static index: written to `root`, served at `url` (a real release writes the target's dir)."""
+
+    root: Path
+    url: str
+    commit: str | None = None  # the emulator's head of the target's GitHub repository, when it has one
+
+
 @dataclass
 class Endpoints:
     index: dict[str, IndexEndpoint] = field(default_factory=dict)
     github: GithubEndpoint = GithubEndpoint(None, None)
+    static: dict[str, StaticEndpoint] = field(default_factory=dict)
 
 
 def real_endpoints(cfg: Config) -> Endpoints:
@@ -87,6 +101,8 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
     from kestrel_release.stages.release.preflight import github_repo
 
     repo = github_repo(cfg)[0]  # never a default: with none, preflight refuses the github target as for real
+    static = _static_targets(cfg)
+    repos = tuple(dict.fromkeys([r for r in (repo, *(t.github_repo for t in static.values())) if r]))
     with contextlib.ExitStack() as stack:
         index = {}
         for target in ("testpypi", "pypi"):
@@ -94,9 +110,34 @@ def stand_ins(cfg: Config, fresh: bool = True) -> Iterator[Endpoints]:
             box = stack.enter_context(PypiSandbox(directory=base / target, strict=True))
             index[target] = IndexEndpoint(box.upload_url, box.simple_url, (box.username, box.password))
             console.info(f"  stand-in {target}: strict sandbox PyPI at {box.url}")
-        emulator = stack.enter_context(GithubEmulator(repos=(repo,) if repo else ()))
+        emulator = stack.enter_context(GithubEmulator(repos=repos))
         console.info(f"  stand-in github: emulator at {emulator.api_url} ({repo or 'no repository configured'})")
         yield Endpoints(
             index=index,
             github=GithubEndpoint(repo, emulator.api_url, emulator.token, emulator.head(repo) if repo else None),
+            static=_static_stand_ins(stack, base, static, emulator),
         )
+
+
+def _static_targets(cfg: Config) -> dict:
+    from kestrel_release.static_target import StaticIndexTarget
+
+    return {name: t for name, t in cfg.targets.items() if isinstance(t, StaticIndexTarget)}
+
+
+def _static_stand_ins(
+    stack: contextlib.ExitStack, base: Path, static: dict, emulator: GithubEmulator
+) -> dict[str, StaticEndpoint]:
+    """One static host over `<rehearsal>/static-index/`, a folder per static-index target."""
+    if not static:
+        return {}
+    from kestrel_release.sandbox.static_host import StaticHost
+
+    host = stack.enter_context(StaticHost(base / "static-index"))
+    out = {}
+    for name, target in static.items():
+        (base / "static-index" / name).mkdir(parents=True, exist_ok=True)
+        head = emulator.head(target.github_repo) if target.github_repo else None
+        out[name] = StaticEndpoint(base / "static-index" / name, f"{host.url}/{name}", head)
+        console.info(f"  stand-in {name}: static index served at {host.url}/{name}/")
+    return out

@@ -164,6 +164,31 @@ def publish_github(ctx: Context) -> str:
     return getattr(published, "summary", "") or "release updated"
 
 
+def publish_static_index(ctx: Context) -> str:
+    """Every variant into each static-index target (a rehearsal: its stand-in directory, then read back over HTTP)."""
+    from kestrel_release.stages import publish
+
+    cfg, gh = ctx.cfg, ctx.ends.github
+    release_state.check_artifacts(ctx.state, cfg.out_path, cfg.name)
+    details = []
+    for name in ctx.options.static_targets:
+        end = ctx.ends.static.get(name)
+        options = publish.PublishOptions(
+            yes=True,
+            index_dir=end.root if end else None,
+            api_url=gh.api_url,
+            token=gh.token,
+            commit=end.commit if end else None,
+        )
+        published = publish.run(cfg, [], name, options)
+        if end is not None:  # the stand-in host serves what was written: every page links every file
+            from kestrel_release.adapters import static_index
+
+            static_index.check_served(end.url, published.pages)
+        details.append(f"{name}: {published.summary}")
+    return "; ".join(details)
+
+
 def _always(options: Options) -> bool:
     return True
 
@@ -189,6 +214,12 @@ STEPS: tuple[Step, ...] = (
         smoke_test("pypi"),
     ),
     Step("publish-github", "upload to the GitHub release", _to("github"), publish_github),
+    Step(
+        "publish-static-index",
+        "add every variant to the static index(es), in PyTorch's layout",
+        lambda o: bool(o.static_targets),
+        publish_static_index,
+    ),
 )
 
 
