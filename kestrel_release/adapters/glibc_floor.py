@@ -7,9 +7,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import platforms, proc
+from kestrel_release import proc
 from kestrel_release.adapters import auditwheel
 from kestrel_release.errors import BuildError
+from kestrel_release.platforms import linux
 
 
 @dataclass(frozen=True)
@@ -21,8 +22,7 @@ class Analysis:
 
 def plat_floor(plat: str) -> tuple[int, int] | None:
     """The glibc a manylinux tag asks for (legacy names included); None for any other tag."""
-    p = platforms.parse(plat)
-    return p.floor if p is not None and p.family == "manylinux" else None
+    return linux.glibc_floor(plat)
 
 
 def analyze(wheel: Path, wanted: tuple[int, int], exclude: tuple[str, ...], log: Path) -> Analysis:

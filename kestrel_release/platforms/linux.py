@@ -82,6 +82,17 @@ class Linux(OSPlatform):
         return p.name if p.family in ("manylinux", "musllinux") and _TAG.match(p.name) else None
 
 
+def glibc_floor(tag: str) -> tuple[int, int] | None:
+    """The glibc a manylinux tag asks for (manylinux_2_28_x86_64 -> (2, 28), manylinux2014_* -> (2, 17));
+    None for any other tag. The CPU word is not judged: auditwheel's policies name CPUs this tool
+    does not list (loongarch64), and their floor is still the tag's."""
+    m = _TAG.match(tag)
+    if m and m.group(1) == "manylinux":
+        return int(m.group(2)), int(m.group(3))
+    m = _TAG_LEGACY.match(tag)
+    return LEGACY[m.group(1)] if m else None
+
+
 def manylinux(glibc: tuple[int, int], arch: str) -> str:
     """The manylinux tag of a glibc and CPU: (2, 34), 'x86_64' -> 'manylinux_2_34_x86_64'."""
     return f"manylinux_{glibc[0]}_{glibc[1]}_{arch}"

@@ -31,7 +31,6 @@ DISTROS = (
     ("Debian 12", (2, 36)),
     ("Ubuntu 24.04", (2, 39)),
 )
-_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 # What repair tools do to a library they graft: auditwheel and delvewheel put it in `<dist>.libs/` (older
 # auditwheel: `<pkg>/.libs/`; delocate: `<pkg>/.dylibs/`) and rename it with a content hash
 # (auditwheel: libfoo-1a2b3c4d.so.1, 8 hex digits; delvewheel: foo-<32 hex digits>.dll).
@@ -41,15 +40,10 @@ _GRAFT_HASH = re.compile(r"-[0-9a-f]{8}(?:[0-9a-f]{24})?(?=\.(?:so|dll|dylib)(?:
 
 def glibc_floor(tags: list[str]) -> tuple[int, int] | None:
     """The lowest glibc any of the wheel's manylinux tags asks for (None: not a manylinux wheel)."""
-    floors = []
-    for tag in tags:
-        for plat in tag.rsplit("-", 1)[-1].split("."):
-            m = re.match(r"manylinux_(\d+)_(\d+)_", plat)
-            if m:
-                floors.append((int(m.group(1)), int(m.group(2))))
-            for legacy, floor in _LEGACY.items():
-                if plat.startswith(legacy + "_"):
-                    floors.append(floor)
+    from kestrel_release.platforms import linux
+
+    plats = [plat for tag in tags for plat in tag.rsplit("-", 1)[-1].split(".")]
+    floors = [floor for plat in plats if (floor := linux.glibc_floor(plat))]
     return min(floors) if floors else None
 
 
