@@ -150,6 +150,8 @@ def render_workflow(cfg, root: Path, tool: ToolInstall | None = None) -> str:
         actions=ACTIONS,
         builds=builds,
         build_ids=[f"build-{b['platform']}" for b in builds],
+        variants=any(b["variants"] for b in builds),
+        static_indexes=static_jobs(cfg, root),
         locked=locked,
         tool=LOCKED_TOOL if locked else "kestrel-release",
         tool_requirement=tool.requirement,
@@ -205,9 +207,36 @@ def build_jobs(cfg) -> list[dict]:
                 "container": image if in_image else None,
                 # --gpus only where the job needs the GPU (requires_gpu); cross-compiling needs none.
                 "gpus": bool(image and in_image and cfg.requires_gpu),
+                "variants": variant_names(cfg, configured),
             },
         )
     return list(jobs.values())
+
+
+def variant_names(cfg, configured: str) -> list[str]:
+    """The torch x CUDA variants a platform's build job fans out over ([tool.kestrel-release.variants]);
+    [] for a project without variants (one build per Python, as before)."""
+    variants = getattr(cfg, "variants", None)
+    p = platforms.parse(configured)
+    if variants is None or p is None:
+        return []
+    return [v.name for v in variants.matrix(p.system, p.arches[0])]
+
+
+def static_jobs(cfg, root: Path) -> list[dict]:
+    """One job per static-index target: every variant of the assembled release into its index (`dir`, kept as
+    an artifact for the static host; with `github`, the wheels as that release's assets)."""
+    from kestrel_release.static_target import StaticIndexTarget
+
+    jobs = []
+    for name, target in sorted((getattr(cfg, "targets", None) or {}).items()):
+        if not isinstance(target, StaticIndexTarget):
+            continue
+        if not _SAFE_WORD.fullmatch(name):
+            raise UsageError(f"ci: the target name '{name}' cannot be a job name", "use letters, digits, '.', '_', '-'")
+        folder = _relative(cfg.project_dir / target.dir, root, f"static index directory of {name}")
+        jobs.append({"name": name, "dir": folder, "github": bool(target.github_repo)})
+    return jobs
 
 
 def _runner(cfg, configured: str):

