@@ -19,7 +19,24 @@ if TYPE_CHECKING:
     from kestrel_release.adapters.host import Host
     from kestrel_release.adapters.repair import RepairTool
 
-__all__ = ["EXAMPLES", "REGISTRY", "OSPlatform", "Platform", "covers", "for_system", "parse", "problems"]
+__all__ = [
+    "CI_EXAMPLES",
+    "EXAMPLES",
+    "REGISTRY",
+    "OSPlatform",
+    "Platform",
+    "buildable",
+    "ci_plat",
+    "ci_runner",
+    "covers",
+    "for_system",
+    "for_tag",
+    "host_tag",
+    "parse",
+    "problems",
+    "repair_tool",
+    "runner_key",
+]
 
 REGISTRY: dict[str, OSPlatform] = {p.system: p for p in (linux.PLATFORM, windows.PLATFORM, macos.PLATFORM)}
 

@@ -41,7 +41,7 @@ ARCHES: tuple[Arch, ...] = (
 )
 # An ELF machine whose little-endian flavour is another CPU name.
 LITTLE_ENDIAN = {"ppc64": "ppc64le"}
-X86_64, AARCH64, I686 = "x86_64", "aarch64", "i686"  # the names code outside this package compares with
+X86_64, AARCH64 = "x86_64", "aarch64"  # for code that compares with them (the default CPU, Windows/macOS arm64)
 
 _BY_WORD = {word: a.name for a in ARCHES for word in (a.name, *a.spellings)}
 
