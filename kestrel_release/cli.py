@@ -75,7 +75,7 @@ def _root(
     console.configure(verbose=verbose)
 
 
-def _config(project: Path | None, json_mode: bool = False, *, outputs=None, defer_backend: bool = False, **overrides):
+def _config(project: Path | None, json_mode: bool = False, **overrides):
     import sysconfig
 
     from kestrel_release import config
@@ -84,7 +84,7 @@ def _config(project: Path | None, json_mode: bool = False, *, outputs=None, defe
     # stages look up tools (uv's find_uv_bin, auditwheel) from worker threads.
     sysconfig.get_paths()
     console.configure(json_mode=json_mode)
-    return config.load(project, overrides=overrides, outputs=outputs, defer_backend=defer_backend)
+    return config.load(project, overrides=overrides)  # reads only: a stage that needs the name resolves it
 
 
 def _csv(value: str | None) -> tuple[str, ...] | None:
@@ -96,7 +96,7 @@ def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
     """Check the GPU, CUDA toolkit, interpreters, tools, git and credentials."""
     from kestrel_release.stages import doctor as stage
 
-    cfg = _config(project, json, defer_backend=True)  # the backend's answer is one of doctor's checks
+    cfg = _config(project, json)  # the backend's answer (a project without [project]) is one of doctor's checks
     report = stage.run(cfg)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
@@ -190,7 +190,7 @@ def verify(
     from kestrel_release.stages.verify import pypi as verify_pypi
 
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
-    cfg = _config(found, json, outputs=paths or [], python=_csv(python)) if found else verify_pypi.standalone_config()
+    cfg = _config(found, json, python=_csv(python)) if found else verify_pypi.standalone_config()
     if found is None:
         console.configure(json_mode=json)
     report = stage.run(
@@ -338,7 +338,7 @@ def publish(
         target = pypi_config.default_target(repository_url=repository_url)
     from kestrel_release.stages import publish as stage
 
-    cfg = _config(project, json, outputs=paths or [], python=_csv(python))
+    cfg = _config(project, json, python=_csv(python))
     options = stage.PublishOptions(
         dry_run=dry_run,
         yes=yes,
@@ -372,7 +372,7 @@ def assemble(
     from kestrel_release.hub_layout import check_layout
     from kestrel_release.stages import assemble as stage
 
-    cfg = _config(project, json, outputs=inputs)
+    cfg = _config(project, json)
     result = stage.run(cfg, inputs, out, check_layout(layout))  # a failure's JSON document comes from _dispatch
     console.emit_json(result.to_json()) if json else stage.render(result)
 
@@ -419,7 +419,7 @@ def release(
     http_policy.allow_insecure(allow_insecure_http)
 
     out = str(from_dir.resolve()) if from_dir else None  # a flag's path is relative to the cwd
-    cfg = _config(project, json, outputs=[Path(out)] if out else None, python=_csv(python), out_dir=out)
+    cfg = _config(project, json, python=_csv(python), out_dir=out)
     options = stage.Options(
         targets=_csv(targets) or (),
         bump=bump,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,14 +105,12 @@ def load(
     project: Path | None = None,
     overrides: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
-    outputs: Sequence[Path] | None = None,
-    defer_backend: bool = False,
 ) -> Config:
     """Load and validate the configuration; raise ConfigError listing every problem.
 
-    A project without [project] gets its name and version from `outputs`' release manifest when
-    given (an empty list: the configured out dir), else from the build backend; `defer_backend`
-    leaves them unset (doctor asks the backend as one of its checks).
+    Only reads: pyproject.toml, the environment, the flags. A project without [project] (a setup.py
+    project) is left without a name and version (metadata_source "backend"); the stages that need
+    them ask project_meta.resolve, which may run the build backend.
     """
     from kestrel_release import config_parse  # only when a config is read: --help stays light
 
@@ -149,17 +146,4 @@ def load(
             f"{len(errors)} configuration problem(s) " + config_parse.by_origin(errors, pyproject),
             "fix them and run again",
         )
-    if source == "backend" and not defer_backend:
-        cfg = _from_backend(cfg, outputs)
     return cfg
-
-
-def _from_backend(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
-    """Fill name and version from a build output's manifest, else the backend's metadata (cached by its inputs)."""
-    from kestrel_release import output_identity, project_meta
-
-    found = output_identity.from_outputs(outputs, cfg.out_path) if outputs is not None else None
-    if found is not None:
-        return dataclasses.replace(cfg, name=found[0], version=found[1])
-    meta = project_meta.for_config(cfg)
-    return dataclasses.replace(cfg, name=meta.name, version=meta.version)

@@ -9,9 +9,12 @@ Python itself. Only when neither can be had does pypa/build make a throwaway iso
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from kestrel_release.adapters import backend_meta
+from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError
 
 
@@ -38,6 +41,25 @@ def _build_python(cfg) -> Path | None:
         return _buildenv.ensure(uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env)
     except KestrelError:
         return None  # no such Python or env here: fall back to pypa/build's own isolation
+
+
+def resolve(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
+    """`cfg` with the name and version its configuration could not state (no [project] table) filled in.
+
+    From the release manifest of `outputs` when given (an empty list: the configured out dir; build
+    checked those wheels against the backend), else from the build backend (for_config, cached).
+    A project with [project], or a cfg resolved before, is returned as it is: each stage that needs
+    a name calls this on entry, and a stage called by another costs nothing.
+    """
+    if cfg.metadata_source != "backend" or cfg.name:
+        return cfg
+    from kestrel_release import output_identity
+
+    found = output_identity.from_outputs(outputs, cfg.out_path) if outputs is not None else None
+    if found is not None:
+        return dataclasses.replace(cfg, name=found[0], version=found[1])
+    meta = for_config(cfg)
+    return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 
 def for_config(cfg) -> backend_meta.Metadata:

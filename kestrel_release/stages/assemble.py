@@ -62,6 +62,9 @@ class AssembleResult:
 
 def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:
     """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
+    from kestrel_release import project_meta
+
+    cfg = project_meta.resolve(cfg, inputs)  # no [project]: named by the inputs' manifest, else the backend
     if not inputs:
         raise UsageError("assemble needs at least one build output directory", "pass DIR... --out OUT")
     out = safepaths.check_target(out, cfg.project_dir, "release directory")  # never the project or home

@@ -252,6 +252,9 @@ def init(cfg, output: Path | None = None, force: bool = False) -> tuple[Path, To
     Refuses to overwrite an existing file unless `force`; the write is atomic. Returns the path and
     how the jobs get the tool (the CLI says so).
     """
+    from kestrel_release import project_meta
+
+    cfg = project_meta.resolve(cfg)  # the workflow names the package
     root = _repo_root(cfg, output)
     path = Path(output).resolve() if output is not None else root / WORKFLOW
     if path.is_dir():

@@ -80,6 +80,9 @@ def run(
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
     `platforms` (--platform) narrows the configured platforms to build here; `use_cache=False`
     (--no-cache) rebuilds everything (precompile included) and refreshes the caches."""
+    from kestrel_release import project_meta
+
+    cfg = project_meta.resolve(cfg)  # a project without [project]: the backend names it (cached)
     try:
         result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
         if layout:  # from the wheels just written, nothing rebuilt

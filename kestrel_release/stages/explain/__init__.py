@@ -243,9 +243,11 @@ def render(report: ExplainReport) -> None:
 
 def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) -> TorchAnswer:
     """`explain --torch X.Y`: the variant of the project's matrix a torch user installs (explain/torch.py)."""
+    from kestrel_release import project_meta
     from kestrel_release.stages.explain import torch as torch_mod
     from kestrel_release.variants import VariantError
 
+    cfg = project_meta.resolve(cfg)  # the answer names the project
     if cfg.variants is None:
         raise UsageError(
             f"--torch needs a project with variants and {cfg.name} has none",

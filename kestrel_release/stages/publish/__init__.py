@@ -142,6 +142,9 @@ def for_target(name: str, cfg: Config) -> Publisher:
 
 def run(cfg: Config, paths: list[Path], target: str, options: PublishOptions) -> Any:
     """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
+    from kestrel_release import project_meta
+
+    cfg = project_meta.resolve(cfg, paths)  # no [project]: named by the wheels' manifest, else the backend
     left: list[Path] = []
     if options.pythons:
         from kestrel_release.stages.publish import python_select

@@ -49,8 +49,10 @@ def smoke_test(
     "install"), "dependency" (a requirement that could not be fetched or resolved), "import", "version",
     "command", or the machine ("environment"). Runs 2-4 at a time.
     """
+    from kestrel_release import project_meta
     from kestrel_release.adapters import uv
 
+    cfg = project_meta.resolve(cfg)  # it installs the project by name
     if not simple_url:  # never "from None": uv would fall back to its default index (another release)
         raise PublishError(f"no index to smoke-test {cfg.name} {version} from", "pass the index's simple URL")
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")

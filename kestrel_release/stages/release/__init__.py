@@ -16,7 +16,7 @@ import dataclasses
 import time
 
 from kestrel_release import console, manifest, safepaths
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.fsutil import project_lock
 from kestrel_release.stages.release import advice as release_advice
@@ -41,6 +41,10 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
     `options.prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
     the build step is skipped and preflight checks that output instead of the build machine.
     """
+    from kestrel_release import project_meta
+
+    # no [project]: --from's manifest names the project, else the backend (cached)
+    cfg = project_meta.resolve(cfg, [cfg.out_path] if options.prebuilt else None)
     options = with_static_targets(cfg, options)
     steps = plan(options)
     cfg, skipped = _admit(cfg, options)

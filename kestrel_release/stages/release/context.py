@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.stages.release.advice import RunOptions
 from kestrel_release.stages.release.rehearsal import Endpoints
 from kestrel_release.stages.release.state import ReleaseState

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kestrel_release import console
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError
 from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release.result import ReleaseResult

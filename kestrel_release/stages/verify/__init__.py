@@ -158,6 +158,10 @@ def run(
     matrix of those configured platforms only, `partial` makes configured platforms without wheels
     warnings (one machine's build before assemble); either way nothing is recorded for publish,
     which needs the whole matrix."""
+    from kestrel_release import project_meta
+
+    if project:  # a project without [project]: named by the wheels' manifest, else the backend
+        cfg = project_meta.resolve(cfg, paths)
     target = target or DEFAULT_TARGET
     if target not in TARGETS:
         raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")

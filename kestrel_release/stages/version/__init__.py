@@ -60,6 +60,9 @@ from kestrel_release.stages.version.source import is_static as _static
 
 def run(cfg, action: str | None, value: str | None = None, **options) -> VersionResult:
     """`version` (action None: show), `version bump KIND` or `version set X`; options as for `change`."""
+    from kestrel_release import project_meta
+
+    cfg = project_meta.resolve(cfg)  # a project without [project]: the backend says (cached)
     if action is None:
         return show(cfg)
     if action not in ("bump", "set"):

@@ -38,7 +38,7 @@ def written(root: Path, d: init_detect.Detected, plan: init.Plan):
     pyproject = root / "pyproject.toml"
     before = pyproject.read_text() if pyproject.exists() else ""
     pyproject.write_text(before + ("\n" if before else "") + init.table_text(plan, d))
-    return config.load(root, env={}, defer_backend=True)
+    return config.load(root, env={})
 
 
 PYYAML = {

@@ -155,7 +155,7 @@ def test_a_version_tuple_and_a_string_in_one_file_are_bumped_together(tmp_path: 
         {"mp/__init__.py": MSGPACK_INIT},
         [("mp/__init__.py", "version = ({version_tuple})"), ("mp/__init__.py", '__version__ = "{version}"')],
     )
-    cfg = config.load(root, env={}, defer_backend=True)
+    cfg = config.load(root, env={})
     assert (version.show(cfg).new, version.show(cfg).warnings) == ("1.1.2", [])
     result = version.change(cfg, "bump", "minor")
     assert (result.old, result.new, result.files) == ("1.1.2", "1.2.0", ["mp/__init__.py"])
@@ -171,7 +171,7 @@ def test_a_c_header_define_is_rewritten_as_a_define(tmp_path: Path) -> None:
     root = _project(
         tmp_path, {"bitarray/bitarray.h": header}, [("bitarray/bitarray.h", '#define BITARRAY_VERSION  "{version}"')]
     )
-    cfg = config.load(root, env={}, defer_backend=True)
+    cfg = config.load(root, env={})
     assert version.change(cfg, "bump", "patch").new == "3.12.4"
     assert (root / "bitarray/bitarray.h").read_text() == header.replace("3.12.3", "3.12.4")
 
