@@ -76,7 +76,7 @@ def check_layout(layout: str | None) -> str | None:
     return layout
 
 
-def _wheel_path(out_dir: Path, row: dict[str, Any]) -> Path:
+def wheel_path(out_dir: Path, row: dict[str, Any]) -> Path:
     """A manifest row's wheel: in the output, or under variants/<name>/ (where variant wheels go)."""
     filename = str(row["filename"])
     for candidate in (out_dir / filename, *sorted(out_dir.glob(f"variants/*/{PurePosixPath(filename).name}"))):
@@ -170,7 +170,7 @@ def write(out_dir: Path, package: str | None) -> HubLayout:
             packages: set[str] = set()
             lic = None
             for row in rows:
-                found, lic_found = _extract(_wheel_path(out_dir, row), vdir, seen)
+                found, lic_found = _extract(wheel_path(out_dir, row), vdir, seen)
                 packages |= found
                 lic = lic or lic_found
             pkg = _main_package(packages, str(data.get("package") or package or ""), name)

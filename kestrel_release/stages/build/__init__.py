@@ -21,12 +21,14 @@ from pathlib import Path
 from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import build_env as _buildenv
 from kestrel_release import hub_layout as _hub
+from kestrel_release import pep825_wheel as _pep825
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
+from kestrel_release.stages.build import extras as _extras
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -50,6 +52,7 @@ class BuildResult:
     reproducible: bool | None = None
     platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
     hub: _hub.HubLayout | None = None  # --layout kernels-hub: build/<variant>/ for the kernels library
+    pep825: _pep825.Pep825Result | None = None  # variants.format = "pep825": <out>/pep825/
 
     def to_json(self) -> dict:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
@@ -65,6 +68,7 @@ class BuildResult:
             "warnings": self.warnings,
             "reproducible": self.reproducible,
             **({"hub": self.hub.to_json()} if self.hub else {}),
+            **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
         }
 
 
@@ -85,8 +89,7 @@ def run(
     cfg = project_meta.resolve(cfg)  # a project without [project]: the backend names it (cached)
     try:
         result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
-        if layout:  # from the wheels just written, nothing rebuilt
-            result.hub = _hub.write(cfg.out_path, cfg.name)
+        _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
         return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
@@ -403,5 +406,4 @@ def render(result: BuildResult) -> None:
         console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
     if result.platforms is not None:
         build_platforms.render_left(result.platforms)
-    if result.hub is not None:
-        _hub.render(result.hub)
+    _extras.render(result)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kestrel_release.errors import VerifyError
+
 if TYPE_CHECKING:  # config pulls in more than `--help` needs
     from kestrel_release.config import Config
 
@@ -58,6 +60,7 @@ class IndexPublisher:
     def run(self, paths: list[Path], options: PublishOptions) -> Any:
         from kestrel_release.stages.publish import index
 
+        refuse_variant_labels(paths, self.name)
         o = options
         return index.run(
             self.cfg,
@@ -125,6 +128,22 @@ class StaticIndexPublisher:
         from kestrel_release.stages.publish import static_index
 
         static_index.render(result)
+
+
+def refuse_variant_labels(paths: list[Path], target: str) -> None:
+    """A PEP 825 (Draft) labelled wheel never goes to a PyPI-like index (exit 5): PyPI refuses the filename,
+    and an index that took it would serve it to installers that cannot read it."""
+    from kestrel_release import pep825
+
+    for path in paths:
+        files = [path] if path.is_file() else sorted(path.glob("*.whl")) if path.is_dir() else []
+        labelled = [f.name for f in files if pep825.split_filename(f.name)[1] is not None]
+        if labelled:
+            raise VerifyError(
+                f"{pep825.DRAFT}: {labelled[0]} is a variant-labelled wheel, which {target} (a PyPI-like index) "
+                "must not get",
+                "publish the plain wheels of the build output; PEP 825 wheels stay in <out>/pep825",
+            )
 
 
 _PUBLISHERS: dict[str, type[GithubPublisher] | type[IndexPublisher]] = {"github": GithubPublisher}

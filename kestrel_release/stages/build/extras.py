@@ -1,0 +1,30 @@
+"""What a build writes beside its wheels, from those wheels (nothing rebuilt): kernel-builder's layout
+(`--layout kernels-hub`, hub_layout) and, with `variants.format = "pep825"`, PEP 825 (Draft) variant
+wheels and the index's variants.json (pep825_wheel)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kestrel_release import hub_layout, pep825_wheel
+
+if TYPE_CHECKING:
+    from kestrel_release.config import Config
+
+
+def wants_pep825(cfg: Config) -> bool:
+    return cfg.variants is not None and cfg.variants.format == "pep825"
+
+
+def write(cfg: Config, result: Any, layout: str | None) -> None:  # result: a BuildResult (no import: a cycle)
+    if layout:
+        result.hub = hub_layout.write(cfg.out_path, cfg.name)
+    if wants_pep825(cfg):
+        result.pep825 = pep825_wheel.write(cfg.out_path, cfg.name)
+
+
+def render(result: Any) -> None:
+    if result.hub is not None:
+        hub_layout.render(result.hub)
+    if result.pep825 is not None:
+        pep825_wheel.render(result.pep825)
