@@ -289,3 +289,20 @@ def _link(page: str, filename: str) -> str | None:
         if html.unescape(text) == filename:
             return html.unescape(href)
     return None
+
+
+def foreign_pages(root: Path, project: str) -> list[Path]:
+    """Pages under `root` a publish of `project` would write but no JSON record of ours vouches for (a publish
+    refuses them): the CUDA flavours' project lists and `project`'s own pages (`<project>-cu13` included)."""
+    import re
+
+    name = simple_pages.normalize(project)
+    ours = [p for p in root.glob(f"*/{simple_pages.HTML_PAGE}") if re.fullmatch(r"cu\d+|cpu", p.parent.name)]
+    ours += [p for p in root.glob(f"*/*/{simple_pages.HTML_PAGE}") if p.parent.name.startswith(name)]
+    ours += [p for p in root.glob(f"{name}*/{simple_pages.HTML_PAGE}")]
+    found = []
+    for page in sorted(set(ours)):
+        doc = _read_json(page.with_name(simple_pages.JSON_PAGE))
+        if simple_pages.files_from_json(doc) is None and simple_pages.projects_from_json(doc) is None:
+            found.append(page)
+    return found

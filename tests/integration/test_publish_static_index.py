@@ -211,3 +211,25 @@ def test_release_rehearsal_publishes_every_variant_to_a_served_stand_in(tmp_path
     assert sorted(p.name for p in stand_in.rglob("*.whl")) == sorted(w.name for w in wheels.values())
     assert not (project / "site").exists()  # a rehearsal never writes the real index
     assert "static index served at http://127.0.0.1:" in result.stderr
+
+
+def test_release_preflight_names_a_page_another_tool_wrote_before_anything_runs(tmp_path):
+    project, _ = project_with_variants(tmp_path)
+    page = project / "site/whl/cu130/index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("<html>theirs</html>")
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--yes",
+            "--allow-dirty",
+            "--targets",
+            "wheels",
+        ]
+    )
+    assert_one_line_error(result, 3, f"wheels: {page} was not written by kestrel-release")
+    assert page.read_text() == "<html>theirs</html>" and not list((project / "site").rglob("*.whl"))

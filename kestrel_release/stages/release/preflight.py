@@ -69,6 +69,36 @@ def check(
         problems += _index_problems(cfg, target, ends.index[target], version, prebuilt, resume)
     if "github" in targets:
         problems += _github_problems(cfg, ends.github)
+    for target in targets:
+        problems += _static_problems(cfg, target, getattr(ends, "static", {}).get(target))
+    return problems
+
+
+def _static_problems(cfg, name: str, stand_in) -> list[str]:
+    """A static-index target: its directory usable and holding no page another tool wrote; a token for its
+    GitHub release (a rehearsal's stand-in has both)."""
+    from kestrel_release.static_target import StaticIndexTarget
+
+    target = cfg.targets.get(name)
+    if not isinstance(target, StaticIndexTarget) or stand_in is not None:
+        return []
+    from kestrel_release.adapters import static_index
+    from kestrel_release.stages.publish.static_index import root_of
+
+    try:
+        root = root_of(cfg, target)
+    except KestrelError as exc:
+        return [f"{name}: {exc.message}"]
+    problems = [
+        f"{name}: {page} was not written by kestrel-release (move it away)"
+        for page in static_index.foreign_pages(root, cfg.name)
+    ]
+    from kestrel_release.adapters import github as gh_adapter
+
+    if target.github_repo and gh_adapter.resolve_token(None, None, required=False) is None:
+        problems.append(
+            f"{name}: no GitHub token for the wheels' release on {target.github_repo} (GH_TOKEN or GITHUB_TOKEN)"
+        )
     return problems
 
 

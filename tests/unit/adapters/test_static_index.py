@@ -156,3 +156,21 @@ def test_no_temp_files_are_left(tmp_path):
     static_index.publish(root, {"cu126": [wheel(tmp_path, "0.1.0+cu126")], "cu130": [wheel(tmp_path, "0.1.0")]})
     assert not [p for p in root.rglob("*") if p.name.endswith(".tmp")]
     assert sorted(os.listdir(root)) == ["cu126", "cu130"]
+
+
+def test_foreign_pages_are_the_ones_a_publish_of_the_project_would_refuse(tmp_path):
+    root = tmp_path / "index"
+    static_index.publish(root, {"cu130": [wheel(tmp_path, "0.1.0+cu130")]})
+    assert static_index.foreign_pages(root, NAME) == []
+    for page in (
+        "cu126/index.html",
+        "cu126/torch-cuda-ext-cu12/index.html",
+        "cu130/other/index.html",
+        "other/index.html",
+    ):
+        (root / page).parent.mkdir(parents=True, exist_ok=True)
+        (root / page).write_text("<html></html>")
+    assert static_index.foreign_pages(root, NAME) == [
+        root / "cu126/index.html",
+        root / "cu126/torch-cuda-ext-cu12/index.html",
+    ]
