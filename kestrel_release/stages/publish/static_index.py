@@ -125,8 +125,10 @@ def wheels_by_flavour(cfg: Config, paths: list[Path]) -> tuple[dict[str, list[Pa
     if paths:
         wheels = verify.resolve_wheels(cfg, paths)
     else:
-        folders = [cfg.out_path, *sorted(p for p in (cfg.out_path / VARIANTS_DIR).glob("*") if p.is_dir())]
-        wheels = [w for f in folders if manifest.locate(f, cfg.name) for w in manifest.wheel_paths(f, cfg.name)]
+        wheels = manifest.wheel_paths(cfg.out_path, cfg.name) if manifest.locate(cfg.out_path, cfg.name) else []
+        # A variant's folder is its build's own (under naming = "package-suffix" its manifest names `<name>-cu13`).
+        for folder in sorted(p for p in (cfg.out_path / VARIANTS_DIR).glob("*") if p.is_dir()):
+            wheels += manifest.wheel_paths(folder) if manifest.locate(folder) else []
         if not wheels:
             wheels = verify.resolve_wheels(cfg, [])  # its message for an output without wheels
     flavoured = [(w, flavour_of(w)) for w in wheels]
