@@ -24,6 +24,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ MIB = 1024 * 1024
 BOMB_SIZE = 64 * MIB  # PyPI refuses a zip over this uncompressed size...
 BOMB_RATIO = 50  # ...when it also compresses better than this
 MAX_MEMBER = 4 * 1024 * MIB  # never inflate more than this for one member
+PREFETCH = 512 * MIB  # the member being read and the one inflated ahead, together
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")
 _DIST_INFO = re.compile(r"^[^/]+\.dist-info/(METADATA|WHEEL|RECORD)$")
 
@@ -80,15 +82,20 @@ def read_wheel(path: Path | str, visit: Visitor | None = None) -> WheelFile:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 raise WheelError(f"{path.name}: empty file", "rebuild the wheel")
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                wheel = WheelFile(path, path.name, hashlib.sha256(mm).hexdigest(), size)
-                _read_members(fh, mm, wheel, visit)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm, ThreadPoolExecutor(2) as pool:
+                # The whole file's sha256 runs beside the members (hashlib releases the GIL).
+                whole = pool.submit(lambda: hashlib.sha256(mm).hexdigest())
+                wheel = WheelFile(path, path.name, "", size)
+                try:
+                    _read_members(fh, mm, wheel, visit, pool)
+                finally:
+                    wheel.sha256 = whole.result()
     except OSError as exc:
         raise WheelError(f"{path.name}: cannot read ({exc.strerror or exc})") from None
     return wheel
 
 
-def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) -> None:
+def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None, pool: ThreadPoolExecutor) -> None:
     try:
         infos = zipfile.ZipFile(fh).infolist()
     # NotImplementedError: zipfile's answer to an unsupported zip version ("zip file version 8.4").
@@ -103,25 +110,52 @@ def _read_members(fh, mm: mmap.mmap, wheel: WheelFile, visit: Visitor | None) ->
     view = memoryview(mm)
     try:
         offsets: set[int] = set()
+        todo = []  # (info, member, problem): a member shares its data with another one (the overlap bomb)
         for info, member in zip(infos, wheel.members, strict=True):  # members come one per info
-            if info.header_offset in offsets:  # two names, one payload: the overlap bomb
-                wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
-                continue
             if member.is_dir:
                 continue
+            shared = info.header_offset in offsets
             offsets.add(info.header_offset)
-            data = _member_bytes(view, info, member, wheel)
-            if data is None:
-                continue
-            member.digest, member.actual_size = record_digest(data), len(data)
-            if _DIST_INFO.match(member.name):
-                wheel.dist_info[member.name] = bytes(data)
-            if visit is not None and not member.is_symlink:
-                visit(member, data)
-            del data
+            todo.append((info, member, shared))
+        _read_in_order(view, todo, wheel, visit, pool)
     finally:
         with contextlib.suppress(BufferError):
             view.release()
+
+
+def _read_in_order(view: memoryview, todo: list, wheel: WheelFile, visit: Visitor | None, pool) -> None:
+    """Inflate and hash the next member on a worker while `visit` reads this one (zlib and hashlib
+    release the GIL, so one wheel uses two cores); at most PREFETCH bytes are inflated ahead."""
+    ahead: Future | None = None
+    for i, (info, member, shared) in enumerate(todo):
+        if shared:
+            wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
+            continue
+        done = ahead.result() if ahead is not None else _prepare(view, info, member)
+        ahead = None
+        following = next(((j, t) for j, t in enumerate(todo[i + 1 :], i + 1) if not t[2]), None)
+        if following is not None and member.size + following[1][1].size <= PREFETCH:
+            ahead = pool.submit(_prepare, view, following[1][0], following[1][1])
+        data, digest, problems = done
+        del done
+        wheel.problems += problems
+        if data is None:
+            continue
+        member.digest, member.actual_size = digest, len(data)
+        if _DIST_INFO.match(member.name):
+            wheel.dist_info[member.name] = bytes(data)
+        if visit is not None and not member.is_symlink:
+            visit(member, data)
+        del data
+    if ahead is not None:  # never reached in order: an overlap skipped its turn
+        ahead.result()
+
+
+def _prepare(view: memoryview, info: zipfile.ZipInfo, member: Member) -> tuple:
+    """(bytes or None, RECORD digest, problems) of one member."""
+    problems: list[tuple[str, str, str]] = []
+    data = _member_bytes(view, info, member, problems)
+    return data, (record_digest(data) if data is not None else None), problems
 
 
 def _member(info: zipfile.ZipInfo) -> Member:
@@ -171,44 +205,44 @@ def _is_bomb(wheel: WheelFile) -> bool:
     return False
 
 
-def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, wheel: WheelFile):
+def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, problems: list):
     start = _data_offset(view, info)
     if start is None or start + info.compress_size > len(view):
-        wheel.problems.append(("zip-format", member.name, "member data missing or truncated: rebuild the wheel"))
+        problems.append(("zip-format", member.name, "member data missing or truncated: rebuild the wheel"))
         return None
     if info.flag_bits & 0x1:
-        wheel.problems.append(("zip-format", member.name, "encrypted member: rebuild the wheel"))
+        problems.append(("zip-format", member.name, "encrypted member: rebuild the wheel"))
         return None
     disagree = _header_disagreement(view, info)
     if disagree:
         why = (
             f"its local header and the central directory disagree on {disagree}: zip readers would see different files"
         )
-        wheel.problems.append(("zip-format", member.name, why + "; rebuild the wheel"))
+        problems.append(("zip-format", member.name, why + "; rebuild the wheel"))
     raw = view[start : start + info.compress_size]
     if info.compress_type == zipfile.ZIP_STORED:
         return raw
     if info.compress_type != zipfile.ZIP_DEFLATED:
-        wheel.problems.append(
+        problems.append(
             ("zip-format", member.name, f"compression method {info.compress_type}: PyPI accepts only stored or deflate")
         )
         return None
-    return _inflate(raw, member, wheel)
+    return _inflate(raw, member, problems)
 
 
-def _inflate(raw: memoryview, member: Member, wheel: WheelFile):
+def _inflate(raw: memoryview, member: Member, problems: list):
     inflater = zlib.decompressobj(-15)
     try:
         # One byte over the declared size is enough to catch a member that lies.
         data = inflater.decompress(raw, member.size + 1)
     except zlib.error:
-        wheel.problems.append(("zip-format", member.name, "corrupt deflate data: rebuild the wheel"))
+        problems.append(("zip-format", member.name, "corrupt deflate data: rebuild the wheel"))
         return None
     if len(data) > member.size:
-        wheel.problems.append(("zip-bomb", member.name, "inflates past its declared size: rebuild the wheel"))
+        problems.append(("zip-bomb", member.name, "inflates past its declared size: rebuild the wheel"))
         return None
     if not inflater.eof:
-        wheel.problems.append(("zip-format", member.name, "deflate stream is truncated: rebuild the wheel"))
+        problems.append(("zip-format", member.name, "deflate stream is truncated: rebuild the wheel"))
         return None
     return data
 
