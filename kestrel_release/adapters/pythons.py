@@ -145,7 +145,7 @@ def _try_find(version: str) -> Path | PreflightError:
 # Run in the build's environment: the interpreter's default compilers (what setuptools calls when CC
 # is unset) and the installed versions of the build requirements and their dependencies (markers other
 # than extras ignored: a superset is safe for a cache key). argv[1]: the requirement names as JSON.
-_FACTS = r"""
+FACTS_PROBE = r"""
 import json, re, sys, sysconfig, importlib.metadata as m
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
 dists = {}
@@ -179,7 +179,7 @@ def build_facts(python: Path, requirements: list[str], env: dict[str, str] | Non
     what a build there compiles with and against; None when the interpreter does not answer."""
     import json
 
-    out = proc.probe([python, "-c", _FACTS, json.dumps(sorted(requirements))], timeout=120, env=env)
+    out = proc.probe([python, "-c", FACTS_PROBE, json.dumps(sorted(requirements))], timeout=120, env=env)
     if out is None or out.returncode != 0:
         return None
     try:

@@ -14,7 +14,9 @@ Covered, from the environment the build runs in (os.environ with build.env on to
   resolved on PATH and recorded with path, size, mtime and the first line of `--version` (cached
   per binary, so a warm build runs no compiler); nvcc's version comes from preflight;
 - where the build env can be inspected (the reusable build env, or the interpreter itself with
-  isolation off) the installed versions of the build requirements and their dependencies.
+  isolation off) the installed versions of the build requirements and their dependencies (asked of
+  the env's interpreter; a venv's answer is kept until its site-packages, pyvenv.cfg, interpreter,
+  PYTHON* variables or the requirement names change, so a warm build starts no probe per Python).
 
 Not covered, on purpose: parallelism (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS, NVCC_THREADS)
 changes how fast a build runs, not what it writes (builds are byte-reproducible, which
@@ -23,10 +25,13 @@ changes how fast a build runs, not what it writes (builds are byte-reproducible,
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import re
 from pathlib import Path
 
+from kestrel_release import fsutil
 from kestrel_release.adapters import pythons, toolchain
 
 ENV = (
@@ -92,8 +97,46 @@ def requirement_names(project: Path) -> list[str]:
 
 
 def build_env_facts(python: Path, project: Path, env: dict[str, str]) -> dict | None:
-    """The build env's installed requirement versions and default compilers, or None (no answer)."""
-    return pythons.build_facts(python, requirement_names(project), env)
+    """The build env's installed requirement versions and default compilers, or None (no answer).
+
+    Asked of the env's interpreter (a child process per Python, seconds of a warm build on a busy
+    machine), and remembered for a virtual env whose inputs are unchanged: see `_facts_key`."""
+    names = requirement_names(project)
+    key = _facts_key(python, names, env)
+    entry = toolchain.cache_dir() / "build-facts" / f"{key}.json" if key else None
+    if entry is not None:
+        with contextlib.suppress(OSError, ValueError):
+            cached = json.loads(entry.read_text())
+            if isinstance(cached, dict):
+                return cached
+    facts = pythons.build_facts(python, names, env)
+    if entry is not None and facts is not None:
+        with contextlib.suppress(OSError):
+            fsutil.atomic_write_text(entry, json.dumps(facts))
+    return facts
+
+
+def _facts_key(python: Path, names: list[str], env: dict[str, str]) -> str | None:
+    """What the facts of a virtual env depend on: the interpreter (path, and size and mtime of the binary
+    it resolves to), pyvenv.cfg, the listing of its site-packages (a dir's mtime changes with every
+    package installed, upgraded or removed), the requirement names, the PYTHON* variables and the
+    probe itself. None (always ask) for an interpreter outside a venv or one that sees the system's
+    site-packages: what is installed there is not in this key."""
+    root = python.parent.parent
+    try:
+        cfg = (root / "pyvenv.cfg").read_text(errors="replace")
+        if re.search(r"(?im)^\s*include-system-site-packages\s*=\s*true", cfg):
+            return None
+        binary = python.resolve().stat()
+        sites = sorted({*root.glob("lib*/python*/site-packages"), *root.glob("Lib/site-packages")})
+        listing = [(str(d), d.stat().st_mtime_ns) for d in sites]
+    except OSError:
+        return None
+    if not listing:
+        return None
+    variables = {k: v for k, v in env.items() if k.startswith(("PYTHON", "_PYTHON"))}
+    parts = [str(python), binary.st_size, binary.st_mtime_ns, cfg, listing, names, variables, pythons.FACTS_PROBE]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def short(value: str) -> str:
