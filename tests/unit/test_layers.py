@@ -92,18 +92,33 @@ def _walk(nodes: list[ast.stmt], *, lazy: bool, type_only: bool):
                         yield sub, lazy, type_only
 
 
+def _dynamic_import(node: ast.Call) -> str | None:
+    """The module named by `importlib.import_module("x")`, `import_module("x")` or `__import__("x")`, else None."""
+    func = node.func
+    named = (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+    )
+    arg = node.args[0] if named and node.args else None
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+
+
 def parse_imports(module: str, path: Path, modules: dict[str, Path]) -> tuple[list[Import], list[str]]:
-    """The imports of one module, and the private names it reads from other modules as `alias._name`."""
+    """The imports of one module (`importlib.import_module("x")` counts as `import x` where it runs), and
+    the private names it reads from other modules: `alias._name`, `pkg.mod._name`, `Imported._name`."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     imports: list[Import] = []
     aliases: dict[str, str] = {}
     for node, lazy, type_only in _walk(tree.body, lazy=False, type_only=False):
+        if isinstance(node, ast.Call) and (named := _dynamic_import(node)) is not None:
+            imports.append(Import(module, named, None, lazy, type_only))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports.append(Import(module, alias.name, None, lazy, type_only))
                 if alias.asname:
                     aliases[alias.asname] = alias.name
+                else:  # `import a.b` binds `a`: `a.b._name` reads b's private name
+                    aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -116,6 +131,8 @@ def parse_imports(module: str, path: Path, modules: dict[str, Path]) -> tuple[li
                     aliases[alias.asname or alias.name] = f"{target}.{alias.name}"
                 else:
                     imports.append(Import(module, target, alias.name, lazy, type_only))
+                    if target in modules and target != module:  # a class or function of another module
+                        aliases[alias.asname or alias.name] = f"{target}:{alias.name}"
     private_reads = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _is_private(node.attr):
@@ -125,8 +142,10 @@ def parse_imports(module: str, path: Path, modules: dict[str, Path]) -> tuple[li
                 value = value.value
             if isinstance(value, ast.Name) and value.id in aliases:
                 owner = ".".join([aliases[value.id], *dotted])
-                if owner in modules and owner != module:
-                    private_reads.append(f"{owner}.{node.attr}")
+                if ":" in owner:  # `Imported._name` (or `Imported.attr._name`): a member of another module's name
+                    private_reads.append(f"{owner.replace(':', '.')}.{node.attr}")
+                elif owner in modules and owner != module and f"{owner}.{node.attr}" not in modules:
+                    private_reads.append(f"{owner}.{node.attr}")  # (a `_module` itself: the private-module rule)
     return imports, private_reads
 
 
@@ -281,6 +300,30 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         (
             {"sub/__init__.py": "", "sub/_x.py": "", "a.py": "from pkg.sub import _x\n"},
             "private module: pkg.a imports pkg.sub._x",
+        ),
+        (
+            {"sub/__init__.py": "", "sub/b.py": "", "a.py": "import pkg.sub.b\nx = pkg.sub.b._hidden\n"},
+            "private name: pkg.a uses pkg.sub.b._hidden",
+        ),
+        (
+            {"a.py": "from pkg.b import Thing\nx = Thing._hidden()\n", "b.py": "class Thing: ...\n"},
+            "private name: pkg.a uses pkg.b.Thing._hidden",
+        ),
+        (
+            {
+                "a.py": "def f():\n    import importlib\n    importlib.import_module('pkg.b')\n",
+                "b.py": "import pkg.a\n",
+            },
+            "cycle: pkg.a <-> pkg.b",
+        ),
+        (
+            {
+                "adapters/__init__.py": "",
+                "adapters/git.py": "from importlib import import_module\nimport_module('pkg.stages.build')\n",
+                "stages/__init__.py": "",
+                "stages/build.py": "",
+            },
+            "upward: pkg.adapters.git",
         ),
     ],
 )
