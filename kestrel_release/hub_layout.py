@@ -144,7 +144,7 @@ def _archs(variant_dir: Path) -> list[str]:
     return hub_metadata.arch_names(sass, ptx)
 
 
-def write(out_dir: Path, package: str | None) -> HubLayout:
+def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLayout:
     """Write build/<variant>/ for every variant of `package`'s manifest in `out_dir`."""
     out_dir = Path(out_dir)
     data = manifest.load(out_dir, package)
@@ -154,7 +154,7 @@ def write(out_dir: Path, package: str | None) -> HubLayout:
     kinds: dict[str, tuple[bool, bool]] = {}
     for row in data.get("wheels") or []:
         if isinstance(row, dict) and row.get("filename"):
-            name, cuda, derived = hub_metadata.variant_name(row, data)
+            name, cuda, derived = hub_metadata.variant_name(row, data, configured)
             groups.setdefault(name, []).append(row)
             kinds[name] = (cuda, derived)
     if not groups:

@@ -97,7 +97,7 @@ def metadata(
     }
 
 
-def variant_name(row: dict[str, Any], data: dict[str, Any]) -> tuple[str, bool, bool]:
+def variant_name(row: dict[str, Any], data: dict[str, Any], configured: bool = False) -> tuple[str, bool, bool]:
     """(build variant name, is CUDA, derived) of one manifest wheel row."""
     from kestrel_release import variants
 
@@ -108,6 +108,11 @@ def variant_name(row: dict[str, Any], data: dict[str, Any]) -> tuple[str, bool, 
         except variants.VariantError as exc:
             raise UsageError(f"{row.get('filename')}: {exc}", "rebuild with kestrel-release build") from None
         return v.name, True, False
+    if configured:  # the project has a matrix, but these wheels were built without it
+        raise UsageError(
+            f"{row.get('filename')} carries no variant record, though the project configures variants",
+            "rebuild with kestrel-release build (each variant's wheels then name their torch and CUDA)",
+        )
     return _derived(row, data)
 
 

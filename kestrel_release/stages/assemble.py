@@ -86,7 +86,9 @@ def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> Assemb
             manifest.save(staged, _manifest(package, version, loaded, rows))
             manifest.write_sums(staged, rows)
             fsutil.atomic_write_text(staged / statedir.GITIGNORE, statedir.GITIGNORE_TEXT)  # as build's output
-            hub = hub_layout.write(staged, package) if layout else None  # part of OUT's one atomic swap
+            hub = (
+                hub_layout.write(staged, package, cfg.variants is not None) if layout else None
+            )  # part of OUT's one atomic swap
             fsutil.replace_dir(staged, out)
     result = AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
     if hub is not None:

@@ -107,6 +107,13 @@ def test_a_build_without_variants_is_named_from_its_torch() -> None:
     assert hub_metadata.variant_name(row, cpu) == ("torch211-cxx11-cpu-aarch64-linux", False, True)
 
 
+def test_wheels_without_records_in_a_project_with_variants_are_told_to_rebuild() -> None:
+    data = {"toolchain": {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}}
+    with pytest.raises(UsageError) as err:
+        hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, data, configured=True)
+    assert "carries no variant record" in err.value.message and "rebuild" in (err.value.hint or "")
+
+
 def test_a_build_without_variants_or_torch_is_refused_with_what_to_add() -> None:
     with pytest.raises(UsageError) as err:
         hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, {"toolchain": {}})

@@ -18,7 +18,7 @@ def wants_pep825(cfg: Config) -> bool:
 
 def write(cfg: Config, result: Any, layout: str | None) -> None:  # result: a BuildResult (no import: a cycle)
     if layout:
-        result.hub = hub_layout.write(cfg.out_path, cfg.name)
+        result.hub = hub_layout.write(cfg.out_path, cfg.name, cfg.variants is not None)
     if wants_pep825(cfg):
         result.pep825 = pep825_wheel.write(cfg.out_path, cfg.name)
 
