@@ -31,7 +31,7 @@ from benchmarks.common import (
 TOUCHED = Path("python/kestrel_kernels/__init__.py")
 # Never copied: build outputs and the precompiled cubins (the copy starts cold).
 SKIP_NAMES = {"dist", "dist-all", "build", "__pycache__", ".kestrel-release.lock", ".pytest_cache"}
-COLD_TARGET, WARM_TARGET = 0.6, 0.3
+COLD_TARGET, WARM_TARGET = 0.30, 0.08  # issue 26: of the seed's loop
 
 
 @dataclass

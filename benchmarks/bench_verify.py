@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -100,9 +101,9 @@ def _cached_wheels(size: int) -> Path:
     return root
 
 
-def _time(argv: list, ok_codes=(0,)) -> float:
+def _time(argv: list, ok_codes=(0,), env: dict | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - start
     if done.returncode not in ok_codes:
         raise RuntimeError(f"{argv[0]} exited {done.returncode}: {(done.stdout + done.stderr)[-500:]}")
@@ -120,12 +121,16 @@ def run(quick: bool) -> dict:
     tool = [VENV_BIN / "kestrel-release", "verify", project / "dist-all", "--project", project]
     _time(tool)  # warm the page cache; also proves the wheels verify clean (exit 0)
     samples: dict[str, list[float]] = {"verify": [], "sha256sum": [], "check_wheel_contents": [], "twine_check": []}
+    scratch = Path(tempfile.mkdtemp(prefix="kestrel-bench-verify-"))
     for _ in range(rounds):
         samples["sha256sum"].append(_time(["sha256sum", *wheels]))
-        samples["verify"].append(_time(tool))
+        # An empty cache dir each round: a first verify of these bytes, never a stored verdict (verdicts.py).
+        shutil.rmtree(scratch / "cache", ignore_errors=True)
+        samples["verify"].append(_time(tool, env={**os.environ, "KESTREL_RELEASE_CACHE_DIR": str(scratch / "cache")}))
         # check-wheel-contents exits 1 on its own W-codes; we time it, not judge it.
         samples["check_wheel_contents"].append(_time([VENV_BIN / "check-wheel-contents", *wheels], (0, 1)))
         samples["twine_check"].append(_time([VENV_BIN / "twine", "check", "--strict", *wheels]))
+    shutil.rmtree(scratch, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in samples.items()}
     peers = med["check_wheel_contents"] + med["twine_check"]
     return {"quick": quick, "wheels": len(wheels), "wheel_bytes": [w.stat().st_size for w in wheels],

@@ -68,7 +68,17 @@ class Comparison:
     max_seconds: float | None = None
 
     @property
+    def ratios(self) -> list[float]:
+        """subject/baseline per round, when both sides have one sample per round (measured in turn)."""
+        if self.baseline is None or len(self.baseline.samples) != len(self.subject.samples):
+            return []
+        return [s / b for s, b in zip(self.subject.samples, self.baseline.samples, strict=True) if b > 0]
+
+    @property
     def ratio(self) -> float | None:
+        """The median of the per-round ratios (both sides under the same load); else median over median."""
+        if self.ratios:
+            return statistics.median(self.ratios)
         if self.baseline is None or not self.baseline.samples or self.baseline.median <= 0:
             return None
         return self.subject.median / self.baseline.median

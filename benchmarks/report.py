@@ -39,7 +39,10 @@ def verdict(c: Comparison) -> str:
 
 
 def fmt_ratio(c: Comparison) -> str:
-    return f"{c.ratio:.2f}x" if c.ratio is not None else "-"
+    if c.ratio is None:
+        return "-"
+    pairs = c.ratios
+    return f"{c.ratio:.2f}x (min {min(pairs):.2f}, max {max(pairs):.2f})" if pairs else f"{c.ratio:.2f}x"
 
 
 def _sh(argv: list[str]) -> str:
@@ -114,8 +117,9 @@ def _md_section(s: Section) -> list[str]:
 def markdown(sections: list[Section], meta: dict[str, str], analysis: str) -> str:
     flag = " --quick" if meta.get("mode") == "quick" else ""
     intro = (f"Written by `uv run python benchmarks/run.py{flag}` on {meta['date']} ({meta['mode']} run, "
-             f"{meta['duration']}). Each figure is the median of its runs, with min and max; every ratio divides "
-             "two medians measured in this same run.")
+             f"{meta['duration']}). Each figure is the median of its runs, with min and max; a ratio is the median "
+             "of the per-round ratios (both sides measured in turn in each round, so load hits both), with their "
+             "min and max (a ratio without them divides two medians of this same run).")
     lines = ["# Benchmark results", "", intro, "", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in {**machine(), **{k: meta[k] for k in ('load before', 'load after')}}.items()]
     lines += ["", "## Versions", "", "| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in versions().items()]

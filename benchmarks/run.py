@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark kestrel-release against the seed's loop and today's tools; write benchmarks/RESULTS.md.
 
-    uv run python benchmarks/run.py [--quick] [--only build,verify,publish,shaped,startup] [--wheels DIR]
+    uv run python benchmarks/run.py [--quick] [--only build,verify,verify-real,publish,shaped,scale,startup] [--wheels DIR]
                                     [--wait-quiet MINUTES]
 
 A full run (no --quick, no --only) writes benchmarks/RESULTS.md; any other run
@@ -26,9 +26,10 @@ from benchmarks import report
 from benchmarks.common import BenchFailed, NotAvailable, Section
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("build", "verify", "publish", "shaped", "startup")
+BENCHES = ("build", "verify", "verify-real", "publish", "shaped", "scale", "startup")
 QUIET_LOAD = 1.0
-TITLES = {"build": "Build matrix", "verify": "Verify", "publish": "Publish", "shaped": "Upload through a shaped link",
+TITLES = {"build": "Build matrix", "verify": "Verify", "verify-real": "Verify on real CUDA wheels",
+          "publish": "Publish", "shaped": "Upload through a shaped link", "scale": "A 25-wheel release",
           "startup": "Start-up"}
 
 
@@ -43,6 +44,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="fewer rounds and ~40 MB verify wheels (under 10 min)")
     p.add_argument("--only", help=f"comma-separated subset of: {', '.join(BENCHES)}")
     p.add_argument("--wheels", type=Path, help="wheels for the publish benchmark when build is not run")
+    p.add_argument("--real-wheels", nargs="*", type=Path, default=[],
+                   help="wheel files for verify-real (default: its download set, fetched once with pip)")
     p.add_argument("--out", type=Path, help="results file (default: RESULTS.md for a full run, else RESULTS-quick.md)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (it is printed)")
     p.add_argument("--wait-quiet", type=float, default=0, metavar="MINUTES",
@@ -78,6 +81,16 @@ def _one(name: str, args: argparse.Namespace, work: Path, wheels: Path | None) -
         from benchmarks import bench_upload_shaped
 
         return bench_upload_shaped.run(args.quick, work / "shaped"), wheels
+    if name == "verify-real":
+        from benchmarks import bench_verify_real
+
+        real = args.real_wheels or bench_verify_real.fetch(bench_verify_real.DEFAULTS, bench_verify_real.download_cache())
+        return bench_verify_real.run(real, 1 if args.quick else 3), wheels
+    if name == "scale":
+        from benchmarks import bench_upload_scale
+
+        size = 64 * 1024 if args.quick else 8 * 2**20
+        return bench_upload_scale.run(work / "scale", size, 1 if args.quick else 3)[0], wheels
     from benchmarks import bench_startup
 
     return bench_startup.run(args.quick), wheels

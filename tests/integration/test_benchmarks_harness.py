@@ -48,7 +48,7 @@ def test_markdown_holds_claims_figures_and_keeps_the_analysis(tmp_path):
     path.write_text("# old\n\n## Analysis\n\nWhy the build missed.\n")
     text = report.markdown(_sections(), meta, report.kept_analysis(path))
     assert "| tool vs loop | 2.00 s (min 1.00 s, max 3.00 s, n=3) | 11.00 s (min 10.00 s, max 12.00 s, n=3) " \
-           "| 0.18x | <= 0.1x | MISSED |" in text
+           "| 0.18x (min 0.10, max 0.25) | <= 0.1x | MISSED |" in text
     assert "| tool | 2.00 s | 1.00 s | 3.00 s | 3 | 0 (0), 0 (0), 0 (0) |" in text
     assert "Not available: bench_verify.py does not exist yet" in text
     assert "| load before | 0.1 0.2 0.3 |" in text

@@ -123,3 +123,12 @@ def test_verify_adapter_flags_wheels_far_below_the_asked_size():
     assert all(c.claim.endswith("[UNDERSIZED WHEELS]") for c in section.comparisons)
     result["wheel_bytes"] = [39_000_000] * 4
     assert not verify_adapter.to_section(result, expected_wheel_bytes=40_000_000).notes[0].startswith("WARNING")
+
+
+def test_a_ratio_is_taken_per_round_and_shown_with_its_spread():
+    # Round 2 ran under load on both sides: per-round ratios stay 0.5; medians over medians would not.
+    c = Comparison("c", Figure("s", [1.0, 10.0, 1.2]), Figure("b", [2.0, 20.0, 2.4]), max_ratio=0.5)
+    assert c.ratios == [0.5, 0.5, 0.5] and c.ratio == 0.5 and c.met
+    assert report.fmt_ratio(c) == "0.50x (min 0.50, max 0.50)"
+    unpaired = Comparison("c", Figure("s", [1.0, 3.0]), Figure("b", [4.0]))
+    assert unpaired.ratios == [] and unpaired.ratio == 0.5 and report.fmt_ratio(unpaired) == "0.50x"
