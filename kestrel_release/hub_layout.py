@@ -144,21 +144,44 @@ def _archs(variant_dir: Path) -> list[str]:
     return hub_metadata.arch_names(sass, ptx)
 
 
-def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLayout:
-    """Write build/<variant>/ for every variant of `package`'s manifest in `out_dir`."""
+Built = tuple[dict[str, Any], Path, dict[str, Any]]  # (manifest row, the wheel, that manifest)
+
+
+def built_wheels(out_dir: Path, package: str | None) -> list[Built]:
+    """Every wheel of the build output: `package`'s manifest in `out_dir`, and each `variants/<name>/`
+    folder's own manifest (a variant's build; under package-suffix it names `<name>-cu13`). The default
+    variant's wheels sit in both: counted once."""
     out_dir = Path(out_dir)
     data = manifest.load(out_dir, package)
-    if data is None:
+    sources = [(out_dir, data)] if data else []
+    for folder in sorted(p for p in (out_dir / "variants").glob("*") if p.is_dir()):
+        found = manifest.locate(folder)
+        if found is not None:
+            sources.append((folder, manifest.read(found)))
+    out: list[Built] = []
+    seen: set[tuple[str, Any]] = set()
+    for folder, d in sources:
+        for row in d.get("wheels") or []:
+            if not isinstance(row, dict) or not row.get("filename"):
+                continue
+            key = (PurePosixPath(str(row["filename"])).name, row.get("sha256"))
+            if key not in seen:
+                seen.add(key)
+                out.append((row, wheel_path(folder, row), d))
+    if not out:
         raise UsageError(f"{out_dir} holds no build of {package or 'a project'}", "run kestrel-release build first")
-    groups: dict[str, list[dict[str, Any]]] = {}
+    return out
+
+
+def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLayout:
+    """Write build/<variant>/ for every variant of the build output in `out_dir` (see built_wheels)."""
+    out_dir = Path(out_dir)
+    groups: dict[str, list[Built]] = {}
     kinds: dict[str, tuple[bool, bool]] = {}
-    for row in data.get("wheels") or []:
-        if isinstance(row, dict) and row.get("filename"):
-            name, cuda, derived = hub_metadata.variant_name(row, data, configured)
-            groups.setdefault(name, []).append(row)
-            kinds[name] = (cuda, derived)
-    if not groups:
-        raise UsageError(f"the manifest in {out_dir} names no wheels", "run kestrel-release build first")
+    for built in built_wheels(out_dir, package):
+        name, cuda, derived = hub_metadata.variant_name(built[0], built[2], configured)
+        groups.setdefault(name, []).append(built)
+        kinds[name] = (cuda, derived)
     result = HubLayout(out_dir)
     root = out_dir / BUILD_DIR
     for name, rows in sorted(groups.items()):
@@ -169,10 +192,11 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             seen: dict[str, bytes] = {}
             packages: set[str] = set()
             lic = None
-            for row in rows:
-                found, lic_found = _extract(wheel_path(out_dir, row), vdir, seen)
+            for _, path, _ in rows:
+                found, lic_found = _extract(path, vdir, seen)
                 packages |= found
                 lic = lic or lic_found
+            data = rows[0][2]
             pkg = _main_package(packages, str(data.get("package") or package or ""), name)
             kernel = hub_metadata.kernel_name(pkg)
             archs = _archs(vdir)
@@ -193,7 +217,7 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             fsutil.replace_dir(vdir, root / name)
         result.variants.append(
             HubVariant(
-                name, kernel, pkg, [str(r["filename"]) for r in rows], archs, len(files_digest["files"]), kinds[name][1]
+                name, kernel, pkg, [p.name for _, p, _ in rows], archs, len(files_digest["files"]), kinds[name][1]
             )
         )
     remove_stale(out_dir, set(groups))

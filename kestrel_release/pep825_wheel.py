@@ -90,34 +90,35 @@ def label_wheel(src: Path, v_json: dict[str, Any], lab: str, dest: Path) -> Path
 
 def write(out_dir: Path, package: str | None) -> Pep825Result:
     """<out>/pep825/: a labelled wheel per variant wheel of the manifest, and the index's variants.json."""
+    from kestrel_release.hub_layout import built_wheels
     from kestrel_release.variants import Variant, VariantError
 
     out_dir = Path(out_dir)
     data = manifest.load(out_dir, package) or {}
-    rows = [r for r in data.get("wheels") or [] if isinstance(r, dict) and isinstance(r.get("variant"), dict)]
+    found = built_wheels(out_dir, package) if data or (out_dir / "variants").is_dir() else []
+    rows = [(row, path) for row, path, _ in found if isinstance(row.get("variant"), dict)]
     result = Pep825Result(out_dir)
     if not rows:
         return result
-    from kestrel_release.hub_layout import wheel_path
-
     with fsutil.staging_dir(out_dir, "pep825") as stage:
         docs = []
-        for row in rows:
+        for row, path in rows:
             try:
                 v = Variant.from_json(row["variant"])
             except VariantError as exc:
                 raise UsageError(f"{row.get('filename')}: {exc}", "rebuild with kestrel-release build") from None
             lab, doc = pep825.label(v), pep825.variant_json(v)
             _check(doc, lab, row["filename"])
-            result.wheels.append(label_wheel(wheel_path(out_dir, row), doc, lab, stage).name)
+            result.wheels.append(label_wheel(path, doc, lab, stage).name)
             docs.append(doc)
         try:
             merged = pep825.merge(docs)
         except ValueError as exc:
             raise VerifyError(f"{pep825.DRAFT}: {exc}", "report it: the variants of one build disagree") from None
         _check(merged, None, "the index file")
-        version = str(data.get("version") or "0").split("+")[0]
-        result.index_file = pep825.index_filename(str(data.get("package") or package), version)
+        first = found[0][2]
+        version = str(data.get("version") or first.get("version") or "0").split("+")[0]
+        result.index_file = pep825.index_filename(str(data.get("package") or package or first.get("package")), version)
         (stage / result.index_file).write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         result.labels = sorted(merged["variants"])
         _check_ours(out_dir / DIR)

@@ -67,3 +67,24 @@ def test_a_variant_directory_it_did_not_write_is_left_alone(tmp_path: Path) -> N
     with pytest.raises(UsageError, match="kestrel-release did not write it"):
         hub_layout.write(out, NAME)
     assert (mine / "notes.txt").read_text() == "the user's"
+
+
+def test_each_variants_folder_is_read_through_its_own_manifest(tmp_path: Path) -> None:
+    """build's layout: <out>/variants/<name>/ holds each variant's wheels and manifest (package-suffix names
+    differ), the default's also copied into <out>/ (counted once)."""
+    out = tmp_path / "out"
+    for torch, cuda, package in (("2.13", "13.0", NAME), ("2.12", "12.6", f"{NAME}-cu12")):
+        cu = "cu" + cuda.replace(".", "")
+        folder = out / "variants" / f"torch{torch.replace('.', '')}-cxx11-{cu}-x86_64-linux"
+        wheel = write_wheel(folder, package, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64",
+                            files={f"{PKG}/__init__.py": b"X = 1\n"})
+        record = {"filename": wheel.name, "sha256": "s" + cu, "variant": {"torch": torch, "cuda": cuda}}
+        manifest.save(folder, {"package": package, "version": "0.2.0", "wheels": [record]})
+        if torch == "2.13":
+            (out / wheel.name).write_bytes(wheel.read_bytes())
+            manifest.save(out, {"package": NAME, "version": "0.2.0", "wheels": [record]})
+    hub = hub_layout.write(out, NAME, configured=True)
+    assert [(v.name, v.package, len(v.wheels)) for v in hub.variants] == [
+        ("torch212-cxx11-cu126-x86_64-linux", PKG, 1),
+        ("torch213-cxx11-cu130-x86_64-linux", PKG, 1),
+    ]

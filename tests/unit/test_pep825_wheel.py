@@ -59,7 +59,7 @@ def test_a_second_run_replaces_its_folder_and_a_foreign_file_stops_it(tmp_path: 
 
 
 def test_a_build_without_variants_labels_nothing(tmp_path: Path) -> None:
-    write_wheel(tmp_path, NAME, "0.2.0", TAG)
-    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [{"filename": "x.whl"}]})
+    wheel = write_wheel(tmp_path, NAME, "0.2.0", TAG)
+    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [{"filename": wheel.name}]})
     assert pep825_wheel.write(tmp_path, NAME).wheels == []
     assert not (tmp_path / "pep825").exists()
