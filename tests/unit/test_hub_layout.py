@@ -88,3 +88,20 @@ def test_each_variants_folder_is_read_through_its_own_manifest(tmp_path: Path) -
         ("torch212-cxx11-cu126-x86_64-linux", PKG, 1),
         ("torch213-cxx11-cu130-x86_64-linux", PKG, 1),
     ]
+
+
+def test_metadata_names_the_cuda_archs_of_the_binaries_in_kernels_words(tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[1] / "data" / "cuda"
+    files = {f"{PKG}/__init__.py": b"", f"{PKG}/_ops.so": (data / "release" / "aarch64_sm90a.so").read_bytes(),
+             f"{PKG}/attn.fatbin": (data / "explain" / "cu130-sm80.fatbin").read_bytes()}
+    wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_aarch64", files=files)
+    row = {"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0", "arch": "aarch64"}}
+    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [row]})
+    (variant,) = hub_layout.write(tmp_path, NAME).variants
+    assert variant.name == "torch213-cxx11-cu130-aarch64-linux"
+    meta = json.loads((tmp_path / "build" / variant.name / "metadata.json").read_text())
+    assert meta["backend"] == {"type": "cuda", "archs": ["8.0", "9.0a", "9.0a+PTX"]}
+    kernels_archs = pytest.importorskip("kernels.archs")  # kernels reads each word (None: a word it cannot)
+    assert all(kernels_archs._parse_cuda_arch(a) is not None for a in meta["backend"]["archs"])
+    assert kernels_archs._supports_cuda_capability(meta["backend"]["archs"], (9, 0))
+    assert not kernels_archs._supports_cuda_capability(meta["backend"]["archs"], (10, 0))
