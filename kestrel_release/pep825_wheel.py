@@ -58,7 +58,7 @@ def label_wheel(src: Path, v_json: dict[str, Any], lab: str, dest: Path) -> Path
         members = [(i, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
     old_dist = next((i.filename.split("/")[0] for i, _ in members if i.filename.endswith(".dist-info/METADATA")), None)
     if old_dist is None:
-        raise UsageError(f"{src.name} has no .dist-info/METADATA", "rebuild with kestrel-release build")
+        raise UsageError(f"{pep825.DRAFT}: {src.name} has no .dist-info/METADATA", "rebuild with kestrel-release build")
     stem = old_dist[: -len(".dist-info")]
     new_stem = stem.replace(old_version, plain) if old_version in stem else stem
     out: list[tuple[zipfile.ZipInfo, bytes]] = []
@@ -106,7 +106,9 @@ def write(out_dir: Path, package: str | None) -> Pep825Result:
             try:
                 v = Variant.from_json(row["variant"])
             except VariantError as exc:
-                raise UsageError(f"{row.get('filename')}: {exc}", "rebuild with kestrel-release build") from None
+                raise UsageError(
+                    f"{pep825.DRAFT}: {row.get('filename')}: {exc}", "rebuild with kestrel-release build"
+                ) from None
             lab, doc = pep825.label(v), pep825.variant_json(v)
             _check(doc, lab, row["filename"])
             result.wheels.append(label_wheel(path, doc, lab, stage).name)
@@ -138,7 +140,7 @@ def _check_ours(folder: Path) -> None:
         not (p.name.endswith("-variants.json") or pep825.split_filename(p.name)[1]) for p in folder.iterdir()
     ):
         raise UsageError(
-            f"{folder} holds files kestrel-release did not write",
+            f"{pep825.DRAFT}: {folder} holds files kestrel-release did not write",
             "move it away or choose another --out; nothing was changed",
         )
 

@@ -54,7 +54,7 @@ def test_a_second_run_replaces_its_folder_and_a_foreign_file_stops_it(tmp_path: 
     pep825_wheel.write(out, NAME)
     pep825_wheel.write(out, NAME)
     (tmp_path / "pep825" / "notes.txt").write_text("mine")
-    with pytest.raises(UsageError, match="did not write"):
+    with pytest.raises(UsageError, match=r"PEP 825 \(Draft\): .* did not write"):
         pep825_wheel.write(out, NAME)
 
 

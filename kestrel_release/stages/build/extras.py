@@ -4,6 +4,7 @@ wheels and the index's variants.json (pep825_wheel)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release import hub_layout, pep825_wheel
@@ -16,11 +17,18 @@ def wants_pep825(cfg: Config) -> bool:
     return cfg.variants is not None and cfg.variants.format == "pep825"
 
 
+def top(out: Path) -> Path:
+    """The build output a variant's own folder (`<out>/variants/<name>/`) belongs to: the layouts cover
+    every variant of the output, so a variant's build rewrites them from the whole output."""
+    return out.parent.parent if out.parent.name == "variants" else out
+
+
 def write(cfg: Config, result: Any, layout: str | None) -> None:  # result: a BuildResult (no import: a cycle)
+    out = top(cfg.out_path)
     if layout:
-        result.hub = hub_layout.write(cfg.out_path, cfg.name, cfg.variants is not None)
+        result.hub = hub_layout.write(out, cfg.name, cfg.variants is not None)
     if wants_pep825(cfg):
-        result.pep825 = pep825_wheel.write(cfg.out_path, cfg.name)
+        result.pep825 = pep825_wheel.write(out, cfg.name)
 
 
 def render(result: Any) -> None:
