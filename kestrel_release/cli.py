@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from kestrel_release import __version__, console
+from kestrel_release import targets as _targets  # the flags' help lists the built-in targets
 from kestrel_release.cli_sandbox import sandbox_app
 
 app = typer.Typer(
@@ -164,7 +165,10 @@ def verify(
     paths: PathsArg = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    target: Annotated[str | None, typer.Option("--target", help="pypi, testpypi or github acceptance rules.")] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help=f"{_targets.help_names(_targets.VERIFY_DEFAULT, ' or ')} acceptance rules."),
+    ] = None,
     platform: Annotated[
         str | None,
         typer.Option(
@@ -299,7 +303,8 @@ def publish(
         str | None,
         typer.Option(
             "--target",
-            help="testpypi, pypi, github, or a .pypirc repository name (default: $TWINE_REPOSITORY, else testpypi).",
+            help=f"{_targets.help_names()}, or a .pypirc repository name (default: $TWINE_REPOSITORY, else "
+            f"{_targets.DEFAULT_PUBLISH}).",
         ),
     ] = None,
     project: ProjectOpt = None,
@@ -333,13 +338,15 @@ def publish(
 
     http_policy.allow_insecure(allow_insecure_http)
     if target is None:
-        from kestrel_release.adapters import pypi_config
+        from kestrel_release import targets
 
-        target = pypi_config.default_target(repository_url=repository_url)
+        target = targets.default_publish_target(repository_url=repository_url)
     from kestrel_release.stages import publish as stage
 
     cfg = _config(project, json, python=_csv(python))
-    options = stage.PublishOptions(
+    options = stage.options(
+        cfg,
+        target,
         dry_run=dry_run,
         yes=yes,
         token_env=token_env,
@@ -353,7 +360,7 @@ def publish(
         pythons=_csv(python),
     )
     result = stage.run(cfg, paths or [], target, options)
-    console.emit_json(result.to_json()) if json else stage.render(result)
+    console.emit_json(result.to_json()) if json else stage.render(cfg, target, result)
 
 
 @app.command()
@@ -383,8 +390,8 @@ def release(
     json: JsonOpt = False,
     bump: Annotated[str | None, typer.Option("--bump", help="Version bump kind before building.")] = None,
     targets: Annotated[
-        str, typer.Option("--targets", help="Comma-separated: testpypi,pypi,github.")
-    ] = "testpypi,pypi,github",
+        str, typer.Option("--targets", help=f"Comma-separated: {_targets.help_names(last=',', sep=',')}.")
+    ] = _targets.help_names(last=",", sep=","),
     rehearse: Annotated[
         bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")
     ] = False,

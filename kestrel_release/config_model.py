@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from kestrel_release.variants import VariantsConfig
 
@@ -135,12 +135,18 @@ class SmokeTestConfig:
 
 @dataclass(frozen=True)
 class IndexTarget:
+    """An index target's settings (targets/pypi.py); `verify_rules`: see targets/base.py Target."""
+
+    verify_rules: ClassVar[str] = "index"
     repository_url: str
     simple_url: str = ""  # "" = derived from repository_url (publish_index.simple_url_for)
 
 
 @dataclass(frozen=True)
 class GithubTarget:
+    """The GitHub release's settings (targets/github.py)."""
+
+    verify_rules: ClassVar[str] = "asset"
     repo: str = ""
     tag: str = ""
     title: str = ""
@@ -208,10 +214,5 @@ class Config:
         return self.name.replace("-", "_").replace(".", "_").lower()
 
     def github(self) -> GithubTarget:
-        return self.targets.get("github", GithubTarget())
-
-
-DEFAULT_TARGETS = {
-    "pypi": IndexTarget("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),
-    "testpypi": IndexTarget("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
-}
+        """The GitHub release's settings (the first target of that kind; targets/github.py owns the name)."""
+        return next((t for t in self.targets.values() if isinstance(t, GithubTarget)), GithubTarget())

@@ -15,7 +15,7 @@ Each variant's wheels go to `<dir>/<cu>/<project>/` (PyTorch's layout, `pip inst
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 KIND = "static-index"
 KEYS = {"kind", "dir", "base_url", "github"}
@@ -24,6 +24,8 @@ GITHUB_KEYS = {"repo", "tag"}
 
 @dataclass(frozen=True)
 class StaticIndexTarget:
+    # verify's rules for its wheels: a release asset's size limit (its wheels may be assets), not PyPI's rules
+    verify_rules: ClassVar[str] = "asset"
     dir: str
     base_url: str = ""
     github_repo: str = ""  # "" = the wheels are copied beside the pages in `dir`

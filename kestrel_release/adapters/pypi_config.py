@@ -51,18 +51,6 @@ def read_pypirc(path: str = PYPIRC) -> dict[str, dict[str, Any]]:
         raise UsageError(f"{path} is malformed", "see https://packaging.python.org/specifications/pypirc/") from None
 
 
-CUSTOM = "custom-index"  # the target of --repository-url (or TWINE_REPOSITORY_URL) without --target
-
-
-def default_target(env: Mapping[str, str] | None = None, repository_url: str | None = None) -> str:
-    """The index target when --target is not given: TWINE_REPOSITORY (a .pypirc section), as twine;
-    else "custom-index" when an upload URL is given (it is not TestPyPI, and must not be called so); else testpypi."""
-    env = os.environ if env is None else env
-    if env.get("TWINE_REPOSITORY"):
-        return env["TWINE_REPOSITORY"]
-    return CUSTOM if repository_url or env.get("TWINE_REPOSITORY_URL") else "testpypi"
-
-
 def _host(url: str | None) -> str:
     return urlparse(url or "").netloc.lower()
 
@@ -74,18 +62,17 @@ def resolve_index(
     simple_url: str | None,
     pypirc_path: str = PYPIRC,
     env: Mapping[str, str] | None = None,
+    builtin: Any = None,
 ) -> Index:
     """Where to upload and read, as twine decides, with the project's own targets in between:
 
     --repository-url > TWINE_REPOSITORY_URL > [tool.kestrel-release.targets.NAME] > .pypirc [NAME]
-    `repository =` (pypi/testpypi included) > the built-in PyPI/TestPyPI URLs.
+    `repository =` (pypi/testpypi included) > the built-in PyPI/TestPyPI URLs (`builtin`: the target's
+    own defaults, an IndexTarget, when it has any; targets/pypi.py passes them).
     """
-    from kestrel_release.config_model import DEFAULT_TARGETS
-
     env = os.environ if env is None else env
     pypirc = read_pypirc(pypirc_path)
     section = pypirc.get(target)
-    builtin = DEFAULT_TARGETS.get(target)
     own = configured.get(target)
     own = own if hasattr(own, "repository_url") and own != builtin else None
     rc_url = (section or {}).get("repository")

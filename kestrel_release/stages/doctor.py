@@ -7,7 +7,6 @@ configuration requires is missing (exit 3); a missing GPU fails only when
 
 from __future__ import annotations
 
-import configparser
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -21,7 +20,7 @@ from kestrel_release.adapters import (
     torch_probe,
     uv,
 )
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError, PreflightError
 
 
@@ -60,7 +59,7 @@ def run(cfg: Config) -> DoctorReport:
             _glibc(cfg),
             git_f.result(),
             *_metadata(cfg),
-            *_credentials(),
+            *_credentials(cfg),
         ]
     return DoctorReport(checks)
 
@@ -236,43 +235,13 @@ def _metadata(cfg: Config) -> list[Check]:
     return [Check("project metadata", "ok", f"{meta.name} {meta.version} (from the build backend)")]
 
 
-def _credentials() -> list[Check]:
-    """Presence only, never values: TWINE_PASSWORD or .pypirc per index, a GitHub token."""
-    pypirc = configparser.ConfigParser(interpolation=None)
-    rc_path = Path(os.environ.get("PYPIRC") or Path.home() / ".pypirc")
-    try:
-        pypirc.read(rc_path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
-        pass
-    checks = []
-    for target in ("testpypi", "pypi"):
-        if os.environ.get("TWINE_PASSWORD"):
-            checks.append(Check(f"credentials: {target}", "ok", "TWINE_PASSWORD is set"))
-        elif pypirc.has_option(target, "password"):
-            checks.append(Check(f"credentials: {target}", "ok", f"[{target}] password in {rc_path}"))
-        else:
-            checks.append(
-                Check(
-                    f"credentials: {target}",
-                    "warn",
-                    "none found (needed only to publish)",
-                    f"export TWINE_PASSWORD=<API token> or add [{target}] to {rc_path}",
-                )
-            )
-    from kestrel_release.adapters import github
+def _credentials(cfg: Config) -> list[Check]:
+    """Presence only, never values, of what each built-in target needs to publish (its doctor_checks)."""
+    from kestrel_release import targets
 
-    name = github.token_variable()
-    checks.append(
-        Check("credentials: github", "ok", f"{name} is set")
-        if name
-        else Check(
-            "credentials: github",
-            "warn",
-            "none found (needed only to publish)",
-            "export GH_TOKEN=<token with contents:write>",
-        )
-    )
-    return checks
+    return [
+        Check(c.name, c.status, c.detail, c.fix) for n in targets.builtin() for c in targets.get(cfg, n).doctor_checks()
+    ]
 
 
 def render(report: DoctorReport) -> None:

@@ -207,7 +207,7 @@ def test_pypi_without_yes_and_without_a_terminal_is_refused(fake_verify, tmp_pat
     cfg = _project(tmp_path, "0.9.0")
     with open("/dev/null") as no_tty, pytest.raises(UsageError, match="pass --yes"):
         monkeypatch.setattr(sys, "stdin", no_tty)
-        publish_index.run(cfg, [], target="pypi", repository_url=box.upload_url,
+        publish_index.run(cfg, [], target="pypi", repository_url=box.upload_url, confirm=True,
                           credentials=(box.username, box.password))
     assert not [f for f in box.files() if "0.9.0" in f]
 

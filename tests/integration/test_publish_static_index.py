@@ -205,8 +205,8 @@ def test_release_rehearsal_publishes_every_variant_to_a_served_stand_in(tmp_path
     )
     assert result.code == 0, result.output
     steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
-    assert list(steps) == ["preflight", "verify", "publish-static-index"]
-    assert "wheels: 2 added, 0 already there, in cu126, cu130" in steps["publish-static-index"]["detail"]
+    assert list(steps) == ["preflight", "verify", "publish-wheels"]  # each target is its own publish step
+    assert "2 added, 0 already there, in cu126, cu130" in steps["publish-wheels"]["detail"]
     stand_in = tmp_path / "kernels/dist-all.rehearsal/static-index/wheels"
     assert sorted(p.name for p in stand_in.rglob("*.whl")) == sorted(w.name for w in wheels.values())
     assert not (project / "site").exists()  # a rehearsal never writes the real index

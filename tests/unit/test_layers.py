@@ -22,11 +22,16 @@ PACKAGE = "kestrel_release"
 
 # Layers, highest first; a module may import its own layer and those below it, never one above.
 # Everything not named here (adapters, inspect, sandbox, the top-level helpers) is the bottom layer;
-# config_model (the frozen dataclasses and defaults, stdlib only) is data every layer may read, while
-# loading and parsing the configuration (config, config_parse) sits above the helpers it calls.
+# config_model (the frozen dataclasses and defaults, stdlib only) is data every layer may read.
+# Loading and parsing the configuration (config, config_parse) asks the publish targets (targets/) to
+# parse their tables, and a target's upload runs stages.publish: the three share the stage layer, kept
+# apart by the no-cycle rule and by CONFIG_LOADERS below.
 ENTRY = {"__main__", "entry", "cli", "cli_sandbox"}
 CONFIG = {"config", "config_parse"}
-LAYER_NAMES = {3: "cli", 2: "stages", 1: "config", 0: "helpers/adapters/inspect/sandbox"}
+LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/inspect/sandbox"}
+# A stage or a target reads the Config dataclasses from config_model, never from the loader: config
+# loading reaches every target, and through them stages.publish, so that arrow would close a cycle.
+CONFIG_LOADERS = {"config"}
 
 # Third-party packages cheap enough to import when a module is imported (`--help` stays fast); every
 # other one is imported inside the function that needs it.
@@ -159,10 +164,8 @@ def layer(module: str) -> int:
         return 0
     if parts[1] in ENTRY:
         return 3
-    if parts[1] == "stages" and len(parts) > 2:
+    if (parts[1] == "stages" and len(parts) > 2) or parts[1] == "targets" or parts[1] in CONFIG:
         return 2
-    if parts[1] in CONFIG:
-        return 1
     return 0
 
 
@@ -230,6 +233,11 @@ def violations(root: Path) -> set[str]:
                 relative = [imp.target.split(".", 1)[-1], f"{imp.target}.{imp.name}".split(".", 1)[-1]]
                 if module.split(".", 1)[-1] in PURE and any(r.split(".")[0] in IMPURE for r in relative):
                     found.add(f"pure module does output: {module} imports {imp.target}")
+                if imp.target.split(".", 1)[-1] in CONFIG_LOADERS and module.split(".")[1:2] in (
+                    ["stages"],
+                    ["targets"],
+                ):
+                    found.add(f"config loader: {module} imports {imp.target} (read the dataclasses from config_model)")
                 if imp.name and _is_private(imp.name) and imp.target != module:
                     found.add(f"private name: {module} uses {imp.target}.{imp.name}")
                 last = imp.target.rpartition(".")
@@ -277,12 +285,20 @@ def _write(root: Path, files: dict[str, str]) -> Path:
                 "stages/__init__.py": "",
                 "stages/build.py": "",
             },
-            "upward: pkg.adapters.git (helpers/adapters/inspect/sandbox) imports pkg.stages.build (stages)",
+            "upward: pkg.adapters.git (helpers/adapters/inspect/sandbox) imports pkg.stages.build (stages/targets/config)",
         ),
         ({"helper.py": "def f():\n    from pkg.config import load\n"}, "upward: pkg.helper"),
         (
             {"stages/__init__.py": "", "stages/run.py": "from pkg import cli\n", "cli.py": ""},
-            "upward: pkg.stages.run (stages)",
+            "upward: pkg.stages.run (stages/targets/config)",
+        ),
+        (
+            {"stages/__init__.py": "", "stages/run.py": "from pkg.config import Config\n", "config.py": ""},
+            "config loader: pkg.stages.run imports pkg.config",
+        ),
+        (
+            {"targets/__init__.py": "", "targets/x.py": "def f():\n    from pkg import config\n", "config.py": ""},
+            "config loader: pkg.targets.x imports pkg.config",
         ),
         (
             {"stages/__init__.py": "", "stages/a.py": "import github\n"},
@@ -340,9 +356,12 @@ def test_allowed_shapes_are_not_violations(tmp_path):
             "_compat.py": "",
             "cli.py": "def f():\n    from pkg.stages import build\n",
             "stages/__init__.py": "",
-            "stages/build.py": "from pkg import config, _compat\nfrom rich.table import Table\n"
+            "stages/build.py": "from pkg import config_model, _compat\nfrom rich.table import Table\n"
             "def f():\n    import twine\n",
-            "config.py": "from pkg import helper\n",
+            "config.py": "from pkg import helper\ndef load():\n    from pkg import config_parse\n",
+            "config_parse.py": "from pkg import config_model, targets\n",
+            "config_model.py": "",
+            "targets/__init__.py": "def publish():\n    from pkg.stages import build\n",
             "helper.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rich.live import Live\n",
             "adapters/__init__.py": "",
             "adapters/_deadline.py": "",

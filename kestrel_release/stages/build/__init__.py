@@ -24,7 +24,7 @@ from kestrel_release import hub_layout as _hub
 from kestrel_release import pep825_wheel as _pep825
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile

@@ -28,7 +28,7 @@ from kestrel_release import console, platforms, proc, source_copy, statedir
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, container, git, toolchain
 from kestrel_release.adapters import uv as uv_adapter
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
 
 # Finds each configured Python (`X.Y path` lines), then the image's glibc and CPU.

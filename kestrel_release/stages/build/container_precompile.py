@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kestrel_release import proc, source_copy
 from kestrel_release.adapters.cuda_toolkit import Toolkit
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import precompile as _precompile

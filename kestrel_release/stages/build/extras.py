@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kestrel_release import hub_layout, pep825_wheel
 
 if TYPE_CHECKING:
-    from kestrel_release.config import Config
+    from kestrel_release.config_model import Config
 
 
 def wants_pep825(cfg: Config) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kestrel_release import console
 from kestrel_release._compat import tomllib
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
 
 _CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.MULTILINE)

@@ -24,7 +24,7 @@ from kestrel_release.adapters import (
     toolchain,
     uv,
 )
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import PreflightError
 from kestrel_release.stages.build import container as build_container
 from kestrel_release.stages.build import container_precompile as build_container_precompile

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kestrel_release import fsutil, proc
 from kestrel_release.adapters import toolchain
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, ConfigError
 from kestrel_release.stages.build import cachekey
 

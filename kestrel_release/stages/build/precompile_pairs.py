@@ -30,7 +30,7 @@ from pathlib import Path
 from kestrel_release import cuda_rules, fsutil
 from kestrel_release.adapters import toolchain
 from kestrel_release.adapters.cuda_toolkit import Toolkit
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.build import cachekey
 from kestrel_release.stages.build import precompile as single

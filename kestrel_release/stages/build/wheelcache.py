@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kestrel_release import __version__, console, fsutil, statedir
 from kestrel_release.adapters import git, toolchain
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.stages.build import cachekey
 
 _SKIP_DIRS = {"build", "dist", "dist-all", "wheelhouse", "__pycache__"}

@@ -20,7 +20,7 @@ from kestrel_release.stages.explain import wheels
 from kestrel_release.stages.explain.result import ExplainReport, GpuResult
 
 if TYPE_CHECKING:
-    from kestrel_release.config import Config
+    from kestrel_release.config_model import Config
     from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)

@@ -116,7 +116,10 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
 def _configured_repo(data: dict, *, planned: bool) -> str:
     """targets.github.repo of the planned table or the pyproject's (or its environment override), "" when unset."""
     repo: Any = data
-    for key in ("targets", "github", "repo") if planned else ("tool", "kestrel-release", "targets", "github", "repo"):
+    from kestrel_release.targets import github as github_target
+
+    path = ("targets", github_target.NAME, "repo")
+    for key in path if planned else ("tool", "kestrel-release", *path):
         repo = repo.get(key, "") if isinstance(repo, dict) else ""
     return os.environ.get("KESTREL_RELEASE_GITHUB_REPO") or (repo if isinstance(repo, str) else "")
 

@@ -10,17 +10,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config, config_parse
+from kestrel_release import config_model, config_parse
 from kestrel_release.errors import KestrelError
 from kestrel_release.stages.init.detect import Detected
+from kestrel_release.targets import github as github_target
 
-# The source globs come from config.DEFAULT_FORBID (one list to keep current); headers are left
+# The source globs come from config_model.DEFAULT_FORBID (one list to keep current); headers are left
 # out for a package that ships them on purpose. The defaults' kernel-template names (kernel.py,
 # flash_*.py, ...) are this repository's own and are not suggested: in another package they name
 # public code.
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
-SOURCES = tuple(p for p in config.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES))
-HEADERS = tuple(p for p in config.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES))
+SOURCES = tuple(
+    p for p in config_model.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and not p.endswith(HEADER_SUFFIXES)
+)
+HEADERS = tuple(
+    p for p in config_model.DEFAULT_FORBID if re.fullmatch(r"\*\.[^/*]+", p) and p.endswith(HEADER_SUFFIXES)
+)
 # Repository directories that must not become top-level packages of the wheel. Anchored ("/tests/**"
 # matches the wheel's top level only), so a package's own tests/ or examples/, shipped on purpose,
 # stay allowed. csrc/ is sources wherever it is (extension-cpp keeps it inside the package).
@@ -81,7 +86,7 @@ def _choose_pythons(d: Detected, plan: Plan, found: tuple[str, ...]) -> None:
         plan.values["python"] = list(found)
         plan.comments["python"] = "CPythons found on this machine that the package supports"
         return
-    listed = [p for p in config.DEFAULT_PYTHONS if python_allowed(p, d)] or list(config.DEFAULT_PYTHONS)
+    listed = [p for p in config_model.DEFAULT_PYTHONS if python_allowed(p, d)] or list(config_model.DEFAULT_PYTHONS)
     plan.values["python"] = listed
     plan.comments["python"] = "none of these was found on this machine: install them or edit the list"
     plan.notes.append(f"no supported CPython found on this machine; listed {', '.join(listed)}")
@@ -182,7 +187,7 @@ def _forbid(d: Detected) -> list[str]:
 def add_github_target(plan: Plan, repo: str | None) -> None:
     # Without a repository, a GitHub release would go to the tool's own default: say so instead.
     if repo:
-        plan.values["targets"] = {"github": {"repo": repo}}
+        plan.values["targets"] = {github_target.NAME: {"repo": repo}}
         plan.comments["targets.github"] = "from the git remote 'origin'"
     else:
         plan.notes.append(

@@ -29,7 +29,7 @@ from kestrel_release.stages.publish import github_dated as dated_mod
 from kestrel_release.stages.publish import github_files as files_mod
 from kestrel_release.stages.publish.github_files import LocalFile
 from kestrel_release.stages.publish.github_result import GithubResult, Target
-from kestrel_release.stages.publish.github_result import render as render  # publish.render finds it either way
+from kestrel_release.stages.publish.github_result import render as render  # the module's render, as index.py's
 
 TMP_PREFIX = "kestrel-tmp-"
 ASSET_CAP = 1000
@@ -58,15 +58,17 @@ def run(
     yes: bool = False,
     token: str | None = None,
     commit: str | None = None,
+    name: str,
 ) -> GithubResult:
-    """Publish verified wheels (+ SHA256SUMS, manifest) to a GitHub release; raise on failure."""
+    """Publish verified wheels (+ SHA256SUMS, manifest) to a GitHub release; raise on failure.
+    `name`: the target's name (verify's rules and the manifest's record of what was published where)."""
     from kestrel_release.stages import verify
 
     target = _target(cfg, repo, tag, api_url, prune)
     token = gh_adapter.resolve_token(token, token_env, required=not dry_run)
     wheels = verify.resolve_wheels(cfg, list(paths))
-    manifest.check_unchanged(wheels, "github")
-    report = verify.run(cfg, wheels, target="github")
+    manifest.check_unchanged(wheels, name)
+    report = verify.run(cfg, wheels, target=name)
     verify.raise_for(report, show=True)
     result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)
     # A killed run's scratch copy is collected by the next one (statedir.owned_dir).

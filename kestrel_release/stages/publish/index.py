@@ -14,12 +14,10 @@ from typing import Any
 
 from kestrel_release import console, fsutil, manifest
 from kestrel_release.adapters import pypi, pypi_config
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy
 from kestrel_release.stages.publish.smoke import SmokeTestError, forget_rejected, smoke_test
-
-_PYPI_RULES = ("pypi", "testpypi")
 
 
 class NeedsNewVersion(PublishError):
@@ -63,7 +61,7 @@ def run(
     cfg: Config,
     paths: list[Path],
     *,
-    target: str = "testpypi",
+    target: str,
     repository_url: str | None = None,
     simple_url: str | None = None,
     dry_run: bool = False,
@@ -71,15 +69,21 @@ def run(
     smoke_test: bool = False,
     token_env: str | None = None,
     credentials: tuple[str, str] | None = None,
+    pypi_rules: bool = False,
+    confirm: bool = False,
+    builtin: Any = None,
 ) -> PublishResult:
-    """Verify, compare with the index, confirm, upload what is missing; raise PublishError on failure."""
+    """Verify, compare with the index, confirm, upload what is missing; raise PublishError on failure.
+
+    `pypi_rules`: the index is PyPI's (its 14-day rule; verify by its name); `confirm`: ask before the
+    first upload unless `yes`; `builtin`: the index's built-in URLs (targets/pypi.py decides all three)."""
     from kestrel_release.stages import verify
 
-    index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url)
+    index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url, builtin=builtin)
     creds = None if dry_run else pypi_config.resolve_credentials(index, token_env=token_env, given=credentials)
     wheels = verify.resolve_wheels(cfg, list(paths))
     manifest.check_unchanged(wheels, target)
-    report = verify.run(cfg, wheels, target=target if target in _PYPI_RULES else None)
+    report = verify.run(cfg, wheels, target=target if pypi_rules else None)
     verify.raise_for(report, show=True)
     policy = _policy(cfg)
     result = PublishResult(
@@ -92,7 +96,8 @@ def run(
     )
     pages: dict[str, dict[str, dict[str, str]]] = {}  # project -> its simple page, read once per run
     todo = _plan(index, report.wheels, policy, creds, result, pages)
-    _release_age(todo, index, target, policy.timeout)
+    if pypi_rules:
+        _release_age(todo, index, target, policy.timeout)
     _show_plan(result, todo)
     if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
         result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds, pages)
@@ -103,7 +108,7 @@ def run(
     count = len(todo)
     console.confirm(
         f"Upload {count} file(s) to pypi? Files can never be replaced",
-        yes=yes or target != "pypi",
+        yes=yes or not confirm,
         refused=(
             f"publishing {count} file(s) to pypi needs confirmation and there is no terminal to ask on",
             "pass --yes to confirm non-interactively",
@@ -128,7 +133,7 @@ def _release_age(todo: list, index: pypi.Index, target: str, timeout: float) -> 
     """PyPI refuses new files for a release created over 14 days ago, after the whole upload: ask first."""
     from kestrel_release.stages.verify import pypi as verify_pypi
 
-    if not todo or target not in _PYPI_RULES:
+    if not todo:
         return
     refused = [f for f in verify_pypi.release_age_check(todo, index.simple_url, timeout) if f.severity == "error"]
     if refused:

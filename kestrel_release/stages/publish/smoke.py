@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
 from kestrel_release.stages.publish import smoke_explain
 

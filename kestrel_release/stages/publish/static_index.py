@@ -20,7 +20,7 @@ from kestrel_release.errors import UsageError
 from kestrel_release.static_target import StaticIndexTarget
 
 if TYPE_CHECKING:
-    from kestrel_release.config import Config
+    from kestrel_release.config_model import Config
 
 VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants.py)
 
@@ -100,7 +100,7 @@ def run(
     if not every:
         raise UsageError(f"no wheels of {cfg.name} to publish", "run kestrel-release build, or pass wheel files")
     manifest.check_unchanged(every, None)
-    _verify(cfg, every)
+    _verify(cfg, every, target)
     result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
     urls: dict[str, str] = {}
     if t.github_repo:  # the wheels become release assets first: the pages link to them
@@ -160,16 +160,17 @@ def flavour_of(wheel: Path) -> str:
         raise UsageError(f"{wheel.name}: its manifest's variant record is damaged ({exc})", "rebuild it") from None
 
 
-def _verify(cfg: Config, wheels: list[Path]) -> None:
-    """verify's checks for each build folder (a variant's folder is a build of its own); PyPI's rules do not
-    apply to an index of our own (local versions are its point), GitHub's target rules do."""
+def _verify(cfg: Config, wheels: list[Path], target: str) -> None:
+    """verify's checks for each build folder (a variant's folder is a build of its own), with the target's own
+    rules: PyPI's do not apply to an index of our own (local versions are its point), a release asset's
+    size limit does (targets/static_index.py, `verify_rules`)."""
     from kestrel_release.stages import verify
 
     by_dir: dict[Path, list[Path]] = {}
     for wheel in wheels:
         by_dir.setdefault(wheel.parent, []).append(wheel)
     for folder_wheels in by_dir.values():
-        report = verify.run(cfg, folder_wheels, target="github", record=False, partial=True)
+        report = verify.run(cfg, folder_wheels, target=target, record=False, partial=True)
         verify.raise_for(report, show=True)
 
 

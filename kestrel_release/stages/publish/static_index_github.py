@@ -19,7 +19,7 @@ from kestrel_release.fsutil import sha256_file
 from kestrel_release.static_target import StaticIndexTarget
 
 if TYPE_CHECKING:
-    from kestrel_release.config import Config
+    from kestrel_release.config_model import Config
 
 
 @dataclass

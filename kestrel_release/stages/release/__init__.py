@@ -45,7 +45,7 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
 
     # no [project]: --from's manifest names the project, else the backend (cached)
     cfg = project_meta.resolve(cfg, [cfg.out_path] if options.prebuilt else None)
-    options = with_static_targets(cfg, options)
+    options = dataclasses.replace(options, configured=tuple(cfg.targets.items()))  # what each target is
     steps = plan(options)
     cfg, skipped = _admit(cfg, options)
     with project_lock(cfg.project_dir, "release"):
@@ -55,26 +55,13 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
 
 def plan(options: Options) -> list[Step]:
     """The steps these options take, in order (the failure drill armed); UsageError for options that never work."""
-    bad = [t for t in options.targets if t not in TARGETS and t not in options.static_targets]
-    if bad or not options.targets:
-        raise UsageError(
-            f"unknown release target(s): {', '.join(bad) or '(none)'}",
-            f'choose from {", ".join(TARGETS)}, or a [tool.kestrel-release.targets.NAME] with kind = "static-index"',
-        )
+    steps = release_steps.plan(options)  # an unknown target is refused there, first
     if options.prebuilt and options.bump:
         raise UsageError(
             "--bump cannot be used with --from: those wheels are already built",
             "bump, rebuild and assemble first, or drop --bump",
         )
-    return drill.arm(release_steps.plan(options))
-
-
-def with_static_targets(cfg: Config, options: Options) -> Options:
-    """`options` knowing which of its targets are static indexes (the step that publishes every variant)."""
-    from kestrel_release.static_target import StaticIndexTarget
-
-    static = tuple(t for t in options.targets if isinstance(cfg.targets.get(t), StaticIndexTarget))
-    return dataclasses.replace(options, static_targets=static)
+    return drill.arm(steps)
 
 
 def _admit(cfg: Config, options: Options) -> tuple[Config, list[str]]:
@@ -141,7 +128,11 @@ def _execute(
     # A rehearsal's stand-ins hold only its own uploads: a new rehearsal, or a rebuild (--resume --force),
     # starts them empty, so rebuilt wheels never meet the earlier ones' bytes there.
     fresh = not options.resume or options.force
-    endpoints = stand_ins(cfg, fresh=fresh) if options.rehearse else contextlib.nullcontext(real_endpoints(cfg))
+    endpoints = (
+        stand_ins(cfg, fresh=fresh, chosen=options.targets)
+        if options.rehearse
+        else contextlib.nullcontext(real_endpoints(cfg, options.targets))
+    )
     advice = options.advice(cfg)
     with endpoints as ends, rehearsal_bump.restoring(cfg, state, result, options.rehearse):
         ctx = Context(dataclasses.replace(cfg, version=state.version or cfg.version), state, ends, options)

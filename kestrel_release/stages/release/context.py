@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import targets as registry
 from kestrel_release.config_model import Config
 from kestrel_release.stages.release.advice import RunOptions
 from kestrel_release.stages.release.rehearsal import Endpoints
 from kestrel_release.stages.release.state import ReleaseState
 
-TARGETS = ("testpypi", "pypi", "github")
+TARGETS = tuple(registry.builtin())  # a release's targets without --targets
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class Options:
     prebuilt: bool = False  # release --from OUT: cfg.out_path already holds the wheels
     force: bool = False
     allow_dirty: bool = False
-    # The names among `targets` that are static-index targets (release.run fills it from the config).
-    static_targets: tuple[str, ...] = ()
+    # The configured targets' settings, name -> settings (release.run fills it from cfg.targets): the plan
+    # asks the target registry what each of `targets` is without the whole configuration.
+    configured: tuple[tuple[str, Any], ...] = ()
 
     def params(self, cfg: Config) -> dict[str, Any]:
         """What the state file records of this run: a resumed run must repeat it (resume.check_options)."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from kestrel_release import console
+from kestrel_release import targets as registry
 from kestrel_release.config_model import Config
-from kestrel_release.errors import KestrelError
-from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release.result import ReleaseResult
 from kestrel_release.stages.release.state import ReleaseState
 from kestrel_release.stages.release.steps import Step
@@ -14,12 +13,11 @@ from kestrel_release.stages.release.steps import Step
 def print_plan(cfg: Config, steps: list[Step], state: ReleaseState, rehearse: bool, skipped: list[str]) -> None:
     from rich.table import Table
 
-    names = [step.name for step in steps]
-    urls = {} if rehearse else _index_urls(cfg, names)
+    chosen = [registry.get(cfg, s.name.removeprefix("publish-")) for s in steps if s.name.startswith("publish-")]
     where = (
         "local stand-ins (rehearsal: strict sandbox PyPI, GitHub emulator)"
         if rehearse
-        else ", ".join(f"{t} ({u[0]})" for t, u in urls.items()) or "GitHub"
+        else ", ".join(w for w in (t.plan_where() for t in chosen) if w) or ", ".join(t.label for t in chosen)
     )
     table = Table(title=f"release plan: {cfg.name} {state.version or cfg.version} -> {where}")
     table.add_column("#", justify="right")
@@ -31,31 +29,14 @@ def print_plan(cfg: Config, steps: list[Step], state: ReleaseState, rehearse: bo
     for i, step in enumerate(steps, 1):
         console.debug(f"  {i}. {step.name}: {step.does}")
     console.info(f"Pythons: {', '.join(cfg.python)}; output: {cfg.out_path}")
-    for target, (upload, simple, source) in urls.items():  # as publish resolves them (publish prints the same)
-        console.info(f"{target}: upload URL {upload} (from {source or 'the target'}), simple URL {simple}")
-    if "publish-github" in names:  # where the GitHub release goes, and why (never a silent default)
-        repo, source = release_preflight.github_repo(cfg)
-        console.info(f"GitHub repository: {repo} (from {source})" if repo else "GitHub repository: none configured")
+    for target in chosen:  # where each target publishes, and why (never a silent default)
+        for line in target.plan_lines(rehearse):
+            console.info(line)
     if skipped:
         console.warn(
             f"rehearsal without Python {', '.join(skipped)} (configured, not on this machine); a real "
             "release needs every configured Python, or narrow it with --python"
         )
-
-
-def _index_urls(cfg: Config, steps: list[str]) -> dict[str, tuple[str, str, str]]:
-    """target -> (upload URL, simple URL, which setting chose it) for each index this release publishes to."""
-    from kestrel_release.adapters import pypi_config
-
-    out = {}
-    for target in (s.removeprefix("publish-") for s in steps if s in ("publish-testpypi", "publish-pypi")):
-        try:
-            index = pypi_config.resolve_index(target, cfg.targets, None, None)
-        except KestrelError as exc:  # preflight reports it as a problem
-            out[target] = (f"(unresolved: {exc.message})", "", "")
-            continue
-        out[target] = (index.upload_url, index.simple_url, index.source)
-    return out
 
 
 def render(result: ReleaseResult) -> None:

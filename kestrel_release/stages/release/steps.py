@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kestrel_release import console
 from kestrel_release.stages.release import preflight as release_preflight
@@ -100,24 +101,20 @@ def build(ctx: Context) -> str:
 def verify(ctx: Context) -> str:
     from kestrel_release.stages import verify as verify_stage
 
-    report = verify_stage.run(ctx.cfg, [], target="pypi")
+    report = verify_stage.run(ctx.cfg, [])  # the default rules (PyPI's), whatever the targets
     verify_stage.raise_for(report, show=True)
     release_state.check_artifacts(ctx.state, ctx.cfg.out_path, ctx.cfg.name)
     return f"{len(report.wheels)} wheels clean"
 
 
-def publish_index(target: str) -> Callable[[Context], str]:
-    def step(ctx: Context) -> str:
-        from kestrel_release.stages import publish
+def publish(target: str) -> Callable[[Context], str]:
+    """Publish to `target` as the target does in a release (its endpoint: the real one or a stand-in)."""
 
-        cfg = ctx.cfg
-        release_state.check_artifacts(ctx.state, cfg.out_path, cfg.name)
-        index = ctx.ends.index[target]
-        options = publish.PublishOptions(
-            repository_url=index.repository_url, simple_url=index.simple_url, yes=True, credentials=index.credentials
-        )
-        published = publish.run(cfg, [], target, options)
-        return f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
+    def step(ctx: Context) -> str:
+        from kestrel_release import targets
+
+        release_state.check_artifacts(ctx.state, ctx.cfg.out_path, ctx.cfg.name)
+        return targets.get(ctx.cfg, target).release_publish(ctx.ends[target])
 
     return step
 
@@ -126,19 +123,13 @@ def smoke_test(target: str) -> Callable[[Context], str]:
     """Install what the publish step uploaded to `target` (resolved as it resolved it) and import it."""
 
     def step(ctx: Context) -> str:
-        from kestrel_release.stages import publish
+        from kestrel_release import targets
         from kestrel_release.stages.publish import smoke
 
-        cfg, end = ctx.cfg, ctx.ends.index[target]
-        simple_url, rows = publish.smoke_test(
-            cfg,
-            target,
-            str(cfg.version),
-            list(cfg.python),
-            repository_url=end.repository_url,
-            simple_url=end.simple_url,
-            credentials=end.credentials,
-            wheels=dict(ctx.state.artifacts),
+        cfg = ctx.cfg
+        installable: Any = targets.get(cfg, target)  # a kind with INSTALLABLE has smoke()
+        simple_url, rows = installable.smoke(
+            ctx.ends[target], str(cfg.version), list(cfg.python), dict(ctx.state.artifacts)
         )
         failed = [r for r in rows if not r.get("ok")]
         if failed:
@@ -154,78 +145,35 @@ def smoke_test(target: str) -> Callable[[Context], str]:
     return step
 
 
-def publish_github(ctx: Context) -> str:
-    from kestrel_release.stages import publish
-
-    release_state.check_artifacts(ctx.state, ctx.cfg.out_path, ctx.cfg.name)
-    gh = ctx.ends.github
-    options = publish.PublishOptions(repo=gh.repo, api_url=gh.api_url, token=gh.token, commit=gh.commit, yes=True)
-    published = publish.run(ctx.cfg, [], "github", options)
-    return getattr(published, "summary", "") or "release updated"
-
-
-def publish_static_index(ctx: Context) -> str:
-    """Every variant into each static-index target (a rehearsal: its stand-in directory, then read back over HTTP)."""
-    from kestrel_release.stages import publish
-
-    cfg, gh = ctx.cfg, ctx.ends.github
-    release_state.check_artifacts(ctx.state, cfg.out_path, cfg.name)
-    details = []
-    for name in ctx.options.static_targets:
-        end = ctx.ends.static.get(name)
-        options = publish.PublishOptions(
-            yes=True,
-            index_dir=end.root if end else None,
-            api_url=gh.api_url,
-            token=gh.token,
-            commit=end.commit if end else None,
-        )
-        published = publish.run(cfg, [], name, options)
-        if end is not None:  # the stand-in host serves what was written: every page links every file
-            from kestrel_release.adapters import static_index
-
-            static_index.check_served(end.url, published.pages)
-        details.append(f"{name}: {published.summary}")
-    return "; ".join(details)
-
-
 def _always(options: Options) -> bool:
     return True
 
 
-def _to(target: str) -> Callable[[Options], bool]:
-    return lambda options: target in options.targets
-
-
-# In order. The smoke test installs from the first index published to: TestPyPI when it is a target,
-# else PyPI (after publishing there); so it is listed twice, and one run takes at most one of them.
+# In order; then, for each target of the run (the registry's order: the built-in ones first), its
+# `publish-<name>` step, with `smoke-test` after the first target a release can install from (TestPyPI
+# when it is a target, else PyPI).
 STEPS: tuple[Step, ...] = (
     Step("preflight", "check the machine, the git tree and every target before any change", _always, preflight),
     Step("bump", "write the bumped version into every version file", lambda o: bool(o.bump), bump),
     Step("build", "build a wheel per configured Python", lambda o: not o.prebuilt, build),
     Step("verify", "check the wheels against PyPI's rules and the configured matrix", _always, verify),
-    Step("publish-testpypi", "upload to TestPyPI", _to("testpypi"), publish_index("testpypi")),
-    Step("smoke-test", "install from TestPyPI into fresh venvs and import", _to("testpypi"), smoke_test("testpypi")),
-    Step("publish-pypi", "upload to PyPI", _to("pypi"), publish_index("pypi")),
-    Step(
-        "smoke-test",
-        "install from PyPI into fresh venvs and import",
-        lambda o: "pypi" in o.targets and "testpypi" not in o.targets,
-        smoke_test("pypi"),
-    ),
-    Step("publish-github", "upload to the GitHub release", _to("github"), publish_github),
-    Step(
-        "publish-static-index",
-        "add every variant to the static index(es), in PyTorch's layout",
-        lambda o: bool(o.static_targets),
-        publish_static_index,
-    ),
 )
 
 
 def plan(options: Options) -> list[Step]:
-    """The steps this run takes, in order."""
-    return [step for step in STEPS if step.runs(options)]
+    """The steps this run takes, in order (UsageError for a target no kind knows)."""
+    from kestrel_release import targets
+
+    configured = dict(options.configured)
+    order = targets.check(configured, options.targets, "release")
+    steps = [step for step in STEPS if step.runs(options)]
+    smoke = next((name for name in order if targets.module_of(name, configured).INSTALLABLE), None)
+    for name in order:
+        upload, install = targets.module_of(name, configured).describe(name)
+        steps.append(Step(f"publish-{name}", upload, _always, publish(name)))
+        if name == smoke:
+            steps.append(Step("smoke-test", install, _always, smoke_test(name)))
+    return steps
 
 
 def before(name: str) -> set[str]:

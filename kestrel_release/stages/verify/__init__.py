@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from kestrel_release import console, manifest
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
@@ -30,9 +30,9 @@ from kestrel_release.stages.verify.leaks import (
     check_cuda,
     check_names,
 )
+from kestrel_release.targets.base import VERIFY_DEFAULT
 
-TARGETS = ("pypi", "testpypi", "github")
-DEFAULT_TARGET = "pypi"
+DEFAULT_TARGET = VERIFY_DEFAULT  # the target whose rules apply without --target
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 __all__ = ["Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
@@ -163,8 +163,7 @@ def run(
     if project:  # a project without [project]: named by the wheels' manifest, else the backend
         cfg = project_meta.resolve(cfg, paths)
     target = target or DEFAULT_TARGET
-    if target not in TARGETS:
-        raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(TARGETS)}")
+    kind = _rules(cfg, target)
     if not project and not paths:
         raise UsageError(
             "no kernel project here (no pyproject.toml with [tool.kestrel-release] in this "
@@ -177,7 +176,7 @@ def run(
     workers = min(len(wheels), os.cpu_count() or 1)
     ctx = verdicts.context(cfg, target, project, plan, _build_dirs(cfg, project))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
-        reports = list(pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx), wheels))
+        reports = list(pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind), wheels))
     v = cfg.verify
     found = (
         rules.check_set(
@@ -189,12 +188,13 @@ def run(
             cfg.platforms or platforms,
             required,
             partial,
+            index=kind == "index",
         )
         if project
         else []
     )
     found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
-    if ask_index and target in ("pypi", "testpypi"):
+    if ask_index and kind == "index":
         found += verify_pypi.release_age_set(reports, cfg, target)
     report = VerifyReport(target, reports, found, "project" if project else "standalone")
     if project:
@@ -261,19 +261,33 @@ def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
         return ()
 
 
-def _verify_cached(cfg: Config, path: Path, target: str, project: bool, plan: str | None, ctx: str) -> WheelReport:
+def _rules(cfg: Config, target: str) -> str:
+    """Which acceptance rules `target` has: its settings say (targets/ defines them; config.load puts every
+    configured and built-in target in cfg.targets). UsageError (exit 2) for a name no target has."""
+    settings = cfg.targets.get(target)
+    if settings is None and target != DEFAULT_TARGET:
+        known = list(dict.fromkeys([DEFAULT_TARGET, *cfg.targets]))
+        raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(known)}")
+    return str(getattr(settings, "verify_rules", "index"))
+
+
+def _verify_cached(
+    cfg: Config, path: Path, target: str, project: bool, plan: str | None, ctx: str, kind: str = "index"
+) -> WheelReport:
     """The stored verdict of an unchanged wheel under unchanged rules (verdicts.py), else a full read."""
     stored = verdicts.lookup(path, ctx)
     if stored is not None:
         console.debug(f"verify: {path.name} unchanged since its last clean verify (sha256 {stored['sha256'][:12]})")
         return WheelReport(path, **verdicts.load(stored))
-    report = _verify_one(cfg, path, target, project, plan)
+    report = _verify_one(cfg, path, target, project, plan, kind)
     if report.sha256:
         verdicts.store(path, ctx, report.sha256, verdicts.dump(report) if verdicts.cacheable(report) else None)
     return report
 
 
-def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None) -> WheelReport:
+def _verify_one(
+    cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None, kind: str = "index"
+) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
     from kestrel_release.stages.verify import size_forecast
     from kestrel_release.stages.verify import versions as verify_versions
@@ -320,14 +334,14 @@ def _verify_one(cfg: Config, path: Path, target: str, project: bool = True, plan
     matrix_findings, report.coverage = cuda_matrix.check(cfg, scanner.cuda) if project else ([], {})
     findings += matrix_findings
     findings += rules.check_binary_platform(facts["tags"], scanner.binaries)
-    findings += rules.check_target(facts, wheel.size, target, v.max_file_size, wheel.members)
+    findings += rules.check_target(facts, wheel.size, target, v.max_file_size, wheel.members, kind)
     report.cuda_sizes = size_forecast.per_arch(scanner.cuda, wheel.members)
-    if target != "github":
+    if kind == "index":
         findings += size_forecast.check(wheel.filename, wheel.size, v.max_file_size, report.cuda_sizes, scanner.cuda)
     native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
     report.native["needed"] = native.needed
     findings += native.findings + native_findings
-    if target in ("pypi", "testpypi"):
+    if kind == "index":
         findings += verify_pypi.pypi_findings(path)
     report.findings = findings if project else verify_pypi.standalone_severity(findings)
     report.kernels = {m.name: m.digest or "" for m in wheel.members if m.name.endswith((".cubin", ".fatbin"))}

@@ -104,19 +104,17 @@ def release_age_check(reports: list, url: str, timeout: float) -> list[Finding]:
 
 
 def index_simple_url(cfg, target: str) -> str:
-    """The simple URL of `target` as configured (or PyPI's/TestPyPI's own)."""
+    """The simple URL of the index `target` as configured (or PyPI's/TestPyPI's own)."""
     from kestrel_release.adapters.pypi import simple_url_for
-    from kestrel_release.config import DEFAULT_TARGETS, IndexTarget
 
-    t = cfg.targets.get(target)
-    t = t if isinstance(t, IndexTarget) else DEFAULT_TARGETS[target]
+    t = cfg.targets[target]  # an index target's settings (config.load puts the built-in ones there too)
     return t.simple_url or simple_url_for(t.repository_url)
 
 
 def standalone_config(cwd: Path | None = None):
     """The configuration of verify outside any kernel project: no matrix, no required
     architectures, no forbid lists, PTX and debug info reported but allowed."""
-    from kestrel_release.config import Config, VerifyConfig
+    from kestrel_release.config_model import Config, VerifyConfig
 
     rules = VerifyConfig(required_sass=(), allow_ptx=True, allow_debug=True, forbid=(), allow=())
     return Config(project_dir=(cwd or Path.cwd()).resolve(), name="", version=None, python=(), verify=rules)

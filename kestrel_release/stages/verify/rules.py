@@ -147,11 +147,14 @@ def largest_members(members: Sequence[Member], count: int = 3) -> tuple[str, str
 
 
 def check_target(
-    facts: dict, size: int, target: str, max_file_size: int, members: Sequence[Member] = ()
+    facts: dict, size: int, target: str, max_file_size: int, members: Sequence[Member] = (), kind: str = "index"
 ) -> list[Finding]:
-    """Index acceptance (pypi/testpypi) or GitHub's asset limit, for one wheel (`members`: its
-    inspect.wheel.Member list, to name what makes a wheel too large)."""
-    if target == "github":
+    """The target's acceptance rules for one wheel (`members`: its inspect.wheel.Member list, to name what
+    makes a wheel too large). `kind`, the target's verify_rules (targets/): "index" (PyPI's upload rules),
+    "asset" (GitHub's per-asset limit) or "" (none)."""
+    if not kind:
+        return []
+    if kind == "asset":
         if size > GITHUB_ASSET_LIMIT:
             biggest, listed = largest_members(members)
             return [
@@ -244,10 +247,12 @@ def check_set(
     platforms: tuple[str, ...] = (),
     required: tuple[str, ...] | None = None,
     partial: bool = False,
+    index: bool = False,
 ) -> list[Finding]:
     """The matrix: one wheel per configured Python (on each configured platform: verify_matrix),
     one name and version, identical kernels, and all of it this project's package (`project` = (name,
-    version); the version against the release's is versions.py's rule)."""
+    version); the version against the release's is versions.py's rule). `index`: the target is an index
+    (its project size budget applies)."""
     out: list[Finding] = _project_identity(wheels, project[0])
     versions = sorted({w.version for w in wheels if w.version})
     if len({w.name for w in wheels if w.name}) > 1 or len(versions) > 1:
@@ -265,7 +270,7 @@ def check_set(
     )  # abi3/py3 cover Pythons above their floor
     out += _same_kernels(wheels)
     total = sum(w.size for w in wheels)
-    if target in ("pypi", "testpypi") and total > budget:
+    if index and total > budget:
         largest = sorted(wheels, key=lambda w: w.size, reverse=True)[:3]
         listed = ", ".join(f"{w.filename} {sizes.size(w.size)}" for w in largest)
         out.append(

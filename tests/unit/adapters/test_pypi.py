@@ -8,7 +8,7 @@ import pytest
 
 from kestrel_release import redact
 from kestrel_release.adapters import pypi, pypi_config
-from kestrel_release.config import DEFAULT_TARGETS
+from kestrel_release.targets.pypi import BUILTIN as DEFAULT_TARGETS
 from kestrel_release.errors import PublishError, UsageError
 
 SHA = "a" * 64
