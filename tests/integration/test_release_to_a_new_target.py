@@ -202,7 +202,7 @@ def test_a_target_of_an_unknown_kind_is_one_configuration_error(tmp_path):
         2,
         "[tool.kestrel-release.targets.shelf].kind: unknown target kind 'directry'",
         "did you mean 'directory'",
-        "known kinds: index, github, directory",
+        "known kinds: index, github, static-index, directory",
     )
 
 
