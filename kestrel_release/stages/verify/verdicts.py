@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sys
+import threading
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
@@ -108,19 +110,22 @@ def lookup(path: Path, ctx: str) -> dict[str, Any] | None:
 
 def store(path: Path, ctx: str, sha256: str, verdict: dict[str, Any] | None) -> None:
     """Remember the sha256 of the wheel at `path` and, when given (a clean verdict), the verdict."""
-    from kestrel_release import fsutil
-
     root = _root()
     if root is None:
         return
     with contextlib.suppress(OSError, ValueError):
         index, signature = _stat_entry(root, path)
-        index.parent.mkdir(parents=True, exist_ok=True)
-        fsutil.atomic_write_text(index, json.dumps({"stat": signature, "sha256": sha256}))
+        _write(index, json.dumps({"stat": signature, "sha256": sha256}))
         if verdict is not None:
-            entry = root / "verdicts" / f"{_key(ctx, path.name, sha256)}.json"
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            fsutil.atomic_write_text(entry, json.dumps(verdict))
+            _write(root / "verdicts" / f"{_key(ctx, path.name, sha256)}.json", json.dumps(verdict))
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomic (rename) but not synced: a cache entry lost or cut short by a crash reads as a miss."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def dump(report: Any) -> dict[str, Any]:

@@ -131,3 +131,14 @@ def test_an_unusable_cache_dir_only_turns_the_cache_off(tmp_path, monkeypatch):
     cfg, wheel = _cfg(tmp_path), _wheel(tmp_path)
     assert verify.run(cfg, [wheel], record=False).ok
     assert verify.run(cfg, [wheel], record=False).ok
+
+
+def test_a_cut_short_entry_is_a_miss_not_an_error(tmp_path, cache, monkeypatch):
+    cfg, wheel = _cfg(tmp_path), _wheel(tmp_path)
+    verify.run(cfg, [wheel], record=False)
+    _hit(cfg, wheel, monkeypatch)
+    for entry in (cache / "verify" / "verdicts").glob("*.json"):
+        entry.write_text('{"filename": "kestrel')  # what a crash mid-write could leave
+    reads = Reads(monkeypatch)
+    assert verify.run(cfg, [wheel], record=False).ok
+    assert reads.names == [wheel.name]
