@@ -37,10 +37,10 @@ finish() { echo "logs: $work"; [ "$failed" = 0 ] && echo "ALL PASS" || echo "SOM
 host_python=${PYTHON:-python3}
 torch_info="$("$host_python" -c 'import sys, torch; print(f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version__, torch.version.cuda, torch.cuda.is_available() and "sm_%d%d" % torch.cuda.get_device_capability())' 2>&1)"
 read -r py torch_version torch_cuda gpu <<< "$torch_info"
-case "$torch_version" in
-  2.11*) [ "$torch_cuda" = 13.0 ] && pass "host torch $torch_version (CUDA $torch_cuda), Python $py, GPU $gpu" \
-           || fail "host torch" "torch $torch_version is CUDA $torch_cuda, not 13.0" ;;
-  *) fail "host torch" "python3 has no torch 2.11 ($torch_info)"; finish ;;
+# The H100 host has torch 2.11+cu130; any torch of CUDA 13.0 runs the same check (its minor is the variant built).
+case "$torch_version:$torch_cuda" in
+  2.*:13.0) pass "host torch $torch_version (CUDA $torch_cuda), Python $py, GPU $gpu" ;;
+  *) fail "host torch" "$host_python has no torch of CUDA 13.0 ($torch_info)"; finish ;;
 esac
 torch_minor="${torch_version%.*}"; torch_minor="${torch_minor%%+*}"
 nvcc_bin="$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")"
