@@ -126,5 +126,9 @@ def check(configured: dict[str, Any], wanted: tuple[str, ...], what: str) -> lis
     listed = known(configured)
     bad = [t for t in wanted if t not in listed]
     if bad or not wanted:
-        raise UsageError(f"unknown {what} target(s): {', '.join(bad) or '(none)'}", f"choose from {', '.join(listed)}")
+        raise UsageError(
+            f"unknown {what} target(s): {', '.join(bad) or '(none)'}",
+            f"choose from {', '.join(listed)}, or add a [tool.kestrel-release.targets.NAME] table "
+            f"(kind = {' | '.join(KINDS)})",
+        )
     return [n for n in listed if n in wanted]

@@ -69,7 +69,8 @@ def test_an_unknown_target_name_is_a_usage_error_listing_the_known_ones(tmp_path
     assert info.value.exit_code == 2
     assert (info.value.message, info.value.hint) == (
         "unknown release target(s): cropp",
-        "choose from testpypi, pypi, github, corp",
+        "choose from testpypi, pypi, github, corp, or add a [tool.kestrel-release.targets.NAME] table "
+        "(kind = index | github | static-index)",
     )
     assert targets.check(cfg.targets, ("corp", "github"), "release") == ["github", "corp"]  # in release order
 
