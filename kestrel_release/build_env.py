@@ -27,6 +27,7 @@ import os
 import shutil
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from kestrel_release import console, fsutil, proc, source_copy
@@ -53,6 +54,29 @@ with open(out, "w") as fh:
 """
 
 
+@dataclass(frozen=True)
+class TorchPin:
+    """The torch a variant's build env holds (variants.py): `torch==2.13.*` from PyPI or from `index`
+    (PyTorch's per-CUDA index), or, with `reuse`, the one the interpreter already has (the env sees the
+    interpreter's site-packages then: an offline GPU host with torch installed)."""
+
+    requirement: str
+    index: str = ""
+    reuse: bool = False
+
+    def requires(self, requires: list[str]) -> list[str]:
+        """The build requirements with the project's own torch requirement replaced by the pin."""
+        rest = [r for r in requires if _req_name(r) != "torch"]
+        return rest if self.reuse else [*rest, self.requirement]
+
+
+def _req_name(requirement: str) -> str:
+    import re
+
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return m.group(1).lower().replace("_", "-") if m else ""
+
+
 def build_system(project: Path) -> dict:
     """The project's [build-system] table, with PEP 517's defaults filled in."""
     data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
@@ -64,10 +88,12 @@ def build_system(project: Path) -> dict:
     }
 
 
-def env_dir(python: Path, requires: list[str]) -> Path:
+def env_dir(python: Path, requires: list[str], torch: TorchPin | None = None) -> Path:
     """Where the env for this interpreter (identified by path, size and mtime) and requirements lives."""
     st = python.resolve().stat()
-    payload = {"python": str(python), "size": st.st_size, "mtime": st.st_mtime_ns, "requires": sorted(requires)}
+    payload: dict = {"python": str(python), "size": st.st_size, "mtime": st.st_mtime_ns, "requires": sorted(requires)}
+    if torch is not None:  # a variant's env: its own directory per index and reuse
+        payload["torch"] = {"index": torch.index, "reuse": torch.reuse}
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
     return toolchain.cache_dir() / "build-envs" / digest
 
@@ -84,29 +110,44 @@ def _marker(root: Path) -> dict | None:
     return data if isinstance(data, dict) and env_python(root).exists() else None
 
 
-def ensure(uv: Path, python: Path, project: Path, *, log_dir: Path, tag: str, env: dict[str, str]) -> Path:
-    """The python of a ready build env for `project` on `python`; BuildError when it cannot be made."""
+def ensure(
+    uv: Path,
+    python: Path,
+    project: Path,
+    *,
+    log_dir: Path,
+    tag: str,
+    env: dict[str, str],
+    torch: TorchPin | None = None,
+) -> Path:
+    """The python of a ready build env for `project` on `python`; BuildError when it cannot be made.
+    `torch`: a variant's env (its torch pinned, or reused from the interpreter)."""
     from filelock import FileLock
 
     try:
         system = build_system(project)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise BuildError(f"cannot read {project / 'pyproject.toml'}: {exc}") from None
-    root = env_dir(python, system["requires"])
+    if torch is not None:
+        system = {**system, "requires": torch.requires(system["requires"])}
+    root = env_dir(python, system["requires"], torch)
     root.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{root}.lock"):
         marker = _marker(root)
         if marker is None:
-            marker = _create(uv, python, system["requires"], root, log_dir / f"env-{tag}.log", env)
+            marker = _create(uv, python, system["requires"], root, log_dir / f"env-{tag}.log", env, torch)
         pyproject = fsutil.sha256_file(project / "pyproject.toml")
         if pyproject not in marker.get("checked", []):
-            _add_backend_requires(uv, root, project, system, log_dir / f"env-{tag}-backend.log", env)
+            log = log_dir / f"env-{tag}-backend.log"
+            _add_backend_requires(uv, root, project, system, log, env, bool(marker.get("reuse")))
             marker["checked"] = [*marker.get("checked", []), pyproject][-20:]
             fsutil.atomic_write_text(root / MARKER, json.dumps(marker, indent=1))
     return env_python(root)
 
 
-def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, env: dict[str, str]) -> dict:
+def _create(
+    uv: Path, python: Path, requires: list[str], root: Path, log: Path, env: dict[str, str], torch: TorchPin | None
+) -> dict:
     # Under the lock, any temp dir or unmarked env is a dead creator's leftover.
     for stale in [*root.parent.glob(f"{root.name}.tmp-*"), root]:
         shutil.rmtree(stale, ignore_errors=True)
@@ -120,22 +161,30 @@ def _create(uv: Path, python: Path, requires: list[str], root: Path, log: Path, 
         what=f"creating the build env for {python}",
         show_tail=False,
     )
+    reuse = bool(torch and torch.reuse)
+    if reuse:  # the interpreter's packages (its torch) seen by the env; only what it lacks is installed
+        _see_interpreter(python, tmp, log)
+        requires = _missing(env_python(tmp), requires, log)
     if requires:
         proc.run_logged(
-            uv_adapter.pip_install_command(uv, env_python(tmp), requires, compile_bytecode=True),
+            uv_adapter.pip_install_command(
+                uv, env_python(tmp), requires, compile_bytecode=True, extra_index=torch.index if torch else ""
+            ),
             log=log.with_name(log.stem + "-install.log"),
             cwd=root.parent,
             env=env,
             what=f"installing {', '.join(requires)} into the build env for {python}",
             show_tail=False,
         )
-    marker = {"python": str(python), "requires": sorted(requires), "checked": []}
+    marker = {"python": str(python), "requires": sorted(requires), "checked": [], "reuse": reuse}
     fsutil.atomic_write_text(tmp / MARKER, json.dumps(marker, indent=1))
     os.replace(tmp, root)
     return marker
 
 
-def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log: Path, env: dict[str, str]) -> None:
+def _add_backend_requires(
+    uv: Path, root: Path, project: Path, system: dict, log: Path, env: dict[str, str], reuse: bool = False
+) -> None:
     answer = root / f".backend-requires-{os.getpid()}.json"
     try:
         # In a clean copy: setuptools answers by running egg_info, which writes into the tree it runs in.
@@ -151,6 +200,8 @@ def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log
         extra = json.loads(answer.read_text(encoding="utf-8"))
     finally:
         answer.unlink(missing_ok=True)
+    if reuse and extra:
+        extra = _missing(env_python(root), extra, log)
     if extra:
         proc.run_logged(
             uv_adapter.pip_install_command(uv, env_python(root), extra, compile_bytecode=True),
@@ -160,6 +211,56 @@ def _add_backend_requires(uv: Path, root: Path, project: Path, system: dict, log
             what=f"installing {', '.join(extra)} into the build env",
             show_tail=False,
         )
+
+
+# Runs in the interpreter whose packages a variant's env reuses: its site-packages directories.
+_SITE_DIRS = "import json, site, sys; print(json.dumps([p for p in site.getsitepackages() if p]))"
+# Runs in the env: which requirements (argv[1], JSON) its packages do not satisfy.
+_MISSING = r"""
+import json, re, sys, importlib.metadata as md
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    Requirement = None
+out = []
+for text in json.loads(sys.argv[1]):
+    req = Requirement(text) if Requirement else None
+    name = req.name if req else re.match(r"\s*([A-Za-z0-9._-]+)", text).group(1)
+    try:
+        have = md.version(name)
+    except md.PackageNotFoundError:
+        out.append(text)
+        continue
+    if req is not None and req.specifier and not req.specifier.contains(have, prereleases=True):
+        out.append(text)
+print(json.dumps(out))
+"""
+
+
+def _see_interpreter(python: Path, env_root: Path, log: Path) -> None:
+    """Make the interpreter's site-packages visible to the env through a .pth file, after the env's own.
+
+    Not `venv --system-site-packages`: that exposes the base interpreter's packages, and the Python
+    holding torch is often itself a venv (/opt/torch/.venv on the GPU hosts), whose packages it would miss."""
+    found = proc.probe([python, "-c", _SITE_DIRS], timeout=60)
+    try:
+        dirs = json.loads(found.output.strip().splitlines()[-1]) if found and found.returncode == 0 else None
+    except (ValueError, IndexError):
+        dirs = None
+    site = sorted(env_root.glob("lib/python*/site-packages")) or sorted(env_root.glob("Lib/site-packages"))
+    if not isinstance(dirs, list) or not site:
+        raise BuildError(f"could not read {python}'s site-packages to reuse its torch", f"see {log}")
+    fsutil.atomic_write_text(site[0] / "_kestrel_reuse.pth", "".join(f"{d}\n" for d in dirs))
+
+
+def _missing(python: Path, requires: list[str], log: Path) -> list[str]:
+    """The requirements the env (with the interpreter's packages) does not satisfy; all of them when unsure."""
+    found = proc.probe([python, "-c", _MISSING, json.dumps(requires)], timeout=120)
+    try:
+        out = json.loads(found.output.strip().splitlines()[-1]) if found and found.returncode == 0 else requires
+    except (ValueError, IndexError):
+        out = requires
+    return [str(r) for r in out] if isinstance(out, list) else requires
 
 
 def _path_with(root: Path, env: dict[str, str]) -> str:
@@ -174,10 +275,21 @@ class Envs:
     returns None and the build falls back to uv's isolated build, said once.
     """
 
-    def __init__(self, uv: Path, pythons: dict[str, Path], project: Path, log_dir: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        uv: Path,
+        pythons: dict[str, Path],
+        project: Path,
+        log_dir: Path,
+        env: dict[str, str],
+        torch: dict[str, TorchPin] | None = None,
+    ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(2, len(pythons))), thread_name_prefix="build-env")
+        self.strict = torch is not None  # a variant's env: no fallback to an isolated build (wrong torch)
         self._futures: dict[str, Future] = {
-            py: self._pool.submit(ensure, uv, path, project, log_dir=log_dir, tag=py, env=env)
+            py: self._pool.submit(
+                ensure, uv, path, project, log_dir=log_dir, tag=py, env=env, torch=(torch or {}).get(py)
+            )
             for py, path in pythons.items()
         }
         self._warned = False
@@ -187,7 +299,7 @@ class Envs:
         try:
             return self._futures[py].result()
         except BuildError as exc:
-            if proc.stopping():
+            if proc.stopping() or self.strict:
                 raise
             with self._lock:
                 first, self._warned = not self._warned, True

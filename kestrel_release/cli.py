@@ -135,6 +135,14 @@ def build(
         ),
     ] = None,
     layout: LayoutOpt = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            "--variant",
+            help="With [tool.kestrel-release.variants]: the variants to build (names or words like "
+            "torch2.13-cu130, comma-separated; default: every one this machine can build).",
+        ),
+    ] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
     from kestrel_release.stages import build as stage
@@ -149,14 +157,20 @@ def build(
     from kestrel_release.hub_layout import check_layout
 
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
-    result = stage.run(
-        cfg,
-        gpu_check=not no_gpu_check,
-        check_reproducible=check_reproducible,
-        platforms=_csv(platform) or (),
-        use_cache=not no_cache,
-        layout=check_layout(layout),
-    )
+    options: dict[str, Any] = {
+        "gpu_check": not no_gpu_check,
+        "check_reproducible": check_reproducible,
+        "platforms": _csv(platform) or (),
+        "use_cache": not no_cache,
+        "layout": check_layout(layout),
+    }
+    if cfg.variants is not None or variant:  # one build per torch x CUDA variant
+        from kestrel_release.stages.build import variant_build
+
+        matrix = stage.run_variants(cfg, _csv(variant) or (), **options)
+        console.emit_json(matrix.to_json()) if json else variant_build.render(matrix)
+        return
+    result = stage.run(cfg, **options)
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

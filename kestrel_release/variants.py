@@ -19,10 +19,13 @@ OSES = ("linux", "windows", "macos")
 _OS_WORD = {"linux": "linux", "windows": "windows", "macos": "darwin"}
 PYTORCH_INDEX = "https://download.pytorch.org/whl/{cu}"
 # The CUDA build PyPI's Linux torch of a minor is (the other CUDA builds live on PyTorch's per-CUDA
-# indexes only). From PyTorch's release notes: 2.7 CUDA 12.6, 2.8-2.10 CUDA 12.8, 2.11 on CUDA 13.0.
-# A guide for planning only: a build checks the installed torch's own torch.version.cuda.
-_PYPI_TORCH_CUDA = {(2, 7): "12.6", (2, 8): "12.8", (2, 9): "12.8", (2, 10): "12.8"}
-_PYPI_CUDA_13_FROM = (2, 11)
+# indexes only): 2.7 CUDA 12.6, 2.8-2.10 CUDA 12.8 (PyTorch's release notes), 2.11-2.14 CUDA 13.0,
+# 2.15 CUDA 13.2 (torch.version.cuda of the PyPI wheels, seen installing them). A guide for planning
+# only: a build checks the installed torch's own torch.version.cuda (stages/build/variant_build.py).
+_PYPI_TORCH_CUDA = {
+    (2, 7): "12.6", (2, 8): "12.8", (2, 9): "12.8", (2, 10): "12.8",
+    (2, 11): "13.0", (2, 12): "13.0", (2, 13): "13.0", (2, 14): "13.0", (2, 15): "13.2",
+}  # fmt: skip
 
 _TORCH_RE = re.compile(r"(\d+)\.(\d+)")
 _CUDA_RE = re.compile(r"(\d+)\.(\d+)")
@@ -174,10 +177,17 @@ class VariantsConfig:
 
     def wheel_version(self, version: str, v: Variant) -> str:
         """The version a variant wheel carries: plain for the default (and under package-suffix),
-        else PyTorch's local-version style `<version>+cu130`."""
+        else PyTorch's local-version style `<version>+cu130`; where the matrix has several torch minors
+        of one CUDA, the torch minor joins it as flash-attention writes it (`+cu130torch2.14`), since
+        `+cu130` alone would give two variants one filename."""
         if self.naming == "package-suffix" or self.is_default(v):
             return version
-        return f"{version}+{v.cu}"
+        return f"{version}+{self.local_tag(v)}"
+
+    def local_tag(self, v: Variant) -> str:
+        """`cu130`, or `cu130torch2.14` when another variant of the matrix has the same CUDA."""
+        same = {w.torch for w in self.matrix(v.os, v.arch) if w.cuda == v.cuda and w.cxx11_abi == v.cxx11_abi}
+        return v.cu if same <= {v.torch} else f"{v.cu}torch{v.torch}"
 
     def project_name(self, name: str, v: Variant) -> str:
         """The project a variant wheel belongs to: the name, or `<name>-cu13` under package-suffix."""
@@ -215,10 +225,7 @@ def matches_selector(v: Variant, text: str) -> bool:
 
 def pypi_torch_cuda(torch: str) -> str | None:
     """The CUDA build PyPI's Linux torch of this minor is, as far as known; None = not known."""
-    minor = torch_minor(torch)
-    if minor >= _PYPI_CUDA_13_FROM:
-        return "13.0"
-    return _PYPI_TORCH_CUDA.get(minor)
+    return _PYPI_TORCH_CUDA.get(torch_minor(torch))
 
 
 def same_cuda(a: str, b: str) -> bool:

@@ -113,13 +113,22 @@ def wheel_command(
 
 
 def venv_command(
-    uv: Path, python: str | Path, path: Path, *, relocatable: bool = False, isolated: bool = False
+    uv: Path,
+    python: str | Path,
+    path: Path,
+    *,
+    relocatable: bool = False,
+    isolated: bool = False,
+    system_site_packages: bool = False,
 ) -> list[str | Path]:
     """argv of `uv venv` at `path` for `python`. relocatable: entry points (cmake, ninja...) keep
     working once the directory is renamed (build envs are made in a temp dir, then renamed);
-    isolated: no uv configuration applies (a smoke test sees only the index it names)."""
+    isolated: no uv configuration applies (a smoke test sees only the index it names);
+    system_site_packages: the interpreter's packages are visible (a torch variant reusing the torch
+    already installed there, on a GPU host without network)."""
     options = ["--quiet", "--relocatable"] if relocatable else []
     options += ["--no-config"] if isolated else []
+    options += ["--system-site-packages"] if system_site_packages else []
     return [uv, "venv", *options, "--python", python, path]
 
 
@@ -131,11 +140,15 @@ def pip_install_command(
     isolated: bool = False,
     compile_bytecode: bool = False,
     no_deps: bool = False,
+    extra_index: str = "",
 ) -> list[str | Path]:
     """argv of `uv pip install` of `requirements` into the env of `python`. isolated: no uv configuration
     and no cache, the index from the environment alone (`index_env`: what a user installing the release
-    gets); compile_bytecode: quietly, with .pyc written (build envs are reused many times)."""
+    gets); compile_bytecode: quietly, with .pyc written (build envs are reused many times); extra_index:
+    an index searched before the default one (PyTorch's per-CUDA index: uv takes a package from the
+    first index that has it, so torch and its CUDA libraries come from there, the rest from PyPI)."""
     options = ["--quiet", "--compile-bytecode"] if compile_bytecode else []
+    options += ["--extra-index-url", extra_index] if extra_index else []
     options += ["--no-deps"] if no_deps else []
     options += ["--no-config", "--no-cache"] if isolated else []
     return [uv, "pip", "install", *options, "--python", python, "--", *requirements]

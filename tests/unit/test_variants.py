@@ -42,7 +42,9 @@ def test_matrix_minus_excludes_and_default():
 def test_versions_and_names_per_naming():
     cfg = _cfg()
     assert cfg.wheel_version("1.0", Variant("2.13", "13.0")) == "1.0"
-    assert cfg.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0+cu126"
+    assert cfg.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0+cu126torch2.13"
+    one_torch = _cfg(torch=("2.13",))
+    assert one_torch.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0+cu126"
     assert cfg.project_name("ext", Variant("2.13", "12.6")) == "ext"
     suffix = _cfg(naming="package-suffix")
     assert suffix.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0"
@@ -74,6 +76,6 @@ def test_a_selector_naming_nothing_lists_the_matrix():
 
 
 def test_pypi_torch_cuda():
-    assert pypi_torch_cuda("2.13") == "13.0" and pypi_torch_cuda("2.15.0") == "13.0"
+    assert pypi_torch_cuda("2.13") == "13.0" and pypi_torch_cuda("2.15.0") == "13.2"
     assert pypi_torch_cuda("2.8") == "12.8"
     assert pypi_torch_cuda("2.1") is None

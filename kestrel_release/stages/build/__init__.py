@@ -17,15 +17,17 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import build_env as _buildenv
+from kestrel_release import console, fsutil, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import hub_layout as _hub
 from kestrel_release import pep825_wheel as _pep825
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, Interrupted
+from kestrel_release.stages.build import collect as _collected
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
 from kestrel_release.stages.build import extras as _extras
@@ -34,6 +36,7 @@ from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
 from kestrel_release.stages.build import pure as _pure
 from kestrel_release.stages.build import repair as _repair
+from kestrel_release.stages.build import variant_build as _variant
 from kestrel_release.stages.build import wheelcache as _wheelcache
 from kestrel_release.stages.build import wheelzip as _wheelzip
 from kestrel_release.stages.build.plan import Plan, preflight
@@ -80,15 +83,17 @@ def run(
     platforms: tuple[str, ...] = (),
     use_cache: bool = True,
     layout: str | None = None,
+    variant: _variant.VariantRun | None = None,
 ) -> BuildResult:
     """Build, repair and collect every configured wheel into cfg.out_path (see module doc).
     `platforms` (--platform) narrows the configured platforms to build here; `use_cache=False`
-    (--no-cache) rebuilds everything (precompile included) and refreshes the caches."""
+    (--no-cache) rebuilds everything (precompile included) and refreshes the caches; `variant`: one
+    torch x CUDA variant's build (variant_build.py drives those)."""
     from kestrel_release import project_meta
 
     cfg = project_meta.resolve(cfg)  # a project without [project]: the backend names it (cached)
     try:
-        result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache)
+        result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache, variant)
         _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
         return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
@@ -96,8 +101,19 @@ def run(
         raise Interrupted(f"build interrupted; {cfg.out_path} was left untouched") from None
 
 
+def run_variants(cfg: Config, selectors: tuple[str, ...] = (), **kwargs: Any) -> _variant.VariantsResult:
+    """A project with [tool.kestrel-release.variants]: one `run` per torch x CUDA variant of this
+    machine's platform (all, or those `selectors` name: --variant); see variant_build.py."""
+    return _variant.run(cfg, selectors, run, **kwargs)
+
+
 def _run(
-    cfg: Config, gpu_check: bool, check_reproducible: bool, narrow: tuple[str, ...], use_cache: bool
+    cfg: Config,
+    gpu_check: bool,
+    check_reproducible: bool,
+    narrow: tuple[str, ...],
+    use_cache: bool,
+    variant: _variant.VariantRun | None = None,
 ) -> BuildResult:
     start = time.monotonic()
     check_paths(cfg)
@@ -105,16 +121,20 @@ def _run(
     cfg = build_platforms.for_build(cfg, plats)  # a manylinux platform is its own repair target
     plan = preflight(cfg, gpu_check=gpu_check)
     plan.pythons = build_native.pythons_to_build(cfg, plan.pythons)  # abi3/py3: one build
+    if variant is not None:  # keyed by the wheel cache (tool versions are inputs)
+        plan.tool_versions["variant"] = variant.variant.name
     for warning in plan.warnings:
         console.warn(warning)
     with fsutil.project_lock(cfg.project_dir, "build"):
         logs = statedir.build_logs(cfg.project_dir)  # outside the work tree: never untracked in git
         safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
         names = ["precompile", *(f"python {py}" for py in plan.pythons)]
-        envs = _start_envs(cfg, plan, logs)
+        envs = _start_envs(cfg, plan, logs, variant)
         try:
             with _progress.Steps(names) as steps:
                 pre = _precompile(cfg, plan, logs, steps, use_cache)
+                if variant is not None:  # before any compiler runs: the env's torch is the variant's
+                    plan.tool_versions["torch"] = _variant.env_torch(variant, envs, plan.pythons)
                 plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
                 with fsutil.staging_dir(cfg.out_path) as stage:
                     # --check-reproducible compares two real builds: its first pass reads no cache either.
@@ -124,11 +144,15 @@ def _run(
                     build_native.check_metadata(cfg, built)
                     oldest = min(built, key=lambda py: int(py.split(".")[1]))
                     plan.tool_versions["torch"] = (
-                        None  # a container's Python is not runnable here
-                        if plan.container is not None
-                        else build_native.torch_record(
-                            (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest]
+                        (
+                            None  # a container's Python is not runnable here
+                            if plan.container is not None
+                            else build_native.torch_record(
+                                (envs.get(oldest) if envs is not None else None) or plan.pythons[oldest]
+                            )
                         )
+                        if variant is None
+                        else plan.tool_versions["torch"]
                     )
                     reproducible = None
                     if check_reproducible:
@@ -136,8 +160,9 @@ def _run(
                         _wheelzip.assert_identical(built, again)
                         reproducible = True
                     build_platforms.check_built(plats, [p.name for p in built.values()])
-                    wheels = _collect(cfg, plan, built, pre, stage / "out", plats)
-                    outputs.install(stage / "out", cfg.out_path, cfg.name)  # only its own files; others stay
+                    wheels = _collected.collect(cfg, plan, built, pre, stage / "out", plats, variant)
+                    package = variant.package(cfg.name) if variant is not None else cfg.name
+                    outputs.install(stage / "out", cfg.out_path, package)  # only its own files; others stay
         except BaseException:
             proc.kill_all()  # env creation or precompile may still be running
             raise
@@ -163,8 +188,13 @@ def check_paths(cfg: Config) -> None:
     toolchain.cache_dir()  # refuses a KESTREL_RELEASE_CACHE_DIR that is the home directory
 
 
-def _start_envs(cfg: Config, plan: Plan, logs: Path) -> _buildenv.Envs | None:
-    """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build."""
+def _start_envs(
+    cfg: Config, plan: Plan, logs: Path, variant: _variant.VariantRun | None = None
+) -> _buildenv.Envs | None:
+    """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build.
+    A variant always builds in one (its torch pinned), whatever the frontend."""
+    if variant is not None and cfg.build.isolation:
+        return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg), variant.pins)
     if not cfg.build.isolation or cfg.build.frontend != "uv" or plan.container is not None:
         return None  # a container build carries its requirements in (stages/build/container.py)
     return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
@@ -340,57 +370,6 @@ def copy_rules(cfg: Config) -> dict:
         "include": [cfg.precompile_outputs] if cfg.precompile_outputs else [],
         "exclude": [out.relative_to(cfg.project_dir.resolve()).as_posix()] if inside else [],
     }
-
-
-def _collect(
-    cfg: Config,
-    plan: Plan,
-    built: dict[str, Path],
-    pre: precompile.PrecompileResult,
-    out: Path,
-    plats: build_platforms.PlatformPlan,
-) -> list[dict]:
-    from packaging.utils import parse_wheel_filename
-
-    out.mkdir()
-    wheels = []
-    for py, wheel in sorted(built.items()):
-        final = out / wheel.name
-        os.replace(wheel, final)
-        _, _, _, tags = parse_wheel_filename(final.name)
-        wheels.append(
-            {
-                "filename": final.name,
-                "python": py,
-                "python_tag": ".".join(sorted({t.interpreter for t in tags})),
-                "platform_tag": ".".join(sorted({t.platform for t in tags})),
-                "size": final.stat().st_size,
-                "sha256": fsutil.sha256_file(final),
-                **build_native.glibc_facts(final.name),
-                **({"platform": plats.build} if plats.build else {}),
-            }
-        )
-    state = git.state(cfg.project_dir)
-    manifest.save(
-        out,
-        {
-            "package": cfg.name,
-            "version": cfg.version or _version_of(wheels),
-            "git": {"commit": state.commit, "dirty": state.dirty},
-            "source_date_epoch": plan.source_date_epoch,
-            "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
-            "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
-            "wheels": wheels,
-            "kernels": pre.kernels,
-            "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
-        },
-    )
-    manifest.write_sums(out, wheels)
-    return wheels
-
-
-def _version_of(wheels: list[dict]) -> str | None:
-    return wheels[0]["filename"].split("-")[1] if wheels else None
 
 
 def render(result: BuildResult) -> None:

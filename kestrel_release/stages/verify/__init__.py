@@ -21,7 +21,7 @@ from kestrel_release.config_model import Config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.inspect.wheel import WheelError, read_wheel
-from kestrel_release.stages.verify import cuda_matrix, rules, verdicts
+from kestrel_release.stages.verify import cuda_matrix, rules, variant_rules, verdicts
 from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi
 from kestrel_release.stages.verify.finding import Finding
@@ -173,22 +173,17 @@ def run(
     required = _required_platforms(cfg, platforms)
     wheels = resolve_wheels(cfg, paths)
     plan = _planned_version(cfg, wheels) if project else None
+    # Variant wheels (a manifest entry with a `variant` record): each variant is a release of its own.
+    records = {p: r for p in wheels if (r := variant_rules.entry(p))} if project and cfg.variants else {}
     workers = min(len(wheels), os.cpu_count() or 1)
     ctx = verdicts.context(cfg, target, project, plan, _build_dirs(cfg, project))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
-        reports = list(pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind), wheels))
-    v = cfg.verify
+        reports = list(
+            pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind, records.get(p)), wheels)
+        )
     found = (
-        rules.check_set(
-            reports,
-            cfg.python,
-            target,
-            v.project_size_budget,
-            (cfg.name, plan),
-            cfg.platforms or platforms,
-            required,
-            partial,
-            index=kind == "index",
+        variant_rules.check_sets(
+            cfg, reports, records, target, plan, cfg.platforms or platforms, required, partial, kind == "index"
         )
         if project
         else []
@@ -272,9 +267,19 @@ def _rules(cfg: Config, target: str) -> str:
 
 
 def _verify_cached(
-    cfg: Config, path: Path, target: str, project: bool, plan: str | None, ctx: str, kind: str = "index"
+    cfg: Config,
+    path: Path,
+    target: str,
+    project: bool,
+    plan: str | None,
+    ctx: str,
+    kind: str = "index",
+    variant: dict | None = None,
 ) -> WheelReport:
-    """The stored verdict of an unchanged wheel under unchanged rules (verdicts.py), else a full read."""
+    """The stored verdict of an unchanged wheel under unchanged rules (verdicts.py), else a full read.
+    A variant wheel is always read: its rules depend on its manifest's variant record too."""
+    if variant is not None:
+        return _verify_one(cfg, path, target, project, plan, kind, variant)
     stored = verdicts.lookup(path, ctx)
     if stored is not None:
         console.debug(f"verify: {path.name} unchanged since its last clean verify (sha256 {stored['sha256'][:12]})")
@@ -286,7 +291,13 @@ def _verify_cached(
 
 
 def _verify_one(
-    cfg: Config, path: Path, target: str, project: bool = True, plan: str | None = None, kind: str = "index"
+    cfg: Config,
+    path: Path,
+    target: str,
+    project: bool = True,
+    plan: str | None = None,
+    kind: str = "index",
+    variant: dict | None = None,
 ) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
     from kestrel_release.stages.verify import size_forecast
@@ -318,6 +329,7 @@ def _verify_one(
     report.name, report.version, report.tags = facts["name"], facts["version"], facts["tags"]
     findings += rules.check_record(wheel) + meta_findings
     meta_version = rules.metadata_version(wheel)
+    plan = variant["version"] if variant else plan  # a variant wheel's version is its variant's (+cu130)
     findings += verify_versions.check(
         modules.sources,
         {m.name for m in wheel.members},
@@ -341,6 +353,8 @@ def _verify_one(
     native_findings, report.native = verify_native.check_wheel(path, report.tags, cfg.build.min_glibc)
     report.native["needed"] = native.needed
     findings += native.findings + native_findings
+    if variant:
+        findings += variant_rules.wheel_findings(variant, rules.requirements(wheel), native.needed)
     if kind == "index":
         findings += verify_pypi.pypi_findings(path)
     report.findings = findings if project else verify_pypi.standalone_severity(findings)

@@ -90,6 +90,16 @@ def check_metadata(wheel: WheelFile) -> tuple[list[Finding], dict]:
     return out, facts  # an unnormalized filename prefix is PyPI's pypi-filename rule (verify_pypi)
 
 
+def requirements(wheel: WheelFile) -> list[str]:
+    """METADATA's Requires-Dist lines ([] when it has none or cannot be read)."""
+    from kestrel_release.inspect.pypi_rules import parse_metadata
+
+    path = next((n for n in wheel.dist_info if n.endswith(".dist-info/METADATA")), None)
+    if path is None:
+        return []
+    return list(parse_metadata(wheel.dist_info[path]).get("requires_dist") or [])
+
+
 def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
     from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata
 
