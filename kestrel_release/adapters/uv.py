@@ -180,6 +180,7 @@ _UNREACHABLE = re.compile(
     r"dns error|failed to lookup address|name or service not known|temporary failure in name resolution|"
     r"tcp connect error|connection refused|connection reset|network is unreachable|operation timed out|"
     r"timed out|client error \(connect\)|error sending request|network connectivity is disabled|"
+    r"network was disabled|"
     r"certificate|tls handshake",
     re.IGNORECASE,
 )

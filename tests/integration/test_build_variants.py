@@ -144,7 +144,32 @@ def test_a_variant_reuses_the_interpreters_own_torch_offline(tmp_path, torch_env
                      timeout=3000)  # fmt: skip
     assert result.code == 0, result.stderr[-3000:]
     (entry,) = json.loads(result.stdout)["variants"]
-    assert entry["status"] == "built" and entry["torch_from"] == f"interpreter {python}"
+    assert entry["status"] == "built" and entry["torch_from"].startswith(f"interpreter {python.parent}/python")
     assert entry["torch"]["version"].startswith("2.14.")
     (wheel,) = (project / "dist-all").glob("*.whl")
     assert "Requires-Dist: torch==2.14.*" in _metadata(wheel).splitlines()
+
+
+def test_a_variant_whose_torch_cannot_be_fetched_offline_is_left_for_another_machine(tmp_path):
+    """An offline host (uv --offline) with no torch 2.11 anywhere: that variant is listed with the command to
+    run where PyPI is reachable, exit 0, nothing written."""
+    project = _project(tmp_path)
+    env = {
+        "UV_OFFLINE": "1",
+        "KESTREL_RELEASE_VARIANTS_TORCH": "2.11",
+        "KESTREL_RELEASE_VARIANTS_CUDA": "13.0",
+        "KESTREL_RELEASE_VARIANTS_DEFAULT": '{torch = "2.11", cuda = "13.0"}',
+    }
+    result = run_cli(["build", "--project", str(project), "--json"], env=env)
+    assert result.code == 0, result.stderr[-3000:]
+    (entry,) = json.loads(result.stdout)["variants"]
+    name = "torch211-cxx11-cu130-x86_64-linux"
+    assert (entry["status"], entry["why"]) == (
+        "left",
+        "torch 2.11 for CUDA 13.0 comes from PyPI, which this machine cannot reach",
+    )
+    assert (
+        entry["command"]
+        == f"on a machine that reaches PyPI: kestrel-release build --variant {name} (then `kestrel-release assemble`)"
+    )
+    assert not list((project / "dist-all").rglob("*.whl")) if (project / "dist-all").exists() else True

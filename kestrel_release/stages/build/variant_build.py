@@ -184,7 +184,7 @@ def _one(
         if unreachable is None:
             raise
         proc.reset()  # the failed build stopped its children; the next variant starts afresh
-        host = urlsplit(unreachable).netloc or unreachable
+        host = urlsplit(unreachable).netloc or unreachable  # "PyPI" stays as it is
         return Outcome(
             v,
             default,
@@ -298,10 +298,10 @@ def toolkit_env(cfg: Config, v: Variant) -> dict[str, str]:
 
 
 def _unreachable_index(exc: BuildError, pins: dict[str, TorchPin]) -> str | None:
-    """The index URL a failed env creation could not reach, or None (another failure)."""
+    """The index (URL, or "PyPI") a failed env creation could not reach, or None (another failure)."""
     from kestrel_release.adapters import uv
 
-    indexes = {p.index for p in pins.values() if p.index}
+    indexes = {p.index or "PyPI" for p in pins.values() if not p.reuse}  # an offline host reaches no index
     if not indexes:
         return None
     text = f"{exc.message}\n{exc.hint or ''}"
