@@ -177,16 +177,20 @@ class VariantsConfig:
 
     def wheel_version(self, version: str, v: Variant) -> str:
         """The version a variant wheel carries: plain for the default (and under package-suffix),
-        else PyTorch's local-version style `<version>+cu130`; where the matrix has several torch minors
-        of one CUDA, the torch minor joins it as flash-attention writes it (`+cu130torch2.14`), since
-        `+cu130` alone would give two variants one filename."""
+        else PyTorch's local-version style `<version>+cu130`; where two variants other than the default
+        share a CUDA, the torch minor joins it as flash-attention writes it (`+cu130torch2.14`), since
+        `+cu130` alone would give them one filename."""
         if self.naming == "package-suffix" or self.is_default(v):
             return version
         return f"{version}+{self.local_tag(v)}"
 
     def local_tag(self, v: Variant) -> str:
-        """`cu130`, or `cu130torch2.14` when another variant of the matrix has the same CUDA."""
-        same = {w.torch for w in self.matrix(v.os, v.arch) if w.cuda == v.cuda and w.cxx11_abi == v.cxx11_abi}
+        """`cu130`, or `cu130torch2.14` when another non-default variant of the matrix has the same CUDA."""
+        same = {
+            w.torch
+            for w in self.matrix(v.os, v.arch)
+            if w.cuda == v.cuda and w.cxx11_abi == v.cxx11_abi and not self.is_default(w)
+        }
         return v.cu if same <= {v.torch} else f"{v.cu}torch{v.torch}"
 
     def project_name(self, name: str, v: Variant) -> str:

@@ -37,7 +37,7 @@ def test_another_minor_names_the_static_index_and_the_json_holds_the_lines(tmp_p
     doc = json.loads(result.stdout)
     assert doc["ok"] is True and doc["variant"]["name"] == "torch212-cxx11-cu126-x86_64-linux"
     assert doc["index"] == "<static-index URL>/cu126"
-    assert doc["pip"].startswith("pip install 'kestrel-kernels==0.3.0+cu126' --index-url <static-index URL>/cu126 ")
+    assert doc["pip"].startswith("pip install 'kestrel-kernels==0.3.0+cu126torch2.12' --index-url <static-index URL>/cu126 ")
     assert "--extra-index-url https://download.pytorch.org/whl/cu126" in doc["uv"]
 
 

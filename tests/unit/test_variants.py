@@ -45,6 +45,7 @@ def test_versions_and_names_per_naming():
     assert cfg.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0+cu126torch2.13"
     one_torch = _cfg(torch=("2.13",))
     assert one_torch.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0+cu126"
+    assert cfg.wheel_version("1.0", Variant("2.12", "13.0")) == "1.0+cu130"  # the other cu130 is the default
     assert cfg.project_name("ext", Variant("2.13", "12.6")) == "ext"
     suffix = _cfg(naming="package-suffix")
     assert suffix.wheel_version("1.0", Variant("2.13", "12.6")) == "1.0"

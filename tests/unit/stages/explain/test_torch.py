@@ -41,7 +41,7 @@ def test_another_torch_minor_comes_from_the_static_index_of_its_cuda() -> None:
 def test_a_named_cuda_flavour_picks_that_variant() -> None:
     a = ask("2.13+cu126", (8, 0))
     assert a.variant is not None and a.variant["cu"] == "cu126" and a.index == f"{ROOT}/cu126"
-    assert "'kestrel-kernels==0.3.0+cu126'" in a.pip
+    assert "'kestrel-kernels==0.3.0+cu126torch2.13'" in a.pip
 
 
 def test_a_torch_minor_not_in_the_matrix_says_which_are() -> None:
