@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kestrel_release import __version__, fsutil, manifest
 from kestrel_release.adapters import git
-from kestrel_release.config import Config
+from kestrel_release.config_model import Config
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
