@@ -1,4 +1,5 @@
-"""The release's steps, as data: STEPS is the one list that is printed as the plan, run, and resumed.
+"""The release's steps, as data: plan(options) is the one list that is printed as the plan, run, and resumed
+(STEPS, then each target's publish step, and the smoke test, from the target registry).
 
 Each Step has a name (what the state file records and --resume skips), a line saying what it does,
 whether it runs for this run's options, and the function that does it: `func(ctx) -> detail`. A step
