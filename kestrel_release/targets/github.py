@@ -101,7 +101,11 @@ class Target:
     label = "GitHub"  # the release plan's title when no target names a URL
 
     def __init__(self, name: str, cfg: Config, settings: Settings | None) -> None:
-        self.name, self.cfg, self.settings = name, cfg, settings or Settings()
+        self.name, self.settings = name, settings or Settings()
+        # The publish code reads cfg.github() (the first target of this kind): make that this target's settings,
+        # so a second GitHub target (kind = "github" under another name) publishes to its own repository.
+        first = {name: self.settings, **{k: v for k, v in cfg.targets.items() if k != name}}
+        self.cfg = dataclasses.replace(cfg, targets=first)
 
     def options(self, flags: dict[str, Any]) -> GithubOptions:
         return GithubOptions(**{f.name: flags[f.name] for f in dataclasses.fields(GithubOptions) if f.name in flags})

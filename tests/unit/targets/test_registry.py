@@ -37,6 +37,8 @@ def test_a_name_gets_the_kind_that_has_it_built_in_else_an_index_unless_it_says(
     assert cfg.targets["corp"] == IndexTarget("https://corp.example/legacy/", "")
     assert cfg.targets["mirror"] == GithubTarget(repo="acme/mirror")
     assert targets.get(cfg, "internal").kind == "index"  # a .pypirc repository: nothing configures it
+    # each GitHub target publishes with its own settings (the publish code reads cfg.github())
+    assert [targets.get(cfg, n).cfg.github().repo for n in ("github", "mirror")] == ["acme/widgets", "acme/mirror"]
 
 
 def test_an_unknown_kind_is_one_configuration_problem_naming_the_known_kinds(tmp_path):
