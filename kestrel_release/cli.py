@@ -88,6 +88,19 @@ def _config(project: Path | None, json_mode: bool = False, **overrides):
     return config.load(project, overrides=overrides)  # reads only: a stage that needs the name resolves it
 
 
+def complete_target(incomplete: str) -> list[str]:
+    """Shell completion of --target/--targets: the target registry's names (this project's, when it loads)."""
+    from kestrel_release import config
+    from kestrel_release.errors import KestrelError
+
+    try:
+        configured = config.load(None).targets
+    except (KestrelError, OSError):  # completion never fails: without a loadable project, the built-in names
+        configured = {}
+    head, _, last = incomplete.rpartition(",")
+    return [f"{head},{n}" if head else n for n in _targets.known(configured) if n.startswith(last)]
+
+
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 
@@ -181,7 +194,11 @@ def verify(
     json: JsonOpt = False,
     target: Annotated[
         str | None,
-        typer.Option("--target", help=f"{_targets.help_names(_targets.VERIFY_DEFAULT, ' or ')} acceptance rules."),
+        typer.Option(
+            "--target",
+            help=f"{_targets.help_names(_targets.VERIFY_DEFAULT, ' or ')} acceptance rules.",
+            autocompletion=complete_target,
+        ),
     ] = None,
     platform: Annotated[
         str | None,
@@ -319,6 +336,7 @@ def publish(
             "--target",
             help=f"{_targets.help_names()}, or a .pypirc repository name (default: $TWINE_REPOSITORY, else "
             f"{_targets.DEFAULT_PUBLISH}).",
+            autocompletion=complete_target,
         ),
     ] = None,
     project: ProjectOpt = None,
@@ -404,7 +422,12 @@ def release(
     json: JsonOpt = False,
     bump: Annotated[str | None, typer.Option("--bump", help="Version bump kind before building.")] = None,
     targets: Annotated[
-        str, typer.Option("--targets", help=f"Comma-separated: {_targets.help_names(last=',', sep=',')}.")
+        str,
+        typer.Option(
+            "--targets",
+            help=f"Comma-separated: {_targets.help_names(last=',', sep=',')}.",
+            autocompletion=complete_target,
+        ),
     ] = _targets.help_names(last=",", sep=","),
     rehearse: Annotated[
         bool, typer.Option("--rehearse", help="Run against local stand-ins (sandbox PyPI, GitHub emulator).")
