@@ -3,7 +3,8 @@
 `run_killed_at(n, ...)` starts `python -m kestrel_release` through a tiny wrapper that counts the
 tool's own filesystem mutations (create, mkdir, rename/replace, unlink, rmdir) and SIGKILLs the
 process just before the n-th: every seed lands between two real steps, deterministically, on a
-busy machine too. `count_ops` runs it to the end and returns how many there were.
+busy machine too. `count_ops` runs it to the end and returns how many there were. With
+KESTREL_TEST_COUNT_UNDER=<dir> in the environment only operations on paths under <dir> count.
 
 `signalled_during_import` sends SIGINT/SIGTERM while a given module is being imported.
 
@@ -27,6 +28,15 @@ import os, runpy, signal, sys, threading
 kill_at = int(os.environ.pop("KESTREL_TEST_KILL_AT_OP", "0"))
 count_file = os.environ.pop("KESTREL_TEST_OP_COUNT_FILE", "")
 lock, count = threading.Lock(), [0]
+# Only operations on paths under this prefix count (when set): threads of the tool that write elsewhere
+# (a rehearsal's in-process stand-ins, caches) then cannot move a kill point between runs.
+under = os.environ.pop("KESTREL_TEST_COUNT_UNDER", "")
+
+def _is_under(args):
+    if not under:
+        return True
+    return any(os.path.abspath(os.fsdecode(a)).startswith(under) for a in args[:2]
+               if isinstance(a, (str, bytes, os.PathLike)))
 
 def hit():
     with lock:
@@ -36,7 +46,8 @@ def hit():
 
 def counted(real):
     def op(*args, **kwargs):
-        hit()
+        if _is_under(args):
+            hit()
         return real(*args, **kwargs)
     return op
 
@@ -44,7 +55,7 @@ for name in ("replace", "rename", "unlink", "remove", "rmdir", "mkdir"):
     setattr(os, name, counted(getattr(os, name)))
 real_open = os.open
 def os_open(path, flags, *args, **kwargs):
-    if flags & os.O_CREAT:
+    if flags & os.O_CREAT and _is_under((path,)):
         hit()
     return real_open(path, flags, *args, **kwargs)
 os.open = os_open

@@ -165,14 +165,20 @@ RELEASE = ["release", "--rehearse", "--yes", "--bump", "patch", "--targets", "gi
 REL_ENV = {**ENV, "KESTREL_RELEASE_GITHUB_REPO": "m87-labs/mini-ext"}  # the release target, as configured
 
 
+def rel_env(project: Path) -> dict[str, str]:
+    """REL_ENV with a cache dir of this project's own: the tool's caches (build envs, verify verdicts, build
+    facts) write files only when cold, so a shared warm cache would move every kill point between runs."""
+    return {**REL_ENV, "KESTREL_RELEASE_CACHE_DIR": str(project.parent / f"{project.name}.cache")}
+
+
 def _finish_like_a_user(project: Path, resume_first: bool) -> None:
     """Re-run; when the tool says to use --resume, do that. Two commands at most, no manual step."""
     args = [*RELEASE, "--project", str(project)]
-    result = run_cli([*args, "--resume"] if resume_first else args, env=REL_ENV, timeout=600)
+    result = run_cli([*args, "--resume"] if resume_first else args, env=rel_env(project), timeout=600)
     if result.code == 2 and "--resume" in result.stderr and not resume_first:
-        result = run_cli([*args, "--resume"], env=REL_ENV, timeout=600)
+        result = run_cli([*args, "--resume"], env=rel_env(project), timeout=600)
     elif result.code == 2 and "nothing to resume" in result.stderr:
-        result = run_cli(args, env=REL_ENV, timeout=600)
+        result = run_cli(args, env=rel_env(project), timeout=600)
     assert result.code == 0, result.output
     assert "release 0.1.1 complete" in result.stderr, result.stderr  # released as 0.1.1: bumped once
 
@@ -187,7 +193,7 @@ def _bumped_at_most_once(project: Path) -> None:
 def release_ops(tmp_path_factory) -> int:
     tmp = tmp_path_factory.mktemp("count-release")
     project = factories.make_c_ext_project(tmp / "p")
-    return killpoints.count_ops([*RELEASE, "--project", str(project)], tmp, REL_ENV)
+    return killpoints.count_ops([*RELEASE, "--project", str(project)], tmp, rel_env(project))
 
 
 @pytest.mark.slow
@@ -195,7 +201,7 @@ def release_ops(tmp_path_factory) -> int:
 def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Path, release_ops: int,
                                                                       seed: int) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
-    killpoints.run_killed_at(_points(seed, release_ops), [*RELEASE, "--project", str(project)], REL_ENV)
+    killpoints.run_killed_at(_points(seed, release_ops), [*RELEASE, "--project", str(project)], rel_env(project))
     assert killpoints.wait_gone(str(project)) == []  # the rehearsal's servers died with the tool
     _finish_like_a_user(project, resume_first=seed % 2 == 0)
     _bumped_at_most_once(project)
@@ -204,17 +210,31 @@ def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path, release_ops: int) -> None:
+def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path) -> None:
     """The step's files are written but the state does not say so yet: resume must not disagree."""
+    def in_project(project: Path) -> dict[str, str]:
+        # Kill points counted on the project's own files only: the rehearsal's stand-ins write from other
+        # threads, so counting every operation would move the point found between runs.
+        return {**rel_env(project), "KESTREL_TEST_COUNT_UNDER": str(project)}
+
     def killed_at(n: int) -> Path:
         project = factories.make_c_ext_project(tmp_path / f"p{n}-{len(list(tmp_path.iterdir()))}")
-        killpoints.run_killed_at(n, [*RELEASE, "--project", str(project)], REL_ENV)
+        killpoints.run_killed_at(n, [*RELEASE, "--project", str(project)], in_project(project))
         return project
 
-    low, high = 1, release_ops  # the first kill point after which both version files hold 0.1.1
+    counted = factories.make_c_ext_project(tmp_path / "count")
+    project_ops = killpoints.count_ops([*RELEASE, "--project", str(counted)], tmp_path, in_project(counted))
+    def bumped(project: Path) -> bool:
+        # Monotonic in the kill point, which a binary search needs: once the state records the bump it
+        # keeps it, while the version files alone go back to 0.1.0 when the rehearsal restores them.
+        state = project / "dist-all" / ".release-state.json"
+        done = json.loads(state.read_text()).get("done", []) if state.exists() else []
+        return "bump" in done or _versions(project) == ("0.1.1", "0.1.1")
+
+    low, high = 1, project_ops  # the first kill point after which both version files hold 0.1.1
     while low < high:
         mid = (low + high) // 2
-        if _versions(killed_at(mid)) == ("0.1.1", "0.1.1"):
+        if bumped(killed_at(mid)):
             high = mid
         else:
             low = mid + 1
@@ -222,10 +242,10 @@ def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path, release_ops: int
     args = [*RELEASE, "--project", str(project)]
     state = json.loads((project / "dist-all" / ".release-state.json").read_text())
     assert "bump" not in state["done"]
-    plain = run_cli(args, env=REL_ENV, timeout=600)  # a plain re-run would bump again: refused, says --resume
+    plain = run_cli(args, env=rel_env(project), timeout=600)  # a plain re-run would bump again: refused, says --resume
     assert plain.code == 2 and "--resume" in plain.stderr, plain.output
     assert _versions(project) == ("0.1.1", "0.1.1")
-    resumed = run_cli([*args, "--resume"], env=REL_ENV, timeout=600)
+    resumed = run_cli([*args, "--resume"], env=rel_env(project), timeout=600)
     assert resumed.code == 0, resumed.output
     assert "versions disagree" not in resumed.output
     assert "release 0.1.1 complete" in resumed.stderr, resumed.stderr
