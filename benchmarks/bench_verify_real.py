@@ -61,9 +61,9 @@ def fetch(names: tuple[str, ...], into: Path) -> list[Path]:
     return out
 
 
-def _wall(argv: list, env: dict[str, str]) -> float:
+def _wall(argv: list, env: dict[str, str], cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run([os.fspath(a) for a in argv], env=env, stdout=subprocess.DEVNULL,
+    done = subprocess.run([os.fspath(a) for a in argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 5):  # 5: findings (an upstream wheel may carry PTX); the work is the same
@@ -76,6 +76,10 @@ def run(wheels: list[Path], rounds: int, log: Path | None = None) -> Section:
     env = bench_env()
     section = Section("Verify on real CUDA wheels")
     scratch = Path(tempfile.mkdtemp(prefix="kestrel-bench-verify-real-"))
+    # The tool runs in an empty folder: from the repository root it would find kernels/ (discover_project)
+    # and verify the wheel in project mode against that project's rules (version, forbid list, matrix).
+    here = scratch / "cwd"
+    here.mkdir()
     try:
         for wheel in wheels:
             size = wheel.stat().st_size
@@ -85,7 +89,7 @@ def run(wheels: list[Path], rounds: int, log: Path | None = None) -> Section:
                 cache = scratch / "cache"
                 shutil.rmtree(cache, ignore_errors=True)
                 b = _wall([sys.executable, READER, wheel], env)
-                t = _wall([VENV_BIN / "kestrel-release", "verify", wheel], {**env, "KESTREL_RELEASE_CACHE_DIR": str(cache)})
+                t = _wall([VENV_BIN / "kestrel-release", "verify", wheel], {**env, "KESTREL_RELEASE_CACHE_DIR": str(cache)}, here)
                 if i > 0:
                     base.samples.append(b)
                     tool.samples.append(t)

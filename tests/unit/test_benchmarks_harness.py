@@ -132,3 +132,25 @@ def test_a_ratio_is_taken_per_round_and_shown_with_its_spread():
     assert report.fmt_ratio(c) == "0.50x (min 0.50, max 0.50)"
     unpaired = Comparison("c", Figure("s", [1.0, 3.0]), Figure("b", [4.0]))
     assert unpaired.ratios == [] and unpaired.ratio == 0.5 and report.fmt_ratio(unpaired) == "0.50x"
+
+
+def test_verify_real_runs_the_tool_where_no_project_is_found(tmp_path, monkeypatch):
+    """The benchmark measures standalone verify: run from the repository root, the tool would find kernels/
+    and verify the real wheel against that project's rules (another command, 200 findings to render)."""
+    from benchmarks import bench_verify_real
+    from kestrel_release.config import discover_project
+
+    wheel = tmp_path / "w-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"x" * 10)
+    seen = []
+
+    def fake_wall(argv, env, cwd=None):
+        if "verify" in [str(a) for a in argv]:
+            seen.append(discover_project(cwd))
+        return 1.0
+
+    monkeypatch.chdir(bench_verify_real.READER.parent.parent)  # the repository root: kernels/ is found here
+    assert discover_project() is not None
+    monkeypatch.setattr(bench_verify_real, "_wall", fake_wall)
+    bench_verify_real.run([wheel], rounds=1)
+    assert seen == [None, None]
