@@ -12,10 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release.adapters import backend_meta
 from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError
+
+if TYPE_CHECKING:
+    from kestrel_release.build_env import TorchPin
 
 
 def _oldest(cfg) -> str:
@@ -24,8 +28,9 @@ def _oldest(cfg) -> str:
     )
 
 
-def _build_python(cfg) -> Path | None:
-    """The interpreter the backend should run in (see the module doc); None = pypa/build isolation."""
+def _build_python(cfg, torch: TorchPin | None = None) -> Path | None:
+    """The interpreter the backend should run in (see the module doc); None = pypa/build isolation.
+    `torch` (a build_env.TorchPin): a variant's env, e.g. the interpreter's own torch on an offline host."""
     from kestrel_release.adapters import pythons, toolchain, uv
 
     try:
@@ -38,12 +43,14 @@ def _build_python(cfg) -> Path | None:
 
         logs = toolchain.cache_dir() / "metadata" / "logs"
         # ensure asks the backend in a clean copy of the sources: `version` writes nothing in the project
-        return _buildenv.ensure(uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env)
+        return _buildenv.ensure(
+            uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env, torch=torch
+        )
     except KestrelError:
         return None  # no such Python or env here: fall back to pypa/build's own isolation
 
 
-def resolve(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
+def resolve(cfg: Config, outputs: Sequence[Path] | None = None, torch: TorchPin | None = None) -> Config:
     """`cfg` with the name and version its configuration could not state (no [project] table) filled in.
 
     From the release manifest of `outputs` when given (an empty list: the configured out dir; build
@@ -58,18 +65,18 @@ def resolve(cfg: Config, outputs: Sequence[Path] | None = None) -> Config:
     found = output_identity.from_outputs(outputs, cfg.out_path) if outputs is not None else None
     if found is not None:
         return dataclasses.replace(cfg, name=found[0], version=found[1])
-    meta = for_config(cfg)
+    meta = for_config(cfg, torch)
     return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 
-def for_config(cfg) -> backend_meta.Metadata:
+def for_config(cfg, torch: TorchPin | None = None) -> backend_meta.Metadata:
     """The backend's metadata of cfg's project, cached by its inputs (files, git HEAD, tags, dirty files:
     see adapters/backend_meta_key); the inputs are read before the backend is asked."""
     extra = tuple(vf.path for vf in cfg.version_files)
     found = backend_meta.lookup(cfg.project_dir, isolated=cfg.build.isolation, extra_inputs=extra, env=cfg.build.env)
     if found.found is not None:
         return found.found
-    python = _build_python(cfg)
+    python = _build_python(cfg, torch)
     return backend_meta.metadata(
         cfg.project_dir,
         isolated=cfg.build.isolation and python is None,

@@ -139,7 +139,16 @@ def test_a_variant_reuses_the_interpreters_own_torch_offline(tmp_path, torch_env
 
     project = _project(tmp_path)
     python = torch_envs["2.14"]
-    env = {**UNREACHABLE, "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}", "UV_OFFLINE": "1"}
+    # The GPU host's Python holds the build requirements too; nothing is cached and nothing can be fetched.
+    subprocess.run([_uv(), "pip", "install", "-q", "--offline", "--python", str(python), "setuptools>=64", "wheel"],
+                   check=True, timeout=300)  # fmt: skip
+    env = {
+        **UNREACHABLE,
+        "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}",
+        "UV_OFFLINE": "1",
+        "UV_CACHE_DIR": str(tmp_path / "empty-uv-cache"),
+        "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache"),
+    }
     result = run_cli(["build", "--project", str(project), "--variant", "torch2.14-cu130", "--json"], env=env,
                      timeout=3000)  # fmt: skip
     assert result.code == 0, result.stderr[-3000:]

@@ -135,6 +135,7 @@ def run(cfg: Config, selectors: tuple[str, ...], build: Callable[..., Any], **bu
             f"variants.python ({', '.join(vcfg.python)}) shares no Python with python ({', '.join(cfg.python)})"
         )
     interpreters = find_pythons.find_all(pys)
+    cfg = _named(cfg, vcfg, chosen, interpreters[min(pys, key=lambda p: int(p.split(".")[1]))])
     outcomes = []
     for v in chosen:
         out_dir = cfg.out_path / "variants" / v.name
@@ -201,6 +202,20 @@ def _one(
 
 def _source(pin: TorchPin, python: Path) -> str:
     return f"interpreter {python}" if pin.reuse else pin.index or "PyPI"
+
+
+def _named(cfg: Config, vcfg: VariantsConfig, chosen: list[Variant], python: Path) -> Config:
+    """A project without [project] (setup.py) named by its backend once, in a variant's build env: the
+    isolated default would install the project's unpinned torch (impossible offline, gigabytes online).
+    The interpreter's own torch first, else the default variant's, else the first's."""
+    from kestrel_release import project_meta
+
+    if cfg.metadata_source != "backend" or cfg.name:
+        return cfg
+    pins = [(v, torch_pin(cfg, vcfg, v, python)[0]) for v in chosen]
+    usable = [(v, p) for v, p in pins if p is not None]
+    usable.sort(key=lambda vp: (not vp[1].reuse, not vcfg.is_default(vp[0])))
+    return project_meta.resolve(cfg, torch=usable[0][1] if usable else None)
 
 
 def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tuple[TorchPin | None, str]:
