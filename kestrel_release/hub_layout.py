@@ -41,6 +41,7 @@ class HubVariant:
     archs: list[str]
     files: int
     derived: bool = False  # from the build's torch (a project without variants)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class HubVariant:
             "archs": self.archs,
             "files": self.files,
             "derived": self.derived,
+            "warnings": self.warnings,
         }
 
 
@@ -199,6 +201,7 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             data = rows[0][2]
             pkg = _main_package(packages, str(data.get("package") or package or ""), name)
             kernel = hub_metadata.kernel_name(pkg)
+            absolute = self_imports(vdir / pkg, pkg)
             archs = _archs(vdir)
             files_digest = hub_metadata.digest(vdir)
             unique = hashlib.sha256(json.dumps(files_digest, sort_keys=True).encode()).hexdigest()[:7]
@@ -215,13 +218,40 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             )
             (vdir / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             fsutil.replace_dir(vdir, root / name)
-        result.variants.append(
-            HubVariant(
-                name, kernel, pkg, [p.name for _, p, _ in rows], archs, len(files_digest["files"]), kinds[name][1]
-            )
+        variant = HubVariant(
+            name, kernel, pkg, [p.name for _, p, _ in rows], archs, len(files_digest["files"]), kinds[name][1]
         )
+        if absolute:
+            variant.warnings.append(
+                f"{', '.join(absolute)} imports {pkg} by its absolute name: kernels loads the package under "
+                f"another name, so that import fails unless the wheel is installed too; import relatively "
+                f"(from . import ...)"
+            )
+        result.variants.append(variant)
     remove_stale(out_dir, set(groups))
     return result
+
+
+def self_imports(package_dir: Path, package: str) -> list[str]:
+    """`file:line` of each absolute import of the package by its own name: kernels imports the package
+    under its metadata id, so `from pkg import _C` inside it fails (ModuleNotFoundError) unless the
+    wheel is also installed; a relative import (`from . import _C`) works both ways."""
+    import ast
+
+    found = []
+    for path in sorted(package_dir.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n and (n == package or n.startswith(package + ".")) for n in names):
+                found.append(f"{path.relative_to(package_dir.parent).as_posix()}:{node.lineno}")
+    return found
 
 
 def _main_package(packages: set[str], project: str, variant: str) -> str:
@@ -277,6 +307,8 @@ def remove_stale(out_dir: Path, keep: set[str]) -> None:
 
 def render(hub: HubLayout) -> None:
     for v in hub.variants:
+        for warning in v.warnings:
+            console.warn(f"{BUILD_DIR}/{v.name}: {warning}")
         archs = ", ".join(v.archs) if v.archs else "no CUDA binaries"
         console.info(
             f"{BUILD_DIR}/{v.name}/{v.package}: {v.files} files, {archs}"

@@ -105,3 +105,16 @@ def test_metadata_names_the_cuda_archs_of_the_binaries_in_kernels_words(tmp_path
     assert all(kernels_archs._parse_cuda_arch(a) is not None for a in meta["backend"]["archs"])
     assert kernels_archs._supports_cuda_capability(meta["backend"]["archs"], (9, 0))
     assert not kernels_archs._supports_cuda_capability(meta["backend"]["archs"], (10, 0))
+
+
+def test_an_absolute_self_import_is_named_with_the_fix(tmp_path: Path) -> None:
+    """kernels imports the package under its metadata id: `from kestrel_kernels import _C` inside it fails."""
+    files = {f"{PKG}/__init__.py": f"import torch\nfrom {PKG} import _C\nfrom . import ops\n".encode(),
+             f"{PKG}/ops.py": f"import {PKG}.ops as me\n".encode()}
+    wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64", files=files)
+    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0",
+                             "wheels": [{"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0"}}]})
+    (variant,) = hub_layout.write(tmp_path, NAME).variants
+    (warning,) = variant.warnings
+    assert warning.startswith(f"{PKG}/__init__.py:2, {PKG}/ops.py:1 imports {PKG} by its absolute name")
+    assert "from . import" in warning

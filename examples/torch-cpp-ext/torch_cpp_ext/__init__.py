@@ -2,7 +2,7 @@
 
 import torch
 
-from torch_cpp_ext import _C  # noqa: F401  (registers the op)
+from . import _C  # noqa: F401  (registers the op; relative, so the kernels library can load the package under another name)
 
 __version__ = "0.1.0"
 
