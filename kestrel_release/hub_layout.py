@@ -161,15 +161,20 @@ def built_wheels(out_dir: Path, package: str | None) -> list[Built]:
         if found is not None:
             sources.append((folder, manifest.read(found)))
     out: list[Built] = []
-    seen: set[tuple[str, Any]] = set()
+    seen: set[tuple[str, Any, Any]] = set()
     for folder, d in sources:
         for row in d.get("wheels") or []:
             if not isinstance(row, dict) or not row.get("filename"):
                 continue
-            key = (PurePosixPath(str(row["filename"])).name, row.get("sha256"))
+            path = wheel_path(folder, row)
+            raw = row.get("variant")
+            record: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            variant = (record.get("torch"), record.get("cuda"), record.get("cxx11_abi"), record.get("arch"))
+            # The default's wheel sits in <out>/ and in its variants/ folder: counted once.
+            key = (path.name, row.get("sha256") or fsutil.sha256_file(path), variant)
             if key not in seen:
                 seen.add(key)
-                out.append((row, wheel_path(folder, row), d))
+                out.append((row, path, d))
     if not out:
         raise UsageError(f"{out_dir} holds no build of {package or 'a project'}", "run kestrel-release build first")
     return out

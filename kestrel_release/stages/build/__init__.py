@@ -94,7 +94,8 @@ def run(
     cfg = project_meta.resolve(cfg)  # a project without [project]: the backend names it (cached)
     try:
         result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache, variant)
-        _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
+        if variant is None:  # a variant's build: run_variants writes them once, from the whole output
+            _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
         return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
@@ -104,7 +105,10 @@ def run(
 def run_variants(cfg: Config, selectors: tuple[str, ...] = (), **kwargs: Any) -> _variant.VariantsResult:
     """A project with [tool.kestrel-release.variants]: one `run` per torch x CUDA variant of this
     machine's platform (all, or those `selectors` name: --variant); see variant_build.py."""
-    return _variant.run(cfg, selectors, run, **kwargs)
+    layout = kwargs.pop("layout", None)
+    matrix = _variant.run(cfg, selectors, run, **kwargs)
+    _extras.write(cfg, matrix, layout)  # every variant's build/<variant>/ and PEP 825 wheels
+    return matrix
 
 
 def _run(

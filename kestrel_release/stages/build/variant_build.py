@@ -84,6 +84,8 @@ class VariantsResult:
     outcomes: list[Outcome]
     default_wheels: list[dict]
     seconds: float = 0.0
+    hub: Any = None  # --layout kernels-hub (hub_layout.HubLayout), written once for every variant
+    pep825: Any = None  # variants.format = "pep825" (pep825_wheel.Pep825Result)
 
     @property
     def wheels(self) -> list[dict]:
@@ -98,6 +100,8 @@ class VariantsResult:
             "default_wheels": self.default_wheels,
             "wheels": self.wheels,
             "seconds": round(self.seconds, 2),
+            **({"hub": self.hub.to_json()} if self.hub else {}),
+            **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
         }
 
 
@@ -366,3 +370,6 @@ def render(result: VariantsResult) -> None:
     for o in result.outcomes:
         if o.status == "left":
             console.warn(f"{o.variant.name} not built here: {o.why}; {o.command}")
+    from kestrel_release.stages.build import extras
+
+    extras.render(result)  # the kernels-hub layout, PEP 825 wheels
