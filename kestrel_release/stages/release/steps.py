@@ -93,6 +93,11 @@ def bump(ctx: Context) -> str:
 def build(ctx: Context) -> str:
     from kestrel_release.stages import build as build_stage
 
+    if ctx.cfg.variants is not None:  # the whole torch x CUDA matrix this machine can build
+        from kestrel_release.stages.release import variant_steps
+
+        return variant_steps.build(ctx)
+
     built = build_stage.run(ctx.cfg, gpu_check=ctx.options.gpu_check)
     ctx.state.artifacts = release_state.hash_wheels(built.out_dir, ctx.cfg.name)
     ctx.state.move_to(built.out_dir)
@@ -101,6 +106,11 @@ def build(ctx: Context) -> str:
 
 def verify(ctx: Context) -> str:
     from kestrel_release.stages import verify as verify_stage
+
+    if ctx.cfg.variants is not None:  # the default under PyPI's rules, each variant as its own release
+        from kestrel_release.stages.release import variant_steps
+
+        return variant_steps.verify(ctx)
 
     report = verify_stage.run(ctx.cfg, [])  # the default rules (PyPI's), whatever the targets
     verify_stage.raise_for(report, show=True)
