@@ -35,7 +35,9 @@ fetch() { "$host_python" -c 'import sys, urllib.request; urllib.request.urlopen(
 finish() { echo "logs: $work"; [ "$failed" = 0 ] && echo "ALL PASS" || echo "SOME FAILED"; exit "$failed"; }
 
 host_python=${PYTHON:-python3}
-torch_info="$("$host_python" -c 'import sys, torch; print(f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version__, torch.version.cuda, torch.cuda.is_available() and "sm_%d%d" % torch.cuda.get_device_capability())' 2>&1)"
+# stdout only: importing torch may print warnings (no NumPy, ...) on stderr, kept for the failure line.
+torch_info="$("$host_python" -c 'import sys, torch; print(f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version__, torch.version.cuda, torch.cuda.is_available() and "sm_%d%d" % torch.cuda.get_device_capability())' 2> "$work/torch-probe.err" | tail -n 1)"
+[ -n "$torch_info" ] || torch_info="$(tail -n 1 "$work/torch-probe.err")"
 read -r py torch_version torch_cuda gpu <<< "$torch_info"
 # The H100 host has torch 2.11+cu130; any torch of CUDA 13.0 runs the same check (its minor is the variant built).
 case "$torch_version:$torch_cuda" in
