@@ -53,8 +53,9 @@ export PATH="$(dirname "$nvcc_bin"):$PATH"
 # The tool: this checkout, with its dependencies from python3 or else from .whl/ (offline).
 tool_py="$host_python"
 if ! "$host_python" -c 'import typer, rich, packaging, jinja2' 2>/dev/null; then
+  # The dependencies only (the checkout runs from PYTHONPATH): its build backend is not in .whl/.
   step "tool dependencies from .whl/" bash -c "'$host_python' -m venv --system-site-packages '$work/tool' && \
-    '$work/tool/bin/python' -m pip install -q --no-index --find-links '$repo/.whl' '$repo'" || finish
+    '$work/tool/bin/python' -m pip install -q --no-index --find-links '$repo/.whl' '$repo'/.whl/*.whl" || finish
   tool_py="$work/tool/bin/python"
 fi
 kr() { PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$tool_py" -m kestrel_release "$@"; }
