@@ -49,7 +49,7 @@ def run(quick: bool, wheels_dir: Path | None, log: Path) -> Section:
         raise NotAvailable("no wheels from the build benchmark")
     if not importlib.util.find_spec("kestrel_release.stages.publish.index"):
         raise NotAvailable("kestrel_release.stages.publish.index does not exist yet")
-    from kestrel_release.sandbox.pypi import PypiSandbox
+    from kestrel_release.sandbox.pypi.server import PypiSandbox
 
     wheels = sorted(wheels_dir.glob("*.whl"))
     first, rerun, twine = (Figure("kestrel-release publish"), Figure("kestrel-release publish, re-run"),

@@ -78,7 +78,7 @@ def _requests(box) -> dict[str, int]:
 def run(work: Path, size: int, rounds: int, log: Path | None = None) -> tuple[Section, dict]:
     """Rounds of: tool publish, tool re-run, twine upload, each through a fresh shaped link + strict sandbox."""
     from benchmarks.shaped_link import ShapedLink
-    from kestrel_release.sandbox.pypi import PypiSandbox
+    from kestrel_release.sandbox.pypi.server import PypiSandbox
 
     log = log or work / "upload-scale.log"
     project, wheels_dir = generate(work, size)

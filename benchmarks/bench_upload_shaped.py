@@ -100,7 +100,7 @@ def _check(box, wheels: list[Path], who: str) -> None:
 def run(quick: bool, work: Path, shape: Shape | None = None, log: Path | None = None) -> Section:
     """Rounds of: tool publish, tool re-run, twine upload, each through a fresh shaped link + strict sandbox."""
     from benchmarks.shaped_link import ShapedLink
-    from kestrel_release.sandbox.pypi import PypiSandbox
+    from kestrel_release.sandbox.pypi.server import PypiSandbox
 
     shape = shape or (QUICK if quick else Shape())
     log = log or work / "upload-shaped.log"

@@ -167,7 +167,7 @@ def build(
         "build.isolation": False if no_isolation else None,
         "build.container": container,
     }
-    from kestrel_release.hub_layout import check_layout
+    from kestrel_release.variants.hub_layout import check_layout
 
     cfg = _config(project, json, python=_csv(python), out_dir=out, **dotted)
     options: dict[str, Any] = {
@@ -408,8 +408,8 @@ def assemble(
     layout: LayoutOpt = None,
 ) -> None:
     """Combine the build outputs of several machines into one release (wheels, SHA256SUMS, manifest)."""
-    from kestrel_release.hub_layout import check_layout
     from kestrel_release.stages import assemble as stage
+    from kestrel_release.variants.hub_layout import check_layout
 
     cfg = _config(project, json)
     result = stage.run(cfg, inputs, out, check_layout(layout))  # a failure's JSON document comes from _dispatch

@@ -23,7 +23,7 @@ def sandbox_pypi(
 ) -> None:
     """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
     from kestrel_release import safepaths
-    from kestrel_release.sandbox import pypi
+    from kestrel_release.sandbox.pypi import server as pypi
 
     if directory is not None:  # it receives uploads: never the cwd's project, a parent, or home
         directory = safepaths.check_target(directory, Path.cwd(), "sandbox packages directory", flag="--dir")
@@ -49,7 +49,7 @@ def sandbox_github(
     ] = None,
 ) -> None:
     """Serve a loopback GitHub REST emulator at http://127.0.0.1:PORT/api/v3, until Ctrl-C."""
-    from kestrel_release.sandbox import github
+    from kestrel_release.sandbox.github import emulator as github
 
     repos, why = (repo, "given with --repo") if repo else _default_github_repo()
     _serve(
@@ -69,7 +69,7 @@ def _default_github_repo() -> tuple[list[str], str]:
     Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
     from kestrel_release import config
     from kestrel_release.adapters import git
-    from kestrel_release.adapters.github import repo_from_remote, target_repo
+    from kestrel_release.adapters.github.client import repo_from_remote, target_repo
     from kestrel_release.errors import KestrelError, UsageError
 
     try:

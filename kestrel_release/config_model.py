@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from kestrel_release.variants import VariantsConfig
+from kestrel_release.variants.model import VariantsConfig
 
 DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
@@ -200,7 +200,7 @@ class Config:
     smoke_test: SmokeTestConfig = field(default_factory=SmokeTestConfig)
     targets: dict[str, Any] = field(default_factory=dict)
     ci: CIConfig = field(default_factory=CIConfig)
-    # [tool.kestrel-release.variants]: the torch x CUDA matrix (variants.py); None = no variants, one
+    # [tool.kestrel-release.variants]: the torch x CUDA matrix (variants/model.py); None = no variants, one
     # build per Python as always.
     variants: VariantsConfig | None = None
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kestrel_release import cuda_rules
 from kestrel_release import platforms as platform_registry
-from kestrel_release.variants import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
+from kestrel_release.variants.model import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
 
 WHERE = "[tool.kestrel-release.variants]"
 ENV_PREFIX = "KESTREL_RELEASE_VARIANTS_"

@@ -1,7 +1,7 @@
 """The one retry policy and loop of every publisher: bounded, exponential, jittered.
 
-Shared by the index uploader (adapters/pypi.py) and the GitHub client
-(adapters/github.py) so `[tool.kestrel-release.publish]` means the same thing to both; each
+Shared by the index uploader (adapters/pypi/client.py) and the GitHub client
+(adapters/github/client.py) so `[tool.kestrel-release.publish]` means the same thing to both; each
 adapter keeps only its `classify` (which of its failures are worth another attempt) and its words.
 """
 

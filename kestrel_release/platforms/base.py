@@ -29,7 +29,7 @@ class OSPlatform:
 
     system: str  # the registry key, as adapters.host.Host.system spells it
     repair: str = ""  # the repair tool's name (adapters/repair: auditwheel, delvewheel, delocate); "" = none
-    binary_format: str = ""  # what its extensions are (inspect/binformat: "elf", "pe", "macho")
+    binary_format: str = ""  # what its extensions are (artifacts/binformat: "elf", "pe", "macho")
     examples: tuple[str, ...] = ()  # tags shown in "e.g." hints
     ci_examples: tuple[str, ...] = ()  # tags shown where ci init refuses a platform
     runners: ClassVar[dict[str, str]]  # CPU -> the GitHub-hosted runner that builds it (ci init)

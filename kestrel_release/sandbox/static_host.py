@@ -27,7 +27,7 @@ class StaticHost:
     """Context manager: serves `directory` on http://127.0.0.1:PORT/ until it exits."""
 
     def __init__(self, directory: Path, port: int = 0) -> None:
-        from kestrel_release.sandbox.pypi import free_port
+        from kestrel_release.sandbox.pypi.server import free_port
 
         self.directory = Path(directory).resolve()
         self.port = port or free_port()

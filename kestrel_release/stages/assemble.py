@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, console, fsutil, hub_layout, manifest, outputs, safepaths, statedir
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.variants import hub_layout
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
 _OURS = {manifest.MANIFEST, manifest.SUMS, ".release-state.json"}

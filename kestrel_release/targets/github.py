@@ -1,9 +1,9 @@
 """The github kind: a GitHub release (rolling nightly, dated nightlies, or a tagged release) and its assets.
 
 Its table: `[tool.kestrel-release.targets.github]` (repo, tag, title, notes_template, api_url, prune,
-nightly, keep); the variables KESTREL_RELEASE_GITHUB_<KEY>. Uploads: stages/publish/github.py; the token:
-GH_TOKEN / GITHUB_TOKEN / --token-env (adapters/github_target.py); the rehearsal's stand-in: the GitHub
-REST emulator (sandbox/github.py).
+nightly, keep); the variables KESTREL_RELEASE_GITHUB_<KEY>. Uploads: stages/publish/github/release.py; the token:
+GH_TOKEN / GITHUB_TOKEN / --token-env (adapters/github/target.py); the rehearsal's stand-in: the GitHub
+REST emulator (sandbox/github/emulator.py).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def validate(name: str, gh: Settings, errors: list[str], at: Any) -> None:
 
 def repo(cfg: Config) -> tuple[str | None, str]:
     """OWNER/NAME of the GitHub release and where it came from (the config, else the git remote)."""
-    from kestrel_release.adapters.github import target_repo
+    from kestrel_release.adapters.github.client import target_repo
 
     return target_repo(cfg)
 
@@ -111,7 +111,7 @@ class Target:
         return GithubOptions(**{f.name: flags[f.name] for f in dataclasses.fields(GithubOptions) if f.name in flags})
 
     def publish(self, paths: list[Path], options: GithubOptions) -> Any:
-        from kestrel_release.stages.publish import github
+        from kestrel_release.stages.publish.github import release as github
 
         o = options
         return github.run(
@@ -130,7 +130,7 @@ class Target:
         )
 
     def render(self, result: Any) -> None:
-        from kestrel_release.stages.publish import github_result
+        from kestrel_release.stages.publish.github import result as github_result
 
         github_result.render(result)
 
@@ -139,7 +139,7 @@ class Target:
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
         from kestrel_release import console
-        from kestrel_release.sandbox.github import GithubEmulator
+        from kestrel_release.sandbox.github.emulator import GithubEmulator
 
         owner = repo(self.cfg)[0]  # never a default: with none, preflight refuses the target as for real
         emulator = stack.enter_context(GithubEmulator(repos=(owner,) if owner else ()))
@@ -154,7 +154,7 @@ class Target:
         return getattr(published, "summary", "") or "release updated"
 
     def preflight(self, endpoint: Endpoint, *, version: str, prebuilt: bool, resume: bool) -> list[str]:
-        from kestrel_release.adapters import github as github_adapter
+        from kestrel_release.adapters.github import client as github_adapter
         from kestrel_release.errors import KestrelError
 
         out = []
@@ -171,7 +171,7 @@ class Target:
 
     def _repo_problems(self, owner: str, token: str) -> list[str]:
         """Open the repository with the token as publish will (a read): missing, invisible or read-only."""
-        from kestrel_release.adapters.github import GithubClient
+        from kestrel_release.adapters.github.client import GithubClient
         from kestrel_release.errors import KestrelError
         from kestrel_release.retry import RetryPolicy
 
@@ -196,7 +196,7 @@ class Target:
         return [f"GitHub repository: {owner} (from {source})" if owner else "GitHub repository: none configured"]
 
     def doctor_checks(self) -> list[Check]:
-        from kestrel_release.adapters import github
+        from kestrel_release.adapters.github import client as github
 
         variable = github.token_variable()
         label = f"credentials: {self.name}"

@@ -2,7 +2,7 @@
 
 Its table: `[tool.kestrel-release.targets.<name>]` with repository_url (and simple_url); the variables
 KESTREL_RELEASE_TARGETS_<NAME>_REPOSITORY_URL / _SIMPLE_URL override one or add one. Uploads are twine's
-(stages/publish/index.py), credentials twine's sources (adapters/pypi_config.py), the rehearsal's
+(stages/publish/index.py), credentials twine's sources (adapters/pypi/config.py), the rehearsal's
 stand-in a strict sandbox PyPI per index.
 """
 
@@ -129,8 +129,8 @@ def validate(name: str, settings: Settings, errors: list[str], at: Any) -> None:
 def refuse_variant_labels(paths: list[Path], target: str) -> None:
     """A PEP 825 (Draft) labelled wheel never goes to a PyPI-like index (exit 5): PyPI refuses the filename,
     and an index that took it would serve it to installers that cannot read it."""
-    from kestrel_release import pep825
     from kestrel_release.errors import VerifyError
+    from kestrel_release.variants import pep825
 
     for path in paths:
         files = [path] if path.is_file() else sorted(path.glob("*.whl")) if path.is_dir() else []
@@ -188,7 +188,7 @@ class Target:
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
         from kestrel_release import console
-        from kestrel_release.sandbox.pypi import PypiSandbox
+        from kestrel_release.sandbox.pypi.server import PypiSandbox
 
         (base / self.name).mkdir(parents=True, exist_ok=True)
         box = stack.enter_context(PypiSandbox(directory=base / self.name, strict=True))
@@ -212,7 +212,7 @@ class Target:
 
     def resolve(self, repository_url: str | None, simple_url: str | None) -> Any:
         """The index (adapters.pypi.Index) as publish resolves it, from these overrides and the settings."""
-        from kestrel_release.adapters import pypi_config
+        from kestrel_release.adapters.pypi import config as pypi_config
 
         return pypi_config.resolve_index(
             self.name, self.cfg.targets, repository_url, simple_url, builtin=BUILTIN.get(self.name)
@@ -257,7 +257,7 @@ class Target:
 
     def simple_url(self) -> str:
         """The simple URL as configured (or PyPI's/TestPyPI's own): verify's 14-day rule reads it."""
-        from kestrel_release.adapters.pypi import simple_url_for
+        from kestrel_release.adapters.pypi.client import simple_url_for
 
         t = self.settings or BUILTIN[self.name]
         return t.simple_url or simple_url_for(t.repository_url)
@@ -268,7 +268,7 @@ class Target:
         """The release's smoke test: install `version` from the index the publish step uploaded to, resolved
         exactly as publish resolves it, read with the upload's credentials. (simple URL, one row per Python);
         a package-caused failure drops `wheels` (filename -> sha256) from the wheel cache."""
-        from kestrel_release.adapters import pypi_config
+        from kestrel_release.adapters.pypi import config as pypi_config
         from kestrel_release.errors import KestrelError
         from kestrel_release.stages.publish import smoke
 

@@ -109,7 +109,7 @@ class Target:
         repo = self.settings.github_repo if self.settings else ""
         if not repo:
             return Endpoint(root, host.url)
-        from kestrel_release.sandbox.github import GithubEmulator
+        from kestrel_release.sandbox.github.emulator import GithubEmulator
 
         emulator = stack.enter_context(GithubEmulator(repos=(repo,)))
         return Endpoint(root, host.url, emulator.api_url, emulator.token, emulator.head(repo))
@@ -129,8 +129,8 @@ class Target:
         rehearsal's stand-in has both)."""
         if endpoint.root is not None or self.settings is None:
             return []
-        from kestrel_release.adapters import github as gh_adapter
         from kestrel_release.adapters import static_index
+        from kestrel_release.adapters.github import client as gh_adapter
         from kestrel_release.errors import KestrelError
         from kestrel_release.stages.publish.static_index import root_of
 

@@ -8,7 +8,7 @@ import time
 import urllib.request
 
 from benchmarks.shaped_link import ShapedLink
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.helpers import ROOT
 
 

@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from kestrel_release.inspect import elf, fatbin
-from kestrel_release.inspect.cuda_binary import CudaFormatError, inspect_bytes
+from kestrel_release.artifacts import elf, fatbin
+from kestrel_release.artifacts.cuda_binary import CudaFormatError, inspect_bytes
 from tests.data.cuda.builders import CASES, build_cuda_matrix, cuobjdump_report, nvcc_version
 
 # name -> (sass, ptx, lto_ir, debug): what each recipe must produce.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.inspect.cuda_binary import inspect_bytes
+from kestrel_release.artifacts.cuda_binary import inspect_bytes
 from tests.data.cuda.builders import cuobjdump_report
 from tests.data.cuda.release_builds import EMBEDDED, EXPECTED, RELEASE
 

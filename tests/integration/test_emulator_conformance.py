@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from kestrel_release.sandbox.github import GithubEmulator
+from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "github"
 TOKEN = "0000000000000000000000000000000000000001"

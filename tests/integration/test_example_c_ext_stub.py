@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.inspect import elf
+from kestrel_release.artifacts import elf
 from tests.helpers import ROOT, need_pythons
 
 EXAMPLE = ROOT / "examples" / "c-ext-stub"

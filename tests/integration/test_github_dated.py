@@ -13,7 +13,7 @@ import re
 import pytest
 import requests
 
-from kestrel_release.sandbox.github import GithubEmulator
+from kestrel_release.sandbox.github.emulator import GithubEmulator
 from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error
 from tests.integration.github_support import CANARY, REPO, TAG

@@ -7,7 +7,7 @@ import threading
 import pytest
 import requests
 
-from kestrel_release.sandbox.github import GithubEmulator
+from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 REPO = "m87-labs/kestrel"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from kestrel_release.sandbox.github import GithubEmulator
+from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 REPO = "m87-labs/kestrel"
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "github" / "release-assets" / "normalized-fixture.json"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest, pep825_wheel
+from kestrel_release import manifest
+from kestrel_release.variants import pep825_wheel
 from tests.factories import NAME, make_project, write_wheel
 from tests.helpers import assert_one_line_error, run_cli
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import CANARY_PREFIX, make_dist, make_project
 from tests.helpers import ROOT, assert_one_line_error, need_pythons, run_cli
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
 

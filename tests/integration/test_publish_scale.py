@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
 

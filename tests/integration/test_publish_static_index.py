@@ -159,7 +159,7 @@ def test_a_static_index_without_dir_is_one_config_error(tmp_path):
 
 
 def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_path):
-    from kestrel_release.sandbox.github import GithubEmulator
+    from kestrel_release.sandbox.github.emulator import GithubEmulator
     from tests.factories import GITHUB_REPO
 
     project, wheels = project_with_variants(tmp_path)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kestrel_release.adapters import pypi_json
-from kestrel_release.sandbox.pypi import free_port
+from kestrel_release.adapters.pypi import json_api as pypi_json
+from kestrel_release.sandbox.pypi.server import free_port
 
 
 def test_an_index_that_cannot_be_reached_gives_none():

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.adapters import pypi
+from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.errors import PublishError
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests import pypi_rule_wheels as W
 from tests.helpers import ROOT, assert_one_line_error, run_cli
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import C_EXT_SOURCE, make_c_ext_project
 from tests.helpers import run_cli
 

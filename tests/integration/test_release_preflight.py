@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
 
@@ -117,7 +117,7 @@ def test_release_from_output_refuses_new_files_for_a_release_older_than_14_days(
 
 
 def test_real_release_preflight_opens_the_github_repository_with_the_token(tmp_path):
-    from kestrel_release.sandbox.github import GithubEmulator
+    from kestrel_release.sandbox.github.emulator import GithubEmulator
 
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     make_dist(project / "dist-all", pythons=("3.12",))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.adapters import pypi
+from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.errors import PublishError
-from kestrel_release.sandbox.pypi import PypiSandbox, free_port
+from kestrel_release.sandbox.pypi.server import PypiSandbox, free_port
 from tests.factories import NAME, importable_wheel_bytes
 from tests.helpers import ROOT
 

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from kestrel_release.adapters import pythons, uv
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_project, write_wheel
 from tests.helpers import assert_one_line_error, run_cli
 

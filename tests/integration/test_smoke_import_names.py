@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_project, write_wheel
 from tests.helpers import assert_one_line_error, python_version, run_cli
 

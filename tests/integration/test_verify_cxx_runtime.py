@@ -72,7 +72,7 @@ def test_shared_libstdcxx_is_clean(tmp_path: Path) -> None:
 
 
 def test_private_runtime_without_torch_and_the_real_libstdcxx(tmp_path: Path) -> None:
-    from kestrel_release.inspect import elf
+    from kestrel_release.artifacts import elf
     from kestrel_release.stages.verify import cxx_runtime
 
     src = tmp_path / "plain.cpp"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.github import GithubEmulator
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.github.emulator import GithubEmulator
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests import factories
 from tests.helpers import CI_TOOL_ENV, need_pythons, run_cli
 from tests.integration.workflow_runner import Expressions, WorkflowRunner

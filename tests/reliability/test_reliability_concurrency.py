@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests import factories
 from tests.helpers import ROOT, assert_one_line_error, run_cli
 from tests.reliability.conftest import FAST, local_wheels, sha256s

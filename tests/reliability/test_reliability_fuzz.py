@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kestrel_release.inspect import cuda_binary, wheel
-from kestrel_release.inspect.errors import CudaFormatError, WheelError
+from kestrel_release.artifacts import cuda_binary, wheel
+from kestrel_release.artifacts.errors import CudaFormatError, WheelError
 from tests import factories
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc builds the seed binaries")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests import factories
 from tests.helpers import ROOT, run_cli
 from tests.reliability import killpoints

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.helpers import assert_one_line_error, run_cli
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 from tests.reliability.faultproxy import BlackHole, FaultProxy
@@ -120,7 +120,7 @@ def test_pypi_index_that_never_answers_stops_with_exit_6(dist_project: Path) -> 
 
 # --- GitHub ------------------------------------------------------------------------------------
 
-from kestrel_release.sandbox.github import GithubEmulator  # noqa: E402
+from kestrel_release.sandbox.github.emulator import GithubEmulator  # noqa: E402
 from tests.factories import build_output, make_github_project  # noqa: E402
 from tests.integration.github_support import REPO, TAG, Poller  # noqa: E402
 

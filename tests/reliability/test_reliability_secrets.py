@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.sandbox.github import GithubEmulator
-from kestrel_release.sandbox.pypi import PypiSandbox
+from kestrel_release.sandbox.github.emulator import GithubEmulator
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import build_output
 from tests.factories import make_github_project as make_gh_project
 from tests.helpers import CI_TOOL_ENV

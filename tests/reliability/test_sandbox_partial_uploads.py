@@ -13,8 +13,8 @@ from pathlib import Path
 
 import requests
 
-from kestrel_release.sandbox.pypi import PypiSandbox
-from kestrel_release.sandbox.pypi_body import DIGEST_MISMATCH
+from kestrel_release.sandbox.pypi.body import DIGEST_MISMATCH
+from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.helpers import assert_one_line_error, run_cli
 from tests.reliability.conftest import FAST, local_wheels, sha256s
 from tests.reliability.faultproxy import FaultProxy
@@ -132,7 +132,7 @@ def test_a_write_that_fails_mid_file_leaves_neither_file_nor_temp(tmp_path: Path
 
     import pytest
 
-    from kestrel_release.sandbox import pypi_body
+    from kestrel_release.sandbox.pypi import body as pypi_body
 
     class FullDisk:
         def __init__(self) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from kestrel_release import config
 from kestrel_release.errors import ConfigError
-from kestrel_release.variants import Exclude, Variant
+from kestrel_release.variants.model import Exclude, Variant
 
 FULL = """\
 [tool.kestrel-release.variants]

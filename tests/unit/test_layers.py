@@ -28,7 +28,7 @@ PACKAGE = "kestrel_release"
 # apart by the no-cycle rule and by CONFIG_LOADERS below.
 ENTRY = {"__main__", "entry", "cli", "cli_sandbox"}
 CONFIG = {"config", "config_parse"}
-LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/inspect/sandbox"}
+LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/artifacts/sandbox"}
 # A stage or a target reads the Config dataclasses from config_model, never from the loader: config
 # loading reaches every target, and through them stages.publish, so that arrow would close a cycle.
 CONFIG_LOADERS = {"config"}
@@ -178,7 +178,7 @@ def layer(module: str) -> int:
 
 def _is_github_adapter(module: str) -> bool:
     parts = module.split(".")
-    return parts[1:2] == ["adapters"] and len(parts) == 3 and parts[2].startswith("github")
+    return parts[1:3] == ["adapters", "github"]
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -258,7 +258,7 @@ def violations(root: Path) -> set[str]:
                 ):
                     found.add(f"private module: {module} imports {imp.target}")
             elif top == "github" and not _is_github_adapter(module):
-                found.add(f"PyGithub outside adapters/github*: {module}")
+                found.add(f"PyGithub outside adapters/github/: {module}")
             elif not (imp.lazy or imp.type_only or top in stdlib or top == "__future__") and (
                 top not in LIGHT_AT_IMPORT or imp.target in HEAVY_MODULES
             ):
@@ -294,7 +294,7 @@ def _write(root: Path, files: dict[str, str]) -> Path:
                 "stages/__init__.py": "",
                 "stages/build.py": "",
             },
-            "upward: pkg.adapters.git (helpers/adapters/inspect/sandbox) imports pkg.stages.build (stages/targets/config)",
+            "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox) imports pkg.stages.build (stages/targets/config)",
         ),
         ({"helper.py": "def f():\n    from pkg.config import load\n"}, "upward: pkg.helper"),
         (
@@ -311,7 +311,7 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         ),
         (
             {"stages/__init__.py": "", "stages/a.py": "import github\n"},
-            "PyGithub outside adapters/github*: pkg.stages.a",
+            "PyGithub outside adapters/github/: pkg.stages.a",
         ),
         ({"sizes.py": "from pkg import console\n", "console.py": ""}, "pure module does output: pkg.sizes"),
         ({"a.py": "import twine.commands\n"}, "heavy at import time: pkg.a imports twine.commands"),
@@ -378,7 +378,7 @@ def test_allowed_shapes_are_not_violations(tmp_path):
             "helper.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rich.live import Live\n",
             "adapters/__init__.py": "",
             "adapters/_deadline.py": "",
-            "adapters/github.py": "from pkg.adapters import _deadline\ndef f():\n    import github\n",
+            "adapters/github/client.py": "from pkg.adapters import _deadline\ndef f():\n    import github\n",
         },
     )
     assert violations(root) == set()

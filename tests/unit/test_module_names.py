@@ -13,11 +13,7 @@ from tests.helpers import ROOT
 FOLDERS = ("kestrel_release", "tests", "benchmarks", "kernels", "examples", "tools")
 
 # Names kept for now, with why; the list only shrinks.
-ALLOWED = {
-    # kestrel_release/inspect (and its mirror tests/unit/inspect): imported by 26 modules that are being
-    # changed on other branches; renamed once that work has landed.
-    "inspect",
-}
+ALLOWED: set[str] = set()
 
 
 def clashing_names() -> dict[str, list[str]]:

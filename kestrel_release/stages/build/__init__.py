@@ -21,8 +21,6 @@ from typing import Any
 
 from kestrel_release import build_env as _buildenv
 from kestrel_release import console, fsutil, outputs, proc, safepaths, source_copy, statedir
-from kestrel_release import hub_layout as _hub
-from kestrel_release import pep825_wheel as _pep825
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
 from kestrel_release.config_model import Config
@@ -41,6 +39,8 @@ from kestrel_release.stages.build import wheelcache as _wheelcache
 from kestrel_release.stages.build import wheelzip as _wheelzip
 from kestrel_release.stages.build.plan import Plan, preflight
 from kestrel_release.stages.verify.pypi import check_built_wheel
+from kestrel_release.variants import hub_layout as _hub
+from kestrel_release.variants import pep825_wheel as _pep825
 
 
 @dataclass

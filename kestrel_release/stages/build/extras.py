@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import hub_layout, pep825_wheel
+from kestrel_release.variants import hub_layout, pep825_wheel
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config

@@ -12,7 +12,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from kestrel_release.inspect import binformat
+from kestrel_release.artifacts import binformat
 
 _HEADER = 4096  # enough for binformat.identify: a PE header sits past the DOS stub
 

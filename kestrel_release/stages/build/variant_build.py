@@ -26,7 +26,14 @@ from kestrel_release import console, fsutil, manifest, outputs, proc
 from kestrel_release.build_env import TorchPin
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, ConfigError, PreflightError
-from kestrel_release.variants import Variant, VariantError, VariantsConfig, pypi_torch_cuda, same_cuda, torch_minor
+from kestrel_release.variants.model import (
+    Variant,
+    VariantError,
+    VariantsConfig,
+    pypi_torch_cuda,
+    same_cuda,
+    torch_minor,
+)
 
 
 @dataclass

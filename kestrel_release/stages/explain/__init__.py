@@ -112,7 +112,7 @@ def _gpus(request: Request) -> list[tuple[tuple[int, int], str, str]]:
 def _candidates(request: Request) -> tuple[str, list[wheels.Candidate], dict[str, dict[str, str]]]:
     """(where from, the wheels to choose among, filename -> {url, sha256} for an index)."""
     if request.index:
-        from kestrel_release.adapters import pypi
+        from kestrel_release.adapters.pypi import client as pypi
         from kestrel_release.retry import RetryPolicy
 
         listing = pypi.project_page(request.index, RetryPolicy(retries=2, timeout=60))
@@ -170,7 +170,7 @@ def run(request: Request) -> ExplainReport:
 
 
 def _download(row: dict[str, str], dest: Path) -> Path:
-    from kestrel_release.adapters import pypi
+    from kestrel_release.adapters.pypi import client as pypi
     from kestrel_release.retry import RetryPolicy
 
     console.step(f"downloading {dest.name}")
@@ -186,8 +186,8 @@ def _download(row: dict[str, str], dest: Path) -> Path:
 
 def _read(path: Path, report: ExplainReport) -> dict[str, list[images_mod.Image]]:
     """The CUDA images of every binary in the wheel, grouped into binaries (alternatives together)."""
-    from kestrel_release.inspect import cuda_binary
-    from kestrel_release.inspect.wheel import Member, WheelError, read_wheel
+    from kestrel_release.artifacts import cuda_binary
+    from kestrel_release.artifacts.wheel import Member, WheelError, read_wheel
 
     budget = cuda_binary.wheel_budget()
     groups: dict[str, list[images_mod.Image]] = {}
@@ -245,7 +245,7 @@ def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) ->
     """`explain --torch X.Y`: the variant of the project's matrix a torch user installs (explain/torch.py)."""
     from kestrel_release import project_meta
     from kestrel_release.stages.explain import torch as torch_mod
-    from kestrel_release.variants import VariantError
+    from kestrel_release.variants.model import VariantError
 
     cfg = project_meta.resolve(cfg)  # the answer names the project
     if cfg.variants is None:

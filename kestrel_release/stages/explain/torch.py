@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kestrel_release import cuda_rules
-from kestrel_release.variants import Variant, VariantError, VariantsConfig, cuda_version, torch_minor
+from kestrel_release.variants.model import Variant, VariantError, VariantsConfig, cuda_version, torch_minor
 
 PYPI = "https://pypi.org/simple"
 NO_ROOT = "<static-index URL>"

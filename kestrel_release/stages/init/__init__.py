@@ -19,7 +19,7 @@ from typing import Any
 from kestrel_release import console, fsutil
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
-from kestrel_release.adapters.github import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
+from kestrel_release.adapters.github.client import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.init.choose import Plan, add_github_target, check_plan, choose, python_allowed

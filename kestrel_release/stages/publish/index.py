@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import console, fsutil, manifest
-from kestrel_release.adapters import pypi, pypi_config
+from kestrel_release.adapters.pypi import client as pypi
+from kestrel_release.adapters.pypi import config as pypi_config
 from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy
@@ -120,7 +121,7 @@ def run(
 
 
 def _check_credentials(index: pypi.Index, creds, policy: RetryPolicy, result: PublishResult) -> None:
-    from kestrel_release.adapters import pypi_auth
+    from kestrel_release.adapters.pypi import auth as pypi_auth
 
     result.credentials_checked, result.credentials_note = pypi_auth.check(index, creds, min(policy.timeout, 30.0))
     if result.credentials_checked:
@@ -178,7 +179,7 @@ def _plan(
 
 def _repaired(index: pypi.Index, wheel, there: dict, policy: RetryPolicy, creds) -> bool:
     """A truncated copy of our own file (a cut upload on a local index): removed where the index allows."""
-    from kestrel_release.adapters import pypi_damaged
+    from kestrel_release.adapters.pypi import damaged as pypi_damaged
 
     return pypi_damaged.repair(wheel.filename, wheel.path, there, index.upload_url, index.name, creds, policy.timeout)
 

@@ -14,7 +14,7 @@ from kestrel_release.errors import KestrelError
 from kestrel_release.targets.base import Taken
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.pypi import Index
+    from kestrel_release.adapters.pypi.client import Index
     from kestrel_release.config_model import Config
     from kestrel_release.retry import RetryPolicy
 
@@ -24,7 +24,8 @@ def problems(
 ) -> list[str]:
     """What would make publishing `version` to the index `target` (at `end`) fail: its URL, credentials,
     the version already there (or, for release --from, other bytes), the 14-day rule, the project quota."""
-    from kestrel_release.adapters import pypi, pypi_config
+    from kestrel_release.adapters.pypi import client as pypi
+    from kestrel_release.adapters.pypi import config as pypi_config
     from kestrel_release.retry import RetryPolicy
 
     try:
@@ -87,7 +88,7 @@ def _prebuilt_conflicts(cfg: Config, target: str, index: Index, there: dict[str,
 
 def _quota(cfg: Config, index: Index, there: dict, creds: tuple[str, str] | None, policy: RetryPolicy) -> list[str]:
     """publish's quota forecast, before the build: the next release is estimated by the largest earlier one."""
-    from kestrel_release.adapters import pypi_json
+    from kestrel_release.adapters.pypi import json_api as pypi_json
     from kestrel_release.stages.publish import quota
 
     usage = pypi_json.project_usage(index.simple_url, cfg.name, min(policy.timeout, 10.0))

@@ -56,7 +56,7 @@ def forecast(
     `release`: every wheel of this release; `todo`: those not on the index yet (what will be sent);
     `present_on_index()`: whether the simple index lists any file of the project (tells a missing
     JSON API from a new project when the API answers 404)."""
-    from kestrel_release.adapters import pypi_json
+    from kestrel_release.adapters.pypi import json_api as pypi_json
 
     out: dict[str, Any] = {"checked": False, "limit": limit, "files": file_margins(release, file_limit)}
     if out["files"] and not console.json_mode():

@@ -22,7 +22,7 @@ from kestrel_release.static_target import StaticIndexTarget
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
 
-VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants.py)
+VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants/model.py)
 
 
 @dataclass
@@ -152,7 +152,7 @@ def flavour_of(wheel: Path) -> str:
     variant = row.get("variant") if isinstance(row, dict) else None
     if not isinstance(variant, dict):
         return ""
-    from kestrel_release.variants import Variant, VariantError
+    from kestrel_release.variants.model import Variant, VariantError
 
     try:
         return Variant.from_json(variant).cu

@@ -54,7 +54,7 @@ def publish(
     commit: str | None = None,
     dry_run: bool = False,
 ) -> Assets:
-    from kestrel_release.adapters import github as gh_adapter
+    from kestrel_release.adapters.github import client as gh_adapter
 
     version = public_version(wheels)
     tag = target.tag_for(version)

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kestrel_release import console
-from kestrel_release.adapters import pypi
+from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.errors import PublishError
 
 

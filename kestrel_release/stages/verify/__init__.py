@@ -17,10 +17,10 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from kestrel_release import console, manifest
+from kestrel_release.artifacts.cuda_binary import CudaInfo
+from kestrel_release.artifacts.wheel import WheelError, read_wheel
 from kestrel_release.config_model import Config
 from kestrel_release.errors import UsageError, VerifyError
-from kestrel_release.inspect.cuda_binary import CudaInfo
-from kestrel_release.inspect.wheel import WheelError, read_wheel
 from kestrel_release.stages.verify import cuda_matrix, rules, variant_rules, verdicts
 from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi

@@ -12,8 +12,8 @@ PTX toolkits), in the report and --json.
 from __future__ import annotations
 
 from kestrel_release import cuda_rules
+from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.config_model import Config
-from kestrel_release.inspect.cuda_binary import CudaInfo
 from kestrel_release.stages.verify.finding import Finding
 
 

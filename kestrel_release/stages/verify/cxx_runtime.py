@@ -8,7 +8,7 @@ thrown by libc10 (TORCH_CHECK) then unwinds through two C++ runtimes and the pro
 
 from __future__ import annotations
 
-from kestrel_release.inspect import elf
+from kestrel_release.artifacts import elf
 from kestrel_release.stages.verify.finding import Finding
 
 # Defined only by a C++ runtime (libstdc++/libsupc++); an extension that merely uses C++ imports them.

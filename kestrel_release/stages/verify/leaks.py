@@ -10,7 +10,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kestrel_release.inspect import archname, binformat, cuda_binary, fatbin
+from kestrel_release.artifacts import archname, binformat, cuda_binary, fatbin
 from kestrel_release.stages.verify.finding import Finding as Finding  # re-exported for older imports
 from kestrel_release.stages.verify.needles import needled
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release.inspect import elf
-from kestrel_release.inspect.errors import CudaFormatError
+from kestrel_release.artifacts import elf
+from kestrel_release.artifacts.errors import CudaFormatError
 from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.finding import Finding
 

@@ -1,6 +1,6 @@
 """PyPI's 2025-2026 upload rules as verify findings, the build's ZIP gate, and the 14-day rule.
 
-The rules themselves live in inspect/pypi_rules.py, shared with the strict sandbox,
+The rules themselves live in artifacts/pypi_rules.py, shared with the strict sandbox,
 so verify, build and the sandbox can never disagree on what PyPI refuses.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import mmap
 from pathlib import Path
 
+from kestrel_release.artifacts import pypi_rules
+from kestrel_release.artifacts.errors import UNREADABLE_ZIP
 from kestrel_release.errors import BuildError
-from kestrel_release.inspect import pypi_rules
-from kestrel_release.inspect.errors import UNREADABLE_ZIP
 from kestrel_release.stages.verify.finding import Finding
 
 __all__ = ["check_built_wheel", "pypi_findings", "release_age_findings"]
@@ -76,7 +76,7 @@ def release_age_check(reports: list, url: str, timeout: float) -> list[Finding]:
     """The 14-day rule for wheels (WheelReports: name, version, filename) against the index at the
     simple URL `url`; publish's preflight calls it with the wheels it is about to upload. Each request
     has `timeout` (publish.timeout) for the whole answer."""
-    from kestrel_release.adapters import pypi_json
+    from kestrel_release.adapters.pypi import json_api as pypi_json
 
     out: list[Finding] = []
     releases = sorted({(w.name, w.version) for w in reports if w.name and w.version})
@@ -105,7 +105,7 @@ def release_age_check(reports: list, url: str, timeout: float) -> list[Finding]:
 
 def index_simple_url(cfg, target: str) -> str:
     """The simple URL of the index `target` as configured (or PyPI's/TestPyPI's own)."""
-    from kestrel_release.adapters.pypi import simple_url_for
+    from kestrel_release.adapters.pypi.client import simple_url_for
 
     t = cfg.targets[target]  # an index target's settings (config.load puts the built-in ones there too)
     return t.simple_url or simple_url_for(t.repository_url)

@@ -17,7 +17,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from kestrel_release import sizes
-from kestrel_release.inspect.wheel import Member, WheelFile
+from kestrel_release.artifacts.wheel import Member, WheelFile
 from kestrel_release.platforms import linux, windows
 from kestrel_release.stages.verify.finding import Finding
 
@@ -92,7 +92,7 @@ def check_metadata(wheel: WheelFile) -> tuple[list[Finding], dict]:
 
 def requirements(wheel: WheelFile) -> list[str]:
     """METADATA's Requires-Dist lines ([] when it has none or cannot be read)."""
-    from kestrel_release.inspect.pypi_rules import parse_metadata
+    from kestrel_release.artifacts.pypi_rules import parse_metadata
 
     path = next((n for n in wheel.dist_info if n.endswith(".dist-info/METADATA")), None)
     if path is None:
@@ -103,7 +103,7 @@ def requirements(wheel: WheelFile) -> list[str]:
 def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
     from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata
 
-    from kestrel_release.inspect.pypi_rules import parse_metadata
+    from kestrel_release.artifacts.pypi_rules import parse_metadata
 
     data = wheel.dist_info.get(path)
     if data is None:
@@ -213,7 +213,7 @@ def check_target(
 def check_binary_platform(tags: list[str], binaries: list) -> list[Finding]:
     """Each host binary (name, binformat.BinaryKind) must be what every platform tag of the wheel
     calls for: an x86_64 .so in an aarch64 wheel or a DLL in a Linux wheel fails at import."""
-    from kestrel_release.inspect import binformat
+    from kestrel_release.artifacts import binformat
 
     wanted = {}
     for tag in tags:

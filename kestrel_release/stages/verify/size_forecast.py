@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 
 from kestrel_release import console
-from kestrel_release.inspect.cuda_binary import CudaInfo
-from kestrel_release.inspect.wheel import Member
+from kestrel_release.artifacts.cuda_binary import CudaInfo
+from kestrel_release.artifacts.wheel import Member
 from kestrel_release.stages.verify.leaks import Finding
 
 _PATH_TOOLKIT = re.compile(r"(?:^|/)cu(?:da)?[-_]?(\d{2})\.?(\d)?(?:/|[-_])")

@@ -149,7 +149,7 @@ def dump(report: Any) -> dict[str, Any]:
 
 def load(data: dict[str, Any]) -> dict[str, Any]:
     """The WheelReport fields `dump` stored (all but the path), with CudaInfo and Finding rebuilt."""
-    from kestrel_release.inspect.cuda_binary import CudaInfo
+    from kestrel_release.artifacts.cuda_binary import CudaInfo
     from kestrel_release.stages.verify.finding import Finding
 
     return {

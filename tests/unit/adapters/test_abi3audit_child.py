@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from kestrel_release.adapters import _abi3audit_child
-from kestrel_release.inspect import pe
+from kestrel_release.artifacts import pe
 
 PE_DIR = Path(__file__).resolve().parents[2] / "data" / "pe"
 RELEASE = Path(__file__).resolve().parents[2] / "data" / "cuda" / "release"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.adapters import http_policy, pypi_config
+from kestrel_release.adapters import http_policy
+from kestrel_release.adapters.pypi import config as pypi_config
 from kestrel_release.errors import UsageError
 
 

@@ -14,8 +14,8 @@ import yaml
 
 from kestrel_release import config, platforms
 from kestrel_release.adapters.host import Host
+from kestrel_release.artifacts import binformat
 from kestrel_release.errors import ConfigError
-from kestrel_release.inspect import binformat
 from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
 from kestrel_release.stages import ci

@@ -85,7 +85,7 @@ MAY_NAME = (
     "kestrel_release/targets/",
     "kestrel_release/sandbox/",
     "kestrel_release/cli_sandbox.py",
-    "kestrel_release/adapters/pypi_config.py",
+    "kestrel_release/adapters/pypi/config.py",
     "kestrel_release/static_target.py",
     "kestrel_release/stages/explain/",
 )

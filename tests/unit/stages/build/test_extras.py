@@ -17,7 +17,7 @@ def test_a_variants_build_writes_the_layout_once_for_every_variant(tmp_path: Pat
     from kestrel_release import config_model, manifest
     from kestrel_release.stages import build
     from kestrel_release.stages.build import variant_build
-    from kestrel_release.variants import Variant, VariantsConfig
+    from kestrel_release.variants.model import Variant, VariantsConfig
     from tests.factories import NAME, write_wheel
 
     out = tmp_path / "dist-all"

@@ -9,8 +9,8 @@ import zipfile
 import pytest
 
 from kestrel_release import config, manifest
+from kestrel_release.artifacts.wheel import read_wheel
 from kestrel_release.errors import UsageError, VerifyError
-from kestrel_release.inspect.wheel import read_wheel
 from kestrel_release.stages import verify
 from tests.factories import make_verify_project, make_wheel
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from kestrel_release.inspect import cuda_binary
-from kestrel_release.inspect.wheel import read_wheel
+from kestrel_release.artifacts import cuda_binary
+from kestrel_release.artifacts.wheel import read_wheel
 from kestrel_release.stages.verify import size_forecast
 from tests.factories import make_wheel
 

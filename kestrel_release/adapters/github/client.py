@@ -1,0 +1,381 @@
+"""GitHub releases through PyGithub: the only module that imports `github`.
+
+PyGithub is built with retry=None and no throttling so that this module owns the
+policy: 5xx and connection errors retry with jittered exponential backoff; rate limits
+(403/429 with X-RateLimit-Reset or Retry-After) wait up to a cap, then fail saying when
+to retry; 401 and everything else become one-line PublishErrors. Uploads survive the
+known failure modes: a 502 that leaves a `starter` asset, and a retry answered 422
+`already_exists` because the first attempt actually landed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from kestrel_release import console
+from kestrel_release.adapters.github.errors import ReleaseExists as ReleaseExists
+from kestrel_release.adapters.github.errors import translate
+from kestrel_release.adapters.github.models import Asset, Release
+
+# Re-exported: callers ask this module for the token and the target's OWNER/NAME.
+from kestrel_release.adapters.github.target import TOKEN_VARIABLES as TOKEN_VARIABLES
+from kestrel_release.adapters.github.target import repo_from_remote as repo_from_remote
+from kestrel_release.adapters.github.target import resolve_token as resolve_token
+from kestrel_release.adapters.github.target import target_repo as target_repo
+from kestrel_release.adapters.github.target import token_variable as token_variable
+from kestrel_release.errors import PublishError
+from kestrel_release.retry import RetryNow, RetryPolicy, Transient
+
+
+class _ProgressReader:
+    """A file wrapper that reports bytes as http.client reads them (for progress bars)."""
+
+    def __init__(self, fh, size: int, advance: Callable[[int], None] | None) -> None:
+        self._fh, self._size, self._advance = fh, size, advance
+
+    def __len__(self) -> int:  # lets requests send Content-Length instead of chunking
+        return self._size
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        if data and self._advance:
+            self._advance(len(data))
+        return data
+
+
+class GithubClient:
+    """One repository on one GitHub (or Enterprise, or the emulator) with our retry policy."""
+
+    def __init__(self, api_url: str, token: str, repo: str, *, timeout: float, policy: RetryPolicy) -> None:
+        from github import Auth, Github
+
+        from kestrel_release.adapters import http_policy
+
+        http_policy.require_secure(api_url, "the GitHub API URL")  # the token goes in every request
+        self.policy = policy
+        self.repo_name = repo
+        self._waited = 0.0
+        # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
+        self._release_objs: dict[int, Any] = {}
+        self._asset_objs: dict[int, Any] = {}
+        self._gh = Github(
+            base_url=api_url.rstrip("/"),
+            auth=Auth.Token(token),
+            timeout=int(max(timeout, 1)),
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            per_page=100,
+        )
+        from kestrel_release.adapters.github import transport as github_http
+
+        github_http.harden(self._gh)  # rate-limit headers checked, bodies bounded, before PyGithub parses them
+        self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
+
+    # -- policy -----------------------------------------------------------------
+    def call(
+        self,
+        what: str,
+        fn: Callable[[], Any],
+        on_retry: Callable[[], None] | None = None,
+        deadline: float | None = None,
+        abandon: Callable[[], None] | None = None,
+    ) -> Any:
+        """Run `fn` under the retry policy, each attempt within a whole-request deadline
+        (default publish.timeout); translate failures into PublishError."""
+        from kestrel_release.adapters import _deadline
+
+        return self.policy.run(
+            lambda: _deadline.call(fn, deadline or self.policy.timeout, f"GitHub: {what}", abandon),
+            classify=lambda exc: self._classify(exc, what),
+            on_retry=on_retry,
+            warn=lambda failure, attempt, pause: (
+                f"{what}: {failure}; retrying in {pause:.1f} s ({attempt}/{self.policy.retries})"
+            ),
+            give_up=lambda failure, attempts: PublishError(
+                f"GitHub failed while {what} after {attempts} attempt(s): {failure}",
+                "nothing published was removed; run the same command again",
+            ),
+        )
+
+    def _classify(self, exc: Exception, what: str) -> Exception | None:
+        """GitHub's failures for the retry loop: Transient, RetryNow after a rate-limit wait, or the
+        PublishError to stop with."""
+        import requests
+        from github import GithubException
+
+        from kestrel_release import safejson
+        from kestrel_release.adapters import _deadline
+
+        if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
+            return PublishError(
+                f"TLS certificate check failed while {what}",
+                "if GitHub Enterprise uses a private CA, point REQUESTS_CA_BUNDLE (or SSL_CERT_FILE) at its CA bundle",
+            )
+        if isinstance(exc, (_deadline.DeadlineExceeded, Transient)):
+            return Transient(str(exc))
+        if isinstance(exc, (RecursionError, safejson.Unusable)):  # JSON too deep or too large for anyone
+            reason = str(exc) if isinstance(exc, safejson.Unusable) else "nested too deeply to read"
+            return PublishError(
+                f"GitHub's answer while {what} was refused: {reason}", "check --api-url / targets.github.api_url"
+            )
+        if isinstance(exc, GithubException):
+            limited = self._rate_limit_wait(exc, what)
+            if limited is not None:
+                return limited
+            if exc.status < 500:
+                return translate(exc, what, self.repo_name)
+            return Transient(f"HTTP {exc.status}")
+        if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
+            return Transient(f"connection error ({type(exc).__name__})")
+        return None
+
+    def _rate_limit_wait(self, exc, what: str) -> Exception | None:
+        """None when `exc` is no rate limit; else RetryNow after waiting for the reset, a PublishError
+        when the wait passes publish.rate_limit_wait_cap, or a Transient (the policy's backoff) when
+        the server gave no usable time (a hint that is negative, NaN, 1e400 or "soon" is no hint)."""
+        from kestrel_release.retry import reset_seconds, retry_after_seconds
+
+        headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+        limited = exc.status == 429 or (
+            exc.status == 403
+            and (
+                headers.get("x-ratelimit-remaining") == "0"
+                or "retry-after" in headers
+                or "rate limit" in str(getattr(exc, "data", "")).lower()
+            )
+        )
+        if not limited:
+            return None
+        wait = retry_after_seconds(headers.get("retry-after"))
+        if wait is None and (reset := reset_seconds(headers.get("x-ratelimit-reset"))) is not None:
+            wait = reset + 1  # the reset second itself may still be limited
+        if wait is None:
+            return Transient(f"HTTP {exc.status} rate limit without a usable Retry-After or X-RateLimit-Reset")
+        # a far-off date must still print; a wait beyond the cap is never started
+        at = datetime.now(timezone.utc) + timedelta(seconds=min(wait, 10 * 365 * 86400))
+        when = at.strftime("%H:%M:%S UTC" if wait < 86400 else "%Y-%m-%d %H:%M:%S UTC")
+        # Each wait counts at least 1 s: a server answering "Retry-After: 0" forever still ends at the cap.
+        counted = max(wait, 1.0)
+        if self._waited + counted > self.policy.rate_limit_wait_cap:
+            return PublishError(
+                f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
+                f"retry after {when}, or raise publish.rate_limit_wait_cap",
+            )
+        console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
+        self._waited += counted
+        self.policy.sleep(self.policy.clamp(wait))
+        return RetryNow()
+
+    # -- commits and tags -------------------------------------------------------
+    def commit_exists(self, sha: str) -> bool:
+        return self._maybe(f"looking up commit {sha[:12]}", lambda: self.repo.get_commit(sha)) is not None
+
+    def default_head(self) -> str:
+        branch = self.repo.default_branch
+        return self.call(f"reading {branch}", lambda: self.repo.get_commit(branch)).sha
+
+    def tag_sha(self, tag: str) -> str | None:
+        ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+        return ref.object.sha if ref is not None else None
+
+    def set_tag(self, tag: str, sha: str) -> None:
+        """Point `tag` at `sha`: create it, or move it (force: a nightly tag is rewritten)."""
+        ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+        if ref is None:
+            self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
+        elif ref.object.sha != sha:
+            self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
+
+    # -- releases ---------------------------------------------------------------
+    def can_push(self) -> bool | None:
+        """Whether the token's user may write to the repository; None when the server does not say."""
+        try:
+            permissions = self.repo.permissions  # absent on some servers and emulators
+        except Exception:  # an answer without it tells nothing either way
+            return None
+        push = getattr(permissions, "push", None) if permissions is not None else None
+        return push if isinstance(push, bool) else None
+
+    def repo_html_url(self) -> str:
+        """The repository's web address (where release download links start)."""
+        return self.repo.html_url
+
+    def find_release(self, tag: str) -> Release | None:
+        """The release for `tag`, drafts included (GitHub hides drafts from the by-tag lookup)."""
+        rel = self._maybe(f"reading release {tag}", lambda: self.repo.get_release(tag))
+        if rel is not None:
+            return self._release(rel)
+        drafts = self.call("listing releases", lambda: [r for r in self.repo.get_releases() if r.tag_name == tag])
+        return self._release(drafts[0]) if drafts else None
+
+    def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
+        """A new draft release; ReleaseExists when another publisher made one for `tag` meanwhile."""
+        return self._release(
+            self.call(
+                f"creating release {tag}",
+                lambda: self.repo.create_git_release(
+                    tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
+                ),
+            )
+        )
+
+    def update_release(
+        self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False, make_latest: str = "false"
+    ) -> Release:
+        obj = self._release_objs[rel.id]
+        # PyGithub always sends `prerelease` (default False): pass it, or a nightly turns "latest".
+        return self._release(
+            self.call(
+                f"updating release {rel.tag}",
+                lambda: obj.update_release(name, body, draft=draft, prerelease=prerelease, make_latest=make_latest),
+            )
+        )
+
+    def releases(self) -> list[Release]:
+        """Every release, drafts included (all pages)."""
+        return [self._release(r) for r in self.call("listing releases", lambda: list(self.repo.get_releases()))]
+
+    def delete_release(self, rel: Release) -> None:
+        """Delete a release; its tag stays (GitHub never deletes it with the release)."""
+        obj = self._release_objs[rel.id]
+        self.call(f"deleting release {rel.tag}", lambda: _ignore_404(obj.delete_release))
+
+    def immutable_releases(self) -> bool:
+        """Whether the repository makes published releases immutable.
+
+        GET /repos/{o}/{r}/immutable-releases answers 200 {"enabled": true} or 404 when off; a
+        token without admin read, or a GitHub Enterprise without the endpoint, answers 403/404
+        too, so a published release flagged `immutable` also counts."""
+        url = f"{self.repo.url}/immutable-releases"
+        try:
+            answer = self._maybe(
+                "reading the immutable-releases setting",
+                lambda: self.repo._requester.requestJsonAndCheck("GET", url)[1],
+            )
+        except PublishError as exc:
+            if getattr(exc, "status", None) != 403:
+                raise
+            answer = None
+        if isinstance(answer, dict) and answer.get("enabled"):
+            return True
+        latest = self._maybe("reading the latest release", self.repo.get_latest_release)
+        return bool(latest is not None and latest.raw_data.get("immutable"))
+
+    def _release(self, obj: Any) -> Release:
+        self._release_objs[obj.id] = obj
+        # What GitHub sent, read without PyGithub's lazy completion: `raw_data` or a field GitHub left
+        # out would cost one more GET per release of a listing.
+        raw = getattr(obj, "_rawData", None) or obj.raw_data
+        return Release(
+            obj.id,
+            raw.get("tag_name") or "",
+            raw.get("name") or "",
+            bool(raw.get("draft")),
+            bool(raw.get("prerelease")),
+            bool(raw.get("immutable")),
+            raw.get("html_url") or "",
+            raw.get("upload_url") or "",
+        )
+
+    # -- assets -----------------------------------------------------------------
+    def list_assets(self, rel: Release) -> list[Asset]:
+        obj = self._release_objs[rel.id]
+        return self.call(f"listing assets of {rel.tag}", lambda: [self._asset(a) for a in obj.get_assets()])
+
+    def delete_asset(self, asset: Asset) -> None:
+        obj = self._asset_objs[asset.id]
+        self.call(f"deleting {asset.name}", lambda: _ignore_404(obj.delete_asset))
+
+    def rename_asset(self, asset: Asset, name: str, label: str | None = None) -> Asset:
+        """Give `asset` a new name (its label stays unless `label` is given)."""
+        obj = self._asset_objs[asset.id]
+        label = asset.label if label is None else label
+        return self.call(f"renaming {asset.name} to {name}", lambda: self._asset(obj.update_asset(name, label=label)))
+
+    def _asset(self, obj: Any) -> Asset:
+        self._asset_objs[obj.id] = obj
+        raw = obj.raw_data
+        return Asset(
+            obj.id,
+            obj.name,
+            raw.get("label") or "",
+            raw.get("state", "uploaded"),
+            obj.size,
+            raw.get("digest"),
+            obj.browser_download_url,
+        )
+
+    def upload(
+        self, rel: Release, path: Path, name: str, sha256: str, advance: Callable[[int], None] | None = None
+    ) -> Asset:
+        """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
+        size = path.stat().st_size
+        opened: list = []
+        obj = self._release_objs[rel.id]
+
+        def attempt() -> Asset:
+            from github import GithubException
+
+            try:
+                with open(path, "rb") as fh:
+                    opened.append(fh)
+                    return self._asset(
+                        obj.upload_asset_from_memory(
+                            _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"
+                        )
+                    )
+            except GithubException as exc:
+                if exc.status != 422 or "already_exists" not in str(exc.data):
+                    raise
+            existing = self._named(rel, name)
+            if existing is not None and existing.same_bytes(size, sha256, need_digest=False):
+                console.debug(f"{name}: an earlier attempt landed; accepted it")
+                return existing
+            if existing is not None:
+                self.delete_asset(existing)
+            raise Transient(f"{name} was taken by an incomplete asset (removed)")
+
+        def cleanup() -> None:  # a 502 may leave an empty `starter` asset holding the name
+            broken = self._named(rel, name)
+            if broken is not None and broken.state != "uploaded":
+                self.delete_asset(broken)
+
+        def abandon() -> None:  # deadline passed: closing the file stops the abandoned request sending
+            for fh in opened:
+                fh.close()
+
+        from kestrel_release.adapters._deadline import upload_deadline
+
+        return self.call(
+            f"uploading {name}",
+            attempt,
+            on_retry=cleanup,
+            deadline=upload_deadline(self.policy.timeout, size),
+            abandon=abandon,
+        )
+
+    def _named(self, rel: Release, name: str) -> Asset | None:
+        return next((a for a in self.list_assets(rel) if a.name == name), None)
+
+    def _maybe(self, what: str, fn: Callable[[], Any]) -> Any:
+        """`fn()`, or None when GitHub answers 404 (or 422 for an unknown commit)."""
+        try:
+            return self.call(what, fn)
+        except PublishError as exc:
+            if getattr(exc, "status", None) in (404, 422):
+                return None
+            raise
+
+
+def _ignore_404(fn: Callable[[], Any]) -> None:
+    from github import GithubException
+
+    try:
+        fn()
+    except GithubException as exc:  # already gone (a retried delete that landed)
+        if exc.status != 404:
+            raise

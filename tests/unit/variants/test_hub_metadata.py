@@ -1,0 +1,120 @@
+"""hub_metadata: what the `kernels` library reads in a build variant, checked against kernels' own reader
+(kernels-data's Metadata and Digest, the Rust extension of the `kernels` package from PyPI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kestrel_release.errors import UsageError
+from kestrel_release.variants import hub_metadata
+from tests.helpers import need
+
+
+def _kernels_rust():
+    try:
+        from kernels import _rust
+    except ImportError:
+        need("the kernels package", "tools/uv sync (it is in the dev group)")
+    return _rust
+
+
+def _meta(tmp_path: Path, **overrides) -> dict:
+    (tmp_path / "my_ops").mkdir(exist_ok=True)
+    (tmp_path / "my_ops" / "__init__.py").write_text("X = 1\n")
+    args = dict(
+        kernel="my-ops",
+        variant_name="torch213-cxx11-cu130-x86_64-linux",
+        version="1.4.0",
+        license="MIT",
+        cuda=True,
+        archs=["8.0", "9.0a", "9.0+PTX"],
+        git={"commit": "AB" * 20, "dirty": True},
+        files_digest=hub_metadata.digest(tmp_path),
+        unique="abc1234",
+    )
+    args.update(overrides)
+    return hub_metadata.metadata(**args)
+
+
+def test_metadata_is_what_kernels_reads(tmp_path: Path) -> None:
+    rust = _kernels_rust()
+    meta = rust.Metadata.from_bytes(json.dumps(_meta(tmp_path)).encode())
+    assert str(meta.name) == "my-ops" and meta.name.python_name == "my_ops"
+    assert meta.id == "_my_ops_cuda_abc1234"
+    assert meta.version == 1 and meta.license == "MIT" and meta.python_depends == []
+    assert meta.backend.backend_type == rust.Backend.CUDA
+    assert meta.backend.archs == ["8.0", "9.0a", "9.0+PTX"]
+    assert meta.provenance is not None and meta.provenance.dirty  # kernels warns about a dirty tree
+    assert meta.provenance.kernel.commit == "ab" * 20
+    assert meta.provenance.kernel_builder.version.startswith("kestrel-release ")
+
+
+def test_no_git_commit_means_no_kernel_provenance(tmp_path: Path) -> None:
+    rust = _kernels_rust()
+    data = _meta(tmp_path, git={"commit": None, "dirty": False}, cuda=False, archs=[], license=None)
+    meta = rust.Metadata.from_bytes(json.dumps(data).encode())
+    assert meta.provenance.kernel is None and not meta.provenance.dirty
+    assert meta.backend.backend_type == rust.Backend.CPU and meta.backend.archs is None
+    assert meta.license == "unknown" and meta.id.startswith("_my_ops_cpu_")
+
+
+def test_digest_equals_kernels_hash_variant(tmp_path: Path) -> None:
+    rust = _kernels_rust()
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import sub\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_bytes(b"\x00\x01 binary")
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"bytecode")
+    (tmp_path / "pkg.libs").mkdir()
+    (tmp_path / "pkg.libs" / "libfoo.so.1").write_bytes(b"\x7fELF...")
+    (tmp_path / "metadata.json").write_text("{}")  # excluded at the top level only
+    ours = hub_metadata.digest(tmp_path)
+    theirs = rust.Digest.hash_variant(rust.DigestAlgorithm.SHA256, tmp_path)
+    assert ours["files"] == theirs.files
+    assert set(ours["files"]) == {"pkg/__init__.py", "pkg/sub/__init__.py", "pkg.libs/libfoo.so.1"}
+    data = _meta(tmp_path, files_digest=ours)
+    rust.Metadata.from_bytes(json.dumps(data).encode()).digest.validate(theirs)  # raises on a mismatch
+
+
+def test_arch_words_are_kernel_builders() -> None:
+    words = hub_metadata.arch_names(["sm_90a", "sm_80", "sm_100f", "sm_120", "sm_80"], ["compute_90"])
+    assert words == ["8.0", "9.0+PTX", "9.0a", "10.0f", "12.0"]
+
+
+@pytest.mark.parametrize("package", ["MyOps", "_ops", "9ops", "ops_"])
+def test_a_package_kernels_cannot_name_is_refused(package: str) -> None:
+    with pytest.raises(UsageError, match="cannot be a kernels kernel"):
+        hub_metadata.kernel_name(package)
+
+
+def test_kernel_name_is_the_package_with_dashes() -> None:
+    assert hub_metadata.kernel_name("kestrel_kernels") == "kestrel-kernels"
+
+
+def test_variant_from_a_manifest_row() -> None:
+    row = {"filename": "x.whl", "variant": {"torch": "2.12", "cuda": "12.6", "cxx11_abi": True, "default": False}}
+    assert hub_metadata.variant_name(row, {}) == ("torch212-cxx11-cu126-x86_64-linux", True, False)
+
+
+def test_a_build_without_variants_is_named_from_its_torch() -> None:
+    row = {"filename": "x.whl", "platform_tag": "manylinux_2_28_aarch64"}
+    data = {"toolchain": {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}}
+    assert hub_metadata.variant_name(row, data) == ("torch211-cxx11-cu130-aarch64-linux", True, True)
+    cpu = {"toolchain": {"torch": {"version": "2.11.0+cpu", "cuda": None, "cxx11_abi": True}}}
+    assert hub_metadata.variant_name(row, cpu) == ("torch211-cxx11-cpu-aarch64-linux", False, True)
+
+
+def test_wheels_without_records_in_a_project_with_variants_are_told_to_rebuild() -> None:
+    data = {"toolchain": {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}}
+    with pytest.raises(UsageError) as err:
+        hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, data, configured=True)
+    assert "carries no variant record" in err.value.message and "rebuild" in (err.value.hint or "")
+
+
+def test_a_build_without_variants_or_torch_is_refused_with_what_to_add() -> None:
+    with pytest.raises(UsageError) as err:
+        hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, {"toolchain": {}})
+    assert "[tool.kestrel-release.variants]" in (err.value.hint or "")
