@@ -3,7 +3,7 @@
 # examples/torch-cuda-ext that matches the host's torch (2.11, CUDA 13.0), publish it to a static index
 # in PyTorch's layout, serve that directory on 127.0.0.1, install from it alone with
 # `pip install --index-url http://127.0.0.1:PORT/cu130 torch-cuda-ext==<version>+cu130...` into a venv
-# that sees the host's torch (--system-site-packages), and run the example's GPU tests against it.
+# that sees the host's torch (a .pth file naming its site-packages), and run the example's GPU tests against it.
 #
 # Run from the repository root: python3 (3.12) with torch 2.11+cu130, nvcc 13 on PATH (or CUDA_HOME),
 # an sm_90 GPU; `.whl/` may hold wheels of the tool's dependencies (installed with --no-index when
@@ -96,7 +96,8 @@ meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
 pins = [l for l in meta.splitlines() if l.startswith("Requires-Dist: torch")]
 print(pins)
 assert f"Requires-Dist: torch=={sys.argv[2]}.*" in pins, pins' "$wheel" "$torch_minor"
-step "verify $variant" kr verify --project "$project" "$out/variants/$variant"
+# A +cu130 variant goes to the static index, never to PyPI: verify it under that target's rules.
+step "verify $variant for the static index" kr verify --project "$project" --target wheels "$out/variants/$variant"
 
 step "publish to the static index" kr publish --project "$project" --target wheels "$wheel" || finish
 before="$(cd "$index" && find . -type f -exec sha256sum {} + | sort)"
@@ -113,7 +114,12 @@ for _ in $(seq 100); do fetch "http://127.0.0.1:$port/cu130/" 2> /dev/null && br
 step "static host serves http://127.0.0.1:$port/cu130/" fetch "http://127.0.0.1:$port/cu130/torch-cuda-ext/"
 
 venv="$work/venv"
-step "venv with the host's torch" "$host_python" -m venv --system-site-packages "$venv" || finish
+step "venv with the host's torch" "$host_python" -m venv "$venv" || finish
+# --system-site-packages would give the base interpreter's site-packages, not those of a python3 that is itself
+# a venv (the H100's /opt/torch/.venv): a .pth file puts the host's own site-packages (torch, pytest) on sys.path.
+host_site="$("$host_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+venv_site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$host_site" > "$venv_site/host-site-packages.pth"
 pipi() { PIP_CONFIG_FILE=/dev/null "$venv/bin/python" -m pip install --isolated --no-cache-dir --disable-pip-version-check \
   --index-url "http://127.0.0.1:$port/cu130" "$@"; }
 if ! step "pip install --index-url .../cu130 torch-cuda-ext==$version" pipi "torch-cuda-ext==$version"; then
