@@ -6,7 +6,7 @@ answer whole before parsing it. A response hook on its requests session (it runs
 is read) drops such headers when they are not numbers, and reads the body with a bound (downloads,
 which PyGithub streams, are left alone). The hook is attached through PyGithub's connection class of
 this one Github object (PyGithub 2.x keeps it in a private attribute; harden says whether it found
-it, and tests/integration/test_github_adapter.py sends such headers to the installed version).
+it, and tests/integration/publish/test_github_adapter.py sends such headers to the installed version).
 """
 
 from __future__ import annotations

@@ -17,12 +17,7 @@ from kestrel_release.sandbox.github.emulator import GithubEmulator
 from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error
 from tests.integration.github_support import CANARY, REPO, TAG
-from tests.integration.test_github_publish import (
-    local,
-    publish,
-    published,
-    writes_since,
-)
+from tests.integration.publish.test_github_publish import local, publish, published, writes_since
 
 
 @pytest.fixture()

@@ -2,7 +2,7 @@
 failure (CI must run every test). Run as pytest runs the suite, with tests/conftest.py's hook loaded.
 
 Before: tests needing CPython 3.10/3.12/3.13 failed without pyenv (exit 3 from the tool, or a build fixture
-error), and tests/integration/test_verify_dedupe_cli.py failed on Debian's python3, whose `array` and `select`
+error), and tests/integration/verify/test_verify_dedupe_cli.py failed on Debian's python3, whose `array` and `select`
 are built in (no file to borrow an ELF from).
 """
 

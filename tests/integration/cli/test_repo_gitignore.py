@@ -14,7 +14,7 @@ from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git
 from kestrel_release.stages import init
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROJECTS = [p.parent for p in [ROOT / "kernels" / "pyproject.toml", *sorted(ROOT.glob("examples/*/pyproject.toml"))]]
 
 

@@ -18,7 +18,7 @@ import requests
 
 from kestrel_release.sandbox.github.emulator import GithubEmulator
 
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "github"
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "github"
 TOKEN = "0000000000000000000000000000000000000001"
 SHA1, SHA2 = "0" * 39 + "1", "0" * 39 + "2"
 IGNORED_VALUES = {"author", "uploader", "download_count", "node_id"}  # modulo users and counters

@@ -10,7 +10,7 @@ from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_wheel
 from tests.helpers import assert_one_line_error, run_cli
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "cuda"
+DATA = Path(__file__).resolve().parents[2] / "data" / "cuda"
 
 
 def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_wheel(tmp_path):

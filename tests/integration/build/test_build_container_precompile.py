@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import assert_one_line_error, run_cli
-from tests.integration.test_build_container import IMAGE, _project, bullseye, podman_image  # noqa: F401
+from tests.integration.build.test_build_container import IMAGE, _project, bullseye, podman_image  # noqa: F401
 
 pytestmark = pytest.mark.slow
 FAKE_NVCC_IMAGE = "localhost/kestrel-release-ci/bullseye-fake-nvcc:test"

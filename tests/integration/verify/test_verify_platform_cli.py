@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
-RELEASE = Path(__file__).resolve().parents[1] / "data" / "cuda" / "release"
+RELEASE = Path(__file__).resolve().parents[2] / "data" / "cuda" / "release"
 
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.factories import make_wheel
 from tests.helpers import run_cli
 
-PYD = (Path(__file__).resolve().parents[1] / "data" / "pe" / "psutil_windows_abi3.pyd").read_bytes()
+PYD = (Path(__file__).resolve().parents[2] / "data" / "pe" / "psutil_windows_abi3.pyd").read_bytes()
 
 
 def _verify(tmp_path: Path, pyd: bytes) -> tuple[int, list[dict]]:

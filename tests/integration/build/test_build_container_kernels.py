@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import copy_kernels
 from tests.helpers import ROOT, run_cli
-from tests.integration.test_build_container import CACHE, CHROOT, _missing
+from tests.integration.build.test_build_container import CACHE, CHROOT, _missing
 
 pytestmark = pytest.mark.slow
 IMAGE = "localhost/kestrel-release-ci/bullseye-py311:1"  # made by .ci/container-root --py311

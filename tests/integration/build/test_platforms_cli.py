@@ -168,7 +168,7 @@ def test_a_pure_wheel_covers_every_configured_platform(tmp_path: Path) -> None:
 def test_two_machines_outputs_assemble_into_a_complete_release(tmp_path: Path) -> None:
     """Each machine's output alone is one platform short; assembled, the matrix is whole and recorded."""
     from tests.factories import make_project
-    from tests.integration.test_assemble import machine_output
+    from tests.integration.build.test_assemble import machine_output
 
     project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
     text = (project / "pyproject.toml").read_text()

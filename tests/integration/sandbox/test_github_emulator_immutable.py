@@ -15,7 +15,7 @@ import requests
 from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 REPO = "m87-labs/kestrel"
-FIXTURE = Path(__file__).resolve().parents[1] / "data" / "github" / "release-assets" / "normalized-fixture.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "data" / "github" / "release-assets" / "normalized-fixture.json"
 BURNED = {"message": "Validation Failed", "errors": [{"resource": "Release", "code": "custom", "field": "tag_name",
                                                        "message": "tag_name was used by an immutable release"}]}
 
