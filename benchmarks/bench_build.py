@@ -60,9 +60,9 @@ def write_nvcc_wrapper(directory: Path, real_nvcc: Path, log: Path) -> Path:
     """A `nvcc` script that appends its arguments to `log`, then execs the real nvcc."""
     directory.mkdir(parents=True, exist_ok=True)
     wrapper = directory / "nvcc"
-    wrapper.write_text("#!/bin/sh\n"
-                       f"printf '%s\\n' \"nvcc $*\" >> {shlex.quote(str(log))}\n"
-                       f"exec {shlex.quote(str(real_nvcc))} \"$@\"\n")
+    wrapper.write_text(
+        f'#!/bin/sh\nprintf \'%s\\n\' "nvcc $*" >> {shlex.quote(str(log))}\nexec {shlex.quote(str(real_nvcc))} "$@"\n'
+    )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return wrapper
 
@@ -72,8 +72,11 @@ def copy_project(src: Path, dst: Path, outputs_rel: str) -> Path:
     skip_outputs = (src / outputs_rel).resolve() if outputs_rel else None
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in SKIP_NAMES or n.endswith(".egg-info")
-                or (Path(directory) / n).resolve() == skip_outputs}
+        return {
+            n
+            for n in names
+            if n in SKIP_NAMES or n.endswith(".egg-info") or (Path(directory) / n).resolve() == skip_outputs
+        }
 
     shutil.copytree(src, dst, ignore=ignore, symlinks=True)
     return dst
@@ -113,10 +116,20 @@ def seed_loop(bench: Workbench) -> float:
         if len(wheels) != 1:
             raise BenchFailed(f"uv build --python {version} left {len(wheels)} wheels in dist/")
         excludes = [a for pat in bench.excludes for a in ("--exclude", pat)]
-        argv = [VENV_BIN / "auditwheel", "repair", "--plat", bench.plat, "--only-plat", *excludes,
-                "-w", p / "dist-all", wheels[0]]
-        steps["auditwheel repair"] += timed(argv, env=bench.env, cwd=p, what=f"auditwheel repair ({version})",
-                                            log=bench.log)
+        argv = [
+            VENV_BIN / "auditwheel",
+            "repair",
+            "--plat",
+            bench.plat,
+            "--only-plat",
+            *excludes,
+            "-w",
+            p / "dist-all",
+            wheels[0],
+        ]
+        steps["auditwheel repair"] += timed(
+            argv, env=bench.env, cwd=p, what=f"auditwheel repair ({version})", log=bench.log
+        )
     for kind, seconds in steps.items():
         bench.split.setdefault(kind, []).append(seconds)
     return sum(steps.values())
@@ -124,8 +137,12 @@ def seed_loop(bench: Workbench) -> float:
 
 def tool_build(bench: Workbench, out: Path) -> float:
     """`kestrel-release build` for every configured Python; checks one wheel per Python came out."""
-    seconds = timed([VENV_BIN / "kestrel-release", "build", "--project", bench.project, "--out", out],
-                    env=bench.env, what="kestrel-release build", log=bench.log)
+    seconds = timed(
+        [VENV_BIN / "kestrel-release", "build", "--project", bench.project, "--out", out],
+        env=bench.env,
+        what="kestrel-release build",
+        log=bench.log,
+    )
     wheels = sorted(out.glob("*.whl"))
     if len(wheels) != len(bench.pythons):
         raise BenchFailed(f"kestrel-release build made {len(wheels)} wheels, expected {len(bench.pythons)}")
@@ -158,16 +175,22 @@ def prepare(work: Path) -> Workbench:
     nvcc_log = work / "nvcc-calls.log"
     wrapper = write_nvcc_wrapper(work / "nvcc-bin", real_nvcc.resolve(), nvcc_log)
     cache = work / "tool-cache"
-    env = bench_env({"CUDACXX": str(wrapper), "KESTREL_RELEASE_CACHE_DIR": str(cache),
-                     **{k: str(v) for k, v in cfg.build.env.items()}})
+    env = bench_env(
+        {
+            "CUDACXX": str(wrapper),
+            "KESTREL_RELEASE_CACHE_DIR": str(cache),
+            **{k: str(v) for k, v in cfg.build.env.items()},
+        }
+    )
     env["PATH"] = f"{wrapper.parent}:{env['PATH']}"  # a bare `nvcc` is counted too
     # The seed's flow: one toolkit (the nvcc found here), sm_90a only; kernels/ now configures 8 (toolkit, arch)
     # pairs, which the seed's loop never built, so both sides are pinned to the seed's one pair.
     env["KESTREL_RELEASE_CUDA"] = ".".join(toolchain.nvcc_version(real_nvcc).split(".")[:2])
     env["KESTREL_RELEASE_CUDA_ARCH"] = "90a"
     outputs = project / (cfg.precompile_outputs or "python/kestrel_kernels/precompiled")
-    return Workbench(project, cache, nvcc_log, env, pythons, cfg.build.plat, cfg.build.exclude,
-                     outputs, work / "build-bench.log")
+    return Workbench(
+        project, cache, nvcc_log, env, pythons, cfg.build.plat, cfg.build.exclude, outputs, work / "build-bench.log"
+    )
 
 
 def _measure(fig: Figure, bench: Workbench, fn) -> None:
@@ -182,7 +205,11 @@ def _tool_ready() -> str | None:
     """None when the build stage exists, else why not."""
     import importlib.util
 
-    return None if importlib.util.find_spec("kestrel_release.stages.build") else "kestrel_release.stages.build does not exist yet"
+    return (
+        None
+        if importlib.util.find_spec("kestrel_release.stages.build")
+        else "kestrel_release.stages.build does not exist yet"
+    )
 
 
 def run(quick: bool, work: Path) -> tuple[Section, Path | None]:
@@ -223,10 +250,14 @@ def run(quick: bool, work: Path) -> tuple[Section, Path | None]:
     split = ", ".join(f"{kind} {statistics.median(v):.1f} s" for kind, v in bench.split.items())
     section.notes.append(f"seed loop time by step (median over its cold and warm runs): {split}.")
     versions = ", ".join(f"{v} ({p})" for v, p in bench.pythons.items())
-    section.notes += [f"{rounds} round(s), each: loop cold, loop warm, tool cold, tool warm; Pythons: {versions}.",
-                      (f"auditwheel repair --plat {bench.plat} --only-plat with the configured excludes; the loop's "
-                       "wall time is the sum of its uv build and auditwheel commands (cleaning excluded)."),
-                      f"warm = one line appended to {TOUCHED} since the previous build; kernels unchanged."]
+    section.notes += [
+        f"{rounds} round(s), each: loop cold, loop warm, tool cold, tool warm; Pythons: {versions}.",
+        (
+            f"auditwheel repair --plat {bench.plat} --only-plat with the configured excludes; the loop's "
+            "wall time is the sum of its uv build and auditwheel commands (cleaning excluded)."
+        ),
+        f"warm = one line appended to {TOUCHED} since the previous build; kernels unchanged.",
+    ]
     wheels = out if not tool_problem else bench.project / "dist-all"
     keep = work / "wheels"
     shutil.rmtree(keep, ignore_errors=True)

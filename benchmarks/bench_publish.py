@@ -38,8 +38,18 @@ def _check_uploaded(box, wheels: list[Path], who: str) -> None:
 
 def _tool(box, wheels_dir: Path, log: Path) -> float:
     # publish verifies the wheels itself: that is part of what a user waits for.
-    argv = [VENV_BIN / "kestrel-release", "publish", wheels_dir, "--project", ROOT / "kernels",
-            "--target", TARGET, "--repository-url", box.upload_url, "--yes"]
+    argv = [
+        VENV_BIN / "kestrel-release",
+        "publish",
+        wheels_dir,
+        "--project",
+        ROOT / "kernels",
+        "--target",
+        TARGET,
+        "--repository-url",
+        box.upload_url,
+        "--yes",
+    ]
     return timed(argv, env=_env(box), what="kestrel-release publish", log=log)
 
 
@@ -52,21 +62,46 @@ def run(quick: bool, wheels_dir: Path | None, log: Path) -> Section:
     from kestrel_release.sandbox.pypi.server import PypiSandbox
 
     wheels = sorted(wheels_dir.glob("*.whl"))
-    first, rerun, twine = (Figure("kestrel-release publish"), Figure("kestrel-release publish, re-run"),
-                           Figure("twine upload"))
+    first, rerun, twine = (
+        Figure("kestrel-release publish"),
+        Figure("kestrel-release publish, re-run"),
+        Figure("twine upload"),
+    )
     for _ in range(2 if quick else 5):
         with PypiSandbox(strict=False) as box:
             first.samples.append(_tool(box, wheels_dir, log))
             _check_uploaded(box, wheels, "kestrel-release publish")
             rerun.samples.append(_tool(box, wheels_dir, log))
         with PypiSandbox(strict=False) as box:
-            twine.samples.append(timed([VENV_BIN / "twine", "upload", "--non-interactive", "--disable-progress-bar",
-                                        "--repository-url", box.upload_url, *wheels],
-                                       env=_env(box), what="twine upload", log=log))
+            twine.samples.append(
+                timed(
+                    [
+                        VENV_BIN / "twine",
+                        "upload",
+                        "--non-interactive",
+                        "--disable-progress-bar",
+                        "--repository-url",
+                        box.upload_url,
+                        *wheels,
+                    ],
+                    env=_env(box),
+                    what="twine upload",
+                    log=log,
+                )
+            )
             _check_uploaded(box, wheels, "twine upload")
     total = sum(w.stat().st_size for w in wheels)
-    return Section("Publish", figures=[first, rerun, twine], comparisons=[
-        Comparison("publish vs twine upload", first, twine, max_ratio=1.0),
-        Comparison("publish re-run (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
-    ], notes=[(f"{len(wheels)} wheels, {total / 1e6:.1f} MB in all, from the build benchmark; "
-               "a fresh plain pypiserver per upload (start-up not timed).")])
+    return Section(
+        "Publish",
+        figures=[first, rerun, twine],
+        comparisons=[
+            Comparison("publish vs twine upload", first, twine, max_ratio=1.0),
+            Comparison("publish re-run (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
+        ],
+        notes=[
+            (
+                f"{len(wheels)} wheels, {total / 1e6:.1f} MB in all, from the build benchmark; "
+                "a fresh plain pypiserver per upload (start-up not timed)."
+            )
+        ],
+    )

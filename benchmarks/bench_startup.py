@@ -38,7 +38,8 @@ def run(quick: bool) -> Section:
     twine_fig = _figure("twine --help", [str(twine), "--help"], runs, env)
     section = Section("Start-up", figures=[help_fig, verify_fig, twine_fig])
     for fig in (help_fig, verify_fig):
-        section.comparisons.append(Comparison(f"{fig.name} vs twine --help", fig, twine_fig,
-                                              max_ratio=MAX_RATIO, max_seconds=MAX_SECONDS))
+        section.comparisons.append(
+            Comparison(f"{fig.name} vs twine --help", fig, twine_fig, max_ratio=MAX_RATIO, max_seconds=MAX_SECONDS)
+        )
     section.notes.append(f"{runs} fresh processes each after one warm-up run; entry points from {VENV_BIN}.")
     return section

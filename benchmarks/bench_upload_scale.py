@@ -33,8 +33,13 @@ MAX_RATIO = 0.15
 RERUN_MAX_SECONDS = 5.0
 MAX_RSS_MB = 300
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-PLATFORMS = ("manylinux_2_34_x86_64", "manylinux_2_34_aarch64", "musllinux_1_2_x86_64", "win_amd64",
-             "macosx_11_0_arm64")
+PLATFORMS = (
+    "manylinux_2_34_x86_64",
+    "manylinux_2_34_aarch64",
+    "musllinux_1_2_x86_64",
+    "win_amd64",
+    "macosx_11_0_arm64",
+)
 FILES = len(PYTHONS) * len(PLATFORMS)  # 25
 
 
@@ -51,7 +56,8 @@ def generate(work: Path, size: int) -> tuple[Path, Path]:
         for py in PYTHONS:
             tag = f"cp{py.replace('.', '')}-cp{py.replace('.', '')}-{plat}"
             (wheels / f"{NAME.replace('-', '_')}-0.1.0-{tag}.whl").write_bytes(
-                importable_wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER)))
+                importable_wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER))
+            )
     return project, wheels
 
 
@@ -83,16 +89,28 @@ def run(work: Path, size: int, rounds: int, log: Path | None = None) -> tuple[Se
     log = log or work / "upload-scale.log"
     project, wheels_dir = generate(work, size)
     wheels = sorted(wheels_dir.glob("*.whl"))
-    first, rerun, twine = (Figure("kestrel-release publish, 25 wheels (shaped link)"),
-                           Figure("kestrel-release publish re-run, 25 wheels (shaped link)"),
-                           Figure("twine upload, 25 wheels (shaped link)"))
+    first, rerun, twine = (
+        Figure("kestrel-release publish, 25 wheels (shaped link)"),
+        Figure("kestrel-release publish re-run, 25 wheels (shaped link)"),
+        Figure("twine upload, 25 wheels (shaped link)"),
+    )
     rss: list[float] = []
     reads: dict = {}
     link_args = {"rate": 1.5e6, "aggregate": 12e6, "rtt": 0.04}
     for _ in range(rounds):
         with PypiSandbox(strict=True) as box, ShapedLink(("127.0.0.1", box.port), **link_args) as link:
-            argv = [VENV_BIN / "kestrel-release", "publish", wheels_dir, "--project", project, "--target",
-                    "testpypi", "--repository-url", link.url + "/", "--yes"]
+            argv = [
+                VENV_BIN / "kestrel-release",
+                "publish",
+                wheels_dir,
+                "--project",
+                project,
+                "--target",
+                "testpypi",
+                "--repository-url",
+                link.url + "/",
+                "--yes",
+            ]
             env = _env(box, None)
             seconds, peak = measured(argv, env, "kestrel-release publish", log)
             first.samples.append(seconds)
@@ -101,22 +119,45 @@ def run(work: Path, size: int, rounds: int, log: Path | None = None) -> tuple[Se
             reads["publish"] = _requests(box)
             rerun.samples.append(measured(argv, env, "kestrel-release publish (re-run)", log)[0])
             after = _requests(box)
-            reads["re-run"] = {k: v - reads["publish"].get(k, 0) for k, v in after.items()
-                               if v > reads["publish"].get(k, 0)}
+            reads["re-run"] = {
+                k: v - reads["publish"].get(k, 0) for k, v in after.items() if v > reads["publish"].get(k, 0)
+            }
         with PypiSandbox(strict=True) as box, ShapedLink(("127.0.0.1", box.port), **link_args) as link:
-            twine.samples.append(measured([VENV_BIN / "twine", "upload", "--non-interactive",
-                                           "--disable-progress-bar", "--repository-url", link.url + "/", *wheels],
-                                          _env(box, None), "twine upload", log)[0])
+            twine.samples.append(
+                measured(
+                    [
+                        VENV_BIN / "twine",
+                        "upload",
+                        "--non-interactive",
+                        "--disable-progress-bar",
+                        "--repository-url",
+                        link.url + "/",
+                        *wheels,
+                    ],
+                    _env(box, None),
+                    "twine upload",
+                    log,
+                )[0]
+            )
             _check(box, wheels, "twine upload")
     total = sum(w.stat().st_size for w in wheels)
     peak = Figure("peak RSS of kestrel-release publish (MB)", samples=rss)
-    section = Section("A 25-wheel release through a shaped link", figures=[first, rerun, twine], comparisons=[
-        Comparison("publish vs twine upload, 25 wheels", first, twine, max_ratio=MAX_RATIO),
-        Comparison("publish re-run, 25 wheels (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
-    ], notes=[(f"{len(wheels)} wheels x {size / 2**20:g} MiB (+64 KiB) random payload, {total / 1e6:.1f} MB in all; "
-               "link 1.5 MB/s per connection, 12 MB/s aggregate, 40 ms round trip; a fresh strict sandbox behind a "
-               f"fresh link per upload (start-up not timed); {rounds} round(s); peak RSS of the tool while uploading "
-               f"{peak.median:.0f} MB median (min {peak.low:.0f}, max {peak.high:.0f}; limit {MAX_RSS_MB} MB)")])
+    section = Section(
+        "A 25-wheel release through a shaped link",
+        figures=[first, rerun, twine],
+        comparisons=[
+            Comparison("publish vs twine upload, 25 wheels", first, twine, max_ratio=MAX_RATIO),
+            Comparison("publish re-run, 25 wheels (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
+        ],
+        notes=[
+            (
+                f"{len(wheels)} wheels x {size / 2**20:g} MiB (+64 KiB) random payload, {total / 1e6:.1f} MB in all; "
+                "link 1.5 MB/s per connection, 12 MB/s aggregate, 40 ms round trip; a fresh strict sandbox behind a "
+                f"fresh link per upload (start-up not timed); {rounds} round(s); peak RSS of the tool while uploading "
+                f"{peak.median:.0f} MB median (min {peak.low:.0f}, max {peak.high:.0f}; limit {MAX_RSS_MB} MB)"
+            )
+        ],
+    )
     return section, {"rss": peak, "reads": reads}
 
 
@@ -142,11 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     for c in section.comparisons:
         ratio = f", ratio {c.ratio:.3f}x" if c.ratio is not None else ""
         base = f" vs {c.baseline.median:.2f} s" if c.baseline is not None else ""
-        print(f"result: {c.claim}: {c.subject.median:.2f} s{base}{ratio} (target {c.target}): "
-              f"{'met' if c.met else 'MISSED'}")
+        print(
+            f"result: {c.claim}: {c.subject.median:.2f} s{base}{ratio} (target {c.target}): "
+            f"{'met' if c.met else 'MISSED'}"
+        )
     rss_ok = extra["rss"].high < MAX_RSS_MB
-    print(f"result: peak RSS while uploading: {extra['rss'].high:.0f} MB (target < {MAX_RSS_MB} MB): "
-          f"{'met' if rss_ok else 'MISSED'}")
+    print(
+        f"result: peak RSS while uploading: {extra['rss'].high:.0f} MB (target < {MAX_RSS_MB} MB): "
+        f"{'met' if rss_ok else 'MISSED'}"
+    )
     return 0
 
 

@@ -49,10 +49,12 @@ class Shape:
     parallel: int | None = None  # None: the tool's default (publish.parallel)
 
     def describe(self) -> str:
-        return (f"{self.files} wheels x {self.size / 2**20:g} MiB (+64 KiB) random payload; link: "
-                f"{self.rate / 1e6:g} MB/s per connection, {self.aggregate / 1e6:g} MB/s aggregate, "
-                f"{self.rtt * 1000:.0f} ms round trip; {self.rounds} round(s); tool parallel: "
-                f"{self.parallel or 'default'}")
+        return (
+            f"{self.files} wheels x {self.size / 2**20:g} MiB (+64 KiB) random payload; link: "
+            f"{self.rate / 1e6:g} MB/s per connection, {self.aggregate / 1e6:g} MB/s aggregate, "
+            f"{self.rtt * 1000:.0f} ms round trip; {self.rounds} round(s); tool parallel: "
+            f"{self.parallel or 'default'}"
+        )
 
 
 QUICK = Shape(files=4, size=1024 * 1024, rounds=1)
@@ -60,10 +62,10 @@ QUICK = Shape(files=4, size=1024 * 1024, rounds=1)
 
 def _matrix(files: int) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
     """(configured Pythons, [(python, platform)]) for `files` wheels: whole platforms of one matrix."""
-    pythons = PYTHONS[:min(files, len(PYTHONS))]
+    pythons = PYTHONS[: min(files, len(PYTHONS))]
     if files % len(pythons) or files // len(pythons) > len(PLATFORMS):
         raise BenchFailed(f"--files {files}: use 1-4, or a multiple of 4 up to 16 (whole platforms)")
-    return pythons, [(py, plat) for plat in PLATFORMS[:files // len(pythons)] for py in pythons]
+    return pythons, [(py, plat) for plat in PLATFORMS[: files // len(pythons)] for py in pythons]
 
 
 def generate(work: Path, files: int, size: int) -> tuple[Path, Path]:
@@ -80,7 +82,8 @@ def generate(work: Path, files: int, size: int) -> tuple[Path, Path]:
     for py, plat in matrix:
         tag = f"cp{py.replace('.', '')}-cp{py.replace('.', '')}-{plat}"
         (wheels / f"{NAME.replace('-', '_')}-0.1.0-{tag}.whl").write_bytes(
-            importable_wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER)))
+            importable_wheel_bytes("0.1.0", tag, payload=os.urandom(size + OVER))
+        )
     return project, wheels
 
 
@@ -106,28 +109,63 @@ def run(quick: bool, work: Path, shape: Shape | None = None, log: Path | None = 
     log = log or work / "upload-shaped.log"
     project, wheels_dir = generate(work, shape.files, shape.size)
     wheels = sorted(wheels_dir.glob("*.whl"))
-    first, rerun, twine = (Figure("kestrel-release publish (shaped link)"),
-                           Figure("kestrel-release publish, re-run (shaped link)"), Figure("twine upload (shaped link)"))
+    first, rerun, twine = (
+        Figure("kestrel-release publish (shaped link)"),
+        Figure("kestrel-release publish, re-run (shaped link)"),
+        Figure("twine upload (shaped link)"),
+    )
     link_args = {"rate": shape.rate, "aggregate": shape.aggregate, "rtt": shape.rtt}
     for _ in range(shape.rounds):
         with PypiSandbox(strict=True) as box, ShapedLink(("127.0.0.1", box.port), **link_args) as link:
-            argv = [VENV_BIN / "kestrel-release", "publish", wheels_dir, "--project", project, "--target",
-                    "testpypi", "--repository-url", link.url + "/", "--yes"]
+            argv = [
+                VENV_BIN / "kestrel-release",
+                "publish",
+                wheels_dir,
+                "--project",
+                project,
+                "--target",
+                "testpypi",
+                "--repository-url",
+                link.url + "/",
+                "--yes",
+            ]
             env = _env(box, shape.parallel)
             first.samples.append(timed(argv, env=env, what="kestrel-release publish", log=log))
             _check(box, wheels, "kestrel-release publish")
             rerun.samples.append(timed(argv, env=env, what="kestrel-release publish (re-run)", log=log))
         with PypiSandbox(strict=True) as box, ShapedLink(("127.0.0.1", box.port), **link_args) as link:
-            twine.samples.append(timed([VENV_BIN / "twine", "upload", "--non-interactive", "--disable-progress-bar",
-                                        "--repository-url", link.url + "/", *wheels],
-                                       env=_env(box, None), what="twine upload", log=log))
+            twine.samples.append(
+                timed(
+                    [
+                        VENV_BIN / "twine",
+                        "upload",
+                        "--non-interactive",
+                        "--disable-progress-bar",
+                        "--repository-url",
+                        link.url + "/",
+                        *wheels,
+                    ],
+                    env=_env(box, None),
+                    what="twine upload",
+                    log=log,
+                )
+            )
             _check(box, wheels, "twine upload")
     total = sum(w.stat().st_size for w in wheels)
-    return Section("Upload through a shaped link", figures=[first, rerun, twine], comparisons=[
-        Comparison("publish vs twine upload, shaped link", first, twine, max_ratio=MAX_RATIO),
-        Comparison("publish re-run, shaped link (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
-    ], notes=[(f"{shape.describe()}; {total / 1e6:.1f} MB in all; a fresh strict sandbox behind a fresh link "
-               "per upload (start-up not timed).")])
+    return Section(
+        "Upload through a shaped link",
+        figures=[first, rerun, twine],
+        comparisons=[
+            Comparison("publish vs twine upload, shaped link", first, twine, max_ratio=MAX_RATIO),
+            Comparison("publish re-run, shaped link (all identical)", rerun, max_seconds=RERUN_MAX_SECONDS),
+        ],
+        notes=[
+            (
+                f"{shape.describe()}; {total / 1e6:.1f} MB in all; a fresh strict sandbox behind a fresh link "
+                "per upload (start-up not timed)."
+            )
+        ],
+    )
 
 
 def results_line(section: Section) -> str:
@@ -136,8 +174,10 @@ def results_line(section: Section) -> str:
     for c in section.comparisons:
         ratio = f", ratio {c.ratio:.2f}x" if c.ratio is not None else ""
         base = f" vs {c.baseline.median:.2f} s" if c.baseline is not None else ""
-        lines.append(f"result: {c.claim}: {c.subject.median:.2f} s{base}{ratio} (target {c.target}): "
-                     f"{'met' if c.met else 'MISSED'}")
+        lines.append(
+            f"result: {c.claim}: {c.subject.median:.2f} s{base}{ratio} (target {c.target}): "
+            f"{'met' if c.met else 'MISSED'}"
+        )
     return "\n".join(lines)
 
 
@@ -153,11 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rtt-ms", type=float, help="round trip in ms (default 40)")
     args = p.parse_args(argv)
     base = QUICK if args.quick else Shape()
-    shape = Shape(files=args.files or base.files, size=int(args.size_mib * 2**20) if args.size_mib else base.size,
-                  rate=args.rate * 1e6 if args.rate else base.rate,
-                  aggregate=args.aggregate * 1e6 if args.aggregate else base.aggregate,
-                  rtt=args.rtt_ms / 1000 if args.rtt_ms is not None else base.rtt,
-                  rounds=args.rounds or base.rounds, parallel=args.parallel)
+    shape = Shape(
+        files=args.files or base.files,
+        size=int(args.size_mib * 2**20) if args.size_mib else base.size,
+        rate=args.rate * 1e6 if args.rate else base.rate,
+        aggregate=args.aggregate * 1e6 if args.aggregate else base.aggregate,
+        rtt=args.rtt_ms / 1000 if args.rtt_ms is not None else base.rtt,
+        rounds=args.rounds or base.rounds,
+        parallel=args.parallel,
+    )
     with tempfile.TemporaryDirectory(prefix="kestrel-bench-shaped-") as tmp:
         try:
             section = run(args.quick, Path(tmp), shape)

@@ -45,26 +45,46 @@ def _sh(argv: list[str], cwd: Path) -> None:
 def _kernels_source() -> str:
     """34 template instantiations: a ~65 KB fatbin, larger than deflate's 32 KB window,
     so the repeated units do not collapse when the wheel is deflated (like real kernel code)."""
-    lines = ["template <typename T, int N> __global__ void unrolled(T* a, const T* b) {",
-             "  T acc = 0;", "#pragma unroll",
-             "  for (int i = 0; i < N; ++i) acc += a[threadIdx.x * N + i] * b[(i * 7 + threadIdx.x) % 1024] + T(i);",
-             "  a[threadIdx.x] = acc;", "}"]
-    lines += [f"template __global__ void unrolled<{t}, {n}>({t}*, const {t}*);"
-              for t in ("float", "double") for n in range(16, 272, 16)]
+    lines = [
+        "template <typename T, int N> __global__ void unrolled(T* a, const T* b) {",
+        "  T acc = 0;",
+        "#pragma unroll",
+        "  for (int i = 0; i < N; ++i) acc += a[threadIdx.x * N + i] * b[(i * 7 + threadIdx.x) % 1024] + T(i);",
+        "  a[threadIdx.x] = acc;",
+        "}",
+    ]
+    lines += [
+        f"template __global__ void unrolled<{t}, {n}>({t}*, const {t}*);"
+        for t in ("float", "double")
+        for n in range(16, 272, 16)
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _extension(work: Path, size: int) -> bytes:
     """A host .so whose .nv_fatbin holds a real fatbin repeated up to `size` bytes."""
     (work / "kernels.cu").write_text(_kernels_source())
-    _sh(["nvcc", "-fatbin", "-DNDEBUG", "-Xfatbin=-compress-all", "-gencode", "arch=compute_90a,code=sm_90a",
-         "-o", "k.fatbin", "kernels.cu"], work)
+    _sh(
+        [
+            "nvcc",
+            "-fatbin",
+            "-DNDEBUG",
+            "-Xfatbin=-compress-all",
+            "-gencode",
+            "arch=compute_90a,code=sm_90a",
+            "-o",
+            "k.fatbin",
+            "kernels.cu",
+        ],
+        work,
+    )
     _sh(["nvcc", "-cubin", "-DNDEBUG", "-arch=sm_90a", "-o", "k.cubin", str(KERNEL)], work)
     unit = (work / "k.fatbin").read_bytes()
     unit += bytes(-len(unit) % 8)  # containers sit 8-byte aligned
     (work / "big.fatbin").write_bytes(unit * max(1, size // len(unit)))
-    (work / "ext.S").write_text('.section .nv_fatbin,"a"\n.balign 8\n.incbin "big.fatbin"\n'
-                                '.section .note.GNU-stack,"",@progbits\n')
+    (work / "ext.S").write_text(
+        '.section .nv_fatbin,"a"\n.balign 8\n.incbin "big.fatbin"\n.section .note.GNU-stack,"",@progbits\n'
+    )
     _sh(["gcc", "-shared", "-o", "_C.so", "ext.S"], work)
     return (work / "_C.so").read_bytes()
 
@@ -79,11 +99,17 @@ def generate(directory: Path, size: int) -> Path:
     dist.mkdir(exist_ok=True)
     for py in PYTHONS:
         tag = f"cp{py.replace('.', '')}"
-        files = {f"{PKG}/__init__.py": b'__version__ = "0.1.0"\n',
-                 f"{PKG}/_C.{tag.replace('cp', 'cpython-')}-x86_64-linux-gnu.so": ext,
-                 **{f"{PKG}/precompiled/k{i}.cubin": cubin for i in range(8)}}
-        make_wheel(dist, files, tag=f"{tag}-{tag}-manylinux_2_34_x86_64",
-                   extra_metadata="Summary: bench\nDescription-Content-Type: text/plain\n\nKernels.\n")
+        files = {
+            f"{PKG}/__init__.py": b'__version__ = "0.1.0"\n',
+            f"{PKG}/_C.{tag.replace('cp', 'cpython-')}-x86_64-linux-gnu.so": ext,
+            **{f"{PKG}/precompiled/k{i}.cubin": cubin for i in range(8)},
+        }
+        make_wheel(
+            dist,
+            files,
+            tag=f"{tag}-{tag}-manylinux_2_34_x86_64",
+            extra_metadata="Summary: bench\nDescription-Content-Type: text/plain\n\nKernels.\n",
+        )
     shutil.rmtree(work)
     limit = f'max_file_size = "{size * 2 // 2**20 + 1} MiB"'  # the config declares a granted limit
     return make_verify_project(directory, pythons=PYTHONS, verify=limit)
@@ -133,11 +159,21 @@ def run(quick: bool) -> dict:
     shutil.rmtree(scratch, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in samples.items()}
     peers = med["check_wheel_contents"] + med["twine_check"]
-    return {"quick": quick, "wheels": len(wheels), "wheel_bytes": [w.stat().st_size for w in wheels],
-            "total_bytes": sum(w.stat().st_size for w in wheels), "rounds": rounds, "samples": samples,
-            "median": med, "peers_median": peers, "ratio_to_sha256sum": med["verify"] / med["sha256sum"],
-            "ratio_to_peers": med["verify"] / peers, "floor_target": FLOOR_TARGET,
-            "met_floor": med["verify"] / med["sha256sum"] <= FLOOR_TARGET, "met_peers": med["verify"] < peers}
+    return {
+        "quick": quick,
+        "wheels": len(wheels),
+        "wheel_bytes": [w.stat().st_size for w in wheels],
+        "total_bytes": sum(w.stat().st_size for w in wheels),
+        "rounds": rounds,
+        "samples": samples,
+        "median": med,
+        "peers_median": peers,
+        "ratio_to_sha256sum": med["verify"] / med["sha256sum"],
+        "ratio_to_peers": med["verify"] / peers,
+        "floor_target": FLOOR_TARGET,
+        "met_floor": med["verify"] / med["sha256sum"] <= FLOOR_TARGET,
+        "met_peers": med["verify"] < peers,
+    }
 
 
 if __name__ == "__main__":

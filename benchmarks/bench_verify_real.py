@@ -34,8 +34,13 @@ MAX_RATIO = 1.3  # of reading and hashing every member, on large wheels
 SMALL_MAX_SECONDS = 0.3  # the whole verify of a wheel of a few MB: the fixed cost
 SMALL = 8 * 2**20  # wheels below this size measure the fixed cost
 # Real CUDA wheels of the shapes users ship (pip names; versions as PyPI serves them today).
-DEFAULTS = ("nvidia-curand-cu12", "nvidia-cusparselt-cu12", "faiss-gpu-cu12", "flashinfer-cubin",
-            "nvidia-cuda-runtime-cu12")
+DEFAULTS = (
+    "nvidia-curand-cu12",
+    "nvidia-cusparselt-cu12",
+    "faiss-gpu-cu12",
+    "flashinfer-cubin",
+    "nvidia-cuda-runtime-cu12",
+)
 READER = Path(__file__).resolve().parent / "read_members.py"
 
 
@@ -51,8 +56,22 @@ def fetch(names: tuple[str, ...], into: Path) -> list[Path]:
         stem = name.replace("-", "_").lower() + "-"
         found = sorted(p for p in into.glob("*.whl") if p.name.lower().startswith(stem))
         if not found:
-            argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-                    "--python-version", "3.12", "--platform", "manylinux_2_28_x86_64", "-d", str(into), name]
+            argv = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--python-version",
+                "3.12",
+                "--platform",
+                "manylinux_2_28_x86_64",
+                "-d",
+                str(into),
+                name,
+            ]
             done = subprocess.run(argv, capture_output=True, text=True)
             if done.returncode != 0:
                 raise BenchFailed(f"pip download {name} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -63,8 +82,9 @@ def fetch(names: tuple[str, ...], into: Path) -> list[Path]:
 
 def _wall(argv: list, env: dict[str, str], cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run([os.fspath(a) for a in argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        [os.fspath(a) for a in argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 5):  # 5: findings (an upstream wheel may carry PTX); the work is the same
         raise BenchFailed(f"{argv[0]} exited {done.returncode}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -89,22 +109,30 @@ def run(wheels: list[Path], rounds: int, log: Path | None = None) -> Section:
                 cache = scratch / "cache"
                 shutil.rmtree(cache, ignore_errors=True)
                 b = _wall([sys.executable, READER, wheel], env)
-                t = _wall([VENV_BIN / "kestrel-release", "verify", wheel], {**env, "KESTREL_RELEASE_CACHE_DIR": str(cache)}, here)
+                t = _wall(
+                    [VENV_BIN / "kestrel-release", "verify", wheel],
+                    {**env, "KESTREL_RELEASE_CACHE_DIR": str(cache)},
+                    here,
+                )
                 if i > 0:
                     base.samples.append(b)
                     tool.samples.append(t)
             section.figures += [tool, base]
             if size < SMALL:
-                section.comparisons.append(Comparison(f"verify fixed cost: {label}", tool, base,
-                                                      max_seconds=SMALL_MAX_SECONDS))
+                section.comparisons.append(
+                    Comparison(f"verify fixed cost: {label}", tool, base, max_seconds=SMALL_MAX_SECONDS)
+                )
             else:
-                section.comparisons.append(Comparison(f"verify vs read + sha256: {label}", tool, base,
-                                                      max_ratio=MAX_RATIO))
+                section.comparisons.append(
+                    Comparison(f"verify vs read + sha256: {label}", tool, base, max_ratio=MAX_RATIO)
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    section.notes.append(f"{rounds} round(s) per wheel after one uncounted pair; each round: the baseline "
-                         "(benchmarks/read_members.py: inflate and sha256 every member) then the tool with an "
-                         "empty cache dir; standalone verify (no project), exit 5 (findings) counted as a run")
+    section.notes.append(
+        f"{rounds} round(s) per wheel after one uncounted pair; each round: the baseline "
+        "(benchmarks/read_members.py: inflate and sha256 every member) then the tool with an "
+        "empty cache dir; standalone verify (no project), exit 5 (findings) counted as a run"
+    )
     return section
 
 
@@ -126,8 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         ratios = c.ratios
         spread = f" (pairs {min(ratios):.2f}-{max(ratios):.2f})" if ratios else ""
         ratio = f", ratio {c.ratio:.2f}x{spread}" if c.ratio is not None else ""
-        print(f"result: {c.claim}: {c.subject.median:.2f} s (min {c.subject.low:.2f}, max {c.subject.high:.2f}) vs "
-              f"{c.baseline.median:.2f} s{ratio} (target {c.target}): {'met' if c.met else 'MISSED'}")
+        print(
+            f"result: {c.claim}: {c.subject.median:.2f} s (min {c.subject.low:.2f}, max {c.subject.high:.2f}) vs "
+            f"{c.baseline.median:.2f} s{ratio} (target {c.target}): {'met' if c.met else 'MISSED'}"
+        )
     return 0
 
 

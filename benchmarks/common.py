@@ -50,8 +50,15 @@ class Figure:
         return max(self.samples)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "median": self.median, "min": self.low, "max": self.high,
-                "n": len(self.samples), "samples": self.samples, **self.extra}
+        return {
+            "name": self.name,
+            "median": self.median,
+            "min": self.low,
+            "max": self.high,
+            "n": len(self.samples),
+            "samples": self.samples,
+            **self.extra,
+        }
 
 
 @dataclass
@@ -121,8 +128,15 @@ def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """os.environ with the venv's bin first, non-interactive twine and no keyring prompts."""
     env = dict(os.environ)
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
-    env.update({"TWINE_NON_INTERACTIVE": "1", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
-                "UV_PYTHON_DOWNLOADS": "never", "COLUMNS": "200", "PYTHONPYCACHEPREFIX": str(PYCACHE)})
+    env.update(
+        {
+            "TWINE_NON_INTERACTIVE": "1",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+            "UV_PYTHON_DOWNLOADS": "never",
+            "COLUMNS": "200",
+            "PYTHONPYCACHEPREFIX": str(PYCACHE),
+        }
+    )
     # Bytecode as an installed tool has it (pip and uv compile on install), for both sides, written
     # outside the repository: without it each run recompiles every module it imports (~1 s of a publish).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -132,16 +146,29 @@ def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def timed(argv: Sequence[str | os.PathLike], *, env: Mapping[str, str] | None = None,
-          cwd: Path | None = None, what: str | None = None, log: Path | None = None,
-          timeout: float = 1800) -> float:
+def timed(
+    argv: Sequence[str | os.PathLike],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    what: str | None = None,
+    log: Path | None = None,
+    timeout: float = 1800,
+) -> float:
     """Run argv to completion and return its wall time; BenchFailed on a non-zero exit."""
     args = [os.fspath(a) for a in argv]
     start = time.perf_counter()
     try:
-        done = subprocess.run(args, cwd=cwd, env=dict(env) if env is not None else None,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, timeout=timeout, check=False)
+        done = subprocess.run(
+            args,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
     except FileNotFoundError:
         raise BenchFailed(f"{args[0]} not found") from None
     except subprocess.TimeoutExpired:

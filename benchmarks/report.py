@@ -18,8 +18,16 @@ from pathlib import Path
 from benchmarks.common import ROOT, Comparison, Figure, Section
 
 ANALYSIS = "## Analysis"
-PACKAGES = ("kestrel-release", "twine", "check-wheel-contents", "auditwheel", "pypiserver", "uv",
-            "scikit-build-core", "cmake")
+PACKAGES = (
+    "kestrel-release",
+    "twine",
+    "check-wheel-contents",
+    "auditwheel",
+    "pypiserver",
+    "uv",
+    "scikit-build-core",
+    "cmake",
+)
 
 
 def fmt_s(seconds: float) -> str:
@@ -47,8 +55,7 @@ def fmt_ratio(c: Comparison) -> str:
 
 def _sh(argv: list[str]) -> str:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                             check=False)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "not found"
     return (out.stdout or out.stderr).strip()
@@ -60,15 +67,31 @@ def load() -> str:
 
 
 def machine() -> dict[str, str]:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())
-    mem = next((ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines()
-                if ln.startswith("MemTotal")), "0")
-    os_name = next((ln.split("=", 1)[1].strip('"') for ln in Path("/etc/os-release").read_text().splitlines()
-                    if ln.startswith("PRETTY_NAME=")), platform.system())
-    return {"CPU": f"{cpu}, {os.cpu_count()} cores", "memory": f"{int(mem) / 1024 / 1024:.1f} GiB",
-            "OS": f"{os_name}, Linux {platform.release()}", "git commit": _sh(["git", "-C", str(ROOT),
-                                                                               "describe", "--always", "--dirty"])}
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        (ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")), "0"
+    )
+    os_name = next(
+        (
+            ln.split("=", 1)[1].strip('"')
+            for ln in Path("/etc/os-release").read_text().splitlines()
+            if ln.startswith("PRETTY_NAME=")
+        ),
+        platform.system(),
+    )
+    return {
+        "CPU": f"{cpu}, {os.cpu_count()} cores",
+        "memory": f"{int(mem) / 1024 / 1024:.1f} GiB",
+        "OS": f"{os_name}, Linux {platform.release()}",
+        "git commit": _sh(["git", "-C", str(ROOT), "describe", "--always", "--dirty"]),
+    }
 
 
 def versions() -> dict[str, str]:
@@ -91,8 +114,16 @@ def table(sections: list[Section]) -> str:
         if s.unavailable:
             rows.append((s.title, "not available: " + s.unavailable, "", "", "", ""))
         for c in s.comparisons:
-            rows.append((c.claim, fmt_s(c.subject.median), fmt_s(c.baseline.median) if c.baseline else "-",
-                         fmt_ratio(c), c.target, verdict(c)))
+            rows.append(
+                (
+                    c.claim,
+                    fmt_s(c.subject.median),
+                    fmt_s(c.baseline.median) if c.baseline else "-",
+                    fmt_ratio(c),
+                    c.target,
+                    verdict(c),
+                )
+            )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -107,30 +138,42 @@ def _md_section(s: Section) -> list[str]:
     for f in s.figures:
         if not f.samples:
             continue
-        nvcc = ", ".join(f"{a} ({b})" for a, b in zip(f.extra.get("nvcc", []), f.extra.get("nvcc_compiles", []), strict=False))
-        out.append(f"| {f.name} | {fmt_s(f.median)} | {fmt_s(f.low)} | {fmt_s(f.high)} | {len(f.samples)} "
-                   f"| {nvcc or '-'} |")
+        nvcc = ", ".join(
+            f"{a} ({b})" for a, b in zip(f.extra.get("nvcc", []), f.extra.get("nvcc_compiles", []), strict=False)
+        )
+        out.append(
+            f"| {f.name} | {fmt_s(f.median)} | {fmt_s(f.low)} | {fmt_s(f.high)} | {len(f.samples)} | {nvcc or '-'} |"
+        )
     out += [""] + [f"- {n}" for n in s.notes] + [""]
     return out
 
 
 def markdown(sections: list[Section], meta: dict[str, str], analysis: str) -> str:
     flag = " --quick" if meta.get("mode") == "quick" else ""
-    intro = (f"Written by `uv run python benchmarks/run.py{flag}` on {meta['date']} ({meta['mode']} run, "
-             f"{meta['duration']}). Each figure is the median of its runs, with min and max; a ratio is the median "
-             "of the per-round ratios (both sides measured in turn in each round, so load hits both), with their "
-             "min and max (a ratio without them divides two medians of this same run).")
+    intro = (
+        f"Written by `uv run python benchmarks/run.py{flag}` on {meta['date']} ({meta['mode']} run, "
+        f"{meta['duration']}). Each figure is the median of its runs, with min and max; a ratio is the median "
+        "of the per-round ratios (both sides measured in turn in each round, so load hits both), with their "
+        "min and max (a ratio without them divides two medians of this same run)."
+    )
     lines = ["# Benchmark results", "", intro, "", "## Machine", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in {**machine(), **{k: meta[k] for k in ('load before', 'load after')}}.items()]
+    lines += [f"| {k} | {v} |" for k, v in {**machine(), **{k: meta[k] for k in ("load before", "load after")}}.items()]
     lines += ["", "## Versions", "", "| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in versions().items()]
-    lines += ["", "## Claims", "", "| claim | kestrel-release | baseline | ratio | target | result |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Claims",
+        "",
+        "| claim | kestrel-release | baseline | ratio | target | result |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in sections:
         if s.unavailable:
             lines.append(f"| {s.title} | not available: {s.unavailable} | | | | |")
         for c in s.comparisons:
-            lines.append(f"| {c.claim} | {fmt_fig(c.subject)} | {fmt_fig(c.baseline) if c.baseline else '-'} "
-                         f"| {fmt_ratio(c)} | {c.target} | {verdict(c)} |")
+            lines.append(
+                f"| {c.claim} | {fmt_fig(c.subject)} | {fmt_fig(c.baseline) if c.baseline else '-'} "
+                f"| {fmt_ratio(c)} | {c.target} | {verdict(c)} |"
+            )
     lines.append("")
     for s in sections:
         lines += _md_section(s)
@@ -143,9 +186,8 @@ def kept_analysis(path: Path) -> str:
         return ""
     text = path.read_text(encoding="utf-8")
     at = text.find("\n" + ANALYSIS)
-    return text[at + 1:] if at >= 0 else ""
+    return text[at + 1 :] if at >= 0 else ""
 
 
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-

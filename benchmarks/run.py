@@ -28,9 +28,15 @@ from benchmarks.common import BenchFailed, NotAvailable, Section
 HERE = Path(__file__).resolve().parent
 BENCHES = ("build", "verify", "verify-real", "publish", "shaped", "scale", "startup")
 QUIET_LOAD = 1.0
-TITLES = {"build": "Build matrix", "verify": "Verify", "verify-real": "Verify on real CUDA wheels",
-          "publish": "Publish", "shaped": "Upload through a shaped link", "scale": "A 25-wheel release",
-          "startup": "Start-up"}
+TITLES = {
+    "build": "Build matrix",
+    "verify": "Verify",
+    "verify-real": "Verify on real CUDA wheels",
+    "publish": "Publish",
+    "shaped": "Upload through a shaped link",
+    "scale": "A 25-wheel release",
+    "startup": "Start-up",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,12 +50,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="fewer rounds and ~40 MB verify wheels (under 10 min)")
     p.add_argument("--only", help=f"comma-separated subset of: {', '.join(BENCHES)}")
     p.add_argument("--wheels", type=Path, help="wheels for the publish benchmark when build is not run")
-    p.add_argument("--real-wheels", nargs="*", type=Path, default=[],
-                   help="wheel files for verify-real (default: its download set, fetched once with pip)")
+    p.add_argument(
+        "--real-wheels",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="wheel files for verify-real (default: its download set, fetched once with pip)",
+    )
     p.add_argument("--out", type=Path, help="results file (default: RESULTS.md for a full run, else RESULTS-quick.md)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (it is printed)")
-    p.add_argument("--wait-quiet", type=float, default=0, metavar="MINUTES",
-                   help="first wait up to MINUTES for the 1-minute load average to drop below 1.0")
+    p.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0,
+        metavar="MINUTES",
+        help="first wait up to MINUTES for the 1-minute load average to drop below 1.0",
+    )
     args = p.parse_args(argv)
     args.selected = BENCHES
     if args.only:
@@ -84,7 +100,9 @@ def _one(name: str, args: argparse.Namespace, work: Path, wheels: Path | None) -
     if name == "verify-real":
         from benchmarks import bench_verify_real
 
-        real = args.real_wheels or bench_verify_real.fetch(bench_verify_real.DEFAULTS, bench_verify_real.download_cache())
+        real = args.real_wheels or bench_verify_real.fetch(
+            bench_verify_real.DEFAULTS, bench_verify_real.download_cache()
+        )
         return bench_verify_real.run(real, 1 if args.quick else 3), wheels
     if name == "scale":
         from benchmarks import bench_upload_scale
@@ -133,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     quiet = wait_quiet(args.wait_quiet)
     work = Path(tempfile.mkdtemp(prefix="kestrel-bench-"))
-    meta = {"date": report.now(), "mode": "quick" if args.quick else ("partial" if args.only else "full"),
-            "load before": f"{report.load()} ({quiet})"}
+    meta = {
+        "date": report.now(),
+        "mode": "quick" if args.quick else ("partial" if args.only else "full"),
+        "load before": f"{report.load()} ({quiet})",
+    }
     start = time.perf_counter()
     try:
         sections, all_ok = run_all(args, work)

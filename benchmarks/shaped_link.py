@@ -40,8 +40,9 @@ class Bucket:
 class ShapedLink:
     """Context manager: the proxy runs on its own event loop thread; `url` is its address."""
 
-    def __init__(self, upstream: tuple[str, int], rate: float = 1.5e6, aggregate: float = 12e6,
-                 rtt: float = 0.04) -> None:
+    def __init__(
+        self, upstream: tuple[str, int], rate: float = 1.5e6, aggregate: float = 12e6, rtt: float = 0.04
+    ) -> None:
         self.upstream, self.rate, self.aggregate, self.rtt = upstream, rate, aggregate, rtt
         self.port = 0
         self.connections = 0
@@ -89,9 +90,11 @@ class ShapedLink:
             writer.close()
             return
         burst = max(CHUNK, self.rate * 0.01)
-        await asyncio.gather(self._pump(reader, up_writer, Bucket(self.rate, burst), self._shared["up"]),
-                             self._pump(up_reader, writer, Bucket(self.rate, burst), self._shared["down"]),
-                             return_exceptions=True)
+        await asyncio.gather(
+            self._pump(reader, up_writer, Bucket(self.rate, burst), self._shared["up"]),
+            self._pump(up_reader, writer, Bucket(self.rate, burst), self._shared["down"]),
+            return_exceptions=True,
+        )
         for w in (writer, up_writer):
             with contextlib.suppress(OSError, RuntimeError):
                 w.close()

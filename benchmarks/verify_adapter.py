@@ -18,13 +18,31 @@ from benchmarks.common import BenchFailed, Comparison, Figure, NotAvailable, Sec
 FLOOR_TARGET = 1.5
 EXPECTED_QUICK, EXPECTED_FULL = 40_000_000, 250_000_000  # bytes per wheel the issue asks for
 # First match wins: a combined peers entry names both tools, so it is tried first.
-ROLES = (("peers", ("peers", "combined", "+")), ("cwc", ("check-wheel-contents", "check_wheel_contents", "cwc")),
-         ("twine", ("twine",)), ("floor", ("sha256",)), ("tool", ("kestrel", "verify")))
+ROLES = (
+    ("peers", ("peers", "combined", "+")),
+    ("cwc", ("check-wheel-contents", "check_wheel_contents", "cwc")),
+    ("twine", ("twine",)),
+    ("floor", ("sha256",)),
+    ("tool", ("kestrel", "verify")),
+)
 # What bench_verify derives from its samples: recomputed here from the samples themselves.
-DERIVED = {"median", "peers_median", "ratio_to_sha256sum", "ratio_to_peers", "floor_target", "met_floor",
-           "met_peers", "quick"}
-NAMES = {"tool": "kestrel-release verify", "cwc": "check-wheel-contents", "twine": "twine check --strict",
-         "floor": "sha256sum (floor)", "peers": "check-wheel-contents + twine check --strict"}
+DERIVED = {
+    "median",
+    "peers_median",
+    "ratio_to_sha256sum",
+    "ratio_to_peers",
+    "floor_target",
+    "met_floor",
+    "met_peers",
+    "quick",
+}
+NAMES = {
+    "tool": "kestrel-release verify",
+    "cwc": "check-wheel-contents",
+    "twine": "twine check --strict",
+    "floor": "sha256sum (floor)",
+    "peers": "check-wheel-contents + twine check --strict",
+}
 
 
 def _load():
@@ -74,8 +92,10 @@ def figures(result: dict) -> tuple[dict[str, Figure], list[str]]:
     found: dict[str, Figure] = {}
     notes = []
     if isinstance(flat.get("total_bytes"), int):
-        notes.append(f"{flat.pop('wheels', '?')} wheels, {flat.pop('total_bytes') / 1e6:.0f} MB in all"
-                     f" ({', '.join(f'{b / 1e6:.0f}' for b in flat.pop('wheel_bytes', []))} MB).")
+        notes.append(
+            f"{flat.pop('wheels', '?')} wheels, {flat.pop('total_bytes') / 1e6:.0f} MB in all"
+            f" ({', '.join(f'{b / 1e6:.0f}' for b in flat.pop('wheel_bytes', []))} MB)."
+        )
     for key, value in flat.items():
         samples, role = _samples(value), _role(str(key))
         if samples is not None and role is not None and role not in found:
@@ -94,8 +114,10 @@ def size_problem(result: dict, expected: int | None) -> str | None:
     sizes = result.get("wheel_bytes") or []
     if not expected or not sizes or min(sizes) >= expected / 2:
         return None
-    return (f"wheels are {min(sizes) / 1e6:.1f} MB, not ~{expected / 1e6:.0f} MB: these figures do not "
-            "measure large wheels (bench_verify's repeated content deflates away)")
+    return (
+        f"wheels are {min(sizes) / 1e6:.1f} MB, not ~{expected / 1e6:.0f} MB: these figures do not "
+        "measure large wheels (bench_verify's repeated content deflates away)"
+    )
 
 
 def to_section(result: dict, expected_wheel_bytes: int | None = None) -> Section:
@@ -110,6 +132,12 @@ def to_section(result: dict, expected_wheel_bytes: int | None = None) -> Section
         raise NotAvailable(f"bench_verify.run gave no timing for {', '.join(missing)} (keys: {sorted(result)})")
     order = [found[r] for r in ("tool", "floor", "cwc", "twine", "peers") if r in found]
     tool = found["tool"]
-    return Section("Verify", figures=order, notes=notes, comparisons=[
-        Comparison("verify vs sha256sum (floor)" + tag, tool, found["floor"], max_ratio=FLOOR_TARGET),
-        Comparison("verify vs check-wheel-contents + twine check" + tag, tool, found["peers"], max_ratio=1.0)])
+    return Section(
+        "Verify",
+        figures=order,
+        notes=notes,
+        comparisons=[
+            Comparison("verify vs sha256sum (floor)" + tag, tool, found["floor"], max_ratio=FLOOR_TARGET),
+            Comparison("verify vs check-wheel-contents + twine check" + tag, tool, found["peers"], max_ratio=1.0),
+        ],
+    )

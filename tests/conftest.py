@@ -38,8 +38,12 @@ def copy_kernels(dest: Path) -> Path:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    if (os.environ.get("CI") == "true" and report.skipped and call.excinfo is not None
-            and isinstance(call.excinfo.value, MissingPrerequisite)):
+    if (
+        os.environ.get("CI") == "true"
+        and report.skipped
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, MissingPrerequisite)
+    ):
         report.outcome = "failed"
         report.longrepr = f"CI=true: this machine must run every test, but it {call.excinfo.value.msg}"
 

@@ -54,25 +54,48 @@ def record_hash(data: bytes) -> str:
 
 # --- wheels -------------------------------------------------------------------------------------------------------
 
-def dist_files(name: str, version: str, tag: str = TAG, metadata_extra: str = "", *, metadata_version: str = "2.1",
-               meta_name: str | None = None, meta_version: str | None = None, wheel_tags: list[str] | None = None,
-               generator: str = "kestrel-tests", purelib: bool | None = None,
-               dist: str | None = None) -> dict[str, bytes]:
+
+def dist_files(
+    name: str,
+    version: str,
+    tag: str = TAG,
+    metadata_extra: str = "",
+    *,
+    metadata_version: str = "2.1",
+    meta_name: str | None = None,
+    meta_version: str | None = None,
+    wheel_tags: list[str] | None = None,
+    generator: str = "kestrel-tests",
+    purelib: bool | None = None,
+    dist: str | None = None,
+) -> dict[str, bytes]:
     """The .dist-info members (without RECORD) of a wheel for `name` `version`."""
     dist = dist or f"{name.replace('-', '_')}-{version}.dist-info"
     pure = tag.endswith("-none-any") if purelib is None else purelib
-    metadata = (f"Metadata-Version: {metadata_version}\nName: {meta_name or name}\nVersion: {meta_version or version}\n"
-                f"{metadata_extra}")
+    metadata = (
+        f"Metadata-Version: {metadata_version}\nName: {meta_name or name}\nVersion: {meta_version or version}\n"
+        f"{metadata_extra}"
+    )
     tags = "".join(f"Tag: {t}\n" for t in (wheel_tags or [tag]))
     wheel = f"Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: {'true' if pure else 'false'}\n{tags}"
     return {f"{dist}/METADATA": metadata.encode(), f"{dist}/WHEEL": wheel.encode()}
 
 
-def wheel_bytes(name: str = NAME, version: str = "0.1.0", *, tag: str = TAG, files: dict[str, bytes] | None = None,
-                record: bool = True, record_overrides: dict[str, str] | None = None,
-                record_edit: Callable[[list[list[str]]], list[list[str]]] | None = None, metadata_extra: str = "",
-                compression: int = zipfile.ZIP_DEFLATED, date_time: tuple[int, ...] | None = None,
-                extra_members: dict[str, bytes] | None = None, **dist_info: object) -> bytes:
+def wheel_bytes(
+    name: str = NAME,
+    version: str = "0.1.0",
+    *,
+    tag: str = TAG,
+    files: dict[str, bytes] | None = None,
+    record: bool = True,
+    record_overrides: dict[str, str] | None = None,
+    record_edit: Callable[[list[list[str]]], list[list[str]]] | None = None,
+    metadata_extra: str = "",
+    compression: int = zipfile.ZIP_DEFLATED,
+    date_time: tuple[int, ...] | None = None,
+    extra_members: dict[str, bytes] | None = None,
+    **dist_info: object,
+) -> bytes:
     """A wheel as bytes: `files` (default: the package's __init__.py), then METADATA, WHEEL, `extra_members`, RECORD.
 
     `record_overrides` {member: 'member,sha256=...,size'} or `record_edit(rows)` plant RECORD lies; `date_time`
@@ -102,8 +125,9 @@ def wheel_name(name: str = NAME, version: str = "0.1.0", tag: str = TAG) -> str:
     return f"{name.replace('-', '_')}-{version}-{tag}.whl"
 
 
-def write_wheel(directory: Path, name: str = NAME, version: str = "0.1.0", tag: str = TAG, *,
-                filename: str | None = None, **kwargs) -> Path:
+def write_wheel(
+    directory: Path, name: str = NAME, version: str = "0.1.0", tag: str = TAG, *, filename: str | None = None, **kwargs
+) -> Path:
     """Write a wheel into `directory` (created) under its proper filename (or `filename`); returns the path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -112,22 +136,47 @@ def write_wheel(directory: Path, name: str = NAME, version: str = "0.1.0", tag: 
     return path
 
 
-def make_wheel(directory: Path, files: dict[str, bytes] | None = None, *, name: str = "kestrel_kernels",
-               version: str = "0.1.0", tag: str = "cp311-cp311-manylinux_2_34_x86_64", metadata_version: str = "2.4",
-               meta_name: str | None = None, meta_version: str | None = None, wheel_tags: list[str] | None = None,
-               record_edit=None, compression=zipfile.ZIP_DEFLATED, filename: str | None = None,
-               extra_metadata: str = "") -> Path:
+def make_wheel(
+    directory: Path,
+    files: dict[str, bytes] | None = None,
+    *,
+    name: str = "kestrel_kernels",
+    version: str = "0.1.0",
+    tag: str = "cp311-cp311-manylinux_2_34_x86_64",
+    metadata_version: str = "2.4",
+    meta_name: str | None = None,
+    meta_version: str | None = None,
+    wheel_tags: list[str] | None = None,
+    record_edit=None,
+    compression=zipfile.ZIP_DEFLATED,
+    filename: str | None = None,
+    extra_metadata: str = "",
+) -> Path:
     """The verify tests' wheel: `name` is the module name, Metadata 2.4, a platform wheel (Root-Is-Purelib false)."""
     files = dict(files if files is not None else {f"{name}/__init__.py": init_py(version)})
-    return write_wheel(directory, name, version, tag, filename=filename or f"{name}-{version}-{tag}.whl",
-                       files=files, record_edit=record_edit, metadata_extra=extra_metadata, compression=compression,
-                       metadata_version=metadata_version, meta_name=meta_name or name.replace("_", "-"),
-                       meta_version=meta_version, wheel_tags=wheel_tags, generator="test", purelib=False,
-                       dist=f"{name}-{version}.dist-info")
+    return write_wheel(
+        directory,
+        name,
+        version,
+        tag,
+        filename=filename or f"{name}-{version}-{tag}.whl",
+        files=files,
+        record_edit=record_edit,
+        metadata_extra=extra_metadata,
+        compression=compression,
+        metadata_version=metadata_version,
+        meta_name=meta_name or name.replace("_", "-"),
+        meta_version=meta_version,
+        wheel_tags=wheel_tags,
+        generator="test",
+        purelib=False,
+        dist=f"{name}-{version}.dist-info",
+    )
 
 
-def importable_wheel_bytes(version: str, tag: str, name: str = NAME, payload: bytes = b"",
-                           module_version: str = "", init: bytes | None = None) -> bytes:
+def importable_wheel_bytes(
+    version: str, tag: str, name: str = NAME, payload: bytes = b"", module_version: str = "", init: bytes | None = None
+) -> bytes:
     """A valid wheel whose package prints `__version__` on import (no GPU needed), plus a `blob.bin` payload."""
     pkg = name.replace("-", "_")
     # A module_version is computed on import (str(...)): verify's version rule reads literals, so such a
@@ -140,29 +189,52 @@ def importable_wheel_bytes(version: str, tag: str, name: str = NAME, payload: by
 
 # --- build outputs ------------------------------------------------------------------------------------------------
 
+
 def _save_output(out: Path, package: str, version: str, commit: str, rows: list[dict], **fields: object) -> None:
-    manifest.save(out, {"package": package, "version": version, "git": {"commit": commit, "dirty": False},
-                        **fields, "wheels": rows, "kernels": []})
+    manifest.save(
+        out,
+        {
+            "package": package,
+            "version": version,
+            "git": {"commit": commit, "dirty": False},
+            **fields,
+            "wheels": rows,
+            "kernels": [],
+        },
+    )
     manifest.write_sums(out, rows)
 
 
 def _row(path: Path, python: str, plat: str) -> dict:
     data = path.read_bytes()
-    return {"filename": path.name, "python": python, "python_tag": "cp" + python.replace(".", ""),
-            "platform_tag": plat, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    return {
+        "filename": path.name,
+        "python": python,
+        "python_tag": "cp" + python.replace(".", ""),
+        "platform_tag": plat,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
 
-def make_dist(out: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.12", "3.13"),
-              plat: str = PLAT, payload_size: int = 0, module_version: str = "",
-              init: bytes | None = None) -> list[Path]:
+def make_dist(
+    out: Path,
+    version: str = "0.1.0",
+    pythons: tuple[str, ...] = ("3.12", "3.13"),
+    plat: str = PLAT,
+    payload_size: int = 0,
+    module_version: str = "",
+    init: bytes | None = None,
+) -> list[Path]:
     """One wheel per Python in `out`, plus release-manifest.json and SHA256SUMS like build writes
     (`init`: the package's __init__.py as given, e.g. a stale `__version__` literal)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for py in pythons:
         tag = f"cp{py.replace('.', '')}-cp{py.replace('.', '')}-{plat}"
-        data = importable_wheel_bytes(version, tag, payload=bytes(range(256)) * (payload_size // 256),
-                                      module_version=module_version, init=init)
+        data = importable_wheel_bytes(
+            version, tag, payload=bytes(range(256)) * (payload_size // 256), module_version=module_version, init=init
+        )
         path = out / f"{NAME.replace('-', '_')}-{version}-{tag}.whl"
         path.write_bytes(data)
         paths.append(path)
@@ -174,8 +246,16 @@ def make_dist(out: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.
 def _github_wheel(out: Path, version: str, python: str, payload: str = "", extra: dict | None = None) -> Path:
     tag = "cp" + python.replace(".", "")
     files = {"kestrel_kernels/__init__.py": f'__version__ = "{version}"\n{payload}'.encode()}
-    return write_wheel(out, NAME, version, f"{tag}-{tag}-{PLAT}", files=files, extra_members=extra,
-                       date_time=(2024, 1, 1, 0, 0, 0), purelib=False)
+    return write_wheel(
+        out,
+        NAME,
+        version,
+        f"{tag}-{tag}-{PLAT}",
+        files=files,
+        extra_members=extra,
+        date_time=(2024, 1, 1, 0, 0, 0),
+        purelib=False,
+    )
 
 
 def build_output(project: Path, version: str, commit: str, payload: str = "", extra: dict | None = None) -> Path:
@@ -198,9 +278,14 @@ def variant_name(torch: str, cuda: str) -> str:
     return f"torch{torch.replace('.', '')}-cxx11-cu{cuda.replace('.', '')}-x86_64-linux"
 
 
-def make_variant_dist(out: Path, version: str = "0.1.0",
-                      variants: tuple[tuple[str, str, bool], ...] = (("2.13", "13.0", True), ("2.13", "12.6", False)),
-                      tag: str = "py3-none-any", name: str = NAME, payload: bytes = b"") -> dict[str, Path]:
+def make_variant_dist(
+    out: Path,
+    version: str = "0.1.0",
+    variants: tuple[tuple[str, str, bool], ...] = (("2.13", "13.0", True), ("2.13", "12.6", False)),
+    tag: str = "py3-none-any",
+    name: str = NAME,
+    payload: bytes = b"",
+) -> dict[str, Path]:
     """A variant build output as the variants contract lays it out: each (torch, cuda, default) variant's wheel in
     `out/variants/<variant name>/` with its own manifest whose rows carry a `variant` record; the default variant's
     wheel (plain version) also in `out/` (what PyPI gets); the others versioned `<version>+cuXYZ`.
@@ -209,8 +294,7 @@ def make_variant_dist(out: Path, version: str = "0.1.0",
     for torch, cuda, default in variants:
         cu = "cu" + cuda.replace(".", "")
         full = version if default else f"{version}+{cu}"
-        record = {"torch": torch, "cuda": cuda, "cxx11_abi": True, "os": "linux", "arch": "x86_64",
-                  "default": default}
+        record = {"torch": torch, "cuda": cuda, "cxx11_abi": True, "os": "linux", "arch": "x86_64", "default": default}
         folders = [out / "variants" / variant_name(torch, cuda)] + ([out] if default else [])
         for folder in folders:
             folder.mkdir(parents=True, exist_ok=True)
@@ -224,14 +308,16 @@ def make_variant_dist(out: Path, version: str = "0.1.0",
 
 # --- projects -----------------------------------------------------------------------------------------------------
 
+
 def make_project(root: Path, version: str = "0.1.0", pythons: tuple[str, ...] = ("3.12", "3.13")) -> Path:
     """A kernel-package directory for the publish tests: no SASS required, fast retries, two uploads at a time."""
     root.mkdir(parents=True, exist_ok=True)
     py = ", ".join(f'"{p}"' for p in pythons)
     (root / "pyproject.toml").write_text(
         f'[project]\nname = "{NAME}"\nversion = "{version}"\n\n[tool.kestrel-release]\npython = [{py}]\n'
-        '[tool.kestrel-release.verify]\nrequired_sass = []\n[tool.kestrel-release.publish]\n'
-        'retries = 2\nbackoff = 0.05\nmax_backoff = 0.2\nparallel = 2\n')
+        "[tool.kestrel-release.verify]\nrequired_sass = []\n[tool.kestrel-release.publish]\n"
+        "retries = 2\nbackoff = 0.05\nmax_backoff = 0.2\nparallel = 2\n"
+    )
     return root
 
 
@@ -269,7 +355,8 @@ def make_verify_project(directory: Path, *, pythons=("3.11",), verify: str = "")
     py = ", ".join(f'"{p}"' for p in pythons)
     (directory / "pyproject.toml").write_text(
         f'[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'
-        f'[tool.kestrel-release]\npython = [{py}]\n\n[tool.kestrel-release.verify]\n{verify}\n')
+        f"[tool.kestrel-release]\npython = [{py}]\n\n[tool.kestrel-release.verify]\n{verify}\n"
+    )
     return directory
 
 
@@ -308,7 +395,8 @@ def make_c_ext_project(root: Path, version: str = "0.1.0", pythons: tuple[str, .
         pythons = (f"{sys.version_info.major}.{sys.version_info.minor}",)
     (root / "src" / "mini_ext").mkdir(parents=True)
     (root / "pyproject.toml").write_text(
-        _C_EXT_PYPROJECT.format(version=version, pythons=list(pythons)).replace("'", '"'))
+        _C_EXT_PYPROJECT.format(version=version, pythons=list(pythons)).replace("'", '"')
+    )
     (root / "setup.py").write_text(_C_EXT_SETUP)
     (root / "src" / "c.c").write_text(C_EXT_SOURCE)
     (root / "src" / "mini_ext" / "__init__.py").write_text(f'__version__ = "{version}"\n')
@@ -342,6 +430,7 @@ def make_dlopen_ext_project(root: Path, pythons: tuple[str, ...] = ("3.9",)) -> 
 
 # --- hostile zips -------------------------------------------------------------------------------------------------
 
+
 def raw_zip(entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
     """A zip with exactly these entries (duplicates and odd names allowed)."""
     buf = io.BytesIO()
@@ -364,7 +453,7 @@ def _central_entries(data: bytes):
     pos = data.find(b"PK\x01\x02")
     while pos != -1:
         name_len = struct.unpack_from("<H", data, pos + 28)[0]
-        yield pos, bytes(data[pos + 46:pos + 46 + name_len])
+        yield pos, bytes(data[pos + 46 : pos + 46 + name_len])
         pos = data.find(b"PK\x01\x02", pos + 4)
 
 
@@ -386,7 +475,7 @@ def corrupt_member_data(data: bytes, member: str) -> bytes:
             local = struct.unpack_from("<I", data, pos + 42)[0]
             name_len, extra_len = struct.unpack_from("<HH", data, local + 26)
             start = local + 30 + name_len + extra_len
-            out[start:start + csize] = bytes([0xFF]) * csize
+            out[start : start + csize] = bytes([0xFF]) * csize
     return bytes(out)
 
 
@@ -407,8 +496,9 @@ def zstd_zeros(size: int) -> bytes:
     return out
 
 
-def fatbin_entry(kind: int, sm: int, payload: bytes, *, flags: int = 0x11, uncompressed_size: int = 0,
-                 identifier: bytes = b"") -> bytes:
+def fatbin_entry(
+    kind: int, sm: int, payload: bytes, *, flags: int = 0x11, uncompressed_size: int = 0, identifier: bytes = b""
+) -> bytes:
     """One fat-binary entry: a 64-byte header (+ the identifier), then `payload` as stored bytes. Set a
     compression flag in `flags` with `uncompressed_size` to declare what the payload inflates to."""
     ident = identifier + b"\0" if identifier else b""
@@ -416,8 +506,23 @@ def fatbin_entry(kind: int, sm: int, payload: bytes, *, flags: int = 0x11, uncom
     header_size = 64 + len(ident)
     compressed = len(payload) if flags & (FATBIN_ZSTD | FATBIN_LZ4) else 0
     stored = payload + bytes(-len(payload) % 8)
-    header = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, header_size, len(stored), compressed, 0, 0, 8, sm,
-                         64 if ident else 0, len(ident), flags, 0, uncompressed_size)
+    header = struct.pack(
+        "<HHIQIIHHIIIQQQ",
+        kind,
+        0x0101,
+        header_size,
+        len(stored),
+        compressed,
+        0,
+        0,
+        8,
+        sm,
+        64 if ident else 0,
+        len(ident),
+        flags,
+        0,
+        uncompressed_size,
+    )
     return header + ident + stored
 
 

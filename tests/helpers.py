@@ -78,6 +78,7 @@ def assert_one_line_error(result: CliResult, code: int, *needles: str) -> None:
 
 # --- what a test needs from the machine ---------------------------------------------------------------------------
 
+
 class MissingPrerequisite(pytest.skip.Exception):
     """A skip because the machine lacks something a test needs; a failure under CI=true (conftest.py)."""
 
@@ -104,8 +105,10 @@ def need_pythons(*versions: str) -> dict[str, Path]:
         except PreflightError:
             missing.append(version)
     if missing:
-        need(f"CPython {', '.join(missing)}",
-             " and ".join(f"`uv python install {v}`" for v in missing) + " (or pyenv install)")
+        need(
+            f"CPython {', '.join(missing)}",
+            " and ".join(f"`uv python install {v}`" for v in missing) + " (or pyenv install)",
+        )
     return found
 
 
@@ -130,6 +133,10 @@ def compile_shared(directory: Path, name: str, source: str) -> bytes:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{name}.c").write_text(source)
     out = directory / f"{name}.so"
-    subprocess.run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(out), str(directory / f"{name}.c")],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(out), str(directory / f"{name}.c")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return out.read_bytes()

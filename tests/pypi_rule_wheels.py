@@ -30,12 +30,20 @@ def _hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def members(metadata: str = "", metadata_version: str = "2.4", files: dict[str, bytes] | None = None,
-            dist: str | None = None, version: str = VERSION, tags: tuple[str, ...] = (TAG,)) -> dict[str, bytes]:
+def members(
+    metadata: str = "",
+    metadata_version: str = "2.4",
+    files: dict[str, bytes] | None = None,
+    dist: str | None = None,
+    version: str = VERSION,
+    tags: tuple[str, ...] = (TAG,),
+) -> dict[str, bytes]:
     """A wheel's members, RECORD last and correct."""
     dist = dist or f"{PKG}-{version}.dist-info"
     out = dict(files if files is not None else {f"{PKG}/__init__.py": INIT})
-    out[f"{dist}/METADATA"] = f"Metadata-Version: {metadata_version}\nName: {NAME}\nVersion: {version}\n{metadata}".encode()
+    out[f"{dist}/METADATA"] = (
+        f"Metadata-Version: {metadata_version}\nName: {NAME}\nVersion: {version}\n{metadata}".encode()
+    )
     tag_lines = "".join(f"Tag: {t}\n" for t in tags)
     out[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: kestrel-tests\nRoot-Is-Purelib: true\n{tag_lines}".encode()
     record = "".join(f"{m},{_hash(d)},{len(d)}\n" for m, d in out.items()) + f"{dist}/RECORD,,\n"
@@ -43,8 +51,7 @@ def members(metadata: str = "", metadata_version: str = "2.4", files: dict[str, 
     return out
 
 
-def zip_bytes(entries, *, stream: bool = False, comment_on: str | None = None,
-              archive_comment: bytes = b"") -> bytes:
+def zip_bytes(entries, *, stream: bool = False, comment_on: str | None = None, archive_comment: bytes = b"") -> bytes:
     """Zip `entries` ({name: data} or [(name, data)]) with zipfile, into a seekable buffer or,
     with stream=True, into a pipe-like writer (zipfile then writes data descriptors)."""
     items = entries.items() if isinstance(entries, dict) else entries
@@ -84,7 +91,7 @@ def _local_headers(data: bytes):
     pos = data.find(b"PK\x03\x04")
     while pos != -1:
         name_len = struct.unpack_from("<H", data, pos + 26)[0]
-        yield pos, data[pos + 30:pos + 30 + name_len]
+        yield pos, data[pos + 30 : pos + 30 + name_len]
         pos = data.find(b"PK\x03\x04", pos + 4)
 
 
@@ -92,7 +99,7 @@ def _central_headers(data: bytes):
     pos = data.find(b"PK\x01\x02")
     while pos != -1:
         name_len = struct.unpack_from("<H", data, pos + 28)[0]
-        yield pos, data[pos + 46:pos + 46 + name_len]
+        yield pos, data[pos + 46 : pos + 46 + name_len]
         pos = data.find(b"PK\x01\x02", pos + 4)
 
 
@@ -112,8 +119,8 @@ def rename_bytes(data: bytes, old: bytes, new: bytes) -> bytes:
     out = bytearray(data)
     for pos, name in [*_local_headers(data), *_central_headers(data)]:
         if name == old:
-            start = pos + (30 if data[pos + 2:pos + 4] == b"\x03\x04" else 46)
-            out[start:start + len(new)] = new
+            start = pos + (30 if data[pos + 2 : pos + 4] == b"\x03\x04" else 46)
+            out[start : start + len(new)] = new
     return bytes(out)
 
 
@@ -155,7 +162,12 @@ def _with_files(extra: dict[str, bytes]) -> bytes:
 
 def _duplicate() -> bytes:
     entries = list(members().items())
-    return zip_bytes([*entries[:1], *entries, ])  # force-include writes the same path twice
+    return zip_bytes(
+        [
+            *entries[:1],
+            *entries,
+        ]
+    )  # force-include writes the same path twice
 
 
 _DIRECT = "torch @ https://download.pytorch.org/whl/cu124/torch-2.5.0-cp312-cp312-linux_x86_64.whl"
@@ -163,45 +175,87 @@ _ODD = f"{PKG}/cafX.py"
 _OLD_LICENSE = "License :: OSI Approved :: Intel Open Source License"
 
 CASES = {
-    "data-descriptor": (lambda: zip_bytes(members(), stream=True), "pypi-zip",
-                        ZIP + "ZIP contains a data descriptor"),
+    "data-descriptor": (lambda: zip_bytes(members(), stream=True), "pypi-zip", ZIP + "ZIP contains a data descriptor"),
     "trailing-byte": (lambda: valid() + b"\n", "pypi-zip", ZIP + "Trailing data"),
-    "member-comment": (lambda: zip_bytes(members(), comment_on=f"{PKG}/__init__.py"), "pypi-zip",
-                       ZIP + "Comment in central directory"),
-    "archive-comment": (lambda: zip_bytes(members(), archive_comment=b"built by kestrel-tests"), "pypi-zip",
-                        ZIP + "Trailing data"),
-    "edited-local-header": (lambda: edit_local_size(valid(), f"{PKG}/__init__.py"), "pypi-zip",
-                            ZIP + "Mis-matched data size"),
+    "member-comment": (
+        lambda: zip_bytes(members(), comment_on=f"{PKG}/__init__.py"),
+        "pypi-zip",
+        ZIP + "Comment in central directory",
+    ),
+    "archive-comment": (
+        lambda: zip_bytes(members(), archive_comment=b"built by kestrel-tests"),
+        "pypi-zip",
+        ZIP + "Trailing data",
+    ),
+    "edited-local-header": (
+        lambda: edit_local_size(valid(), f"{PKG}/__init__.py"),
+        "pypi-zip",
+        ZIP + "Mis-matched data size",
+    ),
     "duplicate-entries": (_duplicate, "pypi-zip", ZIP + "Duplicate filename in local headers"),
-    "non-utf8-name": (lambda: rename_bytes(zip_bytes(members(files={f"{PKG}/__init__.py": INIT, _ODD: b""})),
-                                           _ODD.encode(), _ODD.encode().replace(b"X", b"\xe9")),
-                      "pypi-zip", ZIP + "Filename not unicode"),
-    "unprintable-name": (lambda: _with_files({f"{PKG}/a\x01.py": b""}), "pypi-zip",
-                         ZIP + "Invalid character in filename"),
-    "zip64-extensible-data": (lambda: zip64_extensible(valid()), "pypi-zip",
-                              ZIP + "ZIP64 extensible data not allowed"),
+    "non-utf8-name": (
+        lambda: rename_bytes(
+            zip_bytes(members(files={f"{PKG}/__init__.py": INIT, _ODD: b""})),
+            _ODD.encode(),
+            _ODD.encode().replace(b"X", b"\xe9"),
+        ),
+        "pypi-zip",
+        ZIP + "Filename not unicode",
+    ),
+    "unprintable-name": (
+        lambda: _with_files({f"{PKG}/a\x01.py": b""}),
+        "pypi-zip",
+        ZIP + "Invalid character in filename",
+    ),
+    "zip64-extensible-data": (lambda: zip64_extensible(valid()), "pypi-zip", ZIP + "ZIP64 extensible data not allowed"),
     "multi-disk": (lambda: multi_disk(valid()), "pypi-zip", ZIP + "Malformed zip file"),
-    "tar-polyglot": (lambda: tar_polyglot(valid()), "pypi-zip",
-                     "Invalid distribution file. File is both a zip and a tar file"),
-    "license-and-expression": (lambda: _with_metadata("License: MIT\nLicense-Expression: MIT\n"), "pypi-metadata",
-                               ("License is deprecated when License-Expression is present. "
-                                "Only License-Expression should be present.")),
-    "missing-license-file": (lambda: _with_metadata("License-Expression: MIT\nLicense-File: LICENSE\n"),
-                             "pypi-license-file", (f"License-File LICENSE does not exist in distribution file "
-                                                  f"{FILENAME} at {DIST}/licenses/LICENSE")),
-    "bad-entry-points": (lambda: zip_bytes(members(files={f"{PKG}/__init__.py": INIT,
-                                                          f"{DIST}/entry_points.txt": b"[console_scripts]\nkk\n"})),
-                         "pypi-entry-points",
-                         f"Wheel '{FILENAME}' has invalid entry points defined in the entry_points.txt file"),
-    "direct-url-requirement": (lambda: _with_metadata(f"Requires-Dist: {_DIRECT}\n"), "pypi-metadata",
-                               f"Can't have direct dependency: {_DIRECT}"),
-    "metadata-version-2.6": (lambda: _with_metadata("", version="2.6"), "pypi-metadata",
-                             "'2.6' is not a valid metadata version"),
-    "deprecated-license-classifier": (lambda: _with_metadata(f"Classifier: {_OLD_LICENSE}\n"), "pypi-metadata",
-                                      f"The classifier {_OLD_LICENSE!r} has been deprecated."),
-    "pyarmor": (lambda: _with_files({f"{PKG}/core.py": b"from .pyarmor_runtime import __pyarmor__\n"
-                                     b"__pyarmor__(__name__, __file__, b'PY000000\\x00\\x03')\n"}),
-                "pypi-encrypted", "PyArmor-encrypted content is not allowed."),
+    "tar-polyglot": (
+        lambda: tar_polyglot(valid()),
+        "pypi-zip",
+        "Invalid distribution file. File is both a zip and a tar file",
+    ),
+    "license-and-expression": (
+        lambda: _with_metadata("License: MIT\nLicense-Expression: MIT\n"),
+        "pypi-metadata",
+        ("License is deprecated when License-Expression is present. Only License-Expression should be present."),
+    ),
+    "missing-license-file": (
+        lambda: _with_metadata("License-Expression: MIT\nLicense-File: LICENSE\n"),
+        "pypi-license-file",
+        (f"License-File LICENSE does not exist in distribution file {FILENAME} at {DIST}/licenses/LICENSE"),
+    ),
+    "bad-entry-points": (
+        lambda: zip_bytes(
+            members(files={f"{PKG}/__init__.py": INIT, f"{DIST}/entry_points.txt": b"[console_scripts]\nkk\n"})
+        ),
+        "pypi-entry-points",
+        f"Wheel '{FILENAME}' has invalid entry points defined in the entry_points.txt file",
+    ),
+    "direct-url-requirement": (
+        lambda: _with_metadata(f"Requires-Dist: {_DIRECT}\n"),
+        "pypi-metadata",
+        f"Can't have direct dependency: {_DIRECT}",
+    ),
+    "metadata-version-2.6": (
+        lambda: _with_metadata("", version="2.6"),
+        "pypi-metadata",
+        "'2.6' is not a valid metadata version",
+    ),
+    "deprecated-license-classifier": (
+        lambda: _with_metadata(f"Classifier: {_OLD_LICENSE}\n"),
+        "pypi-metadata",
+        f"The classifier {_OLD_LICENSE!r} has been deprecated.",
+    ),
+    "pyarmor": (
+        lambda: _with_files(
+            {
+                f"{PKG}/core.py": b"from .pyarmor_runtime import __pyarmor__\n"
+                b"__pyarmor__(__name__, __file__, b'PY000000\\x00\\x03')\n"
+            }
+        ),
+        "pypi-encrypted",
+        "PyArmor-encrypted content is not allowed.",
+    ),
 }
 
 UNNORMALIZED = "Kestrel.Kernels-0.1.0-py3-none-any.whl"
@@ -212,5 +266,6 @@ def unnormalized() -> tuple[str, bytes]:
     return UNNORMALIZED, zip_bytes(members(dist="Kestrel.Kernels-0.1.0.dist-info"))
 
 
-UNNORMALIZED_WORDS = (f"Filename '{UNNORMALIZED}' should contain the normalized project name "
-                      "'kestrel_kernels', not 'Kestrel.Kernels'.")
+UNNORMALIZED_WORDS = (
+    f"Filename '{UNNORMALIZED}' should contain the normalized project name 'kestrel_kernels', not 'Kestrel.Kernels'."
+)

@@ -37,8 +37,7 @@ class BuildWithStubs(build_ext):
         os.makedirs(STUB_DIR, exist_ok=True)
         for source, soname in STUBS.items():
             objects = cc.compile([os.path.join("stubs", source)], output_dir=self.build_temp)
-            cc.link_shared_object(objects, soname, output_dir=STUB_DIR,
-                                  extra_postargs=[f"-Wl,-soname,{soname}"])
+            cc.link_shared_object(objects, soname, output_dir=STUB_DIR, extra_postargs=[f"-Wl,-soname,{soname}"])
         super().run()
 
 

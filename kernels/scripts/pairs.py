@@ -44,10 +44,14 @@ def _nvcc_fatbin(nvcc: str, source: str, name: str, arch: str, ptx: bool) -> byt
         src.write_text(source)
         # Stored, not compressed: any r525+ driver loads it (compressed fat binaries need CUDA 12.4's).
         cmd = [nvcc, "-fatbin", "-gencode", f"arch=compute_{arch},code={codes}", "--compress-mode=none", *OPTS]
-        proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False
+        )
         if proc.returncode != 0 and "compress-mode" in proc.stderr:  # before CUDA 12.8: never compressed
             cmd.remove("--compress-mode=none")
-            proc = subprocess.run([*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False)
+            proc = subprocess.run(
+                [*cmd, "-o", str(out), str(src)], cwd=base.ROOT, capture_output=True, text=True, check=False
+            )
         if proc.returncode != 0:
             raise base.PrecompileError(f"nvcc failed for {name}:\n{proc.stdout}{proc.stderr}".rstrip(), 4)
         return out.read_bytes()
@@ -57,7 +61,11 @@ def _nvrtc_fatbin(lib: str, include: list[str], source: str, name: str, arch: st
     options = [o for o in OPTS if o != "-O3"] + [f"-I{d}" for d in include]  # NVRTC optimises by default
     try:
         cubin = nvrtc.compile_source(lib, source, f"{name}.cu", [f"-arch=sm_{arch}", *options])
-        text = nvrtc.compile_source(lib, source, f"{name}.cu", [f"-arch=compute_{arch}", *options], ptx=True) if ptx else None
+        text = (
+            nvrtc.compile_source(lib, source, f"{name}.cu", [f"-arch=compute_{arch}", *options], ptx=True)
+            if ptx
+            else None
+        )
     except nvrtc.NvrtcError as exc:
         raise base.PrecompileError(str(exc), 4) from None
     return fatbin.build(arch, cubin, text)

@@ -389,8 +389,10 @@ def main(argv=None) -> int:
             result = pairs.compile_pair(
                 args.out.resolve(), arch, args.cuda or "", args.nvcc or "", args.nvrtc or "", args.ptx == "1", args.jobs
             )
-            print(f"precompile: CUDA {args.cuda} sm_{arch}: {result['compiled']} compiled, "
-                  f"{result['up_to_date']} up to date -> {args.out}")
+            print(
+                f"precompile: CUDA {args.cuda} sm_{arch}: {result['compiled']} compiled, "
+                f"{result['up_to_date']} up to date -> {args.out}"
+            )
             return 0
         families = tuple(args.kernels or FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]

@@ -112,7 +112,9 @@ def test_wrong_architecture_is_a_clear_error(installed_wheel, fake_libcuda):
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.startswith("KestrelKernelsError: no precompiled kernels for this GPU: sm_75 with a CUDA 13.0 driver"), out
+    assert out.startswith("KestrelKernelsError: no precompiled kernels for this GPU: sm_75 with a CUDA 13.0 driver"), (
+        out
+    )
     assert "; this wheel carries CUDA 1" in out and "sm_90a" in out  # what is there, by toolkit
     assert out.rstrip().endswith("build for sm_75 (add it to cuda_arch) (Fake A100, device 0)"), out
 

@@ -25,8 +25,10 @@ import yaml
 
 SKIPPED_ACTIONS = ("actions/checkout@", "astral-sh/setup-uv@", "actions/setup-python@")
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)
-_TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|"
-                    r"(?P<num>\d+(?:\.\d+)?)|(?P<path>[A-Za-z_][\w-]*(?:\.[\w*-]+)*))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|"
+    r"(?P<num>\d+(?:\.\d+)?)|(?P<path>[A-Za-z_][\w-]*(?:\.[\w*-]+)*))"
+)
 
 
 class WorkflowError(Exception):
@@ -118,8 +120,16 @@ def _to_str(value: Any) -> str:
 
 
 class WorkflowRunner:
-    def __init__(self, workflow: Path, checkout: Path, work: Path, *, github: dict[str, str],
-                 env: dict[str, str], substitute: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workflow: Path,
+        checkout: Path,
+        work: Path,
+        *,
+        github: dict[str, str],
+        env: dict[str, str],
+        substitute: dict[str, str] | None = None,
+    ) -> None:
         self.data = yaml.safe_load(Path(workflow).read_text(encoding="utf-8"))
         self.checkout = Path(checkout)
         self.work = Path(work)
@@ -153,8 +163,12 @@ class WorkflowRunner:
     def _run_job(self, name: str, job: dict) -> JobRecord:
         needs = self._needs_context(job)
         all_ok = all(n["result"] == "success" for n in needs.values())
-        status = {"success": all_ok, "failure": any(n["result"] == "failure" for n in needs.values()),
-                  "always": True, "cancelled": False}
+        status = {
+            "success": all_ok,
+            "failure": any(n["result"] == "failure" for n in needs.values()),
+            "always": True,
+            "cancelled": False,
+        }
         ctx = {"github": self.github, "needs": needs, "matrix": {}, "steps": {}, "env": {}}
         if not Expressions(ctx, status).condition(job.get("if"), "success()"):
             return JobRecord(name, "skipped")
@@ -181,8 +195,11 @@ class WorkflowRunner:
             if not exprs.condition(step.get("if"), "success()"):
                 self.steps.append(StepRecord(name, label, "skipped"))
                 continue
-            env = {**base_env, **{k: _to_str(exprs.expand(v)) for k, v in (job.get("env") or {}).items()},
-                   **{k: _to_str(exprs.expand(v)) for k, v in (step.get("env") or {}).items()}}
+            env = {
+                **base_env,
+                **{k: _to_str(exprs.expand(v)) for k, v in (job.get("env") or {}).items()},
+                **{k: _to_str(exprs.expand(v)) for k, v in (step.get("env") or {}).items()},
+            }
             ok, output, outputs = self._step(name, step, exprs, env, workspace, leg, number)
             self.steps.append(StepRecord(name, label, "success" if ok else "failure", output))
             if step.get("id"):
@@ -196,8 +213,9 @@ class WorkflowRunner:
         exprs = Expressions(ctx, {})
         return {k: _to_str(exprs.expand(v)) for k, v in (job.get("outputs") or {}).items()}
 
-    def _step(self, job: str, step: dict, exprs: Expressions, env: dict[str, str], workspace: Path,
-              leg: dict, number: int) -> tuple[bool, str, dict[str, str]]:
+    def _step(
+        self, job: str, step: dict, exprs: Expressions, env: dict[str, str], workspace: Path, leg: dict, number: int
+    ) -> tuple[bool, str, dict[str, str]]:
         uses = step.get("uses")
         if uses:
             if uses.startswith(SKIPPED_ACTIONS):
@@ -218,14 +236,31 @@ class WorkflowRunner:
         output_file.parent.mkdir(parents=True, exist_ok=True)
         output_file.write_text("")
         leg_name = "-".join(_to_str(v) for v in leg.values() if not isinstance(v, (list, dict)))
-        full_env = {**env, "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_JOB": job,
-                    "GITHUB_RUN_ID": self.github["run_id"], "GITHUB_RUN_ATTEMPT": self.github["run_attempt"],
-                    "GITHUB_WORKFLOW": self.github["workflow"], "GITHUB_REPOSITORY": self.github["repository"],
-                    "GITHUB_REF_TYPE": self.github["ref_type"], "GITHUB_REF_NAME": self.github["ref_name"],
-                    "GITHUB_API_URL": self.github["api_url"], "GITHUB_WORKSPACE": str(workspace),
-                    "GITHUB_OUTPUT": str(output_file), "RUNNER_NAME": f"local-{job}{'-' + leg_name if leg_name else ''}"}
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", command], cwd=workspace,
-                              env=full_env, capture_output=True, text=True, timeout=900, check=False)
+        full_env = {
+            **env,
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_JOB": job,
+            "GITHUB_RUN_ID": self.github["run_id"],
+            "GITHUB_RUN_ATTEMPT": self.github["run_attempt"],
+            "GITHUB_WORKFLOW": self.github["workflow"],
+            "GITHUB_REPOSITORY": self.github["repository"],
+            "GITHUB_REF_TYPE": self.github["ref_type"],
+            "GITHUB_REF_NAME": self.github["ref_name"],
+            "GITHUB_API_URL": self.github["api_url"],
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_OUTPUT": str(output_file),
+            "RUNNER_NAME": f"local-{job}{'-' + leg_name if leg_name else ''}",
+        }
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", command],
+            cwd=workspace,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         return proc.returncode == 0, proc.stdout + proc.stderr, _read_outputs(output_file)
 
     def _upload(self, args: dict[str, str], workspace: Path) -> tuple[bool, str, dict[str, str]]:
@@ -233,8 +268,11 @@ class WorkflowRunner:
         if dest.exists():
             return False, f"an artifact named {args['name']} already exists", {}
         source = workspace / args["path"]
-        files = ([p for p in source.iterdir() if p.is_file() and not p.name.startswith(".")]  # hidden: excluded
-                 if source.is_dir() else [Path(p) for p in sorted(workspace.glob(args["path"]))])
+        files = (
+            [p for p in source.iterdir() if p.is_file() and not p.name.startswith(".")]  # hidden: excluded
+            if source.is_dir()
+            else [Path(p) for p in sorted(workspace.glob(args["path"]))]
+        )
         if not files and args.get("if-no-files-found", "warn") == "error":
             return False, f"no files at {args['path']}", {}
         dest.mkdir(parents=True)
@@ -250,7 +288,9 @@ class WorkflowRunner:
                 return False, f"no artifact named {args['name']}", {}
             pairs = [(args["name"], target)]
         else:
-            names = sorted(p.name for p in self.artifacts.iterdir() if fnmatch.fnmatch(p.name, args.get("pattern", "*")))
+            names = sorted(
+                p.name for p in self.artifacts.iterdir() if fnmatch.fnmatch(p.name, args.get("pattern", "*"))
+            )
             merge = args.get("merge-multiple") == "true"
             pairs = [(n, target if merge else target / n) for n in names]
         for name, dest in pairs:
@@ -284,7 +324,7 @@ def _read_outputs(path: Path) -> dict[str, str]:
         if "<<" in line and "=" not in line.split("<<", 1)[0]:
             key, delim = line.split("<<", 1)
             end = lines.index(delim, i + 1)
-            out[key] = "\n".join(lines[i + 1:end])
+            out[key] = "\n".join(lines[i + 1 : end])
             i = end + 1
             continue
         key, _, value = line.partition("=")

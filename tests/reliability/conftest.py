@@ -11,9 +11,13 @@ from tests.factories import make_dist, make_project
 
 PYTHONS = ("3.12", "3.13")
 # Small, fast retry settings; every fault test finishes in seconds.
-FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "2", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05",
-        "KESTREL_RELEASE_PUBLISH_MAX_BACKOFF": "0.2", "KESTREL_RELEASE_PUBLISH_TIMEOUT": "5",
-        "KESTREL_RELEASE_PUBLISH_RATE_LIMIT_WAIT_CAP": "5"}
+FAST = {
+    "KESTREL_RELEASE_PUBLISH_RETRIES": "2",
+    "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05",
+    "KESTREL_RELEASE_PUBLISH_MAX_BACKOFF": "0.2",
+    "KESTREL_RELEASE_PUBLISH_TIMEOUT": "5",
+    "KESTREL_RELEASE_PUBLISH_RATE_LIMIT_WAIT_CAP": "5",
+}
 
 
 def sha256s(paths) -> dict[str, str]:

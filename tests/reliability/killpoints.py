@@ -79,21 +79,33 @@ runpy.run_module("kestrel_release", run_name="__main__", alter_sys=True)
 
 
 def env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    full = {**os.environ, "COLUMNS": "200", "TWINE_NON_INTERACTIVE": "1",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", **(extra or {})}
+    full = {
+        **os.environ,
+        "COLUMNS": "200",
+        "TWINE_NON_INTERACTIVE": "1",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        **(extra or {}),
+    }
     full.pop("KESTREL_RELEASE_DEBUG", None)
     return full
 
 
-def start(args: list[str], extra_env: dict[str, str] | None = None, kill_at: int = 0,
-          count_file: Path | None = None) -> subprocess.Popen:
+def start(
+    args: list[str], extra_env: dict[str, str] | None = None, kill_at: int = 0, count_file: Path | None = None
+) -> subprocess.Popen:
     full = env(extra_env)
     if kill_at:
         full["KESTREL_TEST_KILL_AT_OP"] = str(kill_at)
     if count_file is not None:
         full["KESTREL_TEST_OP_COUNT_FILE"] = str(count_file)
-    return subprocess.Popen([sys.executable, "-c", _WRAPPER, *args], cwd=ROOT, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER, *args],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def signalled_during_import(args: list[str], module: str, signum: int) -> tuple[int, str]:
@@ -144,8 +156,9 @@ def processes_mentioning(needle: str) -> list[str]:
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             cwd = os.readlink(entry / "cwd")
-            state = next((line for line in (entry / "status").read_text().splitlines()
-                          if line.startswith("State:")), "")
+            state = next(
+                (line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), ""
+            )
         except OSError:
             continue
         if "zombie" in state:

@@ -71,30 +71,37 @@ class RawServer:
 
 
 def _head(content_type: str, length: int) -> bytes:
-    return (f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n"
-            "Connection: close\r\n\r\n").encode()
+    return (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    ).encode()
 
 
 def _publish(project: Path, url: str, timeout: float = 120, **env: str):
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes"],
-                   env={"TWINE_USERNAME": "u", "TWINE_PASSWORD": "p4ssw0rd-deadline", **FAST, **env},
-                   timeout=timeout)
+    return run_cli(
+        ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes"],
+        env={"TWINE_USERNAME": "u", "TWINE_PASSWORD": "p4ssw0rd-deadline", **FAST, **env},
+        timeout=timeout,
+    )
 
 
 def test_an_index_that_trickles_bytes_cannot_hold_publish(dist_project: Path) -> None:
     body = b"<html>" + b" " * 5000  # at one byte per 0.5 s this answer would take 40 minutes
     with RawServer(_head("text/html", len(body)), body, every=0.5) as trickle:
         start = time.monotonic()
-        result = _publish(dist_project, trickle.url, KESTREL_RELEASE_PUBLISH_TIMEOUT="3",
-                          KESTREL_RELEASE_PUBLISH_RETRIES="1")
+        result = _publish(
+            dist_project, trickle.url, KESTREL_RELEASE_PUBLISH_TIMEOUT="3", KESTREL_RELEASE_PUBLISH_RETRIES="1"
+        )
         elapsed = time.monotonic() - start
     assert_one_line_error(result, 6, "no complete answer within 3 s")
     assert "waiting for the index's file list" in result.stderr  # it says what it waited for
     assert elapsed < 60, elapsed
 
 
-@pytest.mark.parametrize("body", [b"{not json", b'{"files": [{"nofilename": 1}]}', b'{"files": 3}'],
-                         ids=["not-json", "no-filename", "files-not-a-list"])
+@pytest.mark.parametrize(
+    "body",
+    [b"{not json", b'{"files": [{"nofilename": 1}]}', b'{"files": 3}'],
+    ids=["not-json", "no-filename", "files-not-a-list"],
+)
 def test_a_malformed_pep691_page_is_one_line_exit_6(dist_project: Path, body: bytes) -> None:
     with RawServer(_head("application/vnd.pypi.simple.v1+json", len(body)), body) as server:
         result = _publish(dist_project, server.url)
@@ -111,13 +118,32 @@ def test_an_untrusted_certificate_fails_at_once_with_the_fix(dist_project: Path,
     if not shutil.which("openssl"):
         pytest.skip("openssl is needed to make a self-signed certificate")
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                    "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     with RawServer(_head("text/html", 6), b"<html>", tls=context) as server:
-        result = _publish(dist_project, server.url, KESTREL_RELEASE_PUBLISH_RETRIES="3",
-                          REQUESTS_CA_BUNDLE="", SSL_CERT_FILE="")
+        result = _publish(
+            dist_project, server.url, KESTREL_RELEASE_PUBLISH_RETRIES="3", REQUESTS_CA_BUNDLE="", SSL_CERT_FILE=""
+        )
         connections = server.connections
     assert_one_line_error(result, 6, "certificate")
     assert "REQUESTS_CA_BUNDLE" in result.stderr
@@ -132,10 +158,11 @@ def test_a_github_api_that_trickles_bytes_cannot_hold_publish(tmp_path: Path) ->
     body = b"{" + b" " * 5000 + b"}"
     with RawServer(_head("application/json", len(body)), body, every=0.5) as trickle:
         start = time.monotonic()
-        result = run_cli(["publish", "--target", "github", "--project", str(project), "--api-url",
-                          trickle.url + "api/v3", "--yes"],
-                         env={"GH_TOKEN": "ghp_" + "Tr1ckle" * 5, "GITHUB_TOKEN": "",
-                              "KESTREL_RELEASE_PUBLISH_TIMEOUT": "3"}, timeout=120)
+        result = run_cli(
+            ["publish", "--target", "github", "--project", str(project), "--api-url", trickle.url + "api/v3", "--yes"],
+            env={"GH_TOKEN": "ghp_" + "Tr1ckle" * 5, "GITHUB_TOKEN": "", "KESTREL_RELEASE_PUBLISH_TIMEOUT": "3"},
+            timeout=120,
+        )
         elapsed = time.monotonic() - start
     assert_one_line_error(result, 6, "no complete answer within 3 s")
     assert elapsed < 60, elapsed

@@ -48,6 +48,7 @@ def _git_project(tmp_path: Path) -> Path:
 
 # --- refused output directories ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("out", [".", "..", "../..", "~", "HOME", "HOME_PARENT"])
 def test_build_refuses_an_output_dir_holding_the_users_files(tmp_path: Path, out: str) -> None:
     project = _git_project(tmp_path)
@@ -56,8 +57,9 @@ def test_build_refuses_an_output_dir_holding_the_users_files(tmp_path: Path, out
     (home / "precious.txt").write_text("keep me\n")
     before = snapshot(tmp_path)
     flag = {"HOME_PARENT": str(home.parent), "HOME": str(home)}.get(out, out)
-    result = run_cli(["build", "--project", ".", "--no-gpu-check", "--out", flag],
-                     cwd=project, env={**ENV, "HOME": str(home)})
+    result = run_cli(
+        ["build", "--project", ".", "--no-gpu-check", "--out", flag], cwd=project, env={**ENV, "HOME": str(home)}
+    )
     assert_one_line_error(result, 2, "refusing to use")
     assert snapshot(tmp_path) == before  # not a file created, moved or deleted anywhere
 
@@ -71,8 +73,7 @@ def test_configured_out_dir_dot_and_a_symlink_to_the_project_are_refused(tmp_pat
     assert_one_line_error(result, 2, "refusing to use", "project directory")
     (tmp_path / "alias").symlink_to(tmp_path / "repo")  # a link to the git work tree root
     before = snapshot(tmp_path)
-    result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(tmp_path / "alias")],
-                     env=ENV)
+    result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(tmp_path / "alias")], env=ENV)
     assert_one_line_error(result, 2, "refusing to use", "git work tree")
     assert snapshot(tmp_path) == before
 
@@ -82,8 +83,11 @@ def test_release_and_sandbox_refuse_the_same_places(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     before = snapshot(tmp_path)
-    release = run_cli(["release", "--project", ".", "--rehearse", "--yes", "--targets", "github"],
-                      cwd=project, env={"HOME": str(home), "KESTREL_RELEASE_OUT_DIR": ".."})
+    release = run_cli(
+        ["release", "--project", ".", "--rehearse", "--yes", "--targets", "github"],
+        cwd=project,
+        env={"HOME": str(home), "KESTREL_RELEASE_OUT_DIR": ".."},
+    )
     assert_one_line_error(release, 2, "refusing to use")
     sandbox = run_cli(["sandbox", "pypi", "--dir", str(home)], env={"HOME": str(home)}, timeout=60)
     assert_one_line_error(sandbox, 2, "refusing to use", "home directory")
@@ -95,13 +99,17 @@ def test_a_rehearsal_dir_the_tool_did_not_make_is_never_emptied(tmp_path: Path) 
     mine = project / "dist-all.rehearsal"
     mine.mkdir()
     (mine / "notes.txt").write_text("the user's\n")
-    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--targets", "github",
-                      "--no-gpu-check"], env=ENV, timeout=300)
+    result = run_cli(
+        ["release", "--project", str(project), "--rehearse", "--yes", "--targets", "github", "--no-gpu-check"],
+        env=ENV,
+        timeout=300,
+    )
     assert_one_line_error(result, 2, "not made by a rehearsal")
     assert (mine / "notes.txt").read_text() == "the user's\n"
 
 
 # --- a shared wheelhouse ---------------------------------------------------------------------------
+
 
 def _wheelhouse(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     house = tmp_path / "wheelhouse"
@@ -133,8 +141,7 @@ def test_build_into_a_shared_wheelhouse_keeps_everything_else(tmp_path: Path) ->
     assert again.code == 0, again.output
     now = snapshot(house)
     assert {k: now.get(k) for k in theirs} == theirs
-    checked = run_cli(["verify", "--project", str(project), "--json"],
-                      env={"KESTREL_RELEASE_OUT_DIR": str(house)})
+    checked = run_cli(["verify", "--project", str(project), "--json"], env={"KESTREL_RELEASE_OUT_DIR": str(house)})
     assert checked.code == 0, checked.output
     assert {Path(w["path"]).name for w in json.loads(checked.stdout)["wheels"]} == ours
 
@@ -146,13 +153,13 @@ def test_a_users_file_with_the_name_of_an_output_is_not_overwritten(tmp_path: Pa
     house.mkdir()
     (house / "SHA256SUMS").write_text("the user's own checksums\n")
     before = snapshot(house)
-    result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(house)],
-                     env=ENV, timeout=600)
+    result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(house)], env=ENV, timeout=600)
     assert_one_line_error(result, 2, "SHA256SUMS", "did not write")
     assert snapshot(house) == before
 
 
 # --- OS-level failures -----------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _tmpfs(where: Path, options: str):
@@ -160,8 +167,9 @@ def _tmpfs(where: Path, options: str):
     where.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
-                             check=False, capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=False, capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
@@ -189,8 +197,9 @@ def _read_only(where: Path):
 def test_read_only_output_location_is_one_line(tmp_path: Path) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     with _read_only(tmp_path / "ro") as ro:
-        result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(ro / "dist")],
-                         env=ENV, timeout=600)
+        result = run_cli(
+            ["build", "--project", str(project), "--no-gpu-check", "--out", str(ro / "dist")], env=ENV, timeout=600
+        )
         assert_one_line_error(result, 2, "cannot write")
         assert "internal error" not in result.output
 
@@ -211,8 +220,9 @@ def test_a_full_disk_under_the_output_is_one_line_and_keeps_the_users_files(tmp_
     project = factories.make_c_ext_project(tmp_path / "p")
     with _tmpfs(tmp_path / "small", "size=8k") as small:
         (small / "keep.txt").write_text("the user's\n")
-        result = run_cli(["build", "--project", str(project), "--no-gpu-check", "--out", str(small)],
-                         env=ENV, timeout=600)
+        result = run_cli(
+            ["build", "--project", str(project), "--no-gpu-check", "--out", str(small)], env=ENV, timeout=600
+        )
         assert_one_line_error(result, 2, "cannot write", "disk is full")
         assert (small / "keep.txt").read_text() == "the user's\n"
         leftovers = [p.name for p in small.iterdir() if p.name != "keep.txt" and ".kestrel-install" not in p.name]
@@ -221,14 +231,17 @@ def test_a_full_disk_under_the_output_is_one_line_and_keeps_the_users_files(tmp_
 
 # --- symlinks are written through ------------------------------------------------------------------
 
+
 def test_version_bump_writes_through_symlinked_files(tmp_path: Path) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     shared = tmp_path / "shared"
     shared.mkdir()
     # pyproject.toml links out of the project; the version file links to another file inside it
     # (a version file resolving outside the project is refused by design).
-    links = {"pyproject.toml": shared / "pyproject.toml",
-             "src/mini_ext/__init__.py": project / "src" / "version_real.py"}
+    links = {
+        "pyproject.toml": shared / "pyproject.toml",
+        "src/mini_ext/__init__.py": project / "src" / "version_real.py",
+    }
     for rel, target in links.items():
         os.replace(project / rel, target)
         (project / rel).symlink_to(target)
@@ -242,6 +255,7 @@ def test_version_bump_writes_through_symlinked_files(tmp_path: Path) -> None:
 
 # --- leftovers of killed runs are collected; the user's look-alikes are not -------------------------
 
+
 def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
@@ -251,10 +265,15 @@ def _dead_pid() -> int:
 def test_leftovers_of_a_dead_run_are_collected_and_nothing_else(tmp_path: Path) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     dead, alive = _dead_pid(), os.getpid()
-    debris = [project / f".pyproject.toml.kestrel-{dead}.x1y2.tmp",
-              project / "src" / "mini_ext" / f".__init__.py.kestrel-{dead}.abcd.tmp"]
-    kept = [project / f".pyproject.toml.kestrel-{alive}.live.tmp",  # a live writer's: not ours to take
-            project / ".pyproject.toml.notes.tmp", project / ".kestrel-staging-notes"]
+    debris = [
+        project / f".pyproject.toml.kestrel-{dead}.x1y2.tmp",
+        project / "src" / "mini_ext" / f".__init__.py.kestrel-{dead}.abcd.tmp",
+    ]
+    kept = [
+        project / f".pyproject.toml.kestrel-{alive}.live.tmp",  # a live writer's: not ours to take
+        project / ".pyproject.toml.notes.tmp",
+        project / ".kestrel-staging-notes",
+    ]
     for path in debris + kept:
         path.write_text("x")
     result = run_cli(["version", "bump", "patch", "--project", str(project)])

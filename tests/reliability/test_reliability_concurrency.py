@@ -26,14 +26,16 @@ with fsutil.project_lock(Path(sys.argv[1]), "build"):
 
 def _holder(project: Path, seconds: float = 30) -> subprocess.Popen:
     """Another kestrel-release holding the project lock (as a long build would)."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(project), str(seconds)], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(project), str(seconds)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "locked"
     return proc
 
 
-@pytest.mark.parametrize("command", [["build", "--no-gpu-check"], ["version", "bump", "patch"]],
-                         ids=["build", "version"])
+@pytest.mark.parametrize(
+    "command", [["build", "--no-gpu-check"], ["version", "bump", "patch"]], ids=["build", "version"]
+)
 def test_second_run_refuses_while_the_project_is_locked(tmp_path: Path, command: list[str]) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
@@ -53,8 +55,9 @@ def test_second_run_refuses_while_the_project_is_locked(tmp_path: Path, command:
 def test_two_builds_at_once_never_interleave(tmp_path: Path) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     args = [sys.executable, "-m", "kestrel_release", "build", "--project", str(project), "--no-gpu-check"]
-    procs = [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     results = [(p.wait(300), p.stderr.read()) for p in procs]
     codes = sorted(code for code, _ in results)
     # Either the second waited its turn and both succeeded, or it refused with one clear line.
@@ -72,9 +75,19 @@ def test_second_publish_refuses_while_one_is_running(dist_project: Path, tmp_pat
     with PypiSandbox(directory=tmp_path / "index") as box:
         holder = _holder(dist_project)
         try:
-            result = run_cli(["publish", "--project", str(dist_project), "--target", "sandbox", "--repository-url",
-                              box.upload_url, "--yes"],
-                             env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST})
+            result = run_cli(
+                [
+                    "publish",
+                    "--project",
+                    str(dist_project),
+                    "--target",
+                    "sandbox",
+                    "--repository-url",
+                    box.upload_url,
+                    "--yes",
+                ],
+                env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST},
+            )
         finally:
             holder.kill()
             holder.wait()
@@ -88,12 +101,31 @@ def test_two_publishes_at_once_end_with_exactly_the_intended_files(dist_project:
     import os
 
     with PypiSandbox(directory=tmp_path / "index") as box:
-        env = {**os.environ, "TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST,
-               "TWINE_NON_INTERACTIVE": "1", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-        args = [sys.executable, "-m", "kestrel_release", "publish", "--project", str(dist_project), "--target",
-                "sandbox", "--repository-url", box.upload_url, "--yes"]
-        procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
+        env = {
+            **os.environ,
+            "TWINE_USERNAME": box.username,
+            "TWINE_PASSWORD": box.password,
+            **FAST,
+            "TWINE_NON_INTERACTIVE": "1",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        }
+        args = [
+            sys.executable,
+            "-m",
+            "kestrel_release",
+            "publish",
+            "--project",
+            str(dist_project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+        ]
+        procs = [
+            subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
         results = [(p.wait(300), p.stderr.read()) for p in procs]
         assert all(code in (0, 2, 6) and "Traceback" not in err for code, err in results), results
         assert 0 in [code for code, _ in results], results

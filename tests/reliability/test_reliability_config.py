@@ -26,38 +26,58 @@ BAD_PYPROJECTS = {
     "invalid-toml": (b'[project\nname = "x"\n', "not valid TOML"),
     "not-utf8": (b"\xff\xfe[project]\nname = 'x'\n", "not valid TOML"),
     "nul-byte": (b'[project]\nname = "x\x00"\n', "not valid TOML"),
-    "deeply-nested": (GOOD_PROJECT.encode() + b"[tool.kestrel-release]\nx = " + b"[" * 5000 + b"]" * 5000 + b"\n",
-                      "not valid TOML"),
+    "deeply-nested": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release]\nx = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+        "not valid TOML",
+    ),
     "no-name": (b'[project]\nversion = "1.0"\n', "[project].name: missing"),
     "no-version": (b'[project]\nname = "x"\n', "[project].version: missing"),
     "dynamic-not-a-list": (b'[project]\nname = "x"\ndynamic = 5\n', "[project].dynamic"),
     "project-not-a-table": (b'project = "x"\n', "[project].name: missing"),
     # top-level keys must come before the [project] header to stay top-level
     "tool-not-a-table": (b'tool = "x"\n' + GOOD_PROJECT.encode(), "[tool]: expected a table"),
-    "table-not-a-table": (b'tool = { kestrel-release = 3 }\n' + GOOD_PROJECT.encode(), "expected a table"),
+    "table-not-a-table": (b"tool = { kestrel-release = 3 }\n" + GOOD_PROJECT.encode(), "expected a table"),
     "unknown-key": (GOOD_PROJECT.encode() + b"[tool.kestrel-release]\npyhton = ['3.12']\n", "did you mean 'python'"),
-    "unknown-section-key": (GOOD_PROJECT.encode() + b"[tool.kestrel-release.publish]\nretires = 3\n",
-                            "did you mean 'retries'"),
-    "python-not-a-list": (GOOD_PROJECT.encode() + b"[tool.kestrel-release]\npython = '3.12'\n",
-                          "expected a list of strings"),
+    "unknown-section-key": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release.publish]\nretires = 3\n",
+        "did you mean 'retries'",
+    ),
+    "python-not-a-list": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release]\npython = '3.12'\n",
+        "expected a list of strings",
+    ),
     "bad-python": (GOOD_PROJECT.encode() + b"[tool.kestrel-release]\npython = ['2.7']\n", "not a CPython version"),
     "negative-jobs": (GOOD_PROJECT.encode() + b"[tool.kestrel-release.build]\njobs = -1\n", "non-negative"),
-    "infinite-size": (GOOD_PROJECT.encode() + b"[tool.kestrel-release.verify]\nmax_file_size = 'infMiB'\n",
-                      "max_file_size"),
-    "bad-frontend": (GOOD_PROJECT.encode() + b"[tool.kestrel-release.build]\nfrontend = 'buid'\n",
-                     "did you mean 'build'"),
+    "infinite-size": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release.verify]\nmax_file_size = 'infMiB'\n",
+        "max_file_size",
+    ),
+    "bad-frontend": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release.build]\nfrontend = 'buid'\n",
+        "did you mean 'build'",
+    ),
     "bad-version": (b'[project]\nname = "x"\nversion = "1.0-banana!"\n', "not a valid PEP 440 version"),
-    "bad-repo": (GOOD_PROJECT.encode() + b"[tool.kestrel-release.targets.github]\nrepo = 'no-slash'\n",
-                 "not OWNER/NAME"),
-    "bad-version-file": (GOOD_PROJECT.encode() + b"[tool.kestrel-release]\nversion_files = [{path = 'a'}]\n",
-                         "version_files[0]"),
+    "bad-repo": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release.targets.github]\nrepo = 'no-slash'\n",
+        "not OWNER/NAME",
+    ),
+    "bad-version-file": (
+        GOOD_PROJECT.encode() + b"[tool.kestrel-release]\nversion_files = [{path = 'a'}]\n",
+        "version_files[0]",
+    ),
 }
 
 # Commands that load the configuration before doing anything else. (`release` only ever
 # rehearses here: a test must never be one bug away from the real indexes.)
 PROBE = ["version"]
-CONFIG_COMMANDS = [["release", "--rehearse"], ["verify"], ["build", "--no-gpu-check"], ["version"], ["doctor"],
-                   ["publish", "--dry-run"]]
+CONFIG_COMMANDS = [
+    ["release", "--rehearse"],
+    ["verify"],
+    ["build", "--no-gpu-check"],
+    ["version"],
+    ["doctor"],
+    ["publish", "--dry-run"],
+]
 
 
 def _project(tmp_path: Path, content: bytes) -> Path:
@@ -95,12 +115,15 @@ def test_missing_pyproject_names_the_directory(tmp_path: Path) -> None:
     assert_one_line_error(result, 2, "no pyproject.toml in", "nowhere")
 
 
-@pytest.mark.parametrize(("name", "value", "needle"), [
-    ("KESTREL_RELEASE_BUILD_JOBS", "many", "KESTREL_RELEASE_BUILD_JOBS: expected a non-negative number"),
-    ("KESTREL_RELEASE_PUBLISH_BACKOFF", "nan", "KESTREL_RELEASE_PUBLISH_BACKOFF"),
-    ("KESTREL_RELEASE_PYTHONN", "3.12", "did you mean 'KESTREL_RELEASE_PYTHON'"),
-    ("KESTREL_RELEASE_VERIFY_ALLOW_PTX", "maybe", "expected true or false"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "needle"),
+    [
+        ("KESTREL_RELEASE_BUILD_JOBS", "many", "KESTREL_RELEASE_BUILD_JOBS: expected a non-negative number"),
+        ("KESTREL_RELEASE_PUBLISH_BACKOFF", "nan", "KESTREL_RELEASE_PUBLISH_BACKOFF"),
+        ("KESTREL_RELEASE_PYTHONN", "3.12", "did you mean 'KESTREL_RELEASE_PYTHON'"),
+        ("KESTREL_RELEASE_VERIFY_ALLOW_PTX", "maybe", "expected true or false"),
+    ],
+)
 def test_bad_environment_override_is_one_line_exit_2(tmp_path: Path, name: str, value: str, needle: str) -> None:
     project = _project(tmp_path, GOOD_PROJECT.encode())
     result = run_cli([*PROBE, "--project", str(project)], env={name: value})
@@ -108,7 +131,10 @@ def test_bad_environment_override_is_one_line_exit_2(tmp_path: Path, name: str, 
 
 
 def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
-    content = GOOD_PROJECT.encode() + b"[tool.kestrel-release]\npython = '3.12'\nverifyy = 1\n[tool.kestrel-release.build]\njobs = -1\n"
+    content = (
+        GOOD_PROJECT.encode()
+        + b"[tool.kestrel-release]\npython = '3.12'\nverifyy = 1\n[tool.kestrel-release.build]\njobs = -1\n"
+    )
     result = run_cli([*PROBE, "--project", str(_project(tmp_path, content))])
     assert_one_line_error(result, 2, "3 configuration problem(s)", "python", "verifyy", "build.jobs")
 
@@ -123,12 +149,19 @@ _KEYS = {
     "ci": ["runner_labels", "environment"],
 }
 _scalars = st.one_of(
-    st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
     st.sampled_from(["1.5GiB", "infMiB", "nanKB", "-3mb", "1e400mib", "3.12", "{version}", "a/b"]),
 )
-_values = st.recursive(_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3)), max_leaves=6)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 @st.composite
@@ -139,16 +172,19 @@ def _pyprojects(draw) -> dict:
         target = table if section is None else table.setdefault(section, {})
         for key in chosen:
             target[key] = draw(_values)
-    project = draw(st.one_of(
-        st.just({"name": "mini", "version": "1.0"}),
-        st.fixed_dictionaries({"name": _values, "version": _values}),
-        st.fixed_dictionaries({"name": st.just("mini"), "dynamic": _values}),
-    ))
+    project = draw(
+        st.one_of(
+            st.just({"name": "mini", "version": "1.0"}),
+            st.fixed_dictionaries({"name": _values, "version": _values}),
+            st.fixed_dictionaries({"name": st.just("mini"), "dynamic": _values}),
+        )
+    )
     return {"project": project, "tool": {"kestrel-release": table}}
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=_pyprojects(), env_value=st.text(max_size=10))
 def test_config_loader_never_crashes(tmp_path: Path, data: dict, env_value: str) -> None:
     (tmp_path / "pyproject.toml").write_text(tomlkit.dumps(data), encoding="utf-8")
@@ -166,21 +202,26 @@ def test_config_loader_never_crashes(tmp_path: Path, data: dict, env_value: str)
 
 # --- bad versions through `version set/bump`: refused, pyproject byte-for-byte untouched ---------
 
-VERSIONED = (GOOD_PROJECT + '[tool.kestrel-release]\nversion_files = [{path = "mini/__init__.py", '
-             'pattern = "__version__ = \\"{version}\\""}]\n')
+VERSIONED = (
+    GOOD_PROJECT + '[tool.kestrel-release]\nversion_files = [{path = "mini/__init__.py", '
+    'pattern = "__version__ = \\"{version}\\""}]\n'
+)
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["set", "banana"], "not a valid PEP 440 version"),
-    (["set", ""], "not a valid PEP 440 version"),
-    (["set", "1.0\n[tool.evil]\nx = 1"], "not a valid PEP 440 version"),
-    (["set", "1.0+cu124"], "local version"),
-    (["set", "0.0.1"], "would go backwards"),
-    (["set", "0.1.0"], "is already"),
-    (["bump", "nightlyy"], "did you mean 'nightly'"),
-    (["bump", "../../etc"], "unknown bump kind"),
-    (["frobnicate", "1.0"], "unknown version action"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["set", "banana"], "not a valid PEP 440 version"),
+        (["set", ""], "not a valid PEP 440 version"),
+        (["set", "1.0\n[tool.evil]\nx = 1"], "not a valid PEP 440 version"),
+        (["set", "1.0+cu124"], "local version"),
+        (["set", "0.0.1"], "would go backwards"),
+        (["set", "0.1.0"], "is already"),
+        (["bump", "nightlyy"], "did you mean 'nightly'"),
+        (["bump", "../../etc"], "unknown bump kind"),
+        (["frobnicate", "1.0"], "unknown version action"),
+    ],
+)
 def test_bad_version_is_refused_and_nothing_changes(tmp_path: Path, args: list[str], needle: str) -> None:
     project = _project(tmp_path, VERSIONED.encode())
     (project / "mini").mkdir()

@@ -27,10 +27,23 @@ from tests import factories
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc builds the seed binaries")
 
-SEEDS = ("sm90a.cubin", "sm90a-lineinfo.cubin", "sm100a.cubin", "ptx90a.fatbin", "G.fatbin",
-         "lineinfo-all.fatbin", "size.fatbin", "multi.fatbin", "rdc.o", "lto.o", "sm80.o",
-         "release/kernel_sm90a.dll", "release/rdata_sm90a.dll", "release/aarch64_sm90a.so",
-         "release/cu124-sm90a-rdc.cubin")
+SEEDS = (
+    "sm90a.cubin",
+    "sm90a-lineinfo.cubin",
+    "sm100a.cubin",
+    "ptx90a.fatbin",
+    "G.fatbin",
+    "lineinfo-all.fatbin",
+    "size.fatbin",
+    "multi.fatbin",
+    "rdc.o",
+    "lto.o",
+    "sm80.o",
+    "release/kernel_sm90a.dll",
+    "release/rdata_sm90a.dll",
+    "release/aarch64_sm90a.so",
+    "release/cu124-sm90a-rdc.cubin",
+)
 TIME_BOUND = 2.0  # seconds per call; real inputs of this size take milliseconds
 MEMORY_BOUND = 32 * 1024 * 1024  # bytes allocated per call; the inputs are < 40 KiB
 BOUNDARY = (0, 1, 7, 8, 0x40, 0x7F, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, 1 << 31, 1 << 40)
@@ -62,17 +75,17 @@ def _apply(data: bytearray, mutation) -> bytearray:
     if kind == "flip":
         data[pos] ^= byte or 1
     elif kind == "field32":
-        data[pos:pos + 4] = struct.pack("<I", number & 0xFFFFFFFF)
+        data[pos : pos + 4] = struct.pack("<I", number & 0xFFFFFFFF)
     elif kind == "field64":
-        data[pos:pos + 8] = struct.pack("<Q", number)
+        data[pos : pos + 8] = struct.pack("<Q", number)
     elif kind == "truncate":
         del data[pos:]
     elif kind == "insert":
         data[pos:pos] = blob
     elif kind == "delete":
-        del data[pos:pos + max(1, byte)]
+        del data[pos : pos + max(1, byte)]
     else:  # splice: overwrite with arbitrary bytes
-        data[pos:pos + len(blob)] = blob
+        data[pos : pos + len(blob)] = blob
     return data
 
 
@@ -94,8 +107,12 @@ def _bounded(call):
 
 # Deterministic in CI (same 250 examples each run): a red build must mean a regression, not a new
 # random draw. Explore with other seeds locally by setting derandomize=False.
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=250,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @FUZZ
@@ -114,9 +131,11 @@ def test_cuda_reader_only_raises_its_own_error(seeds, seed: str, mutations) -> N
 
 
 def _seed_wheel(seeds: dict[str, bytes]) -> bytes:
-    files = {"kestrel_kernels/__init__.py": b"",
-             "kestrel_kernels/precompiled/k.cubin": seeds["sm90a.cubin"],
-             "kestrel_kernels/precompiled/k.fatbin": seeds["G.fatbin"]}
+    files = {
+        "kestrel_kernels/__init__.py": b"",
+        "kestrel_kernels/precompiled/k.cubin": seeds["sm90a.cubin"],
+        "kestrel_kernels/precompiled/k.fatbin": seeds["G.fatbin"],
+    }
     return factories.wheel_bytes(files=files)
 
 
@@ -134,8 +153,9 @@ def _visit(member, data) -> None:
 def test_wheel_reader_only_raises_its_own_error(seeds, tmp_path_factory, mutations, stored: bool) -> None:
     data = bytearray(_seed_wheel(seeds))
     if stored:  # the end of the file holds the central directory: aim there as well
-        mutations = [(k, (w if isinstance(w, float) else len(data) - 1 - w), b, n, blob)
-                     for k, w, b, n, blob in mutations]
+        mutations = [
+            (k, (w if isinstance(w, float) else len(data) - 1 - w), b, n, blob) for k, w, b, n, blob in mutations
+        ]
     for mutation in mutations:
         data = _apply(data, mutation)
     path = tmp_path_factory.mktemp("fuzz") / factories.wheel_name()

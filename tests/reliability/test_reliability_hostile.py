@@ -38,7 +38,7 @@ def _with(extra: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
 
 def _symlink() -> bytes:
     info = zipfile.ZipInfo("kestrel_kernels/passwd")
-    info.external_attr = (0o120777 << 16)  # S_IFLNK
+    info.external_attr = 0o120777 << 16  # S_IFLNK
     return _with([(info, b"/etc/passwd")])
 
 
@@ -50,9 +50,9 @@ def _utf8_flag_on_latin1_name() -> bytes:
         while (pos := data.find(sig, start)) != -1:
             name_off, flag_off = (30, 6) if sig == b"PK\x03\x04" else (46, 8)
             name_len = struct.unpack_from("<H", data, pos + (26 if sig == b"PK\x03\x04" else 28))[0]
-            name = bytes(data[pos + name_off:pos + name_off + name_len])
+            name = bytes(data[pos + name_off : pos + name_off + name_len])
             if name.endswith("é.py".encode()):
-                data[pos + name_off:pos + name_off + name_len] = name.replace("é".encode(), b"\xe9\xff")
+                data[pos + name_off : pos + name_off + name_len] = name.replace("é".encode(), b"\xe9\xff")
                 struct.pack_into("<H", data, pos + flag_off, struct.unpack_from("<H", data, pos + flag_off)[0] | 0x800)
             start = pos + 4
     return bytes(data)
@@ -117,27 +117,55 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str]] = {
     "encrypted-member": (_encrypted, "zip-format"),
     "future-zip-version": (_future_zip_version, "zip-format"),  # found by the fuzz test
     "non-utf8-name": (_utf8_flag_on_latin1_name, "zip-format"),
-    "record-hash-lie": (lambda: factories.wheel_bytes(record_overrides={
-        _REC_PKG: f"{_REC_PKG},sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,22"}), "record-mismatch"),
-    "record-size-lie": (lambda: factories.wheel_bytes(record_overrides={
-        _REC_PKG: f"{_REC_PKG},{factories.record_hash(factories.INIT)},9999"}), "record-mismatch"),
+    "record-hash-lie": (
+        lambda: factories.wheel_bytes(
+            record_overrides={_REC_PKG: f"{_REC_PKG},sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,22"}
+        ),
+        "record-mismatch",
+    ),
+    "record-size-lie": (
+        lambda: factories.wheel_bytes(
+            record_overrides={_REC_PKG: f"{_REC_PKG},{factories.record_hash(factories.INIT)},9999"}
+        ),
+        "record-mismatch",
+    ),
     "member-added-after-build": (lambda: _with([("kestrel_kernels/backdoor.py", b"evil()\n")]), "record-mismatch"),
-    "record-lists-missing-file": (lambda: factories.wheel_bytes(record_overrides={
-        _REC_PKG: f"{_REC_PKG},sha256=x,1\nkestrel_kernels/ghost.py,sha256=x,1"}), "record-mismatch"),
+    "record-lists-missing-file": (
+        lambda: factories.wheel_bytes(
+            record_overrides={_REC_PKG: f"{_REC_PKG},sha256=x,1\nkestrel_kernels/ghost.py,sha256=x,1"}
+        ),
+        "record-mismatch",
+    ),
     "no-record": (lambda: factories.wheel_bytes(record=False), "metadata"),
-    "record-not-utf8": (lambda: factories.raw_zip([m for m in factories.valid_members() if not m[0].endswith("RECORD")]
-                                                 + [(f"{DIST}/RECORD", b"\xff\xfe\x00bad")]), "record-mismatch"),
-    "metadata-name-mismatch": (lambda: factories.raw_zip(
-        [(n, d.replace(b"Name: kestrel-kernels", b"Name: other-pkg")) for n, d in factories.valid_members()]),
-        "metadata"),
-    "metadata-bad-version": (lambda: factories.raw_zip(
-        [(n, d.replace(b"Metadata-Version: 2.1", b"Metadata-Version: 9.9")) for n, d in factories.valid_members()]),
-        "metadata"),
-    "wheel-tag-mismatch": (lambda: factories.raw_zip(
-        [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in factories.valid_members()]),
-        "wheel-tags"),
-    "two-dist-infos": (lambda: _with([("other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
-                       "metadata"),
+    "record-not-utf8": (
+        lambda: factories.raw_zip(
+            [m for m in factories.valid_members() if not m[0].endswith("RECORD")]
+            + [(f"{DIST}/RECORD", b"\xff\xfe\x00bad")]
+        ),
+        "record-mismatch",
+    ),
+    "metadata-name-mismatch": (
+        lambda: factories.raw_zip(
+            [(n, d.replace(b"Name: kestrel-kernels", b"Name: other-pkg")) for n, d in factories.valid_members()]
+        ),
+        "metadata",
+    ),
+    "metadata-bad-version": (
+        lambda: factories.raw_zip(
+            [(n, d.replace(b"Metadata-Version: 2.1", b"Metadata-Version: 9.9")) for n, d in factories.valid_members()]
+        ),
+        "metadata",
+    ),
+    "wheel-tag-mismatch": (
+        lambda: factories.raw_zip(
+            [(n, d.replace(b"manylinux_2_34_x86_64", b"win_amd64")) for n, d in factories.valid_members()]
+        ),
+        "wheel-tags",
+    ),
+    "two-dist-infos": (
+        lambda: _with([("other-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: other\n")]),
+        "metadata",
+    ),
     "secret-file": (lambda: _with([("kestrel_kernels/.pypirc", b"[pypi]\npassword = x\n")]), "secret"),
 }
 
@@ -191,23 +219,28 @@ def test_huge_metadata_is_read_in_bounded_time(project: Path) -> None:
     assert report is not None and report["wheels"][0]["name"] == "kestrel-kernels"
 
 
-@pytest.mark.parametrize(("name", "version", "needle"), [
-    ("evil-pkg", "0.1.0", "verify found"),
-    ("kestrel-kernels", "6.6.6", "METADATA says Version 6.6.6, but the release is 0.1.0"),
-])
-def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str,
-                                                          needle: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "version", "needle"),
+    [
+        ("evil-pkg", "0.1.0", "verify found"),
+        ("kestrel-kernels", "6.6.6", "METADATA says Version 6.6.6, but the release is 0.1.0"),
+    ],
+)
+def test_wheel_for_the_wrong_package_or_version_is_refused(project: Path, name: str, version: str, needle: str) -> None:
     factories.write_wheel(project / "dist", name=name, version=version)
     result, _report = _verify_json(project)
     assert_one_line_error(result, 5, needle)
 
 
-@pytest.mark.parametrize(("make", "needle"), [
-    (lambda d: (d / "kestrel_kernels-0.1.0.tar.gz").write_bytes(b"x"), "is an sdist"),
-    (lambda d: (d / "notes.txt").write_text("x"), "is not a wheel"),
-    (lambda d: (d / "empty-dir").mkdir(), "no wheels in"),
-    (lambda d: None, "does not exist"),
-])
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda d: (d / "kestrel_kernels-0.1.0.tar.gz").write_bytes(b"x"), "is an sdist"),
+        (lambda d: (d / "notes.txt").write_text("x"), "is not a wheel"),
+        (lambda d: (d / "empty-dir").mkdir(), "no wheels in"),
+        (lambda d: None, "does not exist"),
+    ],
+)
 def test_bad_paths_are_usage_errors(project: Path, make, needle: str) -> None:
     target = project / "input"
     target.mkdir()

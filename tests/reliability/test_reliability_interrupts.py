@@ -31,11 +31,22 @@ BUILD_SEEDS = range(3)
 def _cli(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     import os
 
-    full = {**os.environ, "COLUMNS": "200", "TWINE_NON_INTERACTIVE": "1",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", **(env or {})}
+    full = {
+        **os.environ,
+        "COLUMNS": "200",
+        "TWINE_NON_INTERACTIVE": "1",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        **(env or {}),
+    }
     full.pop("KESTREL_RELEASE_DEBUG", None)
-    return subprocess.Popen([sys.executable, "-m", "kestrel_release", *args], cwd=ROOT, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", *args],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _timed(args: list[str], env: dict[str, str] | None = None) -> float:
@@ -82,6 +93,7 @@ def _draws(seed: int, low: float, high: float):
 
 
 # --- version bump -------------------------------------------------------------------------------
+
 
 def _version_state(project: Path) -> tuple[str, str]:
     return (project / "pyproject.toml").read_text(), (project / "src/mini_ext/__init__.py").read_text()
@@ -133,13 +145,23 @@ def test_interrupt_between_version_files_restores_the_first(tmp_path: Path, monk
 
 # --- publish ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", PUBLISH_SEEDS)
-def test_publish_interrupted_leaves_only_whole_files_and_a_rerun_completes(dist_project: Path, tmp_path: Path,
-                                                                             seed: int) -> None:
+def test_publish_interrupted_leaves_only_whole_files_and_a_rerun_completes(
+    dist_project: Path, tmp_path: Path, seed: int
+) -> None:
     with PypiSandbox(directory=tmp_path / "index") as box:
         env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST}
-        args = ["publish", "--project", str(dist_project), "--target", "sandbox", "--repository-url",
-                box.upload_url, "--yes"]
+        args = [
+            "publish",
+            "--project",
+            str(dist_project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+        ]
         if seed == 0:  # measure once per module run; the window is the whole publish
             pytest.publish_window = (_startup(), _timed(args, env))  # type: ignore[attr-defined]
             for f in box.directory.iterdir():
@@ -156,6 +178,7 @@ def test_publish_interrupted_leaves_only_whole_files_and_a_rerun_completes(dist_
 
 
 # --- build --------------------------------------------------------------------------------------
+
 
 def _consistent_output(out: Path) -> dict[str, str]:
     """A complete build output: SHA256SUMS and the manifest name exactly the wheels present."""
@@ -194,14 +217,16 @@ def test_build_interrupted_leaves_the_output_untouched_or_complete(tmp_path: Pat
 
 # --- a signal while the CLI is still importing ------------------------------------------------------
 
+
 @pytest.mark.parametrize("module", ["typer", "kestrel_release.cli", "tomlkit"])
 @pytest.mark.parametrize("signum", SIGNALS)
 def test_signal_during_imports_is_one_line_not_a_traceback(tmp_path: Path, module: str, signum: int) -> None:
     """Before: a Ctrl-C here printed a raw traceback, a SIGTERM killed the tool without a word."""
     project = factories.make_c_ext_project(tmp_path / "p")
     old = _version_state(project)
-    code, err = killpoints.signalled_during_import(["version", "bump", "patch", "--project", str(project)],
-                                                  module, signum)
+    code, err = killpoints.signalled_during_import(
+        ["version", "bump", "patch", "--project", str(project)], module, signum
+    )
     assert "Traceback" not in err, err
     assert code == 130, (code, err)
     assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err

@@ -20,9 +20,11 @@ from tests.reliability.faultproxy import BlackHole, FaultProxy
 
 
 def _publish(project: Path, url: str, box: PypiSandbox, **env: str):
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes"],
-                   env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST, **env},
-                   timeout=180)
+    return run_cli(
+        ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes"],
+        env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST, **env},
+        timeout=180,
+    )
 
 
 def _index(box: PypiSandbox) -> dict[str, str]:
@@ -46,8 +48,9 @@ PYPI_FAULTS = {
 
 
 @pytest.mark.parametrize("case", sorted(PYPI_FAULTS))
-def test_pypi_fault_is_retried_or_stops_cleanly_and_a_rerun_completes(dist_project: Path, tmp_path: Path,
-                                                                       case: str) -> None:
+def test_pypi_fault_is_retried_or_stops_cleanly_and_a_rerun_completes(
+    dist_project: Path, tmp_path: Path, case: str
+) -> None:
     spec, absorbed = PYPI_FAULTS[case]
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
         box.faults(**spec)
@@ -96,8 +99,9 @@ def test_pypi_slow_server_past_the_timeout_stops_in_bounded_time(dist_project: P
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box, FaultProxy(box.port) as proxy:
         proxy.queue("stall", 100)  # every upload hangs; page reads still answer
         start = time.monotonic()
-        slow = _publish(dist_project, proxy.url + "/", box, KESTREL_RELEASE_PUBLISH_TIMEOUT="1",
-                        KESTREL_RELEASE_PUBLISH_RETRIES="1")
+        slow = _publish(
+            dist_project, proxy.url + "/", box, KESTREL_RELEASE_PUBLISH_TIMEOUT="1", KESTREL_RELEASE_PUBLISH_RETRIES="1"
+        )
         assert time.monotonic() - start < 60
         assert_one_line_error(slow, 6)
         assert _index(box) == {}
@@ -109,11 +113,26 @@ def test_pypi_slow_server_past_the_timeout_stops_in_bounded_time(dist_project: P
 def test_pypi_index_that_never_answers_stops_with_exit_6(dist_project: Path) -> None:
     with BlackHole() as hole:
         start = time.monotonic()
-        result = run_cli(["publish", "--project", str(dist_project), "--target", "sandbox", "--repository-url",
-                          hole.url + "/", "--yes"],
-                         env={"TWINE_USERNAME": "u", "TWINE_PASSWORD": "p4ssw0rd", **FAST,
-                              "KESTREL_RELEASE_PUBLISH_TIMEOUT": "1", "KESTREL_RELEASE_PUBLISH_RETRIES": "1"},
-                         timeout=120)
+        result = run_cli(
+            [
+                "publish",
+                "--project",
+                str(dist_project),
+                "--target",
+                "sandbox",
+                "--repository-url",
+                hole.url + "/",
+                "--yes",
+            ],
+            env={
+                "TWINE_USERNAME": "u",
+                "TWINE_PASSWORD": "p4ssw0rd",
+                **FAST,
+                "KESTREL_RELEASE_PUBLISH_TIMEOUT": "1",
+                "KESTREL_RELEASE_PUBLISH_RETRIES": "1",
+            },
+            timeout=120,
+        )
         assert time.monotonic() - start < 60
         assert_one_line_error(result, 6)
 
@@ -145,8 +164,9 @@ def _release(gh) -> dict[str, str]:
 
 
 def _intended(out: Path) -> dict[str, str]:
-    return sha256s(p for p in sorted(out.iterdir())
-                   if p.name.endswith(".whl") or p.name in ("SHA256SUMS", "release-manifest.json"))
+    return sha256s(
+        p for p in sorted(out.iterdir()) if p.name.endswith(".whl") or p.name in ("SHA256SUMS", "release-manifest.json")
+    )
 
 
 class WheelWatcher(threading.Thread):
@@ -250,7 +270,8 @@ def test_github_server_killed_and_restarted_mid_publish(gh, tmp_path: Path) -> N
     def bounce() -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(
-                r["method"] == "POST" and "/assets" in r["path"] for r in gh.requests()[mark:]):
+            r["method"] == "POST" and "/assets" in r["path"] for r in gh.requests()[mark:]
+        ):
             time.sleep(0.005)
         gh.stop()
         time.sleep(1.0)

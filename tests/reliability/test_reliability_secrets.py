@@ -66,18 +66,34 @@ def world(tmp_path: Path):
     home.mkdir()
     tmp.mkdir()
     project = make_gh_project(tmp_path / "kernels", "0.1.0", retries=1)
-    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "COLUMNS": "200", "TWINE_NON_INTERACTIVE": "1",
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", **FAST,
-           "TWINE_USERNAME": "kestrel", "TWINE_PASSWORD": CANARIES["twine"], "MY_TOKEN": CANARIES["tokenenv"],
-           "GH_TOKEN": CANARIES["gh"], "GITHUB_TOKEN": CANARIES["github"]}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "COLUMNS": "200",
+        "TWINE_NON_INTERACTIVE": "1",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+        **FAST,
+        "TWINE_USERNAME": "kestrel",
+        "TWINE_PASSWORD": CANARIES["twine"],
+        "MY_TOKEN": CANARIES["tokenenv"],
+        "GH_TOKEN": CANARIES["gh"],
+        "GITHUB_TOKEN": CANARIES["github"],
+    }
     env.pop("KESTREL_RELEASE_DEBUG", None)
     return {"root": tmp_path, "home": home, "project": project, "env": env, "outputs": [], "logs": []}
 
 
 def _run(world, args: list[str], env: dict[str, str | None] | None = None) -> int:
     full = {k: v for k, v in {**world["env"], **(env or {})}.items() if v is not None}  # None: unset it
-    proc = subprocess.run([sys.executable, "-m", "kestrel_release", "-v", *args], cwd=world["project"],
-                          env=full, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kestrel_release", "-v", *args],
+        cwd=world["project"],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     world["outputs"].append((args, proc.returncode, proc.stdout + proc.stderr))
     return proc.returncode
 
@@ -85,7 +101,8 @@ def _run(world, args: list[str], env: dict[str, str | None] | None = None) -> in
 def _pypirc(world, box: PypiSandbox) -> None:
     (world["home"] / ".pypirc").write_text(
         f"[distutils]\nindex-servers =\n    sandbox\n\n[sandbox]\nrepository = {box.upload_url}\n"
-        f"username = kestrel\npassword = {CANARIES['pypirc']}\n")
+        f"username = kestrel\npassword = {CANARIES['pypirc']}\n"
+    )
 
 
 def _index_runs(world) -> list[tuple[str, int]]:
@@ -93,12 +110,15 @@ def _index_runs(world) -> list[tuple[str, int]]:
     build_output(project, "0.1.0", "a" * 40)
     pub = ["publish", "--project", str(project), "--yes", "--target", "sandbox"]
     codes = []
-    for source, extra, env in (("twine", [], {}),
-                               ("tokenenv", ["--token-env", "MY_TOKEN"], {}),
-                               ("pypirc", [], {"TWINE_USERNAME": None, "TWINE_PASSWORD": None})):
+    for source, extra, env in (
+        ("twine", [], {}),
+        ("tokenenv", ["--token-env", "MY_TOKEN"], {}),
+        ("pypirc", [], {"TWINE_USERNAME": None, "TWINE_PASSWORD": None}),
+    ):
         username = "__token__" if source == "tokenenv" else "kestrel"
-        with PypiSandbox(directory=world["root"] / f"index-{source}", username=username,
-                         password=CANARIES[source]) as box:
+        with PypiSandbox(
+            directory=world["root"] / f"index-{source}", username=username, password=CANARIES[source]
+        ) as box:
             _pypirc(world, box)
             url = [] if source == "pypirc" else ["--repository-url", box.upload_url]
             codes.append((f"publish index via {source}", _run(world, [*pub, *url, *extra], env)))
@@ -129,13 +149,19 @@ def _github_runs(world) -> list[tuple[str, int]]:
 def _other_commands(world) -> list[tuple[str, int]]:
     project = str(world["project"])
     out = world["root"] / "workflow.yml"
-    runs = [["doctor", "--project", project], ["verify", "--project", project], ["version", "--project", project],
-            ["version", "bump", "patch", "--project", project, "--dry-run"],
-            ["ci", "init", "--project", project, "--output", str(out)],
-            ["build", "--project", project, "--no-gpu-check", "--python", "3.12"],  # fails: no sources
-            ["publish", "--project", project, "--target", "nowhere", "--yes"]]
-    return [("other: " + " ".join(args[:2]), _run(world, args, dict(CI_TOOL_ENV) if args[0] == "ci" else None))
-            for args in runs]
+    runs = [
+        ["doctor", "--project", project],
+        ["verify", "--project", project],
+        ["version", "--project", project],
+        ["version", "bump", "patch", "--project", project, "--dry-run"],
+        ["ci", "init", "--project", project, "--output", str(out)],
+        ["build", "--project", project, "--no-gpu-check", "--python", "3.12"],  # fails: no sources
+        ["publish", "--project", project, "--target", "nowhere", "--yes"],
+    ]
+    return [
+        ("other: " + " ".join(args[:2]), _run(world, args, dict(CI_TOOL_ENV) if args[0] == "ci" else None))
+        for args in runs
+    ]
 
 
 def _files_holding_canaries(root: Path, skip: Path) -> list[str]:

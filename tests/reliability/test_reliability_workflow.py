@@ -29,8 +29,9 @@ def test_generated_workflow_has_no_zizmor_findings(tmp_path: Path, project: Path
     result = run_cli(["ci", "init", "--project", str(project), "--output", str(workflow)], env=CI_TOOL_ENV)
     assert result.code == 0, result.output
     assert workflow.read_text().strip()
-    lint = subprocess.run([*_zizmor(), "--offline", "--no-progress", str(workflow)], capture_output=True,
-                          text=True, timeout=120)
+    lint = subprocess.run(
+        [*_zizmor(), "--offline", "--no-progress", str(workflow)], capture_output=True, text=True, timeout=120
+    )
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert "No findings" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 
@@ -38,9 +39,12 @@ def test_generated_workflow_has_no_zizmor_findings(tmp_path: Path, project: Path
 def test_zizmor_does_flag_an_unsafe_workflow(tmp_path: Path) -> None:
     """Control: the check above can fail (zizmor really lints, offline)."""
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: pull_request_target\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
-                   "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.pull_request.head.sha }}\n"
-                   "      - run: echo ${{ github.event.pull_request.title }}\n")
-    lint = subprocess.run([*_zizmor(), "--offline", "--no-progress", str(bad)], capture_output=True, text=True,
-                          timeout=120)
+    bad.write_text(
+        "on: pull_request_target\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.pull_request.head.sha }}\n"
+        "      - run: echo ${{ github.event.pull_request.title }}\n"
+    )
+    lint = subprocess.run(
+        [*_zizmor(), "--offline", "--no-progress", str(bad)], capture_output=True, text=True, timeout=120
+    )
     assert lint.returncode != 0, lint.stdout + lint.stderr

@@ -21,9 +21,11 @@ from tests.reliability.faultproxy import FaultProxy
 
 
 def _publish(project: Path, url: str, box: PypiSandbox, *extra: str, **env: str):
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes",
-                    *extra], env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST, **env},
-                   timeout=180)
+    return run_cli(
+        ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", url, "--yes", *extra],
+        env={"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST, **env},
+        timeout=180,
+    )
 
 
 def _stored(box: PypiSandbox) -> dict[str, str]:
@@ -31,8 +33,7 @@ def _stored(box: PypiSandbox) -> dict[str, str]:
     return sha256s(p for p in box.directory.rglob("*") if p.is_file())
 
 
-def test_a_body_cut_cleanly_mid_upload_stores_nothing_and_a_rerun_completes(dist_project: Path,
-                                                                              tmp_path: Path) -> None:
+def test_a_body_cut_cleanly_mid_upload_stores_nothing_and_a_rerun_completes(dist_project: Path, tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box, FaultProxy(box.port) as proxy:
         proxy.queue("cut", 100)  # every upload through the proxy ends with a clean close mid-body
         first = _publish(dist_project, proxy.url + "/", box)
@@ -48,15 +49,23 @@ def test_a_body_cut_cleanly_mid_upload_stores_nothing_and_a_rerun_completes(dist
 def test_a_body_shorter_than_content_length_is_refused(tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
         boundary = "kestrelboundary"
-        part = (f"--{boundary}\r\nContent-Disposition: form-data; name=\":action\"\r\n\r\nfile_upload\r\n"
-                f"--{boundary}\r\nContent-Disposition: form-data; name=\"content\"; "
-                f"filename=\"mini-0.1.0-py3-none-any.whl\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-                ).encode() + b"PK" + b"x" * 5000
+        part = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name=":action"\r\n\r\nfile_upload\r\n'
+                f'--{boundary}\r\nContent-Disposition: form-data; name="content"; '
+                f'filename="mini-0.1.0-py3-none-any.whl"\r\nContent-Type: application/octet-stream\r\n\r\n'
+            ).encode()
+            + b"PK"
+            + b"x" * 5000
+        )
         import base64
+
         auth = base64.b64encode(f"{box.username}:{box.password}".encode()).decode()
-        head = (f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n"
-                f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
-                f"Content-Length: {len(part) + 100000}\r\nConnection: close\r\n\r\n").encode()
+        head = (
+            f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n"
+            f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+            f"Content-Length: {len(part) + 100000}\r\nConnection: close\r\n\r\n"
+        ).encode()
         with socket.create_connection(("127.0.0.1", box.port), timeout=30) as sock:
             sock.sendall(head + part)
             sock.shutdown(socket.SHUT_WR)
@@ -66,22 +75,38 @@ def test_a_body_shorter_than_content_length_is_refused(tmp_path: Path) -> None:
         assert _stored(box) == {}
 
 
-def test_bytes_that_do_not_match_sha256_digest_are_refused_with_pypis_words(dist_project: Path,
-                                                                           tmp_path: Path) -> None:
+def test_bytes_that_do_not_match_sha256_digest_are_refused_with_pypis_words(dist_project: Path, tmp_path: Path) -> None:
     wheel = min((dist_project / "dist-all").glob("*.whl"))
     name, version = wheel.name.split("-")[:2]
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        form = {":action": "file_upload", "protocol_version": "1", "name": name, "version": version,
-                "filetype": "bdist_wheel", "pyversion": "cp312", "sha256_digest": hashlib.sha256(b"other").hexdigest()}
+        form = {
+            ":action": "file_upload",
+            "protocol_version": "1",
+            "name": name,
+            "version": version,
+            "filetype": "bdist_wheel",
+            "pyversion": "cp312",
+            "sha256_digest": hashlib.sha256(b"other").hexdigest(),
+        }
         with open(wheel, "rb") as fh:
-            resp = requests.post(box.upload_url, data=form, files={"content": (wheel.name, fh)},
-                                 auth=(box.username, box.password), timeout=60)
+            resp = requests.post(
+                box.upload_url,
+                data=form,
+                files={"content": (wheel.name, fh)},
+                auth=(box.username, box.password),
+                timeout=60,
+            )
         assert resp.status_code == 400 and resp.reason == DIGEST_MISMATCH, (resp.status_code, resp.reason)
         assert _stored(box) == {}
         form["sha256_digest"] = hashlib.sha256(wheel.read_bytes()).hexdigest()
         with open(wheel, "rb") as fh:
-            resp = requests.post(box.upload_url, data=form, files={"content": (wheel.name, fh)},
-                                 auth=(box.username, box.password), timeout=60)
+            resp = requests.post(
+                box.upload_url,
+                data=form,
+                files={"content": (wheel.name, fh)},
+                auth=(box.username, box.password),
+                timeout=60,
+            )
         assert resp.status_code == 200, (resp.status_code, resp.reason)
         assert _stored(box) == sha256s([wheel])
 
@@ -106,8 +131,7 @@ def test_a_truncated_copy_of_our_own_upload_is_repaired_on_the_sandbox(dist_proj
         assert _stored(box) == local_wheels(dist_project)
 
 
-def test_a_truncated_copy_on_an_index_that_cannot_remove_it_says_what_to_do(dist_project: Path,
-                                                                            tmp_path: Path) -> None:
+def test_a_truncated_copy_on_an_index_that_cannot_remove_it_says_what_to_do(dist_project: Path, tmp_path: Path) -> None:
     wheel = _leave_truncated_copy(dist_project, tmp_path / "index")
     with PypiSandbox(directory=tmp_path / "index", strict=False) as box:  # plain pypiserver: no repair route
         result = _publish(dist_project, box.upload_url, box)

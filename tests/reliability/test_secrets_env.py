@@ -64,10 +64,16 @@ def test_a_build_that_prints_its_environment_leaks_no_credential(tmp_path: Path,
     project = _project(tmp_path, fail)
     home = tmp_path / "home"
     home.mkdir()
-    (home / ".pypirc").write_text(f"[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\n"
-                                  f"password = {PYPIRC_PASSWORD}\n")
-    env = {**CANARIES, "HOME": str(home), "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache/uv")),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "ENV_SEEN_BY_BUILD": str(tmp_path / "env-seen-by-build.txt")}
+    (home / ".pypirc").write_text(
+        f"[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = {PYPIRC_PASSWORD}\n"
+    )
+    env = {
+        **CANARIES,
+        "HOME": str(home),
+        "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache/uv")),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ENV_SEEN_BY_BUILD": str(tmp_path / "env-seen-by-build.txt"),
+    }
     result = run_cli(["build", "--project", str(project)], env=env)
     assert result.code == (4 if fail else 0), result.output
     seen = (tmp_path / "env-seen-by-build.txt").read_text()
@@ -91,8 +97,9 @@ def test_child_env_drops_credentials_and_keeps_the_rest(monkeypatch, tmp_path: P
     monkeypatch.setenv("PATH_LIKE", "/usr/bin")
     for name, value in CANARIES.items():
         monkeypatch.setenv(name, value)
-    redact.register_startup(argv=["kestrel-release", "publish", "--token-env", "MY_RELEASE_TOKEN"],
-                             pypirc="/nonexistent/.pypirc")
+    redact.register_startup(
+        argv=["kestrel-release", "publish", "--token-env", "MY_RELEASE_TOKEN"], pypirc="/nonexistent/.pypirc"
+    )
     try:
         env = proc.child_env({"EXTRA": "1"})
         for name in [*CANARIES, "MY_RELEASE_TOKEN", "SOME_VAR_HOLDING_IT"]:

@@ -32,15 +32,20 @@ JOURNAL = ".kestrel-version.json"  # a killed `version` change's record (see sta
 
 
 def _versions(project: Path) -> tuple[str, str]:
-    pyproject = next(line for line in (project / "pyproject.toml").read_text().splitlines()
-                     if line.startswith("version = "))
+    pyproject = next(
+        line for line in (project / "pyproject.toml").read_text().splitlines() if line.startswith("version = ")
+    )
     return pyproject.split('"')[1], (project / "src/mini_ext/__init__.py").read_text().split('"')[1]
 
 
 def _tool_debris(*folders: Path) -> list[str]:
     """Temp and staging names of the tool (and of its older versions) left in `folders`."""
-    return [p.name for folder in folders for p in folder.rglob(".*")
-            if p.name.endswith(".tmp") or p.name.startswith(".kestrel-staging-") or ".old-" in p.name]
+    return [
+        p.name
+        for folder in folders
+        for p in folder.rglob(".*")
+        if p.name.endswith(".tmp") or p.name.startswith(".kestrel-staging-") or ".old-" in p.name
+    ]
 
 
 def _points(seed: int, total: int) -> int:
@@ -48,6 +53,7 @@ def _points(seed: int, total: int) -> int:
 
 
 # --- version bump ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bump_ops(tmp_path_factory) -> int:
@@ -83,6 +89,7 @@ def test_every_kill_point_of_a_bump_is_recovered(tmp_path: Path, bump_ops: int) 
 
 
 # --- build ------------------------------------------------------------------------------------------
+
 
 def _consistent(out: Path) -> dict[str, str]:
     """The build's own files agree: manifest, SHA256SUMS and the wheels they name."""
@@ -140,12 +147,21 @@ def test_build_killed_while_children_build_leaves_no_process_behind(tmp_path: Pa
 
 # --- publish -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(4))
 def test_publish_killed_then_rerun_completes(dist_project: Path, tmp_path: Path, seed: int) -> None:
     with PypiSandbox(directory=tmp_path / "index") as box:
         env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST}
-        args = ["publish", "--project", str(dist_project), "--target", "sandbox", "--repository-url",
-                box.upload_url, "--yes"]
+        args = [
+            "publish",
+            "--project",
+            str(dist_project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+        ]
         proc = killpoints.start(args, env)
         killpoints.wait_ready(proc)
         time.sleep(random.Random(seed).uniform(0.0, 2.5))
@@ -198,8 +214,9 @@ def release_ops(tmp_path_factory) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
-def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Path, release_ops: int,
-                                                                      seed: int) -> None:
+def test_release_killed_anywhere_then_rerun_or_resume_releases_once(
+    tmp_path: Path, release_ops: int, seed: int
+) -> None:
     project = factories.make_c_ext_project(tmp_path / "p")
     killpoints.run_killed_at(_points(seed, release_ops), [*RELEASE, "--project", str(project)], rel_env(project))
     assert killpoints.wait_gone(str(project)) == []  # the rehearsal's servers died with the tool
@@ -212,6 +229,7 @@ def test_release_killed_anywhere_then_rerun_or_resume_releases_once(tmp_path: Pa
 @pytest.mark.slow
 def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path) -> None:
     """The step's files are written but the state does not say so yet: resume must not disagree."""
+
     def in_project(project: Path) -> dict[str, str]:
         # Kill points counted on the project's own files only: the rehearsal's stand-ins write from other
         # threads, so counting every operation would move the point found between runs.
@@ -224,6 +242,7 @@ def test_resume_after_a_kill_just_past_the_bump(tmp_path: Path) -> None:
 
     counted = factories.make_c_ext_project(tmp_path / "count")
     project_ops = killpoints.count_ops([*RELEASE, "--project", str(counted)], tmp_path, in_project(counted))
+
     def bumped(project: Path) -> bool:
         # Monotonic in the kill point, which a binary search needs: once the state records the bump it
         # keeps it, while the version files alone go back to 0.1.0 when the rehearsal restores them.

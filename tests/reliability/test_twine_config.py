@@ -89,8 +89,14 @@ def _home(tmp_path: Path, pypirc: str | bytes | None) -> Path:
 
 
 def _publish(project: Path, home: Path, *args: str, **env: str):
-    base = {"HOME": str(home), **FAST, "TWINE_USERNAME": "", "TWINE_PASSWORD": "",
-            "TWINE_REPOSITORY": "", "TWINE_REPOSITORY_URL": ""}
+    base = {
+        "HOME": str(home),
+        **FAST,
+        "TWINE_USERNAME": "",
+        "TWINE_PASSWORD": "",
+        "TWINE_REPOSITORY": "",
+        "TWINE_REPOSITORY_URL": "",
+    }
     return run_cli(["publish", "--project", str(project), "--yes", *args], env={**base, **env}, timeout=180)
 
 
@@ -104,9 +110,15 @@ def _plan_line(result) -> str:
 
 def test_twine_repository_url_is_honoured(dist_project: Path, tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        result = _publish(dist_project, _home(tmp_path, None), "--target", "testpypi",
-                          TWINE_REPOSITORY_URL=box.upload_url, TWINE_USERNAME=box.username,
-                          TWINE_PASSWORD=box.password)
+        result = _publish(
+            dist_project,
+            _home(tmp_path, None),
+            "--target",
+            "testpypi",
+            TWINE_REPOSITORY_URL=box.upload_url,
+            TWINE_USERNAME=box.username,
+            TWINE_PASSWORD=box.password,
+        )
         assert result.code == 0, result.output
         plan = _plan_line(result)
         assert box.upload_url in plan and "TWINE_REPOSITORY_URL" in plan and box.simple_url in plan
@@ -115,8 +127,9 @@ def test_twine_repository_url_is_honoured(dist_project: Path, tmp_path: Path) ->
 
 def test_twine_repository_picks_the_pypirc_section(dist_project: Path, tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        rc = box.pypirc("private").replace("# password: export TWINE_PASSWORD (never write it here)\n",
-                                            f"password = {box.password}\n")
+        rc = box.pypirc("private").replace(
+            "# password: export TWINE_PASSWORD (never write it here)\n", f"password = {box.password}\n"
+        )
         result = _publish(dist_project, _home(tmp_path, rc), TWINE_REPOSITORY="private")
         assert result.code == 0, result.output
         assert "index private: upload URL " + box.upload_url in _plan_line(result)
@@ -124,11 +137,14 @@ def test_twine_repository_picks_the_pypirc_section(dist_project: Path, tmp_path:
 
 
 @pytest.mark.parametrize("section", ["testpypi", "pypi"])
-def test_a_repository_override_in_pypirc_pypi_sections_is_honoured(dist_project: Path, tmp_path: Path,
-                                                                  section: str) -> None:
+def test_a_repository_override_in_pypirc_pypi_sections_is_honoured(
+    dist_project: Path, tmp_path: Path, section: str
+) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        rc = (f"[distutils]\nindex-servers =\n    pypi\n    testpypi\n\n[{section}]\nrepository = {box.upload_url}\n"
-              f"username = {box.username}\npassword = {box.password}\n")
+        rc = (
+            f"[distutils]\nindex-servers =\n    pypi\n    testpypi\n\n[{section}]\nrepository = {box.upload_url}\n"
+            f"username = {box.username}\npassword = {box.password}\n"
+        )
         result = _publish(dist_project, _home(tmp_path, rc), "--target", section)
         assert result.code == 0, result.output
         plan = _plan_line(result)
@@ -139,8 +155,7 @@ def test_a_repository_override_in_pypirc_pypi_sections_is_honoured(dist_project:
 def test_a_pypirc_password_never_goes_to_another_host(dist_project: Path, tmp_path: Path) -> None:
     rc = f"[distutils]\nindex-servers =\n    testpypi\n\n[testpypi]\nusername = __token__\npassword = {RC_PASSWORD}\n"
     with Recorder() as other:
-        result = _publish(dist_project, _home(tmp_path, rc), "--target", "testpypi",
-                          TWINE_REPOSITORY_URL=other.url)
+        result = _publish(dist_project, _home(tmp_path, rc), "--target", "testpypi", TWINE_REPOSITORY_URL=other.url)
         assert_one_line_error(result, 6, "no credentials")
         assert RC_PASSWORD not in other.passwords()
         assert not [s for s in other.seen if s[0] == "POST"]
@@ -148,9 +163,18 @@ def test_a_pypirc_password_never_goes_to_another_host(dist_project: Path, tmp_pa
 
 def test_simple_index_reads_on_another_host_carry_no_upload_credentials(dist_project: Path, tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box, Recorder(upstream=box.url) as mirror:
-        result = _publish(dist_project, _home(tmp_path, None), "--target", "sandbox", "--repository-url",
-                          box.upload_url, "--simple-url", mirror.url + "simple/", TWINE_USERNAME=box.username,
-                          TWINE_PASSWORD=box.password)
+        result = _publish(
+            dist_project,
+            _home(tmp_path, None),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--simple-url",
+            mirror.url + "simple/",
+            TWINE_USERNAME=box.username,
+            TWINE_PASSWORD=box.password,
+        )
         assert result.code == 0, result.output
         assert mirror.seen, "the simple index on the other host was never read"
         assert mirror.passwords() == [] and all(not header for _m, _p, header in mirror.seen)

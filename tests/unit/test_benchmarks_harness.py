@@ -14,13 +14,16 @@ def test_figure_reports_median_min_max():
     assert fig.to_json()["n"] == 3
 
 
-@pytest.mark.parametrize(("subject", "baseline", "max_ratio", "max_seconds", "met"), [
-    ([6.0], [10.0], 0.6, None, True),
-    ([6.1], [10.0], 0.6, None, False),
-    ([0.2], [0.5], 1.0, 0.25, True),
-    ([0.3], [0.5], 1.0, 0.25, False),  # ratio fine, absolute bound missed
-    ([1.9], None, None, 2.0, True),
-])
+@pytest.mark.parametrize(
+    ("subject", "baseline", "max_ratio", "max_seconds", "met"),
+    [
+        ([6.0], [10.0], 0.6, None, True),
+        ([6.1], [10.0], 0.6, None, False),
+        ([0.2], [0.5], 1.0, 0.25, True),
+        ([0.3], [0.5], 1.0, 0.25, False),  # ratio fine, absolute bound missed
+        ([1.9], None, None, 2.0, True),
+    ],
+)
 def test_comparison_meets_its_targets(subject, baseline, max_ratio, max_seconds, met):
     base = Figure("b", baseline) if baseline else None
     c = Comparison("c", Figure("s", subject), base, max_ratio=max_ratio, max_seconds=max_seconds)
@@ -35,8 +38,15 @@ def test_comparison_without_target_is_information_only():
 
 def test_copy_project_leaves_outputs_and_build_dirs_behind(tmp_path):
     src = tmp_path / "src"
-    for rel in ("pyproject.toml", "python/pkg/__init__.py", "python/pkg/precompiled/a.cubin",
-                "dist/x.whl", "build/obj.o", "python/pkg/__pycache__/m.pyc", "csrc/k.cuh"):
+    for rel in (
+        "pyproject.toml",
+        "python/pkg/__init__.py",
+        "python/pkg/precompiled/a.cubin",
+        "dist/x.whl",
+        "build/obj.o",
+        "python/pkg/__pycache__/m.pyc",
+        "csrc/k.cuh",
+    ):
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text("x")
     dst = bench_build.copy_project(src, tmp_path / "dst", "python/pkg/precompiled")
@@ -55,9 +65,15 @@ def test_touch_changes_one_python_file(tmp_path):
 def _sections() -> list[Section]:
     fast = Figure("tool", [1.0, 2.0, 3.0], {"nvcc": [0, 0, 0], "nvcc_compiles": [0, 0, 0]})
     slow = Figure("loop", [10.0, 11.0, 12.0])
-    return [Section("Build matrix", figures=[fast, slow], notes=["a note"],
-                    comparisons=[Comparison("tool vs loop", fast, slow, max_ratio=0.1)]),
-            Section("Verify", unavailable="bench_verify.py does not exist yet")]
+    return [
+        Section(
+            "Build matrix",
+            figures=[fast, slow],
+            notes=["a note"],
+            comparisons=[Comparison("tool vs loop", fast, slow, max_ratio=0.1)],
+        ),
+        Section("Verify", unavailable="bench_verify.py does not exist yet"),
+    ]
 
 
 def test_terminal_table_lists_each_claim():
@@ -70,9 +86,15 @@ def test_terminal_table_lists_each_claim():
 def test_verify_adapter_maps_timings_by_command_name():
     from benchmarks import verify_adapter
 
-    section = verify_adapter.to_section({
-        "wheel_mb": 250, "kestrel-release verify": [3.0, 2.0, 4.0], "sha256sum": {"samples": [2.0, 2.0, 2.0]},
-        "check-wheel-contents": [5.0, 5.0, 5.0], "twine check --strict": [1.0, 2.0, 3.0]})
+    section = verify_adapter.to_section(
+        {
+            "wheel_mb": 250,
+            "kestrel-release verify": [3.0, 2.0, 4.0],
+            "sha256sum": {"samples": [2.0, 2.0, 2.0]},
+            "check-wheel-contents": [5.0, 5.0, 5.0],
+            "twine check --strict": [1.0, 2.0, 3.0],
+        }
+    )
     floor, peers = section.comparisons
     assert (floor.ratio, floor.met) == (1.5, True)
     assert peers.baseline.samples == [6.0, 7.0, 8.0] and peers.met
@@ -90,8 +112,13 @@ def test_verify_adapter_refuses_a_result_without_the_floor():
 def test_verify_adapter_takes_a_combined_peers_entry_as_given():
     from benchmarks import verify_adapter
 
-    section = verify_adapter.to_section({"verify": {"median": 2.0, "min": 1.0, "max": 3.0},
-                                         "sha256sum": [1.0], "check-wheel-contents + twine check": [1.5]})
+    section = verify_adapter.to_section(
+        {
+            "verify": {"median": 2.0, "min": 1.0, "max": 3.0},
+            "sha256sum": [1.0],
+            "check-wheel-contents + twine check": [1.5],
+        }
+    )
     assert section.comparisons[1].baseline.samples == [1.5]
     assert section.comparisons[1].met is False
 
@@ -99,15 +126,34 @@ def test_verify_adapter_takes_a_combined_peers_entry_as_given():
 def test_verify_adapter_reads_bench_verify_result_shape():
     from benchmarks import verify_adapter
 
-    result = {"quick": True, "wheels": 4, "wheel_bytes": [40e6] * 4, "total_bytes": 160_000_000, "rounds": 2,
-              "samples": {"verify": [1.0, 1.2], "sha256sum": [1.0, 1.0], "check_wheel_contents": [3.0, 3.0],
-                          "twine_check": [1.0, 2.0]},
-              "median": {"verify": 1.1}, "peers_median": 4.5, "ratio_to_sha256sum": 1.1, "ratio_to_peers": 0.2,
-              "floor_target": 1.5, "met_floor": True, "met_peers": True}
+    result = {
+        "quick": True,
+        "wheels": 4,
+        "wheel_bytes": [40e6] * 4,
+        "total_bytes": 160_000_000,
+        "rounds": 2,
+        "samples": {
+            "verify": [1.0, 1.2],
+            "sha256sum": [1.0, 1.0],
+            "check_wheel_contents": [3.0, 3.0],
+            "twine_check": [1.0, 2.0],
+        },
+        "median": {"verify": 1.1},
+        "peers_median": 4.5,
+        "ratio_to_sha256sum": 1.1,
+        "ratio_to_peers": 0.2,
+        "floor_target": 1.5,
+        "met_floor": True,
+        "met_peers": True,
+    }
     section = verify_adapter.to_section(result)
-    assert [f.name for f in section.figures] == ["kestrel-release verify", "sha256sum (floor)",
-                                                 "check-wheel-contents", "twine check --strict",
-                                                 "check-wheel-contents + twine check --strict"]
+    assert [f.name for f in section.figures] == [
+        "kestrel-release verify",
+        "sha256sum (floor)",
+        "check-wheel-contents",
+        "twine check --strict",
+        "check-wheel-contents + twine check --strict",
+    ]
     assert section.comparisons[1].baseline.samples == [4.0, 5.0]
     assert "4 wheels, 160 MB in all (40, 40, 40, 40 MB)." in section.notes
     assert "rounds: 2" in section.notes and not any(n.startswith("median") for n in section.notes)
@@ -116,8 +162,12 @@ def test_verify_adapter_reads_bench_verify_result_shape():
 def test_verify_adapter_flags_wheels_far_below_the_asked_size():
     from benchmarks import verify_adapter
 
-    result = {"wheel_bytes": [228_314] * 4, "total_bytes": 913_256, "wheels": 4,
-              "samples": {"verify": [1.0], "sha256sum": [1.0], "check_wheel_contents": [1.0], "twine_check": [1.0]}}
+    result = {
+        "wheel_bytes": [228_314] * 4,
+        "total_bytes": 913_256,
+        "wheels": 4,
+        "samples": {"verify": [1.0], "sha256sum": [1.0], "check_wheel_contents": [1.0], "twine_check": [1.0]},
+    }
     section = verify_adapter.to_section(result, expected_wheel_bytes=40_000_000)
     assert section.notes[0].startswith("WARNING: wheels are 0.2 MB, not ~40 MB")
     assert all(c.claim.endswith("[UNDERSIZED WHEELS]") for c in section.comparisons)

@@ -143,7 +143,10 @@ def test_cuda_compress_takes_nvccs_modes_only(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "k"\nversion = "1.0"\n[tool.kestrel-release.build]\ncuda_compress = "sise"\n'
     )
-    with pytest.raises(ConfigError, match=r"build.cuda_compress: 'sise' is not one of none, default, size, speed, "
-                       r"balance \(did you mean 'size'\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"build.cuda_compress: 'sise' is not one of none, default, size, speed, "
+        r"balance \(did you mean 'size'\?\)",
+    ):
         config.load(tmp_path, env={})
     assert config.load(tmp_path, env={"KESTREL_RELEASE_BUILD_CUDA_COMPRESS": "size"}).build.cuda_compress == "size"

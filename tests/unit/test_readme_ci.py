@@ -13,10 +13,13 @@ def test_the_npm_step_the_readme_names_is_the_one_ci_runs():
     quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
     named = re.search(r"`(npm ci [^`]+)`", quickstart)
     assert named, "the Quickstart does not say which npm step the test suite needs"
-    ci_steps = [shlex.split(line) for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-                if line.startswith("npm ")]
+    ci_steps = [
+        shlex.split(line)
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.startswith("npm ")
+    ]
     wanted = shlex.split(named.group(1))
     # .ci/run may add quiet flags; the command and the folder it installs into must be the README's.
-    assert any(step[:len(wanted)] == wanted for step in ci_steps), (wanted, ci_steps)
+    assert any(step[: len(wanted)] == wanted for step in ci_steps), (wanted, ci_steps)
     prefix = wanted[wanted.index("--prefix") + 1]
     assert (ROOT / prefix / "package-lock.json").is_file()  # `npm ci` installs only from a lock file

@@ -42,7 +42,9 @@ def test_reset_is_epoch_seconds(value, seconds) -> None:
     assert reset_seconds(value, now=NOW) == seconds
 
 
-@pytest.mark.parametrize("value", [None, "", "soon", "-5", "1e400", "nan", "1445412510.5", "Wed, 21 Oct 2015 07:30:00 GMT"])
+@pytest.mark.parametrize(
+    "value", [None, "", "soon", "-5", "1e400", "nan", "1445412510.5", "Wed, 21 Oct 2015 07:30:00 GMT"]
+)
 def test_reset_nonsense_is_no_hint(value) -> None:
     assert reset_seconds(value, now=NOW) is None
 

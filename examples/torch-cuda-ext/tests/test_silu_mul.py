@@ -50,4 +50,3 @@ def test_cpu_tensor_is_refused():
 
     with pytest.raises(NotImplementedError):  # no CPU kernel is registered for the op
         torch_cuda_ext.silu_mul(torch.randn(4, 8))
-

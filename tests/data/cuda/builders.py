@@ -30,16 +30,38 @@ CASES: dict[str, list[str]] = {
     "sm90a-G.cubin": ["-cubin", "-arch=sm_90a", "-G"],
     "sm90a-lineinfo.cubin": ["-cubin", "-arch=sm_90a", "-lineinfo"],
     "ptx90a.fatbin": ["-fatbin", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
-    "multi.fatbin": ["-fatbin", GEN, "arch=compute_80,code=sm_80", GEN, "arch=compute_90,code=sm_90",
-                     GEN, "arch=compute_100a,code=sm_100a", GEN, "arch=compute_120f,code=sm_120f"],
+    "multi.fatbin": [
+        "-fatbin",
+        GEN,
+        "arch=compute_80,code=sm_80",
+        GEN,
+        "arch=compute_90,code=sm_90",
+        GEN,
+        "arch=compute_100a,code=sm_100a",
+        GEN,
+        "arch=compute_120f,code=sm_120f",
+    ],
     "G.fatbin": ["-fatbin", "-G", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
     "lineinfo-all.fatbin": ["-fatbin", "-lineinfo", "-Xfatbin=-compress-all", GEN, "arch=compute_90a,code=sm_90a"],
     "size.fatbin": ["-fatbin", "--compress-mode=size", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
-    "speed-all.fatbin": ["-fatbin", "--compress-mode=speed", "-Xfatbin=-compress-all", "-G",
-                         GEN, "arch=compute_90,code=[sm_90,compute_90]"],
+    "speed-all.fatbin": [
+        "-fatbin",
+        "--compress-mode=speed",
+        "-Xfatbin=-compress-all",
+        "-G",
+        GEN,
+        "arch=compute_90,code=[sm_90,compute_90]",
+    ],
     "none.fatbin": ["-fatbin", "--compress-mode=none", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
     "sm90a.so": ["-shared", "-Xcompiler", "-fPIC", GEN, "arch=compute_90a,code=sm_90a"],
-    "ptx-lineinfo.so": ["-shared", "-Xcompiler", "-fPIC", "-lineinfo", GEN, "arch=compute_90a,code=[sm_90a,compute_90a]"],
+    "ptx-lineinfo.so": [
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-lineinfo",
+        GEN,
+        "arch=compute_90a,code=[sm_90a,compute_90a]",
+    ],
     "rdc.so": ["-shared", "-Xcompiler", "-fPIC", "-rdc=true", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
     "rdc.o": ["-c", "-rdc=true", GEN, "arch=compute_90,code=[sm_90,compute_90]"],
     "lto.o": ["-c", "-rdc=true", GEN, "arch=compute_90,code=lto_90"],
@@ -73,8 +95,7 @@ def build_cuda_matrix(jobs: int = 3) -> Path:
 def _nvcc(cache: Path, source: Path, name: str) -> None:
     # The absolute source path is what -G/-lineinfo builds leak; temp + rename for parallel sessions.
     tmp = cache / f".{name}.{os.getpid()}.tmp"
-    subprocess.run(["nvcc", *CASES[name], "-o", str(tmp), str(source)], check=True, cwd=cache,
-                   capture_output=True)
+    subprocess.run(["nvcc", *CASES[name], "-o", str(tmp), str(source)], check=True, cwd=cache, capture_output=True)
     os.replace(tmp, cache / name)
 
 
@@ -105,12 +126,24 @@ def cuobjdump_report(path: Path) -> tuple[list[str], list[str], bool] | None:
 
     listing = run("-lelf", "-lptx", "-all")  # -all: also __nv_relfatbin, where -rdc PTX ships
     sass = sorted(set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\w+)\.cubin$", listing, re.MULTILINE)))
-    ptx = sorted({a.replace("sm_", "compute_")
-                  for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", listing, re.MULTILINE)})
+    ptx = sorted(
+        {
+            a.replace("sm_", "compute_")
+            for a in re.findall(r"^PTX file\s+\d+: .*\.(sm_\w+)\.ptx$", listing, re.MULTILINE)
+        }
+    )
     dump = run("-all", "-elf")
-    rows = re.findall(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s+\S+\s+\S+\s+"
-                      r"(\.debug_\w+|\.nv_debug\S*)$", dump, re.MULTILINE)
+    rows = re.findall(
+        r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+\S+\s+(\S+)\s+\S+\s+\S+\s+\S+\s+"
+        r"(\.debug_\w+|\.nv_debug\S*)$",
+        dump,
+        re.MULTILINE,
+    )
     debug = "has debug info" in dump or any(
-        int(size, 16) > 0 and kind not in ("NOBITS", "CUDA_SHARED") and name != ".debug_frame"
-        and not name.startswith(".nv_debug.") for size, kind, name in rows)
+        int(size, 16) > 0
+        and kind not in ("NOBITS", "CUDA_SHARED")
+        and name != ".debug_frame"
+        and not name.startswith(".nv_debug.")
+        for size, kind, name in rows
+    )
     return sass, ptx, debug

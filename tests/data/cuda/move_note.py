@@ -24,8 +24,8 @@ def main(src: str, dst: str, target: int) -> None:
     head = list(EHDR.unpack_from(data))
     shoff, shnum, shstrndx = head[6], head[12], head[13]
     headers = [list(SHDR.unpack_from(data, shoff + i * SHDR.size)) for i in range(shnum)]
-    names = bytes(data[headers[shstrndx][4]:headers[shstrndx][4] + headers[shstrndx][5]])
-    name = [names[h[0]:names.index(b"\0", h[0])].decode() for h in headers]
+    names = bytes(data[headers[shstrndx][4] : headers[shstrndx][4] + headers[shstrndx][5]])
+    name = [names[h[0] : names.index(b"\0", h[0])].decode() for h in headers]
     note = next(i for i, n in enumerate(name) if n.startswith(".note.nv.cu"))
     assert head[7] >> 24 == note, "e_flags' top byte is not the note's index"
     swap = {note: target, target: note}

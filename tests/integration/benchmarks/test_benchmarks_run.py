@@ -11,8 +11,13 @@ from tests.helpers import ROOT, CliResult, assert_one_line_error
 
 
 def _run(*args: str) -> CliResult:
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
-                          check=False, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -9,12 +9,20 @@ from tests.helpers import ROOT
 
 
 def test_quick_run_prints_figures_reads_and_a_result_per_claim():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_upload_scale.py"), "--quick"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_upload_scale.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    for prefix in ("result: publish vs twine upload, 25 wheels: ", "result: publish re-run, 25 wheels (all identical): ",
-                   "result: peak RSS while uploading: "):
+    for prefix in (
+        "result: publish vs twine upload, 25 wheels: ",
+        "result: publish re-run, 25 wheels (all identical): ",
+        "result: peak RSS while uploading: ",
+    ):
         found = [ln for ln in lines if ln.startswith(prefix)]
         assert len(found) == 1 and found[0].endswith(("met", "MISSED")), (prefix, done.stdout)
     assert any(ln.startswith("25 wheels x 0.0625 MiB") for ln in lines)

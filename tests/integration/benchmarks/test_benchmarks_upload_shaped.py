@@ -13,8 +13,13 @@ from tests.helpers import ROOT
 
 
 def test_quick_run_prints_a_results_line_per_claim():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_upload_shaped.py"), "--quick"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_upload_shaped.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     shaped = [ln for ln in lines if ln.startswith("result: publish vs twine upload, shaped link: ")]
@@ -27,11 +32,17 @@ def test_quick_run_prints_a_results_line_per_claim():
 
 def test_the_link_holds_a_connection_to_its_rate():
     body = b" " * 600_000  # JSON whitespace: the control endpoint parses it
-    with PypiSandbox(strict=True) as box, ShapedLink(("127.0.0.1", box.port), rate=1.5e6, aggregate=12e6,
-                                                      rtt=0.04) as link:
+    with (
+        PypiSandbox(strict=True) as box,
+        ShapedLink(("127.0.0.1", box.port), rate=1.5e6, aggregate=12e6, rtt=0.04) as link,
+    ):
         start = time.monotonic()
-        request = urllib.request.Request(link.url + "/_sandbox/faults", data=b"{}" + body, method="POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            link.url + "/_sandbox/faults",
+            data=b"{}" + body,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as resp:
             assert resp.status == 200
         elapsed = time.monotonic() - start

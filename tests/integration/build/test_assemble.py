@@ -17,8 +17,16 @@ from tests.helpers import assert_one_line_error, need_pythons, python_version, r
 PYTHONS = ("3.12", "3.13")
 
 
-def machine_output(root: Path, label: str, pythons: tuple[str, ...], *, commit: str = "a" * 40,
-                   version: str = "0.1.0", payload_size: int = 0, plat: str = "manylinux_2_34_x86_64") -> Path:
+def machine_output(
+    root: Path,
+    label: str,
+    pythons: tuple[str, ...],
+    *,
+    commit: str = "a" * 40,
+    version: str = "0.1.0",
+    payload_size: int = 0,
+    plat: str = "manylinux_2_34_x86_64",
+) -> Path:
     """A build output as one machine's `build` writes it, with its builder recorded."""
     out = root / label
     make_dist(out, version=version, pythons=pythons, payload_size=payload_size, plat=plat)
@@ -26,8 +34,13 @@ def machine_output(root: Path, label: str, pythons: tuple[str, ...], *, commit: 
     assert data is not None
     data["git"] = {"commit": commit, "dirty": False}
     data["toolchain"] = {"nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0", "pythons": {}}
-    data["builder"] = {"host": f"host-{label}", "platform": "linux-x86_64", "machine": "x86_64", "label": label,
-                       "ci": {"job": "build", "run_id": "4242", "runner": f"runner-{label}"}}
+    data["builder"] = {
+        "host": f"host-{label}",
+        "platform": "linux-x86_64",
+        "machine": "x86_64",
+        "label": label,
+        "ci": {"job": "build", "run_id": "4242", "runner": f"runner-{label}"},
+    }
     manifest.save(out, data)
     return out
 
@@ -68,7 +81,11 @@ def test_two_machines_combine_into_one_release(project: Path, tmp_path: Path) ->
         py = wheel["python"]
         assert wheel["filename"].split("-")[2] == f"cp{py.replace('.', '')}"
         assert wheel["built_by"]["host"] == f"host-{wheel['built_by']['label']}"
-        assert wheel["built_by"]["ci"] == {"job": "build", "run_id": "4242", "runner": f"runner-{wheel['built_by']['label']}"}
+        assert wheel["built_by"]["ci"] == {
+            "job": "build",
+            "run_id": "4242",
+            "runner": f"runner-{wheel['built_by']['label']}",
+        }
         assert wheel["toolchain"] == {"python": py, "nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0"}
         assert wheel["commit"] == "a" * 40 and wheel["sha256"] == sums[wheel["filename"]]
     assert [i["input"] for i in data["assembled"]["inputs"]] == ["linux-x86_64-a", "linux-x86_64-b"]
@@ -80,7 +97,9 @@ def test_two_machines_combine_into_one_release(project: Path, tmp_path: Path) ->
     # A second assemble may replace an earlier assembled output (only our files are in it).
     again = assemble(project, str(a), str(b), "--out", str(out))
     assert again.code == 0, again.output
-    assert sorted(p.name for p in out.iterdir()) == sorted([*wheels, ".gitignore", "SHA256SUMS", "release-manifest.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*wheels, ".gitignore", "SHA256SUMS", "release-manifest.json"]
+    )
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging left behind"
 
 
@@ -116,8 +135,9 @@ def _other_package(tmp: Path) -> list[Path]:
     (b / name).write_bytes(data)
     meta = manifest.load(b)
     assert meta is not None
-    meta["wheels"].append({"filename": name, "python": "3.13", "size": len(data),
-                           "sha256": hashlib.sha256(data).hexdigest()})
+    meta["wheels"].append(
+        {"filename": name, "python": "3.13", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    )
     manifest.save(b, meta)
     manifest.write_sums(b, meta["wheels"])
     return [machine_output(tmp, "a", ("3.12",)), b]
@@ -135,20 +155,33 @@ def _nested_manifest(tmp: Path) -> list[Path]:
     return [machine_output(tmp, "a", ("3.12",)), b]
 
 
-@pytest.mark.parametrize(("make_inputs", "needles"), [
-    (_other_commit, ["inputs disagree", "built from commit aaaaaaaaaaaa", "/a", "/b"]),
-    (_other_version, ["inputs disagree", "version 0.1.0", "0.1.1", "/a", "/b"]),
-    (_same_name_other_bytes, ["inputs disagree", "cp312-cp312", "has other contents", "/a", "/b"]),
-    (_tampered_wheel, ["refused", "/b", "does not match its manifest"]),
-    (_unlisted_wheel, ["refused", "/b", "manifest does not match its files", "cp311"]),
-    (_other_package, ["refused", "/b", "package 'other-pkg'", "not this project's 'kestrel-kernels'"]),
-    (_no_manifest, ["refused", "/b", "no release-manifest.json"]),
-    (_nested_manifest, ["refused", "/b", "release-manifest.json is nested deeper than 64 levels"]),
-], ids=["commit", "version", "same-filename-other-bytes", "sha256-mismatch", "unlisted-wheel",
-        "other-package", "no-manifest", "nested-manifest"])
+@pytest.mark.parametrize(
+    ("make_inputs", "needles"),
+    [
+        (_other_commit, ["inputs disagree", "built from commit aaaaaaaaaaaa", "/a", "/b"]),
+        (_other_version, ["inputs disagree", "version 0.1.0", "0.1.1", "/a", "/b"]),
+        (_same_name_other_bytes, ["inputs disagree", "cp312-cp312", "has other contents", "/a", "/b"]),
+        (_tampered_wheel, ["refused", "/b", "does not match its manifest"]),
+        (_unlisted_wheel, ["refused", "/b", "manifest does not match its files", "cp311"]),
+        (_other_package, ["refused", "/b", "package 'other-pkg'", "not this project's 'kestrel-kernels'"]),
+        (_no_manifest, ["refused", "/b", "no release-manifest.json"]),
+        (_nested_manifest, ["refused", "/b", "release-manifest.json is nested deeper than 64 levels"]),
+    ],
+    ids=[
+        "commit",
+        "version",
+        "same-filename-other-bytes",
+        "sha256-mismatch",
+        "unlisted-wheel",
+        "other-package",
+        "no-manifest",
+        "nested-manifest",
+    ],
+)
 @pytest.mark.parametrize("earlier", [False, True], ids=["fresh-out", "earlier-release"])
-def test_disagreeing_inputs_are_refused_and_nothing_is_written(project: Path, tmp_path: Path, make_inputs,
-                                                                needles: list[str], earlier: bool) -> None:
+def test_disagreeing_inputs_are_refused_and_nothing_is_written(
+    project: Path, tmp_path: Path, make_inputs, needles: list[str], earlier: bool
+) -> None:
     out = tmp_path / "release"
     if earlier:  # an earlier release in OUT stays exactly as it was
         first = [machine_output(tmp_path / "old", "x", ("3.12",)), machine_output(tmp_path / "old", "y", ("3.13",))]
@@ -175,23 +208,24 @@ def test_user_files_in_out_are_never_replaced(project: Path, tmp_path: Path) -> 
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
-    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(out)), 2,
-                          "is not empty and holds no release manifest of ours")
+    assert_one_line_error(
+        assemble(project, str(a), str(b), "--out", str(out)), 2, "is not empty and holds no release manifest of ours"
+    )
     assert snapshot(out) == {"notes.txt": b"keep me"}
     # An earlier release of ours with a user's file added is refused too, naming the file.
     release = tmp_path / "release"
     assert assemble(project, str(a), str(b), "--out", str(release)).code == 0
     (release / "notes.txt").write_text("mine")
     before = snapshot(release)
-    assert_one_line_error(assemble(project, str(a), str(b), "--out", str(release)), 2,
-                          "files the tool did not write", "notes.txt")
+    assert_one_line_error(
+        assemble(project, str(a), str(b), "--out", str(release)), 2, "files the tool did not write", "notes.txt"
+    )
     assert snapshot(release) == before
     (release / "notes.txt").unlink()
     (release / ".gitignore").write_text("my own rules\n")  # a user's .gitignore is never the tool's
     assert_one_line_error(assemble(project, str(a), str(b), "--out", str(release)), 2, ".gitignore")
     assert (release / ".gitignore").read_text() == "my own rules\n"
     assert_one_line_error(assemble(project, str(a), "--out", str(a / "sub")), 2, "overlaps the input")
-
 
 
 def test_assemble_into_an_earlier_build_output_of_ours(project: Path, tmp_path: Path) -> None:
@@ -206,16 +240,22 @@ def test_assemble_into_an_earlier_build_output_of_ours(project: Path, tmp_path: 
     result = assemble(project, str(a), str(b), "--out", str(dist))
     assert result.code == 0, result.output
     wheels = sorted(p.name for p in [*a.glob("*.whl"), *b.glob("*.whl")])
-    assert sorted(p.name for p in dist.iterdir()) == sorted([*wheels, ".gitignore", "SHA256SUMS",
-                                                            "release-manifest.json"])
+    assert sorted(p.name for p in dist.iterdir()) == sorted(
+        [*wheels, ".gitignore", "SHA256SUMS", "release-manifest.json"]
+    )
     assert (dist / ".gitignore").read_text() == statedir.GITIGNORE_TEXT
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert status == ""  # the assembled release never shows as untracked files
     # A user's own .gitignore there is theirs: refused, kept byte for byte.
     (dist / ".gitignore").write_text("*.whl\n")
     assert_one_line_error(assemble(project, str(a), str(b), "--out", str(dist)), 2, ".gitignore")
     assert (dist / ".gitignore").read_text() == "*.whl\n"
+
 
 @pytest.mark.slow
 def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path: Path) -> None:
@@ -223,11 +263,25 @@ def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path
     a, b = machine_output(tmp_path, "a", ("3.12",)), machine_output(tmp_path, "b", ("3.13",))
     out = tmp_path / "release"
     assert assemble(project, str(a), str(b), "--out", str(out)).code == 0
-    refused = run_cli(["release", "--project", str(project), "--from", str(out), "--bump", "patch",
-                       "--rehearse", "--yes"])
+    refused = run_cli(
+        ["release", "--project", str(project), "--from", str(out), "--bump", "patch", "--rehearse", "--yes"]
+    )
     assert_one_line_error(refused, 2, "--bump cannot be used with --from")
-    result = run_cli(["release", "--project", str(project), "--from", str(out), "--rehearse", "--yes",
-                      "--json", "--targets", "pypi,github"], env={"KESTREL_RELEASE_GITHUB_REPO": "acme/kernels"})
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(out),
+            "--rehearse",
+            "--yes",
+            "--json",
+            "--targets",
+            "pypi,github",
+        ],
+        env={"KESTREL_RELEASE_GITHUB_REPO": "acme/kernels"},
+    )
     assert result.code == 0, result.output
     steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
     assert list(steps) == ["preflight", "verify", "publish-pypi", "smoke-test", "publish-github"]
@@ -255,8 +309,19 @@ def test_assembled_outputs_assemble_again_keeping_each_builder(project: Path, tm
 def test_release_from_refuses_a_directory_without_manifest(project: Path, tmp_path: Path) -> None:
     missing = tmp_path / "nothing-here"
     # --python: a Python this machine has, or the rehearsal stops before it looks at --from
-    result = run_cli(["release", "--project", str(project), "--from", str(missing), "--rehearse", "--yes",
-                      "--python", python_version()])
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(missing),
+            "--rehearse",
+            "--yes",
+            "--python",
+            python_version(),
+        ]
+    )
     assert_one_line_error(result, 2, f"--from {missing} holds no release-manifest.json")
     assert not missing.exists()
 
@@ -291,8 +356,13 @@ def test_two_platforms_assemble_into_one_verified_release(project: Path, tmp_pat
 
 
 def test_builder_records_the_ci_job_only_on_ci() -> None:
-    ci_env = {"GITHUB_JOB": "build-manylinux_2_34_x86_64", "GITHUB_RUN_ID": "99", "GITHUB_RUN_ATTEMPT": "2",
-              "RUNNER_NAME": "gpu-7", "KESTREL_RELEASE_BUILDER": "manylinux_2_34_x86_64-py3.12"}
+    ci_env = {
+        "GITHUB_JOB": "build-manylinux_2_34_x86_64",
+        "GITHUB_RUN_ID": "99",
+        "GITHUB_RUN_ATTEMPT": "2",
+        "RUNNER_NAME": "gpu-7",
+        "KESTREL_RELEASE_BUILDER": "manylinux_2_34_x86_64-py3.12",
+    }
     on_ci = manifest.builder(ci_env)
     assert on_ci["ci"] == {"job": "build-manylinux_2_34_x86_64", "run_id": "99", "run_attempt": "2", "runner": "gpu-7"}
     assert on_ci["label"] == "manylinux_2_34_x86_64-py3.12" and on_ci["host"]

@@ -59,8 +59,10 @@ def test_build_missing_interpreter_is_exit_3_before_building(tmp_path):
 
 def test_build_missing_nvcc_is_exit_3_before_building(tmp_path):
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
-                     env={"CUDACXX": "/nonexistent/nvcc"})
+    result = run_cli(
+        ["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
+        env={"CUDACXX": "/nonexistent/nvcc"},
+    )
     assert_one_line_error(result, 3, "build preflight", "CUDACXX=/nonexistent/nvcc", "set CUDACXX=")
     assert not out.exists()
 
@@ -71,11 +73,12 @@ def test_build_requires_gpu_is_exit_3_unless_skipped(tmp_path):
     if gpu.has_arch(gpu.detect()[0], "90a"):
         pytest.skip("this machine has an sm_90 GPU")
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
-                     env={"KESTREL_RELEASE_REQUIRES_GPU": "true"})
+    result = run_cli(
+        ["build", "--project", str(KERNELS), "--python", python_version(), "--out", str(out)],
+        env={"KESTREL_RELEASE_REQUIRES_GPU": "true"},
+    )
     assert_one_line_error(result, 3, "needs an sm_80/sm_90a/sm_100f/sm_120f GPU", "--no-gpu-check")
     assert not out.exists()
-
 
 
 def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, capsys):
@@ -84,8 +87,9 @@ def test_build_env_failure_falls_back_with_one_warning(tmp_path, monkeypatch, ca
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     offline_uv = _fake_python(tmp_path / "bin/uv", "error: Failed to fetch: network unreachable")
     offline_uv.write_text(offline_uv.read_text() + "exit 2\n")
-    envs = _buildenv.Envs(offline_uv, {"3.12": Path(sys.executable), "3.13": Path(sys.executable)}, KERNELS,
-                          tmp_path / "logs", {})
+    envs = _buildenv.Envs(
+        offline_uv, {"3.12": Path(sys.executable), "3.13": Path(sys.executable)}, KERNELS, tmp_path / "logs", {}
+    )
     try:
         assert envs.get("3.12") is None and envs.get("3.13") is None
     finally:
@@ -106,10 +110,19 @@ def test_repairer_reports_each_wheel_with_its_log(tmp_path):
     with _repair.Repairer(1700000000) as repairer:
         for i, wheel in enumerate(bad):
             log = tmp_path / f"repair-{i}.log"
-            with pytest.raises(BuildError, match=rf"auditwheel repair for Python 3\.1{i + 2} failed with exit code "
-                                                 rf"\d+ \(log: {log}\)"):
-                repairer.repair(wheel, tmp_path / "out", "manylinux_2_34_x86_64", (), log=log,
-                                what=f"auditwheel repair for Python 3.1{i + 2}")
+            with pytest.raises(
+                BuildError,
+                match=rf"auditwheel repair for Python 3\.1{i + 2} failed with exit code "
+                rf"\d+ \(log: {log}\)",
+            ):
+                repairer.repair(
+                    wheel,
+                    tmp_path / "out",
+                    "manylinux_2_34_x86_64",
+                    (),
+                    log=log,
+                    what=f"auditwheel repair for Python 3.1{i + 2}",
+                )
             text = log.read_text()
             assert text.startswith("+ auditwheel repair --plat manylinux_2_34_x86_64") and wheel.name in text
             pids.add(repairer._child.pid)

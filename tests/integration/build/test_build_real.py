@@ -46,9 +46,13 @@ def env(tmp_path: Path, nvcc_log: Path) -> dict[str, str]:
     nvcc_log.write_text("")
     # One (toolkit, arch) pair: these tests are about the build's mechanics; the multi-generation
     # build is built_wheels' (and test_multigen's).
-    return {"CUDACXX": str(wrapper), "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache"),
-            "SOURCE_DATE_EPOCH": "1700000000", "KESTREL_RELEASE_CUDA": _nvcc_toolkit(real),
-            "KESTREL_RELEASE_CUDA_ARCH": "90a"}
+    return {
+        "CUDACXX": str(wrapper),
+        "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache"),
+        "SOURCE_DATE_EPOCH": "1700000000",
+        "KESTREL_RELEASE_CUDA": _nvcc_toolkit(real),
+        "KESTREL_RELEASE_CUDA_ARCH": "90a",
+    }
 
 
 def _nvcc_toolkit(nvcc: str) -> str:
@@ -58,8 +62,21 @@ def _nvcc_toolkit(nvcc: str) -> str:
 
 def _build(project: Path, out: Path, env: dict[str, str], *extra: str):
     need_pythons(*PYTHONS.split(","))
-    result = run_cli(["build", "--project", str(project), "--out", str(out), "--python", PYTHONS,
-                      "--no-gpu-check", "--json", *extra], env=env)
+    result = run_cli(
+        [
+            "build",
+            "--project",
+            str(project),
+            "--out",
+            str(out),
+            "--python",
+            PYTHONS,
+            "--no-gpu-check",
+            "--json",
+            *extra,
+        ],
+        env=env,
+    )
     return result, (json.loads(result.stdout) if result.code == 0 else None)
 
 
@@ -111,8 +128,13 @@ def test_failing_python_leaves_output_untouched(project, env, tmp_path):
     out.mkdir()
     (out / "previous.whl").write_text("the last good build")
     source = project / "ext/_C.c"
-    source.write_text(source.read_text().replace(
-        "#include <Python.h>\n", "#include <Python.h>\n#if PY_VERSION_HEX >= 0x030D0000\n#error kestrel-test-broken\n#endif\n", 1))
+    source.write_text(
+        source.read_text().replace(
+            "#include <Python.h>\n",
+            "#include <Python.h>\n#if PY_VERSION_HEX >= 0x030D0000\n#error kestrel-test-broken\n#endif\n",
+            1,
+        )
+    )
     result, _ = _build(project, out, env)
     assert_one_line_error(result, 4, "build for Python 3.13 failed", "log:")
     log = Path(result.stderr.split("(log: ")[1].split(")")[0])
@@ -124,8 +146,21 @@ def test_failing_python_leaves_output_untouched(project, env, tmp_path):
 
 def test_check_reproducible(project, env, tmp_path):
     out = tmp_path / "out"
-    result = run_cli(["build", "--project", str(project), "--out", str(out), "--python", python_version(),
-                      "--no-gpu-check", "--check-reproducible", "--json"], env=env)
+    result = run_cli(
+        [
+            "build",
+            "--project",
+            str(project),
+            "--out",
+            str(out),
+            "--python",
+            python_version(),
+            "--no-gpu-check",
+            "--check-reproducible",
+            "--json",
+        ],
+        env=env,
+    )
     assert result.code == 0, result.output
     assert json.loads(result.stdout)["reproducible"] is True
 
@@ -136,9 +171,26 @@ def test_sigterm_kills_children_and_leaves_output(project, env, tmp_path):
     (out / "previous.whl").write_text("the last good build")
     need_pythons(*PYTHONS.split(","))
     full_env = {**os.environ, **env}
-    child = subprocess.Popen([sys.executable, "-m", "kestrel_release", "build", "--project", str(project),
-                              "--out", str(out), "--python", PYTHONS, "--no-gpu-check"], cwd=ROOT, env=full_env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kestrel_release",
+            "build",
+            "--project",
+            str(project),
+            "--out",
+            str(out),
+            "--python",
+            PYTHONS,
+            "--no-gpu-check",
+        ],
+        cwd=ROOT,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     logs = tmp_path / "cache" / "projects"  # the project's build-logs/ in the tool's state dir
     deadline = time.monotonic() + 120
     while not list(logs.glob("*/build-logs/build-*.log")) and time.monotonic() < deadline:
@@ -148,7 +200,8 @@ def test_sigterm_kills_children_and_leaves_output(project, env, tmp_path):
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
     assert [line for line in stderr.splitlines() if line.startswith("error:")] == [
-        f"error: build interrupted; {out} was left untouched"]
+        f"error: build interrupted; {out} was left untouched"
+    ]
     assert sorted(p.name for p in out.iterdir()) == ["previous.whl"]
     assert not list(tmp_path.glob(".kestrel-staging-*"))
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
@@ -158,8 +211,10 @@ def test_sigterm_kills_children_and_leaves_output(project, env, tmp_path):
 def test_built_wheels_fixture_has_every_python(built_wheels):
     names = sorted(p.name for p in built_wheels.iterdir() if not p.name.startswith("."))
     tags = ("310", "311", "312", "313")
-    assert names == sorted([f"kestrel_kernels-0.1.0-cp{t}-cp{t}-manylinux_2_34_x86_64.whl" for t in tags]
-                           + ["SHA256SUMS", "release-manifest.json"])
+    assert names == sorted(
+        [f"kestrel_kernels-0.1.0-cp{t}-cp{t}-manylinux_2_34_x86_64.whl" for t in tags]
+        + ["SHA256SUMS", "release-manifest.json"]
+    )
     check = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=built_wheels, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     manifest = json.loads((built_wheels / "release-manifest.json").read_text())

@@ -19,8 +19,17 @@ def test_linux_repair_is_the_real_auditwheel_with_the_exclude_list(tmp_path: Pat
     assert tool.version() is not None and tool.missing() == []  # installed with the tool here
     argv = tool.command(tmp_path / "w.whl", tmp_path / "out", "manylinux_2_28_x86_64", ("libtorch*",))
     assert argv[:3] == [sys.executable, "-m", "auditwheel"]
-    assert argv[3:] == ["repair", "--plat", "manylinux_2_28_x86_64", "--only-plat", "-w", str(tmp_path / "out"),
-                        "--exclude", "libtorch*", str(tmp_path / "w.whl")]
+    assert argv[3:] == [
+        "repair",
+        "--plat",
+        "manylinux_2_28_x86_64",
+        "--only-plat",
+        "-w",
+        str(tmp_path / "out"),
+        "--exclude",
+        "libtorch*",
+        str(tmp_path / "w.whl"),
+    ]
 
 
 FAKE = """#!{python}
@@ -37,12 +46,16 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 """
 
 
-@pytest.mark.parametrize(("system", "script", "wheel"), [
-    ("windows", "delvewheel", "k-0.1.0-cp312-cp312-win_amd64.whl"),
-    ("macos", "delocate-wheel", "k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl"),
-])
-def test_build_repairs_through_the_platform_tool_on_path(tmp_path: Path, monkeypatch, system: str, script: str,
-                                                         wheel: str) -> None:
+@pytest.mark.parametrize(
+    ("system", "script", "wheel"),
+    [
+        ("windows", "delvewheel", "k-0.1.0-cp312-cp312-win_amd64.whl"),
+        ("macos", "delocate-wheel", "k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl"),
+    ],
+)
+def test_build_repairs_through_the_platform_tool_on_path(
+    tmp_path: Path, monkeypatch, system: str, script: str, wheel: str
+) -> None:
     """Fake tool on PATH: the real delvewheel/delocate cannot run here (Linux)."""
     from kestrel_release.stages.build import repair as _repair
 
@@ -57,13 +70,27 @@ def test_build_repairs_through_the_platform_tool_on_path(tmp_path: Path, monkeyp
     tool = platforms.repair_tool(system)
     assert tool.missing() == [] and tool.version() == "unknown"
     with _repair.Repairer(0, tool) as repairer:
-        repairer.repair(raw, tmp_path / "fixed", "auto", ("libtorch*",), log=tmp_path / "repair.log",
-                        what=f"{tool.name} repair for Python 3.12")
+        repairer.repair(
+            raw,
+            tmp_path / "fixed",
+            "auto",
+            ("libtorch*",),
+            log=tmp_path / "repair.log",
+            what=f"{tool.name} repair for Python 3.12",
+        )
     assert (tmp_path / "fixed" / wheel).is_file()
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert len(calls) == 1 and script in calls[0] and str(raw) in calls[0]
     monkeypatch.setenv("FAKE_EXIT", "3")
-    with pytest.raises(BuildError, match=f"{tool.name} repair for Python 3.12 failed with exit code 3"), \
-            _repair.Repairer(0, tool) as repairer:
-        repairer.repair(raw, tmp_path / "fixed2", "auto", (), log=tmp_path / "repair2.log",
-                        what=f"{tool.name} repair for Python 3.12")
+    with (
+        pytest.raises(BuildError, match=f"{tool.name} repair for Python 3.12 failed with exit code 3"),
+        _repair.Repairer(0, tool) as repairer,
+    ):
+        repairer.repair(
+            raw,
+            tmp_path / "fixed2",
+            "auto",
+            (),
+            log=tmp_path / "repair2.log",
+            what=f"{tool.name} repair for Python 3.12",
+        )

@@ -35,8 +35,12 @@ def test_uv_build_gives_one_abi3_wheel_linked_against_the_stubs(tmp_path, versio
     project = tmp_path / "c-ext-stub"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     out = tmp_path / "wheels"
-    subprocess.run([find_uv_bin(), "build", "--wheel", "--quiet", "--python", str(python), "--out-dir", str(out),
-                    str(project)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [find_uv_bin(), "build", "--wheel", "--quiet", "--python", str(python), "--out-dir", str(out), str(project)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     wheels = sorted(p.name for p in out.glob("*.whl"))
     assert wheels == ["c_ext_stub-0.1.0-cp310-abi3-linux_x86_64.whl"]
     with zipfile.ZipFile(out / wheels[0]) as zf:
@@ -51,8 +55,14 @@ def test_uv_build_gives_one_abi3_wheel_linked_against_the_stubs(tmp_path, versio
 
     check = [str(python), "-c", "import c_ext_stub; print(c_ext_stub.versions())"]
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-    found = subprocess.run(check, cwd=tmp_path / "site", capture_output=True, text=True, timeout=60,
-                           env={**env, "LD_LIBRARY_PATH": str(project / "build" / "stubs")})
+    found = subprocess.run(
+        check,
+        cwd=tmp_path / "site",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "LD_LIBRARY_PATH": str(project / "build" / "stubs")},
+    )
     assert found.returncode == 0 and found.stdout.strip() == "(211, 10, 13000)", found.stderr
     missing = subprocess.run(check, cwd=tmp_path / "site", capture_output=True, text=True, timeout=60, env=env)
     assert missing.returncode != 0 and "libtorch.so: cannot open shared object file" in missing.stderr

@@ -25,8 +25,12 @@ def test_doctor_gpu_row_for_a_package_without_cuda(tmp_path):
     project = make_c_ext_project(tmp_path / "p")
     row = _gpu_row(run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY))
     assert row["status"] == "ok" and "not needed" in row["detail"]
-    row = _gpu_row(run_cli(["doctor", "--project", str(project), "--json"],
-                           env={**ONE_PY, "KESTREL_RELEASE_VERIFY_REQUIRED_SASS": "sm_90a"}))
+    row = _gpu_row(
+        run_cli(
+            ["doctor", "--project", str(project), "--json"],
+            env={**ONE_PY, "KESTREL_RELEASE_VERIFY_REQUIRED_SASS": "sm_90a"},
+        )
+    )
     assert row["status"] == "warn" and "cross-compiled" in row["detail"]
     (project / "src" / "k.cu").write_text("__global__ void k() {}\n")
     row = _gpu_row(run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY))

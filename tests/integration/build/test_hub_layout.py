@@ -223,7 +223,17 @@ def test_wheels_without_variant_records_in_a_project_with_variants_are_told_to_r
     with open(root / "pyproject.toml", "a") as fh:
         fh.write('[tool.kestrel-release.variants]\ntorch = ["2.13"]\ncuda = ["13.0"]\n')
     make_dist(tmp_path / "in")
-    result = run_cli(["assemble", str(tmp_path / "in"), "--out", str(tmp_path / "rel"), "--project", str(root),
-                      "--layout", "kernels-hub"])
+    result = run_cli(
+        [
+            "assemble",
+            str(tmp_path / "in"),
+            "--out",
+            str(tmp_path / "rel"),
+            "--project",
+            str(root),
+            "--layout",
+            "kernels-hub",
+        ]
+    )
     assert_one_line_error(result, 2, "carries no variant record, though the project configures variants", "rebuild")
     assert not (tmp_path / "rel").exists()

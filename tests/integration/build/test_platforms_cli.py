@@ -25,7 +25,8 @@ def _project(root: Path, platforms: list[str], pythons=("3.12", "3.13")) -> Path
     pys = ", ".join(f'"{p}"' for p in pythons)
     (root / "pyproject.toml").write_text(
         f'[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n[tool.kestrel-release]\n'
-        f'python = [{pys}]\nplatforms = [{plats}]\n')
+        f"python = [{pys}]\nplatforms = [{plats}]\n"
+    )
     return root
 
 
@@ -41,8 +42,14 @@ def _matrix(doc: dict) -> list[tuple[str, str]]:
 
 def test_a_missing_platform_python_pair_is_named(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", [X86, ARM, WIN])
-    out = _wheels(tmp_path / "w", f"cp312-cp312-{X86}", f"cp313-cp313-{X86}", f"cp312-cp312-{ARM}",
-                  f"cp312-cp312-{WIN}", f"cp313-cp313-{WIN}")
+    out = _wheels(
+        tmp_path / "w",
+        f"cp312-cp312-{X86}",
+        f"cp313-cp313-{X86}",
+        f"cp312-cp312-{ARM}",
+        f"cp312-cp312-{WIN}",
+        f"cp313-cp313-{WIN}",
+    )
     result = run_cli(["verify", str(out), "--project", str(project), "--json"])
     assert_one_line_error(result, 5, "verify found 1 error(s)")
     assert _matrix(json.loads(result.stdout)) == [("error", f"no wheel for Python 3.13 on {ARM}")]
@@ -55,7 +62,8 @@ def test_abi3_wheels_cover_pythons_per_platform(tmp_path: Path) -> None:
     result = run_cli(["verify", str(out), "--project", str(project), "--json"])
     assert result.code == 5, result.output
     assert _matrix(json.loads(result.stdout)) == [
-        ("error", f"no wheel for Python 3.12 on {ARM} (cp313-abi3 starts above it)")]
+        ("error", f"no wheel for Python 3.12 on {ARM} (cp313-abi3 starts above it)")
+    ]
     (out / factories.wheel_name(tag=f"cp313-abi3-{ARM}")).unlink()
     factories.write_wheel(out, tag=f"cp312-abi3-{ARM}")
     result = run_cli(["verify", str(out), "--project", str(project)])
@@ -72,16 +80,18 @@ def test_one_machines_output_fails_whole_and_passes_partial_unrecorded(tmp_path:
 
     whole = run_cli(["verify", "--project", str(project), "--json"])
     assert_one_line_error(whole, 5, "verify found 4 error(s)")
-    assert _matrix(json.loads(whole.stdout)) == [("error", f"no wheel for Python {py} on {plat}")
-                                                 for plat in (ARM, WIN) for py in ("3.12", "3.13")]
+    assert _matrix(json.loads(whole.stdout)) == [
+        ("error", f"no wheel for Python {py} on {plat}") for plat in (ARM, WIN) for py in ("3.12", "3.13")
+    ]
     assert "verify --partial" in whole.stderr  # how to check one machine's build alone
 
     partial = run_cli(["verify", "--project", str(project), "--partial", "--json"])
     assert partial.code == 0, partial.output
     doc = json.loads(partial.stdout)
     assert doc["ok"] is True
-    assert _matrix(doc) == [("warning", f"no wheel for Python {py} on {plat}") for plat in (ARM, WIN)
-                            for py in ("3.12", "3.13")]
+    assert _matrix(doc) == [
+        ("warning", f"no wheel for Python {py} on {plat}") for plat in (ARM, WIN) for py in ("3.12", "3.13")
+    ]
     assert "expected before `kestrel-release assemble`" in doc["findings"][0]["message"]
     narrowed = run_cli(["verify", "--project", str(project), "--platform", X86, "--json"])
     assert narrowed.code == 0, narrowed.output
@@ -108,8 +118,9 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     tag = "cp" + py.replace(".", "")
     project = factories.make_c_ext_project(tmp_path / "p", pythons=(py,))
     text = (project / "pyproject.toml").read_text()
-    (project / "pyproject.toml").write_text(text.replace(
-        'out_dir = "dist-all"', f'out_dir = "dist-all"\nplatforms = ["{local}", "{WIN}"]'))
+    (project / "pyproject.toml").write_text(
+        text.replace('out_dir = "dist-all"', f'out_dir = "dist-all"\nplatforms = ["{local}", "{WIN}"]')
+    )
 
     result = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=600)
     assert result.code == 0, result.output
@@ -121,8 +132,11 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     (wheel,) = out.glob("*.whl")
     assert wheel.name.endswith(f"-{tag}-{tag}-{local}.whl")  # the platform is its own repair target
     data = manifest.load(out)
-    assert data["platforms"] == {"configured": [local, WIN], "built": local, "left_for_others": [
-        {"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}]}
+    assert data["platforms"] == {
+        "configured": [local, WIN],
+        "built": local,
+        "left_for_others": [{"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}],
+    }
     assert data["wheels"][0]["platform"] == local
 
     again = run_cli(["build", "--project", str(project), "--no-gpu-check", "--json"], timeout=600)
@@ -172,14 +186,17 @@ def test_two_machines_outputs_assemble_into_a_complete_release(tmp_path: Path) -
 
     project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
     text = (project / "pyproject.toml").read_text()
-    (project / "pyproject.toml").write_text(text.replace(
-        "[tool.kestrel-release]\n", f'[tool.kestrel-release]\nplatforms = ["{X86}", "{WIN}"]\n', 1))
+    (project / "pyproject.toml").write_text(
+        text.replace("[tool.kestrel-release]\n", f'[tool.kestrel-release]\nplatforms = ["{X86}", "{WIN}"]\n', 1)
+    )
     linux = machine_output(tmp_path, "linux", ("3.12", "3.13"), plat=X86)
     windows = machine_output(tmp_path, "windows", ("3.12", "3.13"), plat=WIN)
 
     alone = run_cli(["verify", str(linux), "--project", str(project), "--json"])
     assert alone.code == 5, alone.output
-    assert _matrix(json.loads(alone.stdout)) == [("error", f"no wheel for Python {py} on {WIN}") for py in ("3.12", "3.13")]
+    assert _matrix(json.loads(alone.stdout)) == [
+        ("error", f"no wheel for Python {py} on {WIN}") for py in ("3.12", "3.13")
+    ]
 
     out = tmp_path / "release"
     assert run_cli(["assemble", str(linux), str(windows), "--out", str(out), "--project", str(project)]).code == 0

@@ -118,14 +118,16 @@ def test_a_step_that_writes_nothing_is_a_build_error_naming_the_pair(setup, monk
 def test_an_arch_a_toolkit_cannot_build_is_exit_2_naming_both(tmp_path):
     from tests.helpers import assert_one_line_error, run_cli
 
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [project]
         name = "demo"
         version = "0.1"
         [tool.kestrel-release]
         cuda_arch = ["80", "110"]
         cuda = ["12.9", "13.0"]
-        """))
+        """)
+    )
     result = run_cli(["build", "--project", str(tmp_path), "--out", str(tmp_path / "out")])
     assert_one_line_error(result, 2, "sm_110 cannot be built by CUDA 12.9", '"110@13.0"')
     assert not (tmp_path / "out").exists()

@@ -10,21 +10,22 @@ from pathlib import Path
 from tests.factories import make_project
 from tests.helpers import assert_one_line_error, run_cli
 
-PRECOMPILE = ('precompile = ["{python}", "-c", "import os; os.makedirs(\'pre\')"]\n'
-              'precompile_outputs = "pre"\n')
+PRECOMPILE = 'precompile = ["{python}", "-c", "import os; os.makedirs(\'pre\')"]\nprecompile_outputs = "pre"\n'
 
 
 def _no_nvcc_env() -> dict[str, str]:
-    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
-                           if d and not (Path(d) / "nvcc").exists())
+    path = os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "nvcc").exists()
+    )
     return {"PATH": path, "CUDACXX": "", "CUDA_HOME": "", "CUDA_PATH": ""}
 
 
 def _project(tmp_path: Path) -> Path:
     root = make_project(tmp_path / "kernels", pythons=("3.11",))
     text = (root / "pyproject.toml").read_text()
-    (root / "pyproject.toml").write_text(text.replace("[tool.kestrel-release]\n", "[tool.kestrel-release]\n"
-                                                      + PRECOMPILE, 1))
+    (root / "pyproject.toml").write_text(
+        text.replace("[tool.kestrel-release]\n", "[tool.kestrel-release]\n" + PRECOMPILE, 1)
+    )
     return root
 
 
@@ -46,10 +47,25 @@ def test_build_without_nvcc_on_path_stops_at_preflight(tmp_path):
 def test_release_rehearsal_without_nvcc_on_path_stops_at_preflight(tmp_path):
     project = _project(tmp_path)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
-                    "--allow-empty", "-m", "init"], cwd=project, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init"],
+        cwd=project,
+        check=True,
+    )
     before = (project / "pyproject.toml").read_bytes()
-    result = run_cli(["release", "--project", str(project), "--rehearse", "--bump", "patch", "--yes",
-                      "--no-gpu-check", "--allow-dirty"], env={**_no_nvcc_env(), "HOME": str(tmp_path)})
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--rehearse",
+            "--bump",
+            "patch",
+            "--yes",
+            "--no-gpu-check",
+            "--allow-dirty",
+        ],
+        env={**_no_nvcc_env(), "HOME": str(tmp_path)},
+    )
     assert_one_line_error(result, 3, "step 'preflight'", "CUDA toolkit (nvcc)", "precompile step")
     _untouched(project, before)

@@ -45,8 +45,9 @@ def _local_index(root: Path, wheel: Path) -> str:
 
 
 @pytest.mark.slow
-def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_python(stub_project: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_python(
+    stub_project: Path, tmp_path: Path
+) -> None:
     need_pythons(*PYTHONS)  # one build and an install on each
     _without_abi_key(stub_project)
     built = run_cli(["build", "--project", str(stub_project), "--no-gpu-check"], timeout=1200)
@@ -96,36 +97,38 @@ def test_version_reads_and_bumps_through_version_files(stub_project: Path, tmp_p
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def test_a_setuptools_scm_version_is_refused_with_the_tag_command(tmp_path: Path) -> None:
     project = tmp_path / "scm"
     project.mkdir()
-    text = ('[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n'
-            'build-backend = "setuptools.build_meta"\n\n[project]\nname = "demo"\ndynamic = ["version"]\n\n'
-            '[tool.setuptools_scm]\n\n[tool.kestrel-release]\npython = ["3.11"]\n')
+    text = (
+        '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n'
+        'build-backend = "setuptools.build_meta"\n\n[project]\nname = "demo"\ndynamic = ["version"]\n\n'
+        '[tool.setuptools_scm]\n\n[tool.kestrel-release]\npython = ["3.11"]\n'
+    )
     (project / "pyproject.toml").write_text(text)
     _git(project, "init", "-q")
     _git(project, "add", "pyproject.toml")
     _git(project, "commit", "-qm", "init")
     _git(project, "tag", "-a", "v0.3.1", "-m", "demo 0.3.1")
     result = run_cli(["version", "--project", str(project), "bump", "minor"])
-    assert_one_line_error(result, 2, "setuptools-scm",
-                          'git tag -a v0.4.0 -m "demo 0.4.0" && git push origin v0.4.0')
+    assert_one_line_error(result, 2, "setuptools-scm", 'git tag -a v0.4.0 -m "demo 0.4.0" && git push origin v0.4.0')
     release = run_cli(["release", "--project", str(project), "--bump", "patch", "--yes"])
     assert_one_line_error(release, 2, 'git tag -a v0.3.2 -m "demo 0.3.2" && git push origin v0.3.2')
     assert (project / "pyproject.toml").read_text() == text
 
 
-DL_SETUP = '''from setuptools import Extension, setup
+DL_SETUP = """from setuptools import Extension, setup
 
 setup(name="dl-user", version="0.1.0", packages=["dl_user"],
       ext_modules=[Extension("dl_user._dl", ["dl_user/_dl.c"])])
-'''
+"""
 # Without -ldl, glibc >= 2.34 binds dlopen to GLIBC_2.34 (it moved into libc.so.6).
-DL_SOURCE = '#include <dlfcn.h>\nvoid *open_it(const char *path) { return dlopen(path, RTLD_NOW); }\n'
+DL_SOURCE = "#include <dlfcn.h>\nvoid *open_it(const char *path) { return dlopen(path, RTLD_NOW); }\n"
 
 
 @pytest.mark.slow
@@ -143,22 +146,30 @@ def test_a_min_glibc_the_wheel_cannot_meet_is_exit_4_naming_the_symbols(tmp_path
     (project / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
         '[tool.kestrel-release]\npython = ["3.11"]\n\n[tool.kestrel-release.build]\nmin_glibc = "2.28"\n\n'
-        '[tool.kestrel-release.verify]\nrequired_sass = []\n')
+        "[tool.kestrel-release.verify]\nrequired_sass = []\n"
+    )
     failed = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200)
     assert_one_line_error(failed, 4, "dlopen@GLIBC_2.34", "min_glibc = 2.28", "manylinux")
     assert not (project / "dist-all").exists()
     # An explicit plat below the wheel's floor: auditwheel refuses, the tool says why.
-    plat = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200,
-                   env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "", "KESTREL_RELEASE_BUILD_PLAT": "manylinux_2_28_x86_64"})
+    plat = run_cli(
+        ["build", "--project", str(project), "--no-gpu-check"],
+        timeout=1200,
+        env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "", "KESTREL_RELEASE_BUILD_PLAT": "manylinux_2_28_x86_64"},
+    )
     assert_one_line_error(plat, 4, "dlopen@GLIBC_2.34", "build.plat = manylinux_2_28_x86_64")
     assert not (project / "dist-all").exists()
     # The floor the wheel can have is reported, with who can install it.
-    ok = run_cli(["build", "--project", str(project), "--no-gpu-check"], timeout=1200,
-                 env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "2.34"})
+    ok = run_cli(
+        ["build", "--project", str(project), "--no-gpu-check"],
+        timeout=1200,
+        env={"KESTREL_RELEASE_BUILD_MIN_GLIBC": "2.34"},
+    )
     assert ok.code == 0, ok.output
     assert "glibc >= 2.34: installs on RHEL 9" in ok.output and "not on RHEL/Rocky 8" in ok.output
     assert [w.name for w in (project / "dist-all").glob("*.whl")] == [
-        "dl_user-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl"]
+        "dl_user-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl"
+    ]
 
 
 def test_a_backend_that_fails_is_one_line_exit_4_with_its_last_words(tmp_path: Path) -> None:
@@ -166,7 +177,8 @@ def test_a_backend_that_fails_is_one_line_exit_4_with_its_last_words(tmp_path: P
     project.mkdir()
     (project / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[tool.kestrel-release]\npython = ["3.11"]\n')
+        '[tool.kestrel-release]\npython = ["3.11"]\n'
+    )
     (project / "setup.py").write_text('raise RuntimeError("CUDA_HOME is not set")\n')
     for args in (["version"], ["build", "--no-gpu-check"]):
         result = run_cli([*args, "--project", str(project)])
@@ -181,15 +193,18 @@ def test_the_backend_never_sees_publish_credentials(tmp_path: Path) -> None:
     seen = tmp_path / "seen-env.txt"
     (project / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[tool.kestrel-release]\npython = ["3.11"]\n')
+        '[tool.kestrel-release]\npython = ["3.11"]\n'
+    )
     # setup.py is third-party code: it records the environment it was given.
     (project / "setup.py").write_text(
         "import os, pathlib\n"
         f"pathlib.Path({str(seen)!r}).write_text('\\n'.join(f'{{k}}={{v}}' for k, v in os.environ.items()))\n"
-        "from setuptools import setup\nsetup(name='spy', version='1.0')\n")
+        "from setuptools import setup\nsetup(name='spy', version='1.0')\n"
+    )
     token = "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlszLCJ4In0AAAYg" + "A" * 40
-    result = run_cli(["version", "--project", str(project), "--json"],
-                     env={"TWINE_PASSWORD": token, "GH_TOKEN": "ghp_" + "a" * 36})
+    result = run_cli(
+        ["version", "--project", str(project), "--json"], env={"TWINE_PASSWORD": token, "GH_TOKEN": "ghp_" + "a" * 36}
+    )
     assert result.code == 0, result.output
     assert json.loads(result.stdout)["new"] == "1.0"
     env_text = seen.read_text()
@@ -205,8 +220,9 @@ def test_abi3_is_recognised_from_the_first_wheels_tag(stub_project: Path, tmp_pa
     cfg = stub_project / "setup.cfg"
     cfg.write_text(re.sub(r"(?ms)^\[bdist_wheel\].*?(?=^\[|\Z)", "", cfg.read_text()))
     setup = stub_project / "setup.py"
-    text = setup.read_text().replace("setup(\n", 'LIMITED = "cp" + "310"\n\nsetup(\n    options={"bdist_wheel": '
-                                     '{"py_limited_api": LIMITED}},\n', 1)
+    text = setup.read_text().replace(
+        "setup(\n", 'LIMITED = "cp" + "310"\n\nsetup(\n    options={"bdist_wheel": {"py_limited_api": LIMITED}},\n', 1
+    )
     setup.write_text(text)
     env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
     first = run_cli(["build", "--project", str(stub_project), "--no-gpu-check", "--json"], env=env, timeout=1200)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from kestrel_release.adapters import torch_probe
 
-FAKE_TORCH = '''__version__ = "2.9.1+cu130"
+FAKE_TORCH = """__version__ = "2.9.1+cu130"
 class version:
     cuda = "13.0"
 class _C:
     _GLIBCXX_USE_CXX11_ABI = True
-'''
+"""
 
 
 def test_probe_reads_version_cuda_and_cxx11_abi_from_a_child(tmp_path: Path, monkeypatch) -> None:

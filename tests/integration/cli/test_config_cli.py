@@ -9,13 +9,16 @@ from tests.helpers import assert_one_line_error, run_cli
 
 
 def _project(tmp_path: Path, table: str) -> Path:
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [project]
         name = "demo-kernels"
         version = "1.2.3"
 
         [tool.kestrel-release]
-        """) + textwrap.dedent(table))
+        """)
+        + textwrap.dedent(table)
+    )
     return tmp_path
 
 

@@ -55,7 +55,9 @@ def test_missing_nvcc_fails_with_the_fix():
 
 
 def test_missing_interpreter_named():
-    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": f"{python_version()},3.99"})
+    result = run_cli(
+        ["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": f"{python_version()},3.99"}
+    )
     assert result.code == 3
     doc = json.loads(result.stdout)
     assert doc["ok"] is False and doc["error"]["exit_code"] == 3 and "3.99" in doc["error"]["message"], doc["error"]
@@ -69,13 +71,19 @@ def test_credentials_present_but_never_shown(tmp_path):
     secret_pw, secret_gh = "pypi-" + "A" * 40, "s3cr3t-gh-value-123456"
     rc = tmp_path / "pypirc"
     rc.write_text(f"[testpypi]\nusername = __token__\npassword = {secret_pw}\n")
-    result = run_cli(["doctor", "--project", str(KERNELS), "--json"],
-                     env={**ONE_PY, "PYPIRC": str(rc), "GH_TOKEN": secret_gh, "TWINE_PASSWORD": ""})
+    result = run_cli(
+        ["doctor", "--project", str(KERNELS), "--json"],
+        env={**ONE_PY, "PYPIRC": str(rc), "GH_TOKEN": secret_gh, "TWINE_PASSWORD": ""},
+    )
     checks = _by_name(json.loads(result.stdout))
     assert checks["credentials: testpypi"]["status"] == "ok"
     assert checks["credentials: pypi"]["status"] == "warn"
-    assert checks["credentials: github"] == {"name": "credentials: github", "status": "ok",
-                                             "detail": "GH_TOKEN is set", "fix": ""}
+    assert checks["credentials: github"] == {
+        "name": "credentials: github",
+        "status": "ok",
+        "detail": "GH_TOKEN is set",
+        "fix": "",
+    }
     assert secret_pw not in result.output and secret_gh not in result.output
 
 
@@ -85,8 +93,15 @@ def test_nvidia_smi_fallback_finds_h100(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     gpus, why = gpu.detect()
     assert why is None
-    assert [g.to_json() for g in gpus] == [{"name": "NVIDIA H100 80GB HBM3", "capability": "9.0",
-                                            "driver": "550.54.15", "source": "nvidia-smi", "sm": "sm_90"}]
+    assert [g.to_json() for g in gpus] == [
+        {
+            "name": "NVIDIA H100 80GB HBM3",
+            "capability": "9.0",
+            "driver": "550.54.15",
+            "source": "nvidia-smi",
+            "sm": "sm_90",
+        }
+    ]
     cfg = config.load(KERNELS, env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "1"})
     check = next(c for c in doctor.run(cfg).checks if c.name == "GPU")
     assert check.status == "ok" and "H100" in check.detail
@@ -104,7 +119,8 @@ def test_wrong_gpu_fails_when_required(tmp_path, monkeypatch):
 
 
 def test_glibc_too_old_for_plat(tmp_path):
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [project]
         name = "demo"
         version = "1.0"
@@ -112,7 +128,8 @@ def test_glibc_too_old_for_plat(tmp_path):
         python = ["PY"]
         [tool.kestrel-release.build]
         plat = "manylinux_2_99_x86_64"
-        """).replace("PY", python_version()))
+        """).replace("PY", python_version())
+    )
     result = run_cli(["doctor", "--project", str(tmp_path)])
     assert_one_line_error(result, 3, "glibc", "older than manylinux_2_99_x86_64")
 
@@ -120,7 +137,8 @@ def test_glibc_too_old_for_plat(tmp_path):
 def test_doctor_lists_each_configured_toolkit_with_its_version_and_archs(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
-    (project / "pyproject.toml").write_text(textwrap.dedent("""\
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [project]
         name = "demo"
         version = "0.1"
@@ -128,7 +146,8 @@ def test_doctor_lists_each_configured_toolkit_with_its_version_and_archs(tmp_pat
         python = ["3.12"]
         cuda_arch = ["80", "90a", "110@13.0"]
         cuda = ["13.0", "12.9"]
-        """))
+        """)
+    )
     nvcc = tmp_path / "bin" / "nvcc"
     nvcc.parent.mkdir()
     nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")

@@ -145,6 +145,14 @@ def test_unwritable_or_closed_stdout_behaves_as_the_normal_path(tmp_path: Path) 
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
-    closed = subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            timeout=300, preexec_fn=lambda: os.close(1))
+    closed = subprocess.run(
+        argv,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.close(1),
+    )
     assert (closed.returncode, closed.stderr) == (0, "")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.helpers import ROOT, c_compiler, compile_shared, need_pythons
 
-SAMPLE = '''
+SAMPLE = """
 import pytest
 from tests.helpers import need_pythons
 
@@ -24,7 +24,7 @@ def test_needs_a_python_nobody_has():
 
 def test_skips_for_another_reason():
     pytest.skip("not about this machine")
-'''
+"""
 
 
 def _pytest(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess:
@@ -32,9 +32,27 @@ def _pytest(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider",
-                           "-rfs", "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_sample.py")],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.conftest",
+            "-p",
+            "no:cacheprovider",
+            "-rfs",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_sample.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_missing_python_is_a_skip_naming_what_to_install(tmp_path: Path) -> None:

@@ -37,7 +37,9 @@ def test_another_minor_names_the_static_index_and_the_json_holds_the_lines(tmp_p
     doc = json.loads(result.stdout)
     assert doc["ok"] is True and doc["variant"]["name"] == "torch212-cxx11-cu126-x86_64-linux"
     assert doc["index"] == "<static-index URL>/cu126"
-    assert doc["pip"].startswith("pip install 'kestrel-kernels==0.3.0+cu126torch2.12' --index-url <static-index URL>/cu126 ")
+    assert doc["pip"].startswith(
+        "pip install 'kestrel-kernels==0.3.0+cu126torch2.12' --index-url <static-index URL>/cu126 "
+    )
     assert "--extra-index-url https://download.pytorch.org/whl/cu126" in doc["uv"]
 
 
@@ -72,11 +74,14 @@ def test_a_project_without_variants_is_refused(tmp_path: Path) -> None:
 def test_the_static_index_targets_base_url_is_the_index(tmp_path: Path) -> None:
     root = project(tmp_path)
     with open(root / "pyproject.toml", "a") as fh:
-        fh.write('[tool.kestrel-release.targets.mirror]\nkind = "static-index"\ndir = "idx"\n'
-                 'base_url = "https://example.org/whl"\n')
+        fh.write(
+            '[tool.kestrel-release.targets.mirror]\nkind = "static-index"\ndir = "idx"\n'
+            'base_url = "https://example.org/whl"\n'
+        )
     result = run_cli(["explain", "--torch", "2.12", "--gpu", "sm_90", *LINUX, "--project", str(root)])
     assert result.code == 0, result.output
     assert "torch 2.12 on sm_90: torch212-cxx11-cu130-x86_64-linux from https://example.org/whl/cu130" in result.output
-    assert ("pip install 'kestrel-kernels==0.3.0+cu130' --index-url https://example.org/whl/cu130 "
-            "--extra-index-url https://download.pytorch.org/whl/cu130 --extra-index-url https://pypi.org/simple"
-            ) in result.output
+    assert (
+        "pip install 'kestrel-kernels==0.3.0+cu130' --index-url https://example.org/whl/cu130 "
+        "--extra-index-url https://download.pytorch.org/whl/cu130 --extra-index-url https://pypi.org/simple"
+    ) in result.output

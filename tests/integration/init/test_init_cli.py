@@ -192,7 +192,9 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pyproject.toml").write_text(HATCH + "\n")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/pure-pkg.git"], check=True)
+    subprocess.run(
+        ["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/pure-pkg.git"], check=True
+    )
     (project / ".gitignore").write_text("dist-all*\n")  # covers the output and the rehearsal dir
     result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
@@ -202,8 +204,12 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     (project / ".kestrel-staging-4242-abc").mkdir()
     (project / ".kestrel-staging-4242-abc" / "pure_pkg-0.4.0-py3-none-any.whl").write_bytes(b"PK")
     (project / ".kestrel-version.json").write_text("{}\n")
-    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert ".kestrel" not in status and "pyproject.toml" in status
     before = (project / ".gitignore").read_bytes()
     assert run_cli(["init", "--project", str(project), "--yes"]).code == 0
@@ -230,8 +236,14 @@ def run_on_tty(args: list[str], answer: str) -> tuple[int, str]:
     """Run the CLI with a pseudo-terminal as stdin, typing `answer` at the prompt."""
     primary, secondary = pty.openpty()
     env = {**os.environ, "COLUMNS": "200", "TERM": "dumb"}
-    proc = subprocess.Popen([sys.executable, "-m", "kestrel_release", *args], cwd=ROOT, env=env,
-                            stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", *args],
+        cwd=ROOT,
+        env=env,
+        stdin=secondary,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(secondary)
     os.write(primary, answer.encode() + b"\n")
     _out, err = proc.communicate(timeout=120)
@@ -252,10 +264,13 @@ def test_asks_on_a_terminal(tmp_path, answer, code):
         assert (project / "pyproject.toml").read_bytes() == committed
 
 
-@pytest.mark.parametrize(("setup", "needle"), [
-    (lambda p: None, "no pyproject.toml or setup.py in"),
-    (lambda p: (p / "pyproject.toml").write_text("[project\nname = 1\n"), "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("setup", "needle"),
+    [
+        (lambda p: None, "no pyproject.toml or setup.py in"),
+        (lambda p: (p / "pyproject.toml").write_text("[project\nname = 1\n"), "not valid TOML"),
+    ],
+)
 def test_bad_project_is_one_error_line(tmp_path, setup, needle):
     setup(tmp_path)
     result = run_cli(["init", "--project", str(tmp_path), "--yes"])
@@ -284,9 +299,9 @@ def test_bad_python_flag_is_one_error_line(tmp_path):
 # whose MAJOR/MINOR/MICRO upstream left at 1.8.0 (pywt.__version__ is generated from it at build time).
 PYWAVELETS = {
     "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\nrequires = ["meson-python>=0.18.0", "Cython>=3.0.4"]\n'
-                      '[project]\nname = "PyWavelets"\nversion = "1.9.0"\nrequires-python = ">=3.11"\n',
+    '[project]\nname = "PyWavelets"\nversion = "1.9.0"\nrequires-python = ">=3.11"\n',
     "meson.build": "project(\n  'PyWavelets',\n  'c', 'cython',\n  version: '1.9.0',\n  license: 'MIT',\n)\n"
-                   "subdir('pywt')\n",
+    "subdir('pywt')\n",
     "util/version_utils.py": "MAJOR = 1\nMINOR = 8\nMICRO = 0\nISRELEASED = True\n",
     "pywt/__init__.py": "from pywt.version import version as __version__\n",
     "pywt/meson.build": "subdir('_extensions')\n",
@@ -308,7 +323,10 @@ def test_init_on_a_meson_python_package_finds_its_extension_and_every_version_pl
     assert "util/version_utils.py states 1.8.0, not 1.9.0" in result.stderr
     # the extension is declared in pywt/_extensions/meson.build: one wheel per Python, not one py3 wheel
     assert "abi" not in table(tmp_path)
-    assert "native code: pywt/_extensions/meson.build builds extension modules" in (tmp_path / "pyproject.toml").read_text()
+    assert (
+        "native code: pywt/_extensions/meson.build builds extension modules"
+        in (tmp_path / "pyproject.toml").read_text()
+    )
 
     shown = run_cli(["version", "--project", str(tmp_path)])
     assert shown.code == 0 and shown.stdout == "1.9.0\n"
@@ -331,11 +349,11 @@ def test_init_on_an_in_tree_backend_over_setuptools(tmp_path):
     package_dir={'': 'lib'}; the version is in setup.py and lib/yaml/__init__.py."""
     files = {
         "pyproject.toml": '[build-system]\nrequires = ["setuptools", "Cython"]\nbackend-path = ["packaging"]\n'
-                          'build-backend = "_pyyaml_pep517"\n',
+        'build-backend = "_pyyaml_pep517"\n',
         "packaging/_pyyaml_pep517.py": "import setuptools.build_meta as _bm\n",
         "setup.py": "VERSION = '6.0.3'\nfrom setuptools import setup, Extension\n"
-                    "setup(name='PyYAML', version=VERSION, package_dir={'': 'lib'}, packages=['yaml'],\n"
-                    "      ext_modules=[Extension('yaml._yaml', ['yaml/_yaml.pyx'])])\n",
+        "setup(name='PyYAML', version=VERSION, package_dir={'': 'lib'}, packages=['yaml'],\n"
+        "      ext_modules=[Extension('yaml._yaml', ['yaml/_yaml.pyx'])])\n",
         "lib/yaml/__init__.py": "__version__ = '6.0.3'\n",
         "yaml/_yaml.pyx": "",
     }
@@ -344,7 +362,9 @@ def test_init_on_an_in_tree_backend_over_setuptools(tmp_path):
         (tmp_path / rel).write_text(text)
     result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
-    assert table(tmp_path)["version_files"] == [{"path": "setup.py", "pattern": "VERSION = '{version}'"},
-                                                {"path": "lib/yaml/__init__.py", "pattern": "__version__ = '{version}'"}]
+    assert table(tmp_path)["version_files"] == [
+        {"path": "setup.py", "pattern": "VERSION = '{version}'"},
+        {"path": "lib/yaml/__init__.py", "pattern": "__version__ = '{version}'"},
+    ]
     assert table(tmp_path)["verify"]["allow"] == ["yaml/**", "pyyaml.libs/*"]
     assert ignore_lines(tmp_path) == ["# kestrel-release working files", *WORKING_FILES, *SETUPTOOLS_OUTPUTS]

@@ -156,8 +156,12 @@ def test_nonsense_rate_limit_headers_on_a_good_answer_are_ignored() -> None:
     from tests.integration.hostile_http import HostileServer
 
     repo = b'{"id": 1, "full_name": "m87-labs/kestrel", "html_url": "https://github.com/m87-labs/kestrel"}'
-    hostile = {"Content-Type": "application/json", "X-RateLimit-Reset": "soon", "X-RateLimit-Remaining": "1e400",
-               "X-RateLimit-Limit": "nan"}
+    hostile = {
+        "Content-Type": "application/json",
+        "X-RateLimit-Reset": "soon",
+        "X-RateLimit-Remaining": "1e400",
+        "X-RateLimit-Limit": "nan",
+    }
     with HostileServer() as srv:
         srv.route("GET", "/api/v3/repos/", headers=hostile, body=repo)
         c = GithubClient(srv.url + "/api/v3", "t" * 40, REPO, timeout=5, policy=Policy(retries=0))

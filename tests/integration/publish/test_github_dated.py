@@ -24,8 +24,11 @@ from tests.integration.publish.test_github_publish import local, publish, publis
 def gh():
     with GithubEmulator(repos=(REPO,), token=CANARY) as emulator:
         # through the API, as a repository admin would turn it on
-        answer = requests.put(f"{emulator.api_url}/repos/{REPO}/immutable-releases",
-                              headers={"Authorization": f"token {CANARY}"}, timeout=10)
+        answer = requests.put(
+            f"{emulator.api_url}/repos/{REPO}/immutable-releases",
+            headers={"Authorization": f"token {CANARY}"},
+            timeout=10,
+        )
         assert answer.status_code == 204
         yield emulator
 
@@ -67,8 +70,12 @@ def test_dated_nightlies_draft_fill_publish_and_keep_the_newest(gh, tmp_path) ->
         assert code == 0, doc
         tags.append(doc["tag"])
     assert doc["pruned_releases"] == [tags[0]]  # keep = 2: the first night goes
-    listed = [r["tag_name"] for r in requests.get(f"{gh.api_url}/repos/{REPO}/releases", timeout=10,
-                                                  headers={"Authorization": f"token {CANARY}"}).json()]
+    listed = [
+        r["tag_name"]
+        for r in requests.get(
+            f"{gh.api_url}/repos/{REPO}/releases", timeout=10, headers={"Authorization": f"token {CANARY}"}
+        ).json()
+    ]
     assert sorted(listed) == sorted(tags[1:])
     assert gh.tag_sha(REPO, tags[0]) == c1  # its tag stays, as GitHub requires
     assert all(gh.release(REPO, t).immutable for t in tags[1:])

@@ -31,8 +31,11 @@ def published(gh, tag=TAG) -> dict[str, str]:
 
 
 def local(out) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())
-            if p.name.endswith(".whl") or p.name in ("SHA256SUMS", "release-manifest.json")}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.iterdir())
+        if p.name.endswith(".whl") or p.name in ("SHA256SUMS", "release-manifest.json")
+    }
 
 
 def writes_since(gh, mark: int) -> list[str]:
@@ -62,8 +65,9 @@ def test_first_then_second_nightly_moves_tag_prunes_and_updates_notes(gh, tmp_pa
     rel = gh.release(REPO, TAG)
     assert (rel.prerelease, rel.draft, gh.tag_sha(REPO, TAG)) == (True, False, c2)
     assert c2 in rel.body and "0.2.0" in rel.body and "0.1.0" not in rel.body
-    assert sorted(json.loads(second.stdout)["pruned"]) == sorted(n.replace("0.2.0", "0.1.0")
-                                                                for n in local(out) if n.endswith(".whl"))
+    assert sorted(json.loads(second.stdout)["pruned"]) == sorted(
+        n.replace("0.2.0", "0.1.0") for n in local(out) if n.endswith(".whl")
+    )
 
     mark = len(gh.requests())
     again = publish(gh, project)
@@ -140,8 +144,10 @@ def test_token_is_never_printed_nor_sent_outside_the_authorization_header(gh, tm
     build_output(project, "0.1.0", gh.add_commit(REPO))
     ok = publish(gh, project, env={"KESTREL_RELEASE_DEBUG": "1"})
     build_output(project, "0.1.0", "f" * 40)  # a commit GitHub does not have: the second run fails
-    failed = run_cli(["-v", "publish", "--target", "github", "--project", str(project), "--api-url", gh.api_url],
-                     env={"GH_TOKEN": CANARY})
+    failed = run_cli(
+        ["-v", "publish", "--target", "github", "--project", str(project), "--api-url", gh.api_url],
+        env={"GH_TOKEN": CANARY},
+    )
     assert ok.code == 0 and failed.code == 6, (ok.output, failed.output)
     for result in (ok, failed):
         assert CANARY not in result.stdout + result.stderr
@@ -233,9 +239,27 @@ def test_two_publishers_of_the_first_nightly_at_once_both_succeed(gh, tmp_path) 
     second = make_github_project(tmp_path / "b" / "kernels", "0.1.0")
     shutil.copytree(out, second / "dist-all")  # the same bytes, as two builds of one commit give
     env = {**os.environ, "GH_TOKEN": CANARY, "GITHUB_TOKEN": "", "COLUMNS": "200"}
-    runs = [subprocess.Popen([sys.executable, "-m", "kestrel_release", "publish", "--target", "github", "--project",
-                              str(p), "--api-url", gh.api_url], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for p in (first, second)]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kestrel_release",
+                "publish",
+                "--target",
+                "github",
+                "--project",
+                str(p),
+                "--api-url",
+                gh.api_url,
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for p in (first, second)
+    ]
     results = [r.communicate(timeout=300) for r in runs]
     assert [r.returncode for r in runs] == [0, 0], results
     assert [r.tag_name for r in gh.state.repo(REPO).releases.values()] == [TAG]

@@ -41,9 +41,19 @@ def srv():
 def publish(project, srv, *extra, env=None):
     start = time.monotonic()
     result = run_cli(
-        ["publish", "--project", str(project), "--target", "hostile", "--repository-url", srv.url + "/legacy/",
-         "--yes", *extra],
-        env={**ENV, **(env or {})}, timeout=300,
+        [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "hostile",
+            "--repository-url",
+            srv.url + "/legacy/",
+            "--yes",
+            *extra,
+        ],
+        env={**ENV, **(env or {})},
+        timeout=300,
     )
     return result, time.monotonic() - start
 
@@ -76,8 +86,9 @@ def test_a_json_api_trickling_its_answer_is_given_up_after_publish_timeout(proje
 
 
 def test_a_deeply_nested_pep691_page_is_one_line_exit_6(project, srv) -> None:
-    srv.route("GET", "/simple/", headers={"Content-Type": "application/vnd.pypi.simple.v1+json"},
-              body=nested_json(100_000))
+    srv.route(
+        "GET", "/simple/", headers={"Content-Type": "application/vnd.pypi.simple.v1+json"}, body=nested_json(100_000)
+    )
     result, _ = publish(project, srv)
     assert_one_line_error(result, 6, "malformed PEP 691 page", "nested deeper than 64 levels")
     assert not [r for r in srv.requests if r[0] == "POST"]  # refused before any upload
@@ -105,7 +116,8 @@ def test_the_14_day_rule_reads_the_json_api_within_the_deadline_too(project, srv
     srv.route("GET", "/pypi/", trickle=2.0, body=b'{"urls": []}' + b" " * 100)
     project.joinpath("pyproject.toml").write_text(
         project.joinpath("pyproject.toml").read_text()
-        + f'[tool.kestrel-release.targets.pypi]\nrepository_url = "{srv.url}/legacy/"\nsimple_url = "{srv.url}/simple/"\n')
+        + f'[tool.kestrel-release.targets.pypi]\nrepository_url = "{srv.url}/legacy/"\nsimple_url = "{srv.url}/simple/"\n'
+    )
     start = time.monotonic()
     result = run_cli(["verify", "--project", str(project), "--target", "pypi"], env=ENV, timeout=300)
     assert "Traceback" not in result.output
@@ -125,8 +137,20 @@ def test_a_reason_phrase_echoing_the_authorization_header_prints_no_credential(p
 
 
 def test_plain_http_to_another_host_is_refused_before_any_credential_is_sent(project) -> None:
-    result = run_cli(["publish", "--project", str(project), "--target", "corp", "--repository-url",
-                      f"http://__token__:{PASSWORD}@pkgs.example.invalid/legacy/", "--yes"], env=ENV, timeout=120)
+    result = run_cli(
+        [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "corp",
+            "--repository-url",
+            f"http://__token__:{PASSWORD}@pkgs.example.invalid/legacy/",
+            "--yes",
+        ],
+        env=ENV,
+        timeout=120,
+    )
     assert_one_line_error(result, 2, "http://pkgs.example.invalid/legacy/ is plain http://", "--allow-insecure-http")
     assert PASSWORD not in result.output
 
@@ -136,10 +160,14 @@ def test_plain_http_to_another_github_api_is_refused(tmp_path) -> None:
 
     project = make_github_project(tmp_path / "kernels", "0.1.0")
     build_output(project, "0.1.0", "a" * 40)
-    result = run_cli(["publish", "--target", "github", "--project", str(project), "--api-url",
-                      "http://ghe.example.invalid/api/v3"], env={"GH_TOKEN": "any-shaped-token-123"}, timeout=120)
-    assert_one_line_error(result, 2, "GitHub API URL http://ghe.example.invalid/api/v3 is plain http://",
-                          "--allow-insecure-http")
+    result = run_cli(
+        ["publish", "--target", "github", "--project", str(project), "--api-url", "http://ghe.example.invalid/api/v3"],
+        env={"GH_TOKEN": "any-shaped-token-123"},
+        timeout=120,
+    )
+    assert_one_line_error(
+        result, 2, "GitHub API URL http://ghe.example.invalid/api/v3 is plain http://", "--allow-insecure-http"
+    )
 
 
 def test_allow_insecure_http_lets_an_upload_to_another_host_go(project) -> None:
@@ -161,8 +189,12 @@ def test_allow_insecure_http_lets_an_upload_to_another_host_go(project) -> None:
 def test_removing_a_truncated_copy_from_a_trickling_index_is_given_up_after_publish_timeout(project, srv) -> None:
     wheel = next((project / "dist-all").glob("*.whl"))
     name = wheel.name
-    srv.route("GET", "/simple/", headers={"Content-Type": "text/html"},
-              body=f'<a href="/packages/{name}#sha256={"0" * 64}">{name}</a>'.encode())
+    srv.route(
+        "GET",
+        "/simple/",
+        headers={"Content-Type": "text/html"},
+        body=f'<a href="/packages/{name}#sha256={"0" * 64}">{name}</a>'.encode(),
+    )
     srv.route("GET", "/packages/", body=wheel.read_bytes()[:100])  # a cut upload's leftover
     srv.route("DELETE", "/_sandbox/files/", trickle=2.0, body=b"removed" * 20)
     result, seconds = publish(project, srv)

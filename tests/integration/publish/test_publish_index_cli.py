@@ -30,8 +30,21 @@ def _creds(box: PypiSandbox) -> dict[str, str]:
 
 
 def _publish(project: Path, box: PypiSandbox, *extra: str, env=None):
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--yes", *extra], env={**_creds(box), **(env or {})}, timeout=300)
+    return run_cli(
+        [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+            *extra,
+        ],
+        env={**_creds(box), **(env or {})},
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -126,16 +139,22 @@ def test_sdists_are_refused(project, tmp_path):
 
 def test_missing_credentials_is_one_line_without_prompting(project, tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
-        result = run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url",
-                          box.upload_url, "--yes"], env={"HOME": str(tmp_path), **FAST}, timeout=120)
+        result = run_cli(
+            ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", box.upload_url, "--yes"],
+            env={"HOME": str(tmp_path), **FAST},
+            timeout=120,
+        )
         assert_one_line_error(result, 6, "no credentials", "--token-env")
         assert box.files() == []
 
 
 def test_pypi_target_needs_yes_when_there_is_no_terminal(project, tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
-        result = run_cli(["publish", "--project", str(project), "--target", "pypi", "--repository-url",
-                          box.upload_url], env=_creds(box), timeout=120)
+        result = run_cli(
+            ["publish", "--project", str(project), "--target", "pypi", "--repository-url", box.upload_url],
+            env=_creds(box),
+            timeout=120,
+        )
         assert_one_line_error(result, 2, "--yes")
         assert box.files() == []
 
@@ -168,8 +187,11 @@ def test_a_wheel_whose_module_says_another_version_is_never_uploaded(tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box)
         assert_one_line_error(
-            result, 5, "kestrel_kernels-0.2.0-cp312-cp312-manylinux_2_34_x86_64.whl: kestrel_kernels/__init__.py "
-            "says __version__ = '0.1.0', but the release is 0.2.0 (and 1 more error(s)")
+            result,
+            5,
+            "kestrel_kernels-0.2.0-cp312-cp312-manylinux_2_34_x86_64.whl: kestrel_kernels/__init__.py "
+            "says __version__ = '0.1.0', but the release is 0.2.0 (and 1 more error(s)",
+        )
         assert "rebuild" in result.stderr
         assert box.files() == []
 
@@ -190,17 +212,43 @@ def test_a_token_never_appears_in_output_logs_or_any_child_argv(project, tmp_pat
     need_pythons("3.12", "3.13")  # --smoke-test: the token must not reach the install children either
     canary = CANARY_PREFIX + secrets.token_hex(20)
     with PypiSandbox(directory=tmp_path / "index", username="__token__", password=canary) as box:
-        env = {**os.environ, "KESTREL_CANARY": canary, "TWINE_NON_INTERACTIVE": "1", "COLUMNS": "200",
-               "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", **FAST}
+        env = {
+            **os.environ,
+            "KESTREL_CANARY": canary,
+            "TWINE_NON_INTERACTIVE": "1",
+            "COLUMNS": "200",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+            **FAST,
+        }
         stop, found = threading.Event(), []
         scanner = threading.Thread(target=_scan_cmdlines, args=(canary.encode(), stop, found), daemon=True)
         scanner.start()
         outputs = []
         for before, after in ((["-v"], []), ([], ["--json"])):  # verbose human output, then JSON
-            args = [*before, "publish", "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--token-env", "KESTREL_CANARY", "--yes", "--smoke-test", *after]
-            proc = subprocess.run([sys.executable, "-m", "kestrel_release", *args], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=300, check=False)
+            args = [
+                *before,
+                "publish",
+                "--project",
+                str(project),
+                "--target",
+                "sandbox",
+                "--repository-url",
+                box.upload_url,
+                "--token-env",
+                "KESTREL_CANARY",
+                "--yes",
+                "--smoke-test",
+                *after,
+            ]
+            proc = subprocess.run(
+                [sys.executable, "-m", "kestrel_release", *args],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             outputs.append(proc.stdout + proc.stderr)
             assert proc.returncode == 0, proc.stdout + proc.stderr
         stop.set()
@@ -221,18 +269,45 @@ def test_real_kernel_wheels_publish_to_strict_sandbox_and_install_everywhere(bui
     dist = tmp_path / "dist-all"
     shutil.copytree(built_wheels, dist)  # the fixture is shared and read-only
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        result = run_cli(["publish", str(dist), "--project", str(KERNELS), "--target", "sandbox",
-                          "--repository-url", box.upload_url, "--yes", "--smoke-test", "--json"],
-                         env=_creds(box), timeout=900)
+        result = run_cli(
+            [
+                "publish",
+                str(dist),
+                "--project",
+                str(KERNELS),
+                "--target",
+                "sandbox",
+                "--repository-url",
+                box.upload_url,
+                "--yes",
+                "--smoke-test",
+                "--json",
+            ],
+            env=_creds(box),
+            timeout=900,
+        )
         assert result.code == 0, result.output
         doc = json.loads(result.stdout)
         wheels = sorted(p.name for p in dist.glob("*.whl"))
         assert box.files() == wheels and sorted(r["filename"] for r in doc["uploaded"]) == wheels
         assert [r["python"] for r in doc["smoke"] if r["ok"]] == ["3.10", "3.11", "3.12", "3.13"], doc["smoke"]
-        again = run_cli(["publish", str(dist), "--project", str(KERNELS), "--target", "sandbox",
-                         "--repository-url", box.upload_url, "--yes", "--json"], env=_creds(box), timeout=900)
+        again = run_cli(
+            [
+                "publish",
+                str(dist),
+                "--project",
+                str(KERNELS),
+                "--target",
+                "sandbox",
+                "--repository-url",
+                box.upload_url,
+                "--yes",
+                "--json",
+            ],
+            env=_creds(box),
+            timeout=900,
+        )
         assert again.code == 0 and len(json.loads(again.stdout)["skipped"]) == len(wheels), again.output
-
 
 
 def _index_reads(box: PypiSandbox, before: dict[str, int]) -> dict[str, int]:

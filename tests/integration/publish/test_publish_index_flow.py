@@ -60,7 +60,9 @@ def _fake_verify(fail: bool = False):
         for p in paths:
             name, version = p.name.split("-")[:2]
             data = p.read_bytes()
-            wheels.append(_Wheel(p, p.name, hashlib.sha256(data).hexdigest(), len(data), name.replace("_", "-"), version))
+            wheels.append(
+                _Wheel(p, p.name, hashlib.sha256(data).hexdigest(), len(data), name.replace("_", "-"), version)
+            )
         if record and paths:
             manifest.record_verified(paths[0].parent, target, {w.filename: w.sha256 for w in wheels})
         return _Report(wheels, ok=not fail)
@@ -106,8 +108,15 @@ def project(tmp_path):
 
 
 def _publish(cfg, box, **kw):
-    return publish_index.run(cfg, [], target="sandbox", repository_url=box.upload_url, yes=True,
-                             credentials=(box.username, box.password), **kw)
+    return publish_index.run(
+        cfg,
+        [],
+        target="sandbox",
+        repository_url=box.upload_url,
+        yes=True,
+        credentials=(box.username, box.password),
+        **kw,
+    )
 
 
 def test_publish_then_rerun_skips_everything(fake_verify, project, box):
@@ -185,8 +194,14 @@ def test_exhausted_retries_report_what_failed_and_what_to_do(fake_verify, tmp_pa
 def test_wrong_password_is_one_line_about_credentials(fake_verify, tmp_path, box):
     cfg = _project(tmp_path, "0.7.0", pythons=("3.12",))
     with pytest.raises(PublishError) as info:
-        publish_index.run(cfg, [], target="sandbox", repository_url=box.upload_url, yes=True,
-                          credentials=(box.username, "wrong-password"))
+        publish_index.run(
+            cfg,
+            [],
+            target="sandbox",
+            repository_url=box.upload_url,
+            yes=True,
+            credentials=(box.username, "wrong-password"),
+        )
     said = str(info.value)
     # the sandbox is no PyPI and the user is no __token__: the refusal names the user and asks to check
     # the username and password, never echoing the password
@@ -207,8 +222,14 @@ def test_pypi_without_yes_and_without_a_terminal_is_refused(fake_verify, tmp_pat
     cfg = _project(tmp_path, "0.9.0")
     with open("/dev/null") as no_tty, pytest.raises(UsageError, match="pass --yes"):
         monkeypatch.setattr(sys, "stdin", no_tty)
-        publish_index.run(cfg, [], target="pypi", repository_url=box.upload_url, confirm=True,
-                          credentials=(box.username, box.password))
+        publish_index.run(
+            cfg,
+            [],
+            target="pypi",
+            repository_url=box.upload_url,
+            confirm=True,
+            credentials=(box.username, box.password),
+        )
     assert not [f for f in box.files() if "0.9.0" in f]
 
 

@@ -13,8 +13,21 @@ FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF
 
 def _publish(project, box: PypiSandbox, *extra: str):
     env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST}
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--yes", *extra], env=env, timeout=300)
+    return run_cli(
+        [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+            *extra,
+        ],
+        env=env,
+        timeout=300,
+    )
 
 
 def test_python_selection_uploads_only_its_wheels_and_says_so(tmp_path):

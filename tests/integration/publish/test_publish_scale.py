@@ -22,8 +22,21 @@ FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF
 
 def _publish(project: Path, box: PypiSandbox, *extra: str, env: dict[str, str] | None = None):
     creds = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **FAST}
-    return run_cli(["publish", "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--yes", *extra], env={**creds, **(env or {})}, timeout=300)
+    return run_cli(
+        [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+            *extra,
+        ],
+        env={**creds, **(env or {})},
+        timeout=300,
+    )
 
 
 def _project(tmp_path: Path, version: str = "0.2.0", payload: int = 64 * 1024) -> Path:

@@ -12,8 +12,9 @@ TOKEN = "Zq8rT0kenOfAnyShape42xyz"  # no known token prefix: only registration c
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def test_sandbox_github_with_v_prints_the_remote_without_its_token(tmp_path) -> None:
@@ -23,8 +24,14 @@ def test_sandbox_github_with_v_prints_the_remote_without_its_token(tmp_path) -> 
     git(repo, "commit", "-q", "--allow-empty", "-m", "x")
     git(repo, "remote", "add", "origin", f"https://x-access-token:{TOKEN}@github.com/m87-labs/kestrel.git")
     env = {**os.environ, "COLUMNS": "200", "HOME": str(tmp_path / "home")}
-    server = subprocess.Popen([sys.executable, "-m", "kestrel_release", "-v", "sandbox", "github"], cwd=repo, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", "-v", "sandbox", "github"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     try:
         deadline = time.monotonic() + 60

@@ -20,24 +20,51 @@ OFFLINE = {"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "UV_HTTP_RETRIES": "
 
 
 def _publish(project, box, wheel, env=None, *extra):
-    env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, "KESTREL_RELEASE_PYTHON": "3.12",
-           **FAST, **(env or {})}
-    return run_cli(["publish", str(wheel), "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--yes", "--smoke-test", *extra], env=env, timeout=300)
+    env = {
+        "TWINE_USERNAME": box.username,
+        "TWINE_PASSWORD": box.password,
+        "KESTREL_RELEASE_PYTHON": "3.12",
+        **FAST,
+        **(env or {}),
+    }
+    return run_cli(
+        [
+            "publish",
+            str(wheel),
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+            "--smoke-test",
+            *extra,
+        ],
+        env=env,
+        timeout=300,
+    )
 
 
 def _release_wheel(tmp_path, requires=""):
-    return write_wheel(tmp_path / "w", "kestrel-kernels", "0.1.0", "py3-none-any",
-                       files={"kk_impl/__init__.py": b"X = 1\n"},
-                       metadata_extra="".join(f"Requires-Dist: {r}\n" for r in requires.split()))
+    return write_wheel(
+        tmp_path / "w",
+        "kestrel-kernels",
+        "0.1.0",
+        "py3-none-any",
+        files={"kk_impl/__init__.py": b"X = 1\n"},
+        metadata_extra="".join(f"Requires-Dist: {r}\n" for r in requires.split()),
+    )
 
 
 def test_the_command_runs_in_the_smoke_venv_after_the_install(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     wheel = _release_wheel(tmp_path)
     # `python` on PATH is the smoke venv's; the cwd is not the project (its sources cannot shadow the wheel).
-    command = ('python -c "import kk_impl, os, sys; assert sys.prefix != sys.base_prefix; '
-               'print(\'gpu tests ok\', os.getcwd())" && test -f {project}/pyproject.toml')
+    command = (
+        'python -c "import kk_impl, os, sys; assert sys.prefix != sys.base_prefix; '
+        "print('gpu tests ok', os.getcwd())\" && test -f {project}/pyproject.toml"
+    )
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, {"KESTREL_RELEASE_SMOKE_TEST_COMMAND": command}, "--json")
     assert result.code == 0, result.output
@@ -50,13 +77,19 @@ def test_the_command_runs_in_the_smoke_venv_after_the_install(tmp_path):
 
 def test_a_failing_command_is_one_line_with_its_exit_status_and_log(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
-    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text() + (
-        '[tool.kestrel-release.smoke_test]\ncommand = "{python} -c \\"import sys; print(42); sys.exit(3)\\""\n'))
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text()
+        + ('[tool.kestrel-release.smoke_test]\ncommand = "{python} -c \\"import sys; print(42); sys.exit(3)\\""\n')
+    )
     wheel = _release_wheel(tmp_path)
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel)
-    assert_one_line_error(result, 6, "smoke test failed on Python 3.12: smoke_test.command on Python 3.12 failed "
-                          "with exit code 3 (log: ", "smoke_test.command failed: read its log")
+    assert_one_line_error(
+        result,
+        6,
+        "smoke test failed on Python 3.12: smoke_test.command on Python 3.12 failed with exit code 3 (log: ",
+        "smoke_test.command failed: read its log",
+    )
     log = result.stderr.split("(log: ", 1)[1].split(")", 1)[0]
     assert "42" in Path(log).read_text()
 
@@ -66,24 +99,49 @@ def test_an_unfetchable_dependency_is_not_a_broken_wheel(tmp_path):
     wheel = _release_wheel(tmp_path, "kk-host-only-dep")
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, OFFLINE)
-    assert_one_line_error(result, 6, "kestrel-kernels installed, but a dependency could not be fetched on Python "
-                          "3.12: http://127.0.0.1:9/simple/kk-host-only-dep/ could not be reached",
-                          'smoke_test.reuse (e.g. ["torch"])', "installed; a dependency of them could not be fetched")
+    assert_one_line_error(
+        result,
+        6,
+        "kestrel-kernels installed, but a dependency could not be fetched on Python "
+        "3.12: http://127.0.0.1:9/simple/kk-host-only-dep/ could not be reached",
+        'smoke_test.reuse (e.g. ["torch"])',
+        "installed; a dependency of them could not be fetched",
+    )
     assert "do not install" not in result.stderr
 
 
 def _host_python(tmp_path: Path) -> Path:
     """A Python 3.12 'host' holding kk-host-only-dep (which needs kk-host-sub) and an unrelated kk-other-host."""
     wheels = tmp_path / "host-wheels"
-    for name, requires in (("kk-host-only-dep", "Requires-Dist: kk-host-sub\n"), ("kk-host-sub", ""),
-                           ("kk-other-host", "")):
-        write_wheel(wheels, name, "1.0", "py3-none-any", metadata_extra=requires,
-                    files={f"{name.replace('-', '_')}/__init__.py": b"OK = True\n"})
+    for name, requires in (
+        ("kk-host-only-dep", "Requires-Dist: kk-host-sub\n"),
+        ("kk-host-sub", ""),
+        ("kk-other-host", ""),
+    ):
+        write_wheel(
+            wheels,
+            name,
+            "1.0",
+            "py3-none-any",
+            metadata_extra=requires,
+            files={f"{name.replace('-', '_')}/__init__.py": b"OK = True\n"},
+        )
     host = tmp_path / "host"
     uv_bin = uv.find_uv()
     subprocess.run([uv_bin, "venv", "-q", "--python", pythons.find_interpreter("3.12"), host], check=True)
-    subprocess.run([uv_bin, "pip", "install", "-q", "--no-index", "--python", host / "bin" / "python",
-                    *sorted(wheels.glob("*.whl"))], check=True)
+    subprocess.run(
+        [
+            uv_bin,
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--python",
+            host / "bin" / "python",
+            *sorted(wheels.glob("*.whl")),
+        ],
+        check=True,
+    )
     return host / "bin"
 
 
@@ -91,10 +149,16 @@ def test_reuse_exposes_only_the_named_host_packages_and_needs_no_index(tmp_path)
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     wheel = _release_wheel(tmp_path, "kk-host-only-dep")
     host_bin = _host_python(tmp_path)
-    command = ('python -c "import kk_host_only_dep, kk_host_sub, importlib.util as u, sys; '
-               'sys.exit(u.find_spec(\'kk_other_host\') is not None)"')
-    env = {**OFFLINE, "PATH": f"{host_bin}{os.pathsep}{os.environ['PATH']}",
-           "KESTREL_RELEASE_SMOKE_TEST_REUSE": "kk-host-only-dep", "KESTREL_RELEASE_SMOKE_TEST_COMMAND": command}
+    command = (
+        'python -c "import kk_host_only_dep, kk_host_sub, importlib.util as u, sys; '
+        "sys.exit(u.find_spec('kk_other_host') is not None)\""
+    )
+    env = {
+        **OFFLINE,
+        "PATH": f"{host_bin}{os.pathsep}{os.environ['PATH']}",
+        "KESTREL_RELEASE_SMOKE_TEST_REUSE": "kk-host-only-dep",
+        "KESTREL_RELEASE_SMOKE_TEST_COMMAND": command,
+    }
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, env, "--json")
     assert result.code == 0, result.output

@@ -15,8 +15,23 @@ FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF
 
 def _publish(project, box, wheel, *extra):
     env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, "KESTREL_RELEASE_PYTHON": PY, **FAST}
-    return run_cli(["publish", str(wheel), "--project", str(project), "--target", "sandbox", "--repository-url",
-                    box.upload_url, "--yes", "--smoke-test", *extra], env=env, timeout=300)
+    return run_cli(
+        [
+            "publish",
+            str(wheel),
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+            "--smoke-test",
+            *extra,
+        ],
+        env=env,
+        timeout=300,
+    )
 
 
 def _wheel(tmp_path, files):
@@ -25,8 +40,10 @@ def _wheel(tmp_path, files):
 
 def test_import_names_come_from_the_wheel_not_the_project_name(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=(PY,))
-    wheel = _wheel(tmp_path, {"kk_impl/__init__.py": b"from kk_impl import _core\n", "kk_impl/_core.py": b"X = 1\n",
-                              "kk_util.py": b""})
+    wheel = _wheel(
+        tmp_path,
+        {"kk_impl/__init__.py": b"from kk_impl import _core\n", "kk_impl/_core.py": b"X = 1\n", "kk_util.py": b""},
+    )
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, "--json")
     assert result.code == 0, result.output
@@ -46,9 +63,14 @@ def test_dependencies_come_from_the_default_index_the_release_from_the_target(tm
     # Levenshtein needs rapidfuzz, which neither the sandbox nor TestPyPI holds; an extra's
     # requirement is not installed (it does not exist anywhere).
     project = make_project(tmp_path / "kernels", pythons=(PY,))
-    wheel = write_wheel(tmp_path / "w", "kestrel-kernels", "0.1.0", "py3-none-any",
-                        files={"kk_impl/__init__.py": b"import six\n"},
-                        metadata_extra="Requires-Dist: six\nRequires-Dist: kk-no-such-package; extra == 'dev'\n")
+    wheel = write_wheel(
+        tmp_path / "w",
+        "kestrel-kernels",
+        "0.1.0",
+        "py3-none-any",
+        files={"kk_impl/__init__.py": b"import six\n"},
+        metadata_extra="Requires-Dist: six\nRequires-Dist: kk-no-such-package; extra == 'dev'\n",
+    )
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, "--json")
         assert [f.rsplit("/", 1)[-1] for f in box.files()] == [wheel.name]  # six was never on the target

@@ -16,8 +16,9 @@ MARK = b"\n[tool.kestrel-release]\n"
 @pytest.mark.slow
 def test_init_then_rehearsal_on_a_setuptools_abi3_extension(tmp_path):
     project = tmp_path / "c-ext-stub"
-    shutil.copytree(ROOT / "examples" / "c-ext-stub", project,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        ROOT / "examples" / "c-ext-stub", project, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     committed = (project / "pyproject.toml").read_bytes()
     (project / "pyproject.toml").write_bytes(committed[: committed.index(MARK)])  # as before init
 

@@ -13,8 +13,9 @@ from tests.helpers import KERNELS, assert_one_line_error, need_pythons, python_v
 pytestmark = pytest.mark.slow
 PY = python_version()  # kernels/ is configured for 3.10-3.13: one of them runs the tests
 
-IGNORE = shutil.ignore_patterns("dist", "dist-all*", "build", "_skbuild", "*.egg-info", "__pycache__",
-                                ".kestrel-release.lock", ".pytest_cache")
+IGNORE = shutil.ignore_patterns(
+    "dist", "dist-all*", "build", "_skbuild", "*.egg-info", "__pycache__", ".kestrel-release.lock", ".pytest_cache"
+)
 
 
 @pytest.fixture()
@@ -31,12 +32,18 @@ def _steps(result) -> dict[str, dict]:
 
 def test_rehearsal_runs_every_step_and_installs_back(project: Path) -> None:
     need_pythons("3.11", "3.12")  # two wheels, each installed back by its own Python
-    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--json",
-                      "--python", "3.11,3.12"])
+    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--json", "--python", "3.11,3.12"])
     assert result.code == 0, result.output
     steps = _steps(result)
-    assert list(steps) == ["preflight", "build", "verify", "publish-testpypi", "smoke-test",
-                           "publish-pypi", "publish-github"]
+    assert list(steps) == [
+        "preflight",
+        "build",
+        "verify",
+        "publish-testpypi",
+        "smoke-test",
+        "publish-pypi",
+        "publish-github",
+    ]
     assert all(s["status"] == "done" and s["seconds"] >= 0 for s in steps.values())
     assert "imported" in steps["smoke-test"]["detail"] and "3.12" in steps["smoke-test"]["detail"]
     # The stand-in indexes hold exactly the built wheels, byte for byte.
@@ -51,25 +58,43 @@ def test_rehearsal_runs_every_step_and_installs_back(project: Path) -> None:
 
 
 def test_injected_failure_at_each_step_stops_there_and_resume_completes(project: Path) -> None:
-    base = ["release", "--project", str(project), "--rehearse", "--yes", "--json",
-            "--python", PY, "--bump", "patch"]
-    expected = [("preflight", 3), ("bump", 2), ("build", 4), ("verify", 5), ("publish-testpypi", 6),
-                ("smoke-test", 6), ("publish-pypi", 6), ("publish-github", 6)]
+    base = ["release", "--project", str(project), "--rehearse", "--yes", "--json", "--python", PY, "--bump", "patch"]
+    expected = [
+        ("preflight", 3),
+        ("bump", 2),
+        ("build", 4),
+        ("verify", 5),
+        ("publish-testpypi", 6),
+        ("smoke-test", 6),
+        ("publish-pypi", 6),
+        ("publish-github", 6),
+    ]
     before = _tree(project)
     first = True
     for step, code in expected:
         args = base if first else [*base, "--resume"]
         result = run_cli(args, env={"KESTREL_RELEASE_FAIL_AT": step})
         # preflight changed nothing yet: the same command again (it is not --resume's turn)
-        assert_one_line_error(result, code, f"release stopped at step '{step}'",
-                              "run the same release again" if step == "preflight" else "--resume")
+        assert_one_line_error(
+            result,
+            code,
+            f"release stopped at step '{step}'",
+            "run the same release again" if step == "preflight" else "--resume",
+        )
         first = False
         assert _changed(project, before) == [], f"a rehearsal stopped at {step} restores its bump"
     done = run_cli([*base, "--resume"])
     assert done.code == 0, done.output
     steps = _steps(done)
     assert [s for s, v in steps.items() if v["status"] == "resumed"] == [
-        "preflight", "bump", "build", "verify", "publish-testpypi", "smoke-test", "publish-pypi"]
+        "preflight",
+        "bump",
+        "build",
+        "verify",
+        "publish-testpypi",
+        "smoke-test",
+        "publish-pypi",
+    ]
     assert steps["publish-github"]["status"] == "done"
     assert json.loads(done.stdout)["version"] == "0.1.1"
     assert {p.name.split("-")[1] for p in (project / "dist-all").glob("*.whl")} == {"0.1.1"}, "bumped exactly once"
@@ -78,8 +103,11 @@ def test_injected_failure_at_each_step_stops_there_and_resume_completes(project:
 
 def _tree(project: Path) -> dict[str, bytes]:
     """Every file of the project except the tool's output and rehearsal folders."""
-    return {str(p.relative_to(project)): p.read_bytes() for p in sorted(project.rglob("*"))
-            if p.is_file() and not p.relative_to(project).parts[0].startswith("dist-all")}
+    return {
+        str(p.relative_to(project)): p.read_bytes()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and not p.relative_to(project).parts[0].startswith("dist-all")
+    }
 
 
 def _changed(project: Path, before: dict[str, bytes]) -> list[str]:
@@ -90,8 +118,22 @@ def _changed(project: Path, before: dict[str, bytes]) -> list[str]:
 
 def test_rehearsal_bump_leaves_the_project_byte_identical_and_says_so(project: Path) -> None:
     before = _tree(project)
-    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--json", "--python", PY,
-                      "--bump", "minor", "--targets", "github"])
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--rehearse",
+            "--yes",
+            "--json",
+            "--python",
+            PY,
+            "--bump",
+            "minor",
+            "--targets",
+            "github",
+        ]
+    )
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["version"] == "0.2.0" and doc["restored"] == "0.1.0 -> 0.2.0 restored to 0.1.0"
@@ -99,8 +141,7 @@ def test_rehearsal_bump_leaves_the_project_byte_identical_and_says_so(project: P
     assert _changed(project, before) == []
     assert [p.name.split("-")[1] for p in (project / "dist-all").glob("*.whl")] == ["0.2.0"]
     # A real release after it bumps from 0.1.0 again (the rehearsal's state is no pending bump).
-    plan = run_cli(["release", "--project", str(project), "--python", PY, "--bump", "minor",
-                    "--targets", "github"])
+    plan = run_cli(["release", "--project", str(project), "--python", PY, "--bump", "minor", "--targets", "github"])
     assert_one_line_error(plan, 2, "not a terminal")
     assert "kestrel-kernels 0.1.0" in plan.stderr
 
@@ -116,17 +157,19 @@ def test_resume_refuses_when_wheels_changed(project: Path) -> None:
 
 
 def test_resume_with_other_options_is_refused(project: Path) -> None:
-    failed = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--python", PY],
-                     env={"KESTREL_RELEASE_FAIL_AT": "preflight"})
+    failed = run_cli(
+        ["release", "--project", str(project), "--rehearse", "--yes", "--python", PY],
+        env={"KESTREL_RELEASE_FAIL_AT": "preflight"},
+    )
     assert failed.code == 3
-    result = run_cli(["release", "--project", str(project), "--rehearse", "--yes", "--python", PY,
-                      "--targets", "github", "--resume"])
+    result = run_cli(
+        ["release", "--project", str(project), "--rehearse", "--yes", "--python", PY, "--targets", "github", "--resume"]
+    )
     assert_one_line_error(result, 2, "cannot resume")
 
 
 def test_real_release_without_tty_or_yes_refuses(project: Path) -> None:
-    result = run_cli(["release", "--project", str(project), "--targets", "github"],
-                     env={"KESTREL_RELEASE_FAIL_AT": ""})
+    result = run_cli(["release", "--project", str(project), "--targets", "github"], env={"KESTREL_RELEASE_FAIL_AT": ""})
     assert_one_line_error(result, 2, "not a terminal", "--yes")
     assert not list((project / "dist-all").glob("*.whl")), "nothing was built"
 

@@ -23,14 +23,15 @@ from tests.helpers import run_cli
 pytestmark = pytest.mark.slow
 
 BROKEN_INIT = C_EXT_SOURCE.replace(
-    "{ return PyModule_Create(&mod); }",
-    '{ PyErr_SetString(PyExc_ImportError, "kernel table missing"); return NULL; }')
+    "{ return PyModule_Create(&mod); }", '{ PyErr_SetString(PyExc_ImportError, "kernel table missing"); return NULL; }'
+)
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True
+    )
 
 
 def _project(tmp_path: Path, c_source: str) -> Path:
@@ -54,7 +55,7 @@ def _advice(result) -> list[str]:
     """The command in the failure's hint: `kestrel-release release ...` up to its end or a remark in brackets."""
     hint = json.loads(result.stdout)["error"]["hint"] or ""
     assert "kestrel-release release " in hint, hint
-    text = hint[hint.index("kestrel-release release "):].split(" (", 1)[0]
+    text = hint[hint.index("kestrel-release release ") :].split(" (", 1)[0]
     args = shlex.split(text)
     assert args[:2] == ["kestrel-release", "release"], args
     return args[1:]
@@ -76,8 +77,12 @@ def env(tmp_path: Path) -> dict[str, str]:
 def test_smoke_failure_of_a_real_release_then_the_advice_releases_a_new_version(tmp_path, env):
     root = _project(tmp_path, BROKEN_INIT)
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        env = {**env, "TWINE_REPOSITORY_URL": box.upload_url, "TWINE_USERNAME": box.username,
-               "TWINE_PASSWORD": box.password}
+        env = {
+            **env,
+            "TWINE_REPOSITORY_URL": box.upload_url,
+            "TWINE_USERNAME": box.username,
+            "TWINE_PASSWORD": box.password,
+        }
         failed = run_cli(["release", "--project", str(root), "--targets", "testpypi", "--yes", "--json"], env=env)
         assert failed.code == 6, failed.output
         error = _error(failed)
@@ -94,8 +99,12 @@ def test_resume_force_after_a_smoke_failure_gets_advice_that_works(tmp_path, env
     """The circle of old: --resume --force rebuilt onto an index holding other bytes of the version."""
     root = _project(tmp_path, BROKEN_INIT)
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        env = {**env, "TWINE_REPOSITORY_URL": box.upload_url, "TWINE_USERNAME": box.username,
-               "TWINE_PASSWORD": box.password}
+        env = {
+            **env,
+            "TWINE_REPOSITORY_URL": box.upload_url,
+            "TWINE_USERNAME": box.username,
+            "TWINE_PASSWORD": box.password,
+        }
         base = ["release", "--project", str(root), "--targets", "testpypi", "--python", "3.12", "--yes", "--json"]
         assert run_cli(base, env=env).code == 6
         _fix(root, "src/c.c", C_EXT_SOURCE)
@@ -109,16 +118,17 @@ def test_resume_force_after_a_smoke_failure_gets_advice_that_works(tmp_path, env
 
 def test_smoke_failure_of_a_rehearsal_then_the_advice_and_resume_force_both_work(tmp_path, env):
     root = _project(tmp_path, BROKEN_INIT)
-    base = ["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python", "3.12",
-            "--json"]
+    base = ["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python", "3.12", "--json"]
     failed = run_cli(base, env=env)
     assert failed.code == 6, failed.output
     assert "start a new rehearsal" in _error(failed)["hint"], _error(failed)
     rejected = json.loads((root / "dist-all" / ".release-state.json").read_text())["artifacts"]
     cached = [p for p in (tmp_path / "cache" / "wheels").glob("*/*.whl")] if (tmp_path / "cache").is_dir() else []
     import hashlib
-    assert not {hashlib.sha256(p.read_bytes()).hexdigest() for p in cached} & set(rejected.values()), \
+
+    assert not {hashlib.sha256(p.read_bytes()).hexdigest() for p in cached} & set(rejected.values()), (
         "the rejected wheel stays in the wheel cache"
+    )
     _fix(root, "src/c.c", C_EXT_SOURCE)
     # What a user tries first: rebuild and go on. The rehearsal's stand-ins hold only its own uploads: emptied.
     resumed = run_cli([*base, "--resume", "--force"], env=env)
@@ -134,8 +144,22 @@ def test_smoke_failure_of_a_rehearsal_then_the_advice_and_resume_force_both_work
 
 def test_a_failed_build_then_the_advice_resumes(tmp_path, env):
     root = _project(tmp_path, C_EXT_SOURCE.replace("PyMODINIT_FUNC", "PyMODINIT_FUNC this is not C"))
-    failed = run_cli(["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python",
-                      "3.12", "--bump", "patch", "--json"], env=env)
+    failed = run_cli(
+        [
+            "release",
+            "--project",
+            str(root),
+            "--rehearse",
+            "--targets",
+            "testpypi,pypi",
+            "--python",
+            "3.12",
+            "--bump",
+            "patch",
+            "--json",
+        ],
+        env=env,
+    )
     assert failed.code == 4, failed.output
     args = _advice(failed)
     assert "--resume" in args and "--rehearse" in args and "--bump" in args, args
@@ -148,12 +172,15 @@ def test_a_failed_build_then_the_advice_resumes(tmp_path, env):
 def test_a_failed_verify_then_the_advice_rebuilds(tmp_path, env):
     root = _project(tmp_path, C_EXT_SOURCE)
     (root / "src" / "mini_ext" / "kernel.cu").write_text("// a source the wheel must not ship\n")
-    (root / "setup.py").write_text((root / "setup.py").read_text().replace(
-        "setup(", 'setup(package_data={"mini_ext": ["*.cu"]}, '))
+    (root / "setup.py").write_text(
+        (root / "setup.py").read_text().replace("setup(", 'setup(package_data={"mini_ext": ["*.cu"]}, ')
+    )
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "ships a .cu")
-    failed = run_cli(["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python",
-                      "3.12", "--json"], env=env)
+    failed = run_cli(
+        ["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python", "3.12", "--json"],
+        env=env,
+    )
     assert failed.code == 5, failed.output
     args = _advice(failed)
     assert args[-2:] == ["--resume", "--force"], args

@@ -18,13 +18,20 @@ from tests.factories import importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
 
 PY = python_version()  # a rehearsal runs on the configured Pythons this machine has: this one it has
-NO_CREDENTIALS = {"TWINE_USERNAME": "", "TWINE_PASSWORD": "", "TWINE_REPOSITORY": "", "GH_TOKEN": "",
-                  "GITHUB_TOKEN": "", "KESTREL_RELEASE_PUBLISH_RETRIES": "0"}
+NO_CREDENTIALS = {
+    "TWINE_USERNAME": "",
+    "TWINE_PASSWORD": "",
+    "TWINE_REPOSITORY": "",
+    "GH_TOKEN": "",
+    "GITHUB_TOKEN": "",
+    "KESTREL_RELEASE_PUBLISH_RETRIES": "0",
+}
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def _committed(project: Path, origin: str | None = None) -> Path:
@@ -53,11 +60,22 @@ def test_real_release_stops_at_preflight_listing_every_problem_before_any_bump(t
     (project / "NOTES.txt").write_text("edited, not committed\n")
     before = (project / "pyproject.toml").read_bytes()
     with PypiSandbox(directory=tmp_path / "index") as box:
-        result = run_cli(["release", "--project", str(project), "--bump", "patch", "--yes", "--no-gpu-check"],
-                         env=_env(tmp_path, box))
-    assert_one_line_error(result, 3, "release stopped at step 'preflight'", "uncommitted changes", "--allow-dirty",
-                          "no credentials for testpypi", "no credentials for pypi",
-                          "github: no repository configured", "targets.github.repo", "github: no GitHub token")
+        result = run_cli(
+            ["release", "--project", str(project), "--bump", "patch", "--yes", "--no-gpu-check"],
+            env=_env(tmp_path, box),
+        )
+    assert_one_line_error(
+        result,
+        3,
+        "release stopped at step 'preflight'",
+        "uncommitted changes",
+        "--allow-dirty",
+        "no credentials for testpypi",
+        "no credentials for pypi",
+        "github: no repository configured",
+        "targets.github.repo",
+        "github: no GitHub token",
+    )
     assert "m87-labs" not in result.output
     # Each problem also has its own line, and nothing was bumped or built.
     assert result.stderr.count("  ✗ ") >= 5, result.stderr
@@ -70,8 +88,10 @@ def test_preflight_refuses_a_version_the_index_already_has(tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
         tag = "cp312-cp312-manylinux_2_34_x86_64"
         (box.directory / f"kestrel_kernels-0.1.0-{tag}.whl").write_bytes(importable_wheel_bytes("0.1.0", tag))
-        result = run_cli(["release", "--project", str(project), "--targets", "testpypi", "--yes", "--no-gpu-check"],
-                         env=_env(tmp_path, box, creds=True))
+        result = run_cli(
+            ["release", "--project", str(project), "--targets", "testpypi", "--yes", "--no-gpu-check"],
+            env=_env(tmp_path, box, creds=True),
+        )
         assert_one_line_error(result, 3, "kestrel-kernels 0.1.0 is already on", "--bump patch")
         assert box.files() == [f"kestrel_kernels-0.1.0-{tag}.whl"]
         assert not list(project.glob("dist-all/*.whl"))
@@ -81,10 +101,22 @@ def test_release_from_output_refuses_other_bytes_on_the_index(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     (wheel,) = make_dist(project / "dist-all", pythons=("3.12",))
     with PypiSandbox(directory=tmp_path / "index") as box:
-        (box.directory / wheel.name).write_bytes(importable_wheel_bytes("0.1.0", wheel.name.split("-", 2)[2][:-4],
-                                                             payload=b"other"))
-        result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"),
-                          "--targets", "testpypi", "--yes"], env=_env(tmp_path, box, creds=True))
+        (box.directory / wheel.name).write_bytes(
+            importable_wheel_bytes("0.1.0", wheel.name.split("-", 2)[2][:-4], payload=b"other")
+        )
+        result = run_cli(
+            [
+                "release",
+                "--project",
+                str(project),
+                "--from",
+                str(project / "dist-all"),
+                "--targets",
+                "testpypi",
+                "--yes",
+            ],
+            env=_env(tmp_path, box, creds=True),
+        )
     assert_one_line_error(result, 3, f"{wheel.name} is already on", "with other bytes")
 
 
@@ -93,10 +125,12 @@ def test_preflight_forecasts_the_quota_from_the_largest_earlier_release(tmp_path
     tag = "cp312-cp312-manylinux_2_34_x86_64"
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:  # serves PyPI's JSON API
         (box.directory / f"kestrel_kernels-0.0.9-{tag}.whl").write_bytes(
-            importable_wheel_bytes("0.0.9", tag, payload=bytes(range(256)) * 16))
+            importable_wheel_bytes("0.0.9", tag, payload=bytes(range(256)) * 16)
+        )
         env = _env(tmp_path, box, creds=True, KESTREL_RELEASE_VERIFY_PROJECT_SIZE_BUDGET="6144")
-        result = run_cli(["release", "--project", str(project), "--targets", "pypi", "--yes", "--no-gpu-check"],
-                         env=env)
+        result = run_cli(
+            ["release", "--project", str(project), "--targets", "pypi", "--yes", "--no-gpu-check"], env=env
+        )
     assert_one_line_error(result, 3, "6.0 KiB project limit", "would go over it", "project_size_budget")
 
 
@@ -111,8 +145,10 @@ def test_release_from_output_refuses_new_files_for_a_release_older_than_14_days(
         there.write_bytes(old.read_bytes())  # the same bytes: fine; the new 3.13 file is what PyPI refuses
         weeks_ago = time.time() - 20 * 86400
         os.utime(there, (weeks_ago, weeks_ago))
-        result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"),
-                          "--targets", "pypi", "--yes"], env=_env(tmp_path, box, creds=True))
+        result = run_cli(
+            ["release", "--project", str(project), "--from", str(project / "dist-all"), "--targets", "pypi", "--yes"],
+            env=_env(tmp_path, box, creds=True),
+        )
     assert_one_line_error(result, 3, new.name, "14 days")
 
 
@@ -128,16 +164,29 @@ def test_real_release_preflight_opens_the_github_repository_with_the_token(tmp_p
         assert_one_line_error(missing, 3, "github: repository acme/gadgets not found")
         bad_token = run_cli(args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/widgets", "GH_TOKEN": "ghp_wrong"})
         assert_one_line_error(bad_token, 3, "GitHub rejected the token")
-        fine = run_cli(args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/widgets",
-                                  "KESTREL_RELEASE_FAIL_AT": "verify"})
+        fine = run_cli(
+            args, env={**env, "KESTREL_RELEASE_GITHUB_REPO": "acme/widgets", "KESTREL_RELEASE_FAIL_AT": "verify"}
+        )
         assert_one_line_error(fine, 5, "release stopped at step 'verify'")  # preflight passed
 
 
 def test_rehearsal_without_a_repository_fails_where_the_real_release_would(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=(PY,))
     make_dist(project / "dist-all", pythons=(PY,))
-    result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
-                      "--targets", "github", "--yes"], env=_env(tmp_path))
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--rehearse",
+            "--targets",
+            "github",
+            "--yes",
+        ],
+        env=_env(tmp_path),
+    )
     assert_one_line_error(result, 3, "github: no repository configured", "targets.github.repo")
     assert "m87-labs" not in result.output
 
@@ -146,16 +195,41 @@ def test_rehearsal_fails_on_a_dirty_tree_too(tmp_path):
     project = _committed(make_project(tmp_path / "kernels", pythons=(PY,)), "https://github.com/acme/widgets.git")
     (project / "NOTES.txt").write_text("edited\n")
     make_dist(project / "dist-all", pythons=(PY,))
-    result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
-                      "--targets", "github", "--yes"], env=_env(tmp_path))
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--rehearse",
+            "--targets",
+            "github",
+            "--yes",
+        ],
+        env=_env(tmp_path),
+    )
     assert_one_line_error(result, 3, "uncommitted changes")
 
 
 def test_rehearsal_takes_the_repository_from_origin_and_lists_what_it_could_not_check(tmp_path):
     project = _committed(make_project(tmp_path / "kernels", pythons=(PY,)), "git@github.com:acme/widgets.git")
     make_dist(project / "dist-all", pythons=(PY,))
-    result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
-                      "--targets", "github", "--yes", "--json"], env=_env(tmp_path))
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--rehearse",
+            "--targets",
+            "github",
+            "--yes",
+            "--json",
+        ],
+        env=_env(tmp_path),
+    )
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
     assert "GitHub repository: acme/widgets (from git remote 'origin')" in result.stderr
@@ -163,8 +237,20 @@ def test_rehearsal_takes_the_repository_from_origin_and_lists_what_it_could_not_
     assert doc["pythons"] == [PY] and doc["skipped_pythons"] == []
     assert any("Trusted Publishing" in line for line in doc["not_checked"])
     assert any("credentials" in line for line in doc["not_checked"])
-    human = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
-                     "--targets", "github", "--yes"], env=_env(tmp_path))
+    human = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--rehearse",
+            "--targets",
+            "github",
+            "--yes",
+        ],
+        env=_env(tmp_path),
+    )
     assert human.code == 0, human.output
     assert "not checked by a rehearsal" in human.stderr and f"rehearsed on Python {PY}" in human.stderr
 
@@ -172,8 +258,21 @@ def test_rehearsal_takes_the_repository_from_origin_and_lists_what_it_could_not_
 def test_rehearsal_skips_configured_pythons_this_machine_lacks_and_says_so(tmp_path):
     project = _committed(make_project(tmp_path / "kernels", pythons=(PY, "3.2")), "git@github.com:acme/w.git")
     make_dist(project / "dist-all", pythons=(PY,))
-    result = run_cli(["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse",
-                      "--targets", "github", "--yes", "--json"], env=_env(tmp_path))
+    result = run_cli(
+        [
+            "release",
+            "--project",
+            str(project),
+            "--from",
+            str(project / "dist-all"),
+            "--rehearse",
+            "--targets",
+            "github",
+            "--yes",
+            "--json",
+        ],
+        env=_env(tmp_path),
+    )
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["pythons"] == [PY] and doc["skipped_pythons"] == ["3.2"]
@@ -187,8 +286,16 @@ def test_publish_lists_the_findings_it_stops_on_and_python_narrows_the_matrix(tm
     project = make_project(tmp_path / "kernels", pythons=("3.12", "3.13"))
     make_dist(project / "dist-all", pythons=("3.12",))
     with PypiSandbox(directory=tmp_path / "index") as box:
-        base = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", box.upload_url,
-                "--yes"]
+        base = [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+        ]
         refused = run_cli(base, env=_env(tmp_path, box, creds=True))
         assert_one_line_error(refused, 5, "verify found 1 error(s)", "listed above")
         listed = [line for line in refused.stderr.splitlines() if "[matrix]" in line]
@@ -203,8 +310,16 @@ def test_publish_lists_the_findings_it_stops_on_and_python_narrows_the_matrix(tm
 def test_publish_lists_errors_and_with_verbose_every_finding(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.11", "3.12"))
     make_dist(project / "dist-all", pythons=("3.12", "3.13"))  # 3.11 missing (error), 3.13 unlisted (warning)
-    base = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", "http://127.0.0.1:9/",
-            "--dry-run"]
+    base = [
+        "publish",
+        "--project",
+        str(project),
+        "--target",
+        "sandbox",
+        "--repository-url",
+        "http://127.0.0.1:9/",
+        "--dry-run",
+    ]
     plain = run_cli(base, env=_env(tmp_path))
     assert_one_line_error(plain, 5, "errors only; -v lists every finding")
     listed = [line for line in plain.stderr.splitlines() if line.startswith("  error [matrix] ")]
@@ -222,8 +337,16 @@ def test_a_refused_token_gets_a_token_hint_not_a_scope_hint(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     make_dist(project / "dist-all", pythons=("3.12",))
     with PypiSandbox(directory=tmp_path / "index") as box:
-        base = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", box.upload_url,
-                "--yes"]
+        base = [
+            "publish",
+            "--project",
+            str(project),
+            "--target",
+            "sandbox",
+            "--repository-url",
+            box.upload_url,
+            "--yes",
+        ]
         wrong = _env(tmp_path, TWINE_USERNAME="__token__", TWINE_PASSWORD="pypi-wrong")
         result = run_cli(base, env=wrong)
         assert_one_line_error(result, 6, "rejected the API token", "wrong, revoked or expired")
@@ -248,8 +371,17 @@ def test_resume_accepts_fewer_pythons_before_the_build_and_refuses_other_options
     need_pythons("3.12", "3.13")  # the matrix must want a Python the output lacks, so both must be here
     project = _committed(make_project(tmp_path / "kernels", pythons=("3.12", "3.13")), "git@github.com:acme/w.git")
     make_dist(project / "dist-all", pythons=("3.12",))
-    base = ["release", "--project", str(project), "--from", str(project / "dist-all"), "--rehearse", "--yes",
-            "--targets", "github"]
+    base = [
+        "release",
+        "--project",
+        str(project),
+        "--from",
+        str(project / "dist-all"),
+        "--rehearse",
+        "--yes",
+        "--targets",
+        "github",
+    ]
     failed = run_cli(base, env=_env(tmp_path))  # the matrix wants 3.13, which this output lacks
     assert_one_line_error(failed, 5, "release stopped at step 'verify'", "--resume")
     assert "[matrix]" in failed.stderr and "no wheel for Python 3.13" in failed.stderr  # what it stopped on

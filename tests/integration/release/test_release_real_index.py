@@ -99,8 +99,11 @@ def test_an_index_that_needs_credentials_to_read_is_read_with_the_uploads(tmp_pa
     """Before: the install went without credentials (401) and the smoke test blamed the package."""
     root = _project(tmp_path)
     with PypiSandbox(directory=tmp_path / "index", private=True) as box:
-        published = run_cli(["publish", "--project", str(root), "--repository-url", box.upload_url, "--yes",
-                             "--smoke-test", "--json"], env=_env(box), timeout=300)
+        published = run_cli(
+            ["publish", "--project", str(root), "--repository-url", box.upload_url, "--yes", "--smoke-test", "--json"],
+            env=_env(box),
+            timeout=300,
+        )
         assert published.code == 0, published.output
         assert [r["ok"] for r in json.loads(published.stdout)["smoke"]] == [True]
         released = _release(root, _env(box), "--yes", "--json")

@@ -59,8 +59,10 @@ def test_a_rehearsal_stops_at_verify_on_a_module_of_another_version(tmp_path):
     (project / "lib" / "stale_demo" / "__init__.py").write_text('__version__ = "0.2.0"\n')
     subprocess.run([*git, "commit", "-qam", "version file"], cwd=project, check=True)
     # the advice is the whole command, this run's options spelled out (release/advice.py)
-    assert f"then rebuild and go on: kestrel-release release --project {project} --rehearse --targets testpypi " \
-           "--python 3.12 --resume --force" in result.stderr
+    assert (
+        f"then rebuild and go on: kestrel-release release --project {project} --rehearse --targets testpypi "
+        "--python 3.12 --resume --force" in result.stderr
+    )
     again = run_cli(
         ["release", "--rehearse", "--targets", "testpypi", "--resume", "--force", "--json"], cwd=project, timeout=600
     )

@@ -51,8 +51,10 @@ def _localize(text: str, base: str) -> str:
 
 def _normalize(value, base: str):
     if isinstance(value, dict):
-        return {k: "<ignored>" if k in IGNORED_VALUES else "<time>" if k.endswith("_at") and v
-                else _normalize(v, base) for k, v in value.items()}
+        return {
+            k: "<ignored>" if k in IGNORED_VALUES else "<time>" if k.endswith("_at") and v else _normalize(v, base)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_normalize(v, base) for v in value]
     return _localize(value, base) if isinstance(value, str) else value
@@ -78,8 +80,9 @@ def _send(gh: GithubEmulator, step: dict) -> requests.Response:
     headers = {k: str(v) for k, v in step["reqheaders"].items() if k not in ("host", "content-length")}
     body = step["body"]
     data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-    return requests.request(step["method"].upper(), f"{gh.url}/{host}{step['path']}", headers=headers,
-                            data=data or None, timeout=10)
+    return requests.request(
+        step["method"].upper(), f"{gh.url}/{host}{step['path']}", headers=headers, data=data or None, timeout=10
+    )
 
 
 @pytest.mark.parametrize("scenario", ["release-assets", "git-refs"])

@@ -24,9 +24,13 @@ def api(gh, method: str, path: str, token: str | None = None, **kwargs) -> reque
 
 
 def upload(gh, release_id: int, name: str, data: bytes = b"abc") -> requests.Response:
-    return requests.post(f"{gh.url}/api/uploads/repos/{REPO}/releases/{release_id}/assets", params={"name": name},
-                         data=data, headers={"Authorization": f"token {gh.token}",
-                                             "Content-Type": "application/octet-stream"}, timeout=10)
+    return requests.post(
+        f"{gh.url}/api/uploads/repos/{REPO}/releases/{release_id}/assets",
+        params={"name": name},
+        data=data,
+        headers={"Authorization": f"token {gh.token}", "Content-Type": "application/octet-stream"},
+        timeout=10,
+    )
 
 
 def test_wrong_or_missing_token_is_401(gh) -> None:

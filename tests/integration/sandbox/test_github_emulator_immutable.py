@@ -16,8 +16,17 @@ from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 REPO = "m87-labs/kestrel"
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "github" / "release-assets" / "normalized-fixture.json"
-BURNED = {"message": "Validation Failed", "errors": [{"resource": "Release", "code": "custom", "field": "tag_name",
-                                                       "message": "tag_name was used by an immutable release"}]}
+BURNED = {
+    "message": "Validation Failed",
+    "errors": [
+        {
+            "resource": "Release",
+            "code": "custom",
+            "field": "tag_name",
+            "message": "tag_name was used by an immutable release",
+        }
+    ],
+}
 
 
 @pytest.fixture()
@@ -27,14 +36,19 @@ def gh():
 
 
 def api(gh, method: str, path: str, **kwargs) -> requests.Response:
-    return requests.request(method, f"{gh.api_url}/repos/{REPO}{path}", timeout=10,
-                            headers={"Authorization": f"token {gh.token}"}, **kwargs)
+    return requests.request(
+        method, f"{gh.api_url}/repos/{REPO}{path}", timeout=10, headers={"Authorization": f"token {gh.token}"}, **kwargs
+    )
 
 
 def upload(gh, release_id: int, name: str, data: bytes = b"abc") -> requests.Response:
-    return requests.post(f"{gh.url}/api/uploads/repos/{REPO}/releases/{release_id}/assets", params={"name": name},
-                         data=data, headers={"Authorization": f"token {gh.token}",
-                                             "Content-Type": "application/octet-stream"}, timeout=10)
+    return requests.post(
+        f"{gh.url}/api/uploads/repos/{REPO}/releases/{release_id}/assets",
+        params={"name": name},
+        data=data,
+        headers={"Authorization": f"token {gh.token}", "Content-Type": "application/octet-stream"},
+        timeout=10,
+    )
 
 
 def immutable_release(gh, tag: str = "v1.0.0") -> dict:
@@ -102,7 +116,9 @@ def test_release_can_be_deleted_but_its_tag_stays_and_the_name_is_burned(gh) -> 
     assert again.status_code == 422
     assert {k: body[k] for k in ("message", "errors")} == BURNED
     other = api(gh, "POST", "/releases", json={"tag_name": "v1.0.1", "draft": True}).json()
-    assert api(gh, "PATCH", f"/releases/{other['id']}", json={"tag_name": "v1.0.0"}).json()["errors"] == BURNED["errors"]
+    assert (
+        api(gh, "PATCH", f"/releases/{other['id']}", json={"tag_name": "v1.0.0"}).json()["errors"] == BURNED["errors"]
+    )
 
 
 def test_releases_published_before_the_setting_stay_mutable(gh) -> None:

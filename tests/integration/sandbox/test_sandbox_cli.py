@@ -21,8 +21,14 @@ from tests.helpers import ROOT
 
 def _start(args: list[str]) -> subprocess.Popen:
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.Popen([sys.executable, "-m", "kestrel_release", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_url(proc: subprocess.Popen, pattern: str) -> str:

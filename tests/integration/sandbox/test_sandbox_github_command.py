@@ -21,8 +21,13 @@ from tests.integration.github_support import REPO
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def printed_lines(proc: subprocess.Popen) -> list[str]:
@@ -52,15 +57,22 @@ def test_printed_publish_command_works_as_printed(tmp_path, immutable) -> None:
     env.pop("GH_TOKEN", None)
     env.pop("GITHUB_TOKEN", None)
     args = ["sandbox", "github"] + (["--immutable-releases"] if immutable else [])
-    server = subprocess.Popen([sys.executable, "-m", "kestrel_release", *args], cwd=project, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = printed_lines(server)
         assert any(REPO in line and "targets.github.repo" in line for line in lines), lines
-        script = "\n".join(lines[lines.index("publish with:") + 1:])
+        script = "\n".join(lines[lines.index("publish with:") + 1 :])
         assert script.startswith("export GH_TOKEN=") and f"--repo {REPO}" in script
-        run = subprocess.run(["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True, text=True,
-                             timeout=300)
+        run = subprocess.run(
+            ["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True, text=True, timeout=300
+        )
         assert run.returncode == 0, run.stdout + run.stderr
         assert "/releases/tag/kestrel-kernels-nightly" in run.stderr + run.stdout  # the release URL
         if immutable:
@@ -80,15 +92,21 @@ def test_git_option_gives_another_directory_s_history(tmp_path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-    server = subprocess.Popen([sys.executable, "-m", "kestrel_release", "sandbox", "github", "--repo", REPO,
-                               "--git", str(project)], cwd=elsewhere, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kestrel_release", "sandbox", "github", "--repo", REPO, "--git", str(project)],
+        cwd=elsewhere,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = printed_lines(server)
         assert any("1 commit(s)" in line for line in lines), lines
-        script = "\n".join(lines[lines.index("publish with:") + 1:])
-        run = subprocess.run(["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True,
-                             text=True, timeout=300)
+        script = "\n".join(lines[lines.index("publish with:") + 1 :])
+        run = subprocess.run(
+            ["bash", "-e", "-c", script], check=False, cwd=project, env=env, capture_output=True, text=True, timeout=300
+        )
         assert run.returncode == 0, run.stdout + run.stderr
     finally:
         server.send_signal(signal.SIGTERM)
@@ -96,8 +114,7 @@ def test_git_option_gives_another_directory_s_history(tmp_path) -> None:
 
 
 def test_git_option_without_commits_is_a_one_line_usage_error(tmp_path) -> None:
-    result = run_cli(["sandbox", "github", "--repo", "acme/widgets", "--git", str(tmp_path)], cwd=tmp_path,
-                     timeout=60)
+    result = run_cli(["sandbox", "github", "--repo", "acme/widgets", "--git", str(tmp_path)], cwd=tmp_path, timeout=60)
     assert_one_line_error(result, 2, "--git", "no git repository with commits")
 
 

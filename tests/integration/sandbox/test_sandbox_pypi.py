@@ -105,8 +105,9 @@ def test_strict_refuses_local_versions_and_oversized_files(tmp_path):
 
 def test_fault_endpoint_answers_the_next_uploads_with_503(tmp_path):
     with PypiSandbox(directory=tmp_path / "index", strict=True) as box:
-        req = urllib.request.Request(box.url + "/_sandbox/faults", data=json.dumps({"status": 503, "count": 1}).encode(),
-                                     method="POST")
+        req = urllib.request.Request(
+            box.url + "/_sandbox/faults", data=json.dumps({"status": 503, "count": 1}).encode(), method="POST"
+        )
         assert json.loads(urllib.request.urlopen(req, timeout=5).read())["faults"]["count"] == 1
         with pytest.raises(PublishError, match="HTTP 503"):
             _upload(box, _wheel(tmp_path))
@@ -117,8 +118,18 @@ def test_fault_endpoint_answers_the_next_uploads_with_503(tmp_path):
 @pytest.mark.parametrize("strict", [False, True], ids=["plain", "strict"])
 def test_cli_serves_until_interrupted_and_never_prints_the_password(tmp_path, strict):
     port = free_port()
-    argv = [sys.executable, "-m", "kestrel_release", "sandbox", "pypi", "--port", str(port), "--dir",
-            str(tmp_path / "pkgs"), *(["--strict"] if strict else [])]
+    argv = [
+        sys.executable,
+        "-m",
+        "kestrel_release",
+        "sandbox",
+        "pypi",
+        "--port",
+        str(port),
+        "--dir",
+        str(tmp_path / "pkgs"),
+        *(["--strict"] if strict else []),
+    ]
     child = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = []

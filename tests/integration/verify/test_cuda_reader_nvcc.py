@@ -92,8 +92,23 @@ def _elf(machine: int, flags: int, osabi: int, abiversion: int, sections: dict[s
         body += data
     shoff = 64 + len(body)
     ident = b"\x7fELF" + bytes([2, 1, 1, osabi, abiversion]) + bytes(7)
-    header = struct.pack("<16sHHIQQQIHHHHHH", ident, 2, machine, 1, 0, 0, shoff, flags, 64, 0, 0, 64,
-                         len(sections) + 2, len(sections) + 1)
+    header = struct.pack(
+        "<16sHHIQQQIHHHHHH",
+        ident,
+        2,
+        machine,
+        1,
+        0,
+        0,
+        shoff,
+        flags,
+        64,
+        0,
+        0,
+        64,
+        len(sections) + 2,
+        len(sections) + 1,
+    )
     shdrs = bytes(64)
     name_pos = 1
     for (name, data), off in zip([*sections.items(), (".shstrtab", names)], offsets, strict=False):
@@ -102,13 +117,16 @@ def _elf(machine: int, flags: int, osabi: int, abiversion: int, sections: dict[s
     return header + body + shdrs
 
 
-@pytest.mark.parametrize("flags, osabi, abiversion, arch", [
-    (0x005A055A, 0x33, 7, "sm_90"),     # ABI V1 sm_90
-    (0x005A0D5A, 0x33, 7, "sm_90a"),    # ABI V1 sm_90a (CUDA 12.8)
-    (0x00500550, 0x33, 7, "sm_80"),     # ABI V1 sm_80: 0x800 means nothing below sm_90
-    (0x06005A04, 0x41, 8, "sm_90"),     # ABI V2 (CUDA 13) without .nv.compat
-    (0x0600640A, 0x41, 8, "sm_100a"),   # ABI V2 sm_100a (CUDA 12.8 sets 0x8)
-])
+@pytest.mark.parametrize(
+    "flags, osabi, abiversion, arch",
+    [
+        (0x005A055A, 0x33, 7, "sm_90"),  # ABI V1 sm_90
+        (0x005A0D5A, 0x33, 7, "sm_90a"),  # ABI V1 sm_90a (CUDA 12.8)
+        (0x00500550, 0x33, 7, "sm_80"),  # ABI V1 sm_80: 0x800 means nothing below sm_90
+        (0x06005A04, 0x41, 8, "sm_90"),  # ABI V2 (CUDA 13) without .nv.compat
+        (0x0600640A, 0x41, 8, "sm_100a"),  # ABI V2 sm_100a (CUDA 12.8 sets 0x8)
+    ],
+)
 def test_cubin_abi_v1_and_v2_flags(flags, osabi, abiversion, arch):
     assert inspect_bytes(_elf(elf.EM_CUDA, flags, osabi, abiversion), "k.cubin").sass == [arch]
 
@@ -137,7 +155,7 @@ def test_hostile_bytes_raise_only_cuda_format_error(cuda_matrix, name):
     cuts = sorted({*range(0, 200, 7), *range(0, len(data), max(1, len(data) // 97))})
     variants = [data[:n] for n in cuts]
     for i in range(0, len(data), max(1, len(data) // 61)):  # flip bytes across the file
-        variants.append(data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
+        variants.append(data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1 :])
     for variant in variants:
         try:
             inspect_bytes(variant, name)

@@ -18,6 +18,3 @@ def test_reader_equals_cuobjdump_on_release_builds(name):
         pytest.skip("cuobjdump not installed (uv sync installs nvidia-cuda-cuobjdump)")
     assert truth[0], "cuobjdump found no SASS: the comparison would prove nothing"
     assert (info.sass, info.ptx, info.debug) == truth
-
-
-

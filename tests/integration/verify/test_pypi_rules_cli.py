@@ -99,8 +99,11 @@ def test_standalone_verify_applies_no_project_rules(tmp_path):
     # A .cu file would be a source leak under a project's forbid list; outside one it is PyPI's business only.
     # A private key is an error in every mode (issue 21: a secret in a wheel is never a project's policy).
     key = b"-----BEGIN OPENSSH PRIVATE KEY-----\n" + b"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" * 2 + b"\n"
-    files = {f"{W.PKG}/__init__.py": W.INIT, f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n",
-             f"{W.PKG}/fixture_key.pem": key}
+    files = {
+        f"{W.PKG}/__init__.py": W.INIT,
+        f"{W.PKG}/csrc/kernel.cu": b"__global__ void k() {}\n",
+        f"{W.PKG}/fixture_key.pem": key,
+    }
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(files=files)))
     result = run_cli(["verify", str(wheel), "--json"], cwd=tmp_path, timeout=120)
@@ -109,8 +112,9 @@ def test_standalone_verify_applies_no_project_rules(tmp_path):
     assert found == {("secret", "error")}
     project = tmp_path / "proj"
     project.mkdir()
-    (project / "pyproject.toml").write_text('[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n'
-                                            '[tool.kestrel-release]\npython = ["3.12"]\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n[tool.kestrel-release]\npython = ["3.12"]\n'
+    )
     sub = project / "sub"
     sub.mkdir()
     result = run_cli(["verify", str(wheel), "--json"], cwd=sub, timeout=120)  # the project is found upward
@@ -147,21 +151,25 @@ def test_the_14_day_rule_against_the_index(tmp_path):
         project.mkdir()
         (project / "pyproject.toml").write_text(
             '[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n\n[tool.kestrel-release]\npython = ["3.12"]\n'
-            '[tool.kestrel-release.verify]\nrequired_sass = []\n'
+            "[tool.kestrel-release.verify]\nrequired_sass = []\n"
             f'[tool.kestrel-release.targets.testpypi]\nrepository_url = "{box.upload_url}"\n'
-            f'simple_url = "{box.simple_url}"\n')
-        result = run_cli(["verify", str(second), "--target", "testpypi", "--json", "--project", str(project)],
-                         timeout=120)
+            f'simple_url = "{box.simple_url}"\n'
+        )
+        result = run_cli(
+            ["verify", str(second), "--target", "testpypi", "--json", "--project", str(project)], timeout=120
+        )
         assert_one_line_error(result, 5, "verify found")
         found = json.loads(result.stdout)["findings"]
         assert [(f["rule"], f["member"]) for f in found if f["severity"] == "error"] == [
-            ("pypi-release-age", second.name)]
+            ("pypi-release-age", second.name)
+        ]
         result = run_cli(["verify", str(first), "--target", "testpypi", "--project", str(project)], timeout=120)
         assert result.code == 0, result.output  # the index has these very bytes: nothing new is uploaded
         env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password}
-        result = run_cli(["publish", str(second), "--target", "testpypi", "--project", str(project), "--yes"],
-                         env=env, timeout=120)
-        assert_one_line_error(result, 6, second.name, "Uploading new files to releases older than 14 days",
-                              "nothing was uploaded")
+        result = run_cli(
+            ["publish", str(second), "--target", "testpypi", "--project", str(project), "--yes"], env=env, timeout=120
+        )
+        assert_one_line_error(
+            result, 6, second.name, "Uploading new files to releases older than 14 days", "nothing was uploaded"
+        )
         assert box.files() == [W.FILENAME]  # publish asked before sending anything
-

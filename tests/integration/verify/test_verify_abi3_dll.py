@@ -15,8 +15,7 @@ PYD = (Path(__file__).resolve().parents[2] / "data" / "pe" / "psutil_windows_abi
 def _verify(tmp_path: Path, pyd: bytes) -> tuple[int, list[dict]]:
     dist = tmp_path / "dist"
     dist.mkdir()
-    make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.pyd": pyd},
-               tag="cp37-abi3-win_amd64")
+    make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.pyd": pyd}, tag="cp37-abi3-win_amd64")
     result = run_cli(["verify", str(dist), "--json"], cwd=tmp_path, timeout=120)  # standalone: no project here
     doc = json.loads(result.stdout)
     return result.code, [f for f in doc["wheels"][0]["findings"] if f["rule"] == "abi3"]

@@ -24,22 +24,33 @@ def _findings(result) -> list[dict]:
 
 
 def test_example_paths_in_the_description_and_docs_pass(project, tmp_path):
-    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/README.md": b"see /home/user/x.py\n",
-                                  f"{PKG}/LICENSE": b"C:\\Users\\me\\x.py\n"}, extra_metadata=README)
+    wheel = make_wheel(
+        tmp_path,
+        {
+            f"{PKG}/__init__.py": b"",
+            f"{PKG}/README.md": b"see /home/user/x.py\n",
+            f"{PKG}/LICENSE": b"C:\\Users\\me\\x.py\n",
+        },
+        extra_metadata=README,
+    )
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 0, result.output
     assert _findings(result) == []
 
 
-@pytest.mark.parametrize("member, data", [
-    (f"{PKG}/_paths.py", "BUILD_DIR = '{project}/build'\n"),
-    (f"{PKG}/_home.py", "SRC = '/home/user/x.py'\n"),
-    (f"{PKG}-0.1.0.dist-info/direct_url.json", '{{"url": "file:///home/user/src"}}'),
-    (f"{PKG}/README.md", "built in {project}/build\n"),
-])
+@pytest.mark.parametrize(
+    "member, data",
+    [
+        (f"{PKG}/_paths.py", "BUILD_DIR = '{project}/build'\n"),
+        (f"{PKG}/_home.py", "SRC = '/home/user/x.py'\n"),
+        (f"{PKG}-0.1.0.dist-info/direct_url.json", '{{"url": "file:///home/user/src"}}'),
+        (f"{PKG}/README.md", "built in {project}/build\n"),
+    ],
+)
 def test_build_paths_outside_prose_or_of_this_project_fail(project, tmp_path, member, data):
-    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", member: data.format(project=project).encode()},
-                       extra_metadata=README)
+    wheel = make_wheel(
+        tmp_path, {f"{PKG}/__init__.py": b"", member: data.format(project=project).encode()}, extra_metadata=README
+    )
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
     assert_one_line_error(result, 5, "verify found 1 error(s) in 1 of 1 wheel(s)")
     (finding,) = _findings(result)
@@ -58,8 +69,9 @@ def test_this_projects_directory_in_the_description_fails(project, tmp_path):
 def test_a_generated_build_config_module_warns_with_the_whole_path(project, tmp_path):
     """contourpy's util/_build_config.py records meson's build_dir: a warning naming it whole, not an error."""
     long = "/home/alice/.cache/kestrel-release/builds/contourpy-1.3.3-3f9c2e1a/build/cp311/lib/contourpy/util"
-    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"",
-                                  f"{PKG}/util/_build_config.py": f'dict(build_dir=r"{long}")\n'.encode()})
+    wheel = make_wheel(
+        tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/util/_build_config.py": f'dict(build_dir=r"{long}")\n'.encode()}
+    )
     result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 0, result.output
     (finding,) = _findings(result)

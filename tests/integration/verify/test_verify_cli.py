@@ -40,12 +40,30 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
     assert doc["error"]["exit_code"] == 5 and doc["error"]["kind"] == "verify"
     assert doc["error"]["message"].startswith("verify found 1 error(s)") and doc["error"]["message"] in result.stderr
     (w,) = doc["wheels"]
-    assert set(w) == {"path", "filename", "sha256", "size", "name", "version", "tags", "cuda", "native", "cuda_sizes",
-                      "coverage", "findings"}
+    assert set(w) == {
+        "path",
+        "filename",
+        "sha256",
+        "size",
+        "name",
+        "version",
+        "tags",
+        "cuda",
+        "native",
+        "cuda_sizes",
+        "coverage",
+        "findings",
+    }
     assert w["tags"] == ["cp311-cp311-manylinux_2_34_x86_64"] and w["version"] == "0.1.0"
-    assert w["findings"] == [{"rule": "source-leak", "severity": "error", "member": f"{PKG}/csrc/a.cu",
-                              "message": "matches the forbidden pattern '*.cu': exclude it from the wheel, or drop "
-                                         "'*.cu' from verify.forbid if it ships on purpose"}]
+    assert w["findings"] == [
+        {
+            "rule": "source-leak",
+            "severity": "error",
+            "member": f"{PKG}/csrc/a.cu",
+            "message": "matches the forbidden pattern '*.cu': exclude it from the wheel, or drop "
+            "'*.cu' from verify.forbid if it ships on purpose",
+        }
+    ]
 
 
 def test_failed_verify_records_nothing(project):
@@ -64,12 +82,15 @@ def _write(path, data: bytes):
     return path
 
 
-@pytest.mark.parametrize("make, code, needle", [
-    (lambda d: d / "missing.whl", 2, "does not exist"),
-    (lambda d: _write(d / "x-1.0.tar.gz", b""), 2, "is an sdist"),
-    (lambda d: _write(d / "junk.whl", b"not a zip at all"), 5, "in 1 of 1 wheel(s)"),
-    (lambda d: _write(d / "empty.whl", b""), 5, "in 1 of 1 wheel(s)"),
-])
+@pytest.mark.parametrize(
+    "make, code, needle",
+    [
+        (lambda d: d / "missing.whl", 2, "does not exist"),
+        (lambda d: _write(d / "x-1.0.tar.gz", b""), 2, "is an sdist"),
+        (lambda d: _write(d / "junk.whl", b"not a zip at all"), 5, "in 1 of 1 wheel(s)"),
+        (lambda d: _write(d / "empty.whl", b""), 5, "in 1 of 1 wheel(s)"),
+    ],
+)
 def test_bad_inputs_end_in_one_line(project, tmp_path, make, code, needle):
     result = run_cli(["verify", str(make(tmp_path)), "--project", str(project)])
     assert_one_line_error(result, code, needle)

@@ -17,7 +17,9 @@ def _cfg(tmp_path, pythons=("3.11",), verify_toml=""):
 
 
 def _found(report) -> set[tuple[str, str]]:
-    return {(f.rule, f.member) for w in report.wheels for f in w.findings} | {(f.rule, f.member) for f in report.findings}
+    return {(f.rule, f.member) for w in report.wheels for f in w.findings} | {
+        (f.rule, f.member) for f in report.findings
+    }
 
 
 def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
@@ -27,7 +29,6 @@ def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
     return verify.run(cfg or _cfg(tmp_path), [wheel], target=target)
 
 
-
 @pytest.fixture(scope="module")
 def cuda_matrix():
     if nvcc_version() is None:
@@ -35,14 +36,17 @@ def cuda_matrix():
     return build_cuda_matrix()
 
 
-@pytest.mark.parametrize("binary, expected", [
-    ("sm90a-ndebug.cubin", set()),
-    ("sm90a-ndebug.so", set()),
-    ("sm80.o", {"missing-arch", "build-path"}),
-    ("ptx90a.fatbin", {"ptx", "build-path"}),
-    ("G.fatbin", {"ptx", "debug-info", "build-path"}),
-    ("lto.o", {"ptx", "missing-arch"}),
-])
+@pytest.mark.parametrize(
+    "binary, expected",
+    [
+        ("sm90a-ndebug.cubin", set()),
+        ("sm90a-ndebug.so", set()),
+        ("sm80.o", {"missing-arch", "build-path"}),
+        ("ptx90a.fatbin", {"ptx", "build-path"}),
+        ("G.fatbin", {"ptx", "debug-info", "build-path"}),
+        ("lto.o", {"ptx", "missing-arch"}),
+    ],
+)
 def test_cuda_policy(tmp_path, cuda_matrix, binary, expected):
     member = f"{PKG}/precompiled/{binary}"
     report = _verify(tmp_path, {member: (cuda_matrix / binary).read_bytes()})

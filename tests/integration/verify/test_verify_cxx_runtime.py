@@ -31,13 +31,13 @@ def _ext(tmp: Path, *link: str) -> bytes:
     lib.mkdir(exist_ok=True)
     stub = lib / "c10.c"
     stub.write_text("int c10_check(int x) { return x > 0; }\n")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libc10.so", "-o", str(lib / "libc10.so"), str(stub)],
-                   check=True)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libc10.so", "-o", str(lib / "libc10.so"), str(stub)], check=True
+    )
     src = tmp / "ext.cpp"
     src.write_text(EXT)
     out = tmp / "_C.so"
-    subprocess.run(["g++", "-shared", "-fPIC", "-o", str(out), str(src), f"-L{lib}", "-l:libc10.so", *link],
-                   check=True)
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", str(out), str(src), f"-L{lib}", "-l:libc10.so", *link], check=True)
     return out.read_bytes()
 
 
@@ -76,7 +76,9 @@ def test_private_runtime_without_torch_and_the_real_libstdcxx(tmp_path: Path) ->
     from kestrel_release.stages.verify import cxx_runtime
 
     src = tmp_path / "plain.cpp"
-    src.write_text('#include <stdexcept>\nextern "C" int f(int x) { if (x) throw std::runtime_error("x"); return 0; }\n')
+    src.write_text(
+        '#include <stdexcept>\nextern "C" int f(int x) { if (x) throw std::runtime_error("x"); return 0; }\n'
+    )
     out = tmp_path / "libplain.so"
     subprocess.run(["g++", "-shared", "-fPIC", "-static-libstdc++", "-o", str(out), str(src)], check=True)
     parsed = elf.parse(out.read_bytes(), out.name)

@@ -19,8 +19,10 @@ PLAT = f"manylinux_2_34_{ARCH}"
 def elf(tmp_path):
     """A real ELF shared object per name, compiled here (never an interpreter's module: Debian builds
     `array`, `select` and `_struct` into its python3, so they have no file)."""
+
     def compile_one(name: str) -> bytes:
         return compile_shared(tmp_path / "so", name, f"int {name}_value(int x) {{ return x + {len(name)}; }}\n")
+
     return compile_one
 
 
@@ -28,8 +30,11 @@ def _wheels(out: Path, binaries: dict[str, bytes], extra: dict[str, dict[str, by
     """One wheel per Python (key), each holding its binary under its own per-Python name."""
     for py, data in binaries.items():
         tag = f"cp{py}-cp{py}-{PLAT}"
-        files = {"kestrel_kernels/__init__.py": b"__version__ = '0.1.0'\n",
-                 f"kestrel_kernels/_ops.cpython-{py}-{ARCH}-linux-gnu.so": data, **(extra or {}).get(py, {})}
+        files = {
+            "kestrel_kernels/__init__.py": b"__version__ = '0.1.0'\n",
+            f"kestrel_kernels/_ops.cpython-{py}-{ARCH}-linux-gnu.so": data,
+            **(extra or {}).get(py, {}),
+        }
         write_wheel(out, tag=tag, files=files)
 
 
@@ -58,8 +63,11 @@ def test_identical_binaries_across_pythons_say_what_one_wheel_saves(tmp_path, el
 
 def test_partly_shared_binaries_count_only_the_shared_ones(tmp_path, elf):
     shared = elf("select")
-    _wheels(tmp_path / "w", {"311": elf("array"), "312": elf("struct")},
-            extra={py: {"kestrel_kernels/libkernels.so": shared} for py in ("311", "312")})
+    _wheels(
+        tmp_path / "w",
+        {"311": elf("array"), "312": elf("struct")},
+        extra={py: {"kestrel_kernels/libkernels.so": shared} for py in ("311", "312")},
+    )
     _result, found = _verify(tmp_path / "w", tmp_path)
     assert len(found) == 1
     assert "(1 of 2: libkernels.so)" in found[0]["message"]

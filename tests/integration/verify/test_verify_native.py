@@ -36,13 +36,24 @@ def test_dt_needed_is_reported_and_a_grafted_libtorch_is_an_error(tmp_path: Path
     lib = tmp_path / "lib"
     lib.mkdir()
     torch = _cc(lib, "libtorch.so", "int torch_version(void) { return 2; }\n", "-Wl,-soname,libtorch.so")
-    ext = _cc(lib, "_ext.so", "int torch_version(void);\nint answer(void) { return torch_version(); }\n",
-              f"-L{lib}", "-l:libtorch.so")
+    ext = _cc(
+        lib,
+        "_ext.so",
+        "int torch_version(void);\nint answer(void) { return torch_version(); }\n",
+        f"-L{lib}",
+        "-l:libtorch.so",
+    )
     project = make_verify_project(tmp_path / "proj", pythons=("3.11",))
     dist = tmp_path / "dist"
     dist.mkdir()
-    make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.so": ext,
-                      "kestrel_kernels.libs/libtorch-1a2b3c4d.so": torch})
+    make_wheel(
+        dist,
+        {
+            "kestrel_kernels/__init__.py": b"",
+            "kestrel_kernels/_ext.so": ext,
+            "kestrel_kernels.libs/libtorch-1a2b3c4d.so": torch,
+        },
+    )
     code, report = _verify_json(project, dist)
     assert code == 5
     wheel = report["wheels"][0]
@@ -82,14 +93,19 @@ def _python_include() -> Path:
 def test_an_abi3_wheel_using_a_non_limited_symbol_is_an_abi3audit_error(tmp_path: Path) -> None:
     include = _python_include()
     # PyUnicode_New is CPython's internal-layout API: not part of the limited API / stable ABI.
-    source = ("#include <Python.h>\nPyObject *make(void) { return PyUnicode_New(3, 127); }\n"
-              "PyObject *PyInit__ext(void) { return make(); }\n")
+    source = (
+        "#include <Python.h>\nPyObject *make(void) { return PyUnicode_New(3, 127); }\n"
+        "PyObject *PyInit__ext(void) { return make(); }\n"
+    )
     ext = _cc(tmp_path, "_ext.abi3.so", source, f"-I{include}")
     project = make_verify_project(tmp_path / "proj", pythons=("3.10", "3.11", "3.12"))
     dist = tmp_path / "dist"
     dist.mkdir()
-    make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
-               tag="cp310-abi3-manylinux_2_17_x86_64")
+    make_wheel(
+        dist,
+        {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
+        tag="cp310-abi3-manylinux_2_17_x86_64",
+    )
     code, report = _verify_json(project, dist)
     assert code == 5
     abi3 = [f for f in report["wheels"][0]["findings"] if f["rule"] == "abi3"]
@@ -100,14 +116,19 @@ def test_an_abi3_wheel_using_a_non_limited_symbol_is_an_abi3audit_error(tmp_path
 
 def test_a_clean_abi3_wheel_passes_the_audit(tmp_path: Path) -> None:
     include = _python_include()
-    source = ("#define Py_LIMITED_API 0x030A0000\n#include <Python.h>\n"
-              "PyObject *PyInit__ext(void) { return PyLong_FromLong(1); }\n")
+    source = (
+        "#define Py_LIMITED_API 0x030A0000\n#include <Python.h>\n"
+        "PyObject *PyInit__ext(void) { return PyLong_FromLong(1); }\n"
+    )
     ext = _cc(tmp_path, "_ext.abi3.so", source, f"-I{include}")
     project = make_verify_project(tmp_path / "proj", pythons=("3.10", "3.13"))
     dist = tmp_path / "dist"
     dist.mkdir()
-    make_wheel(dist, {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
-               tag="cp310-abi3-manylinux_2_17_x86_64")
+    make_wheel(
+        dist,
+        {"kestrel_kernels/__init__.py": b"", "kestrel_kernels/_ext.abi3.so": ext},
+        tag="cp310-abi3-manylinux_2_17_x86_64",
+    )
     code, report = _verify_json(project, dist)
     assert code == 0, report
 

@@ -11,7 +11,6 @@ PKG = "kestrel_kernels"
 RELEASE = Path(__file__).resolve().parents[2] / "data" / "cuda" / "release"
 
 
-
 def test_cli_dll_in_a_linux_wheel_exits_5_with_the_finding_in_json(tmp_path):
     import json
 

@@ -10,8 +10,14 @@ import pytest
 
 from tests.helpers import assert_one_line_error, run_cli
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 PYPROJECT = """\
 [project]
 name = "demo-kernels"
@@ -30,8 +36,9 @@ def make_project(root: Path, version: str = "0.1.0", init_version: str | None = 
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, env={**GIT_ENV, "PATH": "/usr/bin:/bin"},
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=root, env={**GIT_ENV, "PATH": "/usr/bin:/bin"}, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def version_cli(root: Path, *args: str):
@@ -66,14 +73,17 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     assert files(root) == before
 
 
-@pytest.mark.parametrize(("args", "needles"), [
-    (["set", "0.0.9"], ["version 0.0.9 would go backwards from the current version 0.1.0", "--force"]),
-    (["set", "0.1.0"], ["version 0.1.0 is already the current version 0.1.0"]),
-    (["set", "banana"], ["version 'banana' is not a valid PEP 440 version"]),
-    (["set", "0.2.0+cu124"], ["'0.2.0+cu124' is a local version (+cu124); PyPI refuses local versions"]),
-    (["bump", "nighty"], ["unknown bump kind 'nighty' (did you mean 'nightly'?)"]),
-    (["bump"], ["version bump needs an argument"]),
-])
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["set", "0.0.9"], ["version 0.0.9 would go backwards from the current version 0.1.0", "--force"]),
+        (["set", "0.1.0"], ["version 0.1.0 is already the current version 0.1.0"]),
+        (["set", "banana"], ["version 'banana' is not a valid PEP 440 version"]),
+        (["set", "0.2.0+cu124"], ["'0.2.0+cu124' is a local version (+cu124); PyPI refuses local versions"]),
+        (["bump", "nighty"], ["unknown bump kind 'nighty' (did you mean 'nightly'?)"]),
+        (["bump"], ["version bump needs an argument"]),
+    ],
+)
 def test_refusals(tmp_path: Path, args: list[str], needles: list[str]) -> None:
     root = make_project(tmp_path)
     before = files(root)
@@ -89,8 +99,9 @@ def test_force_allows_going_backwards(tmp_path: Path) -> None:
 
 def test_disagreeing_files_refused(tmp_path: Path) -> None:
     root = make_project(tmp_path, init_version="0.0.7")
-    assert_one_line_error(version_cli(root, "bump", "patch"), 2,
-                          "versions disagree: pyproject.toml has 0.1.0, pkg/__init__.py has 0.0.7")
+    assert_one_line_error(
+        version_cli(root, "bump", "patch"), 2, "versions disagree: pyproject.toml has 0.1.0, pkg/__init__.py has 0.0.7"
+    )
     assert files(root)[1] == '__version__ = "0.0.7"\n'
 
 
@@ -126,8 +137,7 @@ def test_commit_refuses_dirty_tree(tmp_path: Path) -> None:
     git(root, "commit", "-q", "-m", "init")
     (root / "pkg/other.py").write_text("x = 1\n")
     git(root, "add", "pkg/other.py")
-    assert_one_line_error(version_cli(root, "bump", "patch", "--commit"), 2, "has uncommitted changes",
-                          "--allow-dirty")
+    assert_one_line_error(version_cli(root, "bump", "patch", "--commit"), 2, "has uncommitted changes", "--allow-dirty")
     assert files(root)[1] == '__version__ = "0.1.0"\n'
     result = version_cli(root, "bump", "patch", "--commit", "--allow-dirty")
     assert result.code == 0, result.output

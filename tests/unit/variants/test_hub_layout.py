@@ -77,8 +77,9 @@ def test_each_variants_folder_is_read_through_its_own_manifest(tmp_path: Path) -
     for torch, cuda, package in (("2.13", "13.0", NAME), ("2.12", "12.6", f"{NAME}-cu12")):
         cu = "cu" + cuda.replace(".", "")
         folder = out / "variants" / f"torch{torch.replace('.', '')}-cxx11-{cu}-x86_64-linux"
-        wheel = write_wheel(folder, package, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64",
-                            files={f"{PKG}/__init__.py": b"X = 1\n"})
+        wheel = write_wheel(
+            folder, package, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64", files={f"{PKG}/__init__.py": b"X = 1\n"}
+        )
         record = {"filename": wheel.name, "sha256": "s" + cu, "variant": {"torch": torch, "cuda": cuda}}
         manifest.save(folder, {"package": package, "version": "0.2.0", "wheels": [record]})
         if torch == "2.13":
@@ -93,8 +94,11 @@ def test_each_variants_folder_is_read_through_its_own_manifest(tmp_path: Path) -
 
 def test_metadata_names_the_cuda_archs_of_the_binaries_in_kernels_words(tmp_path: Path) -> None:
     data = Path(__file__).resolve().parents[2] / "data" / "cuda"
-    files = {f"{PKG}/__init__.py": b"", f"{PKG}/_ops.so": (data / "release" / "aarch64_sm90a.so").read_bytes(),
-             f"{PKG}/attn.fatbin": (data / "explain" / "cu130-sm80.fatbin").read_bytes()}
+    files = {
+        f"{PKG}/__init__.py": b"",
+        f"{PKG}/_ops.so": (data / "release" / "aarch64_sm90a.so").read_bytes(),
+        f"{PKG}/attn.fatbin": (data / "explain" / "cu130-sm80.fatbin").read_bytes(),
+    }
     wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_aarch64", files=files)
     row = {"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0", "arch": "aarch64"}}
     manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [row]})
@@ -110,11 +114,19 @@ def test_metadata_names_the_cuda_archs_of_the_binaries_in_kernels_words(tmp_path
 
 def test_an_absolute_self_import_is_named_with_the_fix(tmp_path: Path) -> None:
     """kernels imports the package under its metadata id: `from kestrel_kernels import _C` inside it fails."""
-    files = {f"{PKG}/__init__.py": f"import torch\nfrom {PKG} import _C\nfrom . import ops\n".encode(),
-             f"{PKG}/ops.py": f"import {PKG}.ops as me\n".encode()}
+    files = {
+        f"{PKG}/__init__.py": f"import torch\nfrom {PKG} import _C\nfrom . import ops\n".encode(),
+        f"{PKG}/ops.py": f"import {PKG}.ops as me\n".encode(),
+    }
     wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64", files=files)
-    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0",
-                             "wheels": [{"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0"}}]})
+    manifest.save(
+        tmp_path,
+        {
+            "package": NAME,
+            "version": "0.2.0",
+            "wheels": [{"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0"}}],
+        },
+    )
     (variant,) = hub_layout.write(tmp_path, NAME).variants
     (warning,) = variant.warnings
     assert warning.startswith(f"{PKG}/__init__.py:2, {PKG}/ops.py:1 imports {PKG} by its absolute name")

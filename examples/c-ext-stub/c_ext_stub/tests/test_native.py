@@ -10,6 +10,7 @@ import pytest
 def test_versions_come_from_the_stub_libraries():
     try:
         import c_ext_stub
+
         got = c_ext_stub.versions()
     except ImportError as exc:  # the stubs are not on LD_LIBRARY_PATH
         pytest.skip(f"stub libraries not loadable: {exc}")

@@ -8,14 +8,16 @@ from kestrel_release.adapters.github import transport as github_http
 
 
 def test_nonsense_rate_limit_headers_are_dropped_and_numbers_kept() -> None:
-    headers = CaseInsensitiveDict({
-        "x-ratelimit-reset": "soon",
-        "X-RateLimit-Remaining": "1e400",
-        "X-RateLimit-Limit": "5000",
-        "X-RateLimit-Used": "-5",
-        "Retry-After": "nan",  # not PyGithub's to parse (retry=None): adapters/github/client.py validates it
-        "Content-Type": "application/json",
-    })
+    headers = CaseInsensitiveDict(
+        {
+            "x-ratelimit-reset": "soon",
+            "X-RateLimit-Remaining": "1e400",
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Used": "-5",
+            "Retry-After": "nan",  # not PyGithub's to parse (retry=None): adapters/github/client.py validates it
+            "Content-Type": "application/json",
+        }
+    )
     github_http.scrub(headers)
     assert dict(headers) == {"X-RateLimit-Limit": "5000", "Retry-After": "nan", "Content-Type": "application/json"}
 

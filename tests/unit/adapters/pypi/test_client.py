@@ -16,13 +16,16 @@ SHA = "a" * 64
 INDEX = pypi.Index("sandbox", "http://127.0.0.1:1/", "http://127.0.0.1:1/simple/")
 
 
-@pytest.mark.parametrize("upload, simple", [
-    ("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),
-    ("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
-    ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/simple/"),
-    ("https://art.example/api/pypi/kernels", "https://art.example/api/pypi/kernels/simple/"),
-    ("https://idx.example/legacy/", "https://idx.example/simple/"),
-])
+@pytest.mark.parametrize(
+    "upload, simple",
+    [
+        ("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),
+        ("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/simple/"),
+        ("https://art.example/api/pypi/kernels", "https://art.example/api/pypi/kernels/simple/"),
+        ("https://idx.example/legacy/", "https://idx.example/simple/"),
+    ],
+)
 def test_simple_url_is_derived_from_the_upload_url(upload, simple):
     assert pypi.simple_url_for(upload) == simple
 
@@ -34,21 +37,28 @@ def test_parse_simple_reads_pep691_json():
 
 
 def test_parse_simple_reads_pep503_html_with_and_without_hashes():
-    html = (f'<html><body><a href="/packages/k-1.whl#sha256={SHA}">k-1.whl</a>\n'
-            '<a href="/packages/k-2.whl">k-2.whl</a></body></html>')
+    html = (
+        f'<html><body><a href="/packages/k-1.whl#sha256={SHA}">k-1.whl</a>\n'
+        '<a href="/packages/k-2.whl">k-2.whl</a></body></html>'
+    )
     files = pypi.parse_simple(html.encode(), "text/html", "http://h:1/simple/k/")
-    assert files == {"k-1.whl": {"sha256": SHA, "url": "http://h:1/packages/k-1.whl"},
-                     "k-2.whl": {"sha256": "", "url": "http://h:1/packages/k-2.whl"}}
+    assert files == {
+        "k-1.whl": {"sha256": SHA, "url": "http://h:1/packages/k-1.whl"},
+        "k-2.whl": {"sha256": "", "url": "http://h:1/packages/k-2.whl"},
+    }
 
 
-@pytest.mark.parametrize("status, reason, text, kind, needle", [
-    (401, "Unauthorized", "", PublishError, "rejected the credentials"),
-    (403, "Invalid or non-existent authentication information.", "", PublishError, "rejected the credentials"),
-    (400, "File already exists ('k.whl', with blake2_256 hash 'x').", "", pypi.FileExists, "already exists"),
-    (409, "Conflict", "Package 'k.whl' already exists!", pypi.FileExists, "already exists"),
-    (400, "File too large. Limit for project 'k' is 100 MB.", "", PublishError, "larger than"),
-    (400, "Binary wheel 'k.whl' has an unsupported platform tag 'linux_x86_64'.", "", PublishError, "linux_x86_64"),
-])
+@pytest.mark.parametrize(
+    "status, reason, text, kind, needle",
+    [
+        (401, "Unauthorized", "", PublishError, "rejected the credentials"),
+        (403, "Invalid or non-existent authentication information.", "", PublishError, "rejected the credentials"),
+        (400, "File already exists ('k.whl', with blake2_256 hash 'x').", "", pypi.FileExists, "already exists"),
+        (409, "Conflict", "Package 'k.whl' already exists!", pypi.FileExists, "already exists"),
+        (400, "File too large. Limit for project 'k' is 100 MB.", "", PublishError, "larger than"),
+        (400, "Binary wheel 'k.whl' has an unsupported platform tag 'linux_x86_64'.", "", PublishError, "linux_x86_64"),
+    ],
+)
 def test_every_refusal_becomes_one_line_that_says_what_to_do(status, reason, text, kind, needle):
     exc = pypi.explain(status, reason, text, "k.whl", INDEX)
     assert type(exc) is kind
@@ -59,15 +69,28 @@ PYPI = pypi.Index("pypi", "https://upload.pypi.org/legacy/", "https://pypi.org/s
 INVALID = "Invalid or non-existent authentication information. See https://pypi.org/help/#invalid-auth"
 
 
-@pytest.mark.parametrize("user, reason, says, hint, not_hint", [
-    ("__token__", INVALID, "rejected the API token", "wrong, revoked or expired", "scoped"),
-    ("alice", INVALID, "accepts API tokens only", "username __token__", "scoped"),
-    ("alice", "Username/Password authentication is no longer supported. Migrate to API Tokens", "tokens only",
-     "__token__", "scoped"),
-    ("__token__", "Invalid API Token: project-scoped token is not valid for project: 'k'", "may not upload",
-     "scoped to this project", "revoked"),
-    ("alice", "The user 'alice' isn't allowed to upload to project 'k'.", "may not upload", "maintainer", "token"),
-])
+@pytest.mark.parametrize(
+    "user, reason, says, hint, not_hint",
+    [
+        ("__token__", INVALID, "rejected the API token", "wrong, revoked or expired", "scoped"),
+        ("alice", INVALID, "accepts API tokens only", "username __token__", "scoped"),
+        (
+            "alice",
+            "Username/Password authentication is no longer supported. Migrate to API Tokens",
+            "tokens only",
+            "__token__",
+            "scoped",
+        ),
+        (
+            "__token__",
+            "Invalid API Token: project-scoped token is not valid for project: 'k'",
+            "may not upload",
+            "scoped to this project",
+            "revoked",
+        ),
+        ("alice", "The user 'alice' isn't allowed to upload to project 'k'.", "may not upload", "maintainer", "token"),
+    ],
+)
 def test_an_auth_refusal_hint_matches_its_cause_and_the_kind_of_credentials(user, reason, says, hint, not_hint):
     exc = pypi.explain(403, reason, "", "k.whl", PYPI, user)
     assert says in exc.message and hint in exc.hint and not_hint not in exc.hint, str(exc)
@@ -98,7 +121,10 @@ def test_with_retries_retries_transient_failures_then_succeeds(monkeypatch):
             raise pypi.Transient("HTTP 503")
         return "done"
 
-    assert pypi.with_retries(flaky, pypi.RetryPolicy(retries=5, backoff=0.1, max_backoff=1, sleep=slept.append), "x") == "done"
+    assert (
+        pypi.with_retries(flaky, pypi.RetryPolicy(retries=5, backoff=0.1, max_backoff=1, sleep=slept.append), "x")
+        == "done"
+    )
     assert len(calls) == 3 and len(slept) == 2
 
 
@@ -138,8 +164,10 @@ def test_non_http_repository_url_is_refused(tmp_path):
 
 def test_pypirc_repository_and_credentials_are_used(tmp_path):
     rc = tmp_path / ".pypirc"
-    rc.write_text("[distutils]\nindex-servers = internal\n[internal]\nrepository = https://devpi.example/u/i/\n"
-                  "username = alice\npassword = s3cret-from-pypirc\n")
+    rc.write_text(
+        "[distutils]\nindex-servers = internal\n[internal]\nrepository = https://devpi.example/u/i/\n"
+        "username = alice\npassword = s3cret-from-pypirc\n"
+    )
     index = pypi_config.resolve_index("internal", DEFAULT_TARGETS, None, "https://devpi.example/u/i/+simple/", str(rc))
     assert (index.upload_url, index.simple_url) == ("https://devpi.example/u/i/", "https://devpi.example/u/i/+simple/")
     assert pypi_config.resolve_credentials(index, env={}) == ("alice", "s3cret-from-pypirc")
@@ -167,8 +195,10 @@ def test_token_env_naming_an_unset_variable_is_a_usage_error():
 
 def test_twine_environment_variables_are_read(monkeypatch):
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    assert pypi_config.resolve_credentials(INDEX, env={"TWINE_USERNAME": "bob", "TWINE_PASSWORD": "hunter22"}) == \
-        ("bob", "hunter22")
+    assert pypi_config.resolve_credentials(INDEX, env={"TWINE_USERNAME": "bob", "TWINE_PASSWORD": "hunter22"}) == (
+        "bob",
+        "hunter22",
+    )
 
 
 def test_missing_credentials_fail_without_prompting(monkeypatch):

@@ -29,8 +29,9 @@ def _nvcc(home: Path) -> Path:
 def test_why_needed_reads_the_configuration(tmp_path):
     assert cuda_tools.why_needed(_cfg(tmp_path)) == ""
     assert cuda_tools.why_needed(_cfg(tmp_path, precompile=("make",))) == "the precompile step"
-    assert cuda_tools.why_needed(_cfg(tmp_path, env={"TORCH_CUDA_ARCH_LIST": "9.0a"})) == \
-        "build.env TORCH_CUDA_ARCH_LIST"
+    assert (
+        cuda_tools.why_needed(_cfg(tmp_path, env={"TORCH_CUDA_ARCH_LIST": "9.0a"})) == "build.env TORCH_CUDA_ARCH_LIST"
+    )
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "attn.cu").write_text("")
     assert cuda_tools.why_needed(_cfg(tmp_path)) == "the CUDA source csrc/attn.cu"

@@ -24,7 +24,6 @@ def _fresh_interpreter_cache():
     pythons.find_interpreter.cache_clear()
 
 
-
 def test_precompile_key_follows_inputs_and_env(tmp_path):
     project = copy_kernels(tmp_path / "k")
     cfg = config.load(project, env={})
@@ -73,8 +72,11 @@ def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
 
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
-    assert _buildenv.build_system(tmp_path) == {"requires": ["setuptools>=40.8.0"], "backend-path": [],
-                                                "build-backend": "setuptools.build_meta:__legacy__"}
+    assert _buildenv.build_system(tmp_path) == {
+        "requires": ["setuptools>=40.8.0"],
+        "backend-path": [],
+        "build-backend": "setuptools.build_meta:__legacy__",
+    }
     system = _buildenv.build_system(KERNELS)
     assert system["requires"] == ["scikit-build-core>=0.10"] and system["build-backend"] == "scikit_build_core.build"
     py = Path(sys.executable)

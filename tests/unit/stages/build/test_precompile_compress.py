@@ -19,5 +19,7 @@ def test_the_mode_is_appended_to_nvccs_flags_and_keys_the_cache():
     added = precompile.compress_env(_cfg("size"), env)
     assert added == {"NVCC_APPEND_FLAGS": "-lineinfo --compress-mode=size", "KESTREL_CUDA_COMPRESS": "size"}
     assert precompile.step_env(_cfg("size"), {**env, **added})["NVCC_APPEND_FLAGS"] == "-lineinfo --compress-mode=size"
-    assert precompile.cache_key(_cfg("size"), "13.0", {**env, **added}) != precompile.cache_key(_cfg("size"), "13.0", env)
+    assert precompile.cache_key(_cfg("size"), "13.0", {**env, **added}) != precompile.cache_key(
+        _cfg("size"), "13.0", env
+    )
     assert precompile.compress_env(_cfg(""), env) == {}

@@ -19,6 +19,7 @@ def test_a_platform_wheel_without_native_code_needs_no_repair(tmp_path):
 
 
 def test_a_wheel_with_an_elf_library_is_repaired(tmp_path):
-    wheel = write_wheel(tmp_path, tag="cp312-cp312-linux_x86_64",
-                        files={"kestrel_kernels/_c.cpython-312-x86_64-linux-gnu.so": ELF})
+    wheel = write_wheel(
+        tmp_path, tag="cp312-cp312-linux_x86_64", files={"kestrel_kernels/_c.cpython-312-x86_64-linux-gnu.so": ELF}
+    )
     assert pure.needs_repair(wheel) is True

@@ -38,9 +38,12 @@ SETUPTOOLS = '[build-system]\nrequires = ["setuptools", "torch"]\nbuild-backend 
 
 def test_extension_cpp_shape_no_project_table(tmp_path):
     """PyTorch's extension template: conditional py_limited_api, options cp39, CUDAExtension, literal version."""
-    d = detect(make(tmp_path, {
-        "pyproject.toml": SETUPTOOLS,
-        "setup.py": '''
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": SETUPTOOLS,
+                "setup.py": """
             import torch
             from torch.utils.cpp_extension import CUDAExtension, BuildExtension
             library_name = "extension_cpp"
@@ -55,10 +58,12 @@ def test_extension_cpp_shape_no_project_table(tmp_path):
                              extra_compile_args={"cxx": ["-DPy_LIMITED_API=0x03090000"]})],
                 options={"bdist_wheel": {"py_limited_api": "cp39"}} if py_limited_api else {},
             )
-        ''',
-        "extension_cpp/__init__.py": "from . import _C\n",
-        "extension_cpp/csrc/cuda/muladd.cu": "// kernel\n",
-    }))
+        """,
+                "extension_cpp/__init__.py": "from . import _C\n",
+                "extension_cpp/csrc/cuda/muladd.cu": "// kernel\n",
+            },
+        )
+    )
     assert (d.backend, d.name, d.name_source) == ("setuptools", "extension_cpp", "setup.py")
     assert d.version == "0.0.1" and d.version_file == ("setup.py", 'version="{version}"')
     assert d.abi3 == "cp39" and d.torch and d.cuda and d.native
@@ -68,43 +73,71 @@ def test_extension_cpp_shape_no_project_table(tmp_path):
     assert plan.values["verify"]["required_sass"] == ["sm_90a"]
 
 
-@pytest.mark.parametrize(("mentioned", "expected"), [("version.py", "pkg/version.py"), ("__init__.py", "pkg/__init__.py")])
+@pytest.mark.parametrize(
+    ("mentioned", "expected"), [("version.py", "pkg/version.py"), ("__init__.py", "pkg/__init__.py")]
+)
 def test_version_file_is_the_one_setup_py_reads(tmp_path, mentioned, expected):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": SETUPTOOLS,
-        "setup.py": f'import re\nv = re.search("x", open("pkg/{mentioned}").read())\nsetup(name="pkg", version=v)\n',
-        "pkg/__init__.py": '__version__ = "1.2.3"\n',
-        "pkg/version.py": "__version__ = '1.2.3'\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": SETUPTOOLS,
+                "setup.py": f'import re\nv = re.search("x", open("pkg/{mentioned}").read())\nsetup(name="pkg", version=v)\n',
+                "pkg/__init__.py": '__version__ = "1.2.3"\n',
+                "pkg/version.py": "__version__ = '1.2.3'\n",
+            },
+        )
+    )
     assert d.version == "1.2.3" and d.version_file is not None and d.version_file[0] == expected
     quote = "'" if expected.endswith("version.py") else '"'
     assert d.version_file[1] == f"__version__ = {quote}{{version}}{quote}"
 
 
 def test_setup_cfg_attr_version_and_bdist_wheel_abi3(tmp_path):
-    d = detect(make(tmp_path, {
-        "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('src.m', ['m.c'])])\n",
-        "setup.cfg": "[metadata]\nname = cfgpkg\nversion = attr: cfgpkg.about.__version__\n"
-                     "[options]\npython_requires = >=3.11\n[bdist_wheel]\npy_limited_api = cp311\n",
-        "src/cfgpkg/__init__.py": "",
-        "src/cfgpkg/about.py": '__version__ = "0.3.0"\n',
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('src.m', ['m.c'])])\n",
+                "setup.cfg": "[metadata]\nname = cfgpkg\nversion = attr: cfgpkg.about.__version__\n"
+                "[options]\npython_requires = >=3.11\n[bdist_wheel]\npy_limited_api = cp311\n",
+                "src/cfgpkg/__init__.py": "",
+                "src/cfgpkg/about.py": '__version__ = "0.3.0"\n',
+            },
+        )
+    )
     assert d.backend_spec == "setuptools.build_meta:__legacy__"  # no pyproject: PEP 517's fallback
     assert (d.name, d.name_source) == ("cfgpkg", "setup.cfg [metadata]")
     assert d.version_file == ("src/cfgpkg/about.py", '__version__ = "{version}"') and d.version == "0.3.0"
     assert d.abi3 == "cp311" and d.requires_python == ">=3.11" and d.packages == {"cfgpkg": "src/cfgpkg"}
 
 
-@pytest.mark.parametrize(("files", "vcs"), [
-    ({"pyproject.toml": '[build-system]\nrequires = ["setuptools>=64", "setuptools_scm>=8"]\n'
-                        'build-backend = "setuptools.build_meta"\n[project]\nname = "p"\ndynamic = ["version"]\n'},
-     "setuptools-scm"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
-                        '[project]\nname = "p"\ndynamic = ["version"]\n[tool.hatch.version]\nsource = "vcs"\n'},
-     "hatch-vcs"),
-    ({"setup.py": "import versioneer\nsetup(name='p', version=versioneer.get_version())\n",
-      "versioneer.py": "# vendored\n"}, "versioneer"),
-])
+@pytest.mark.parametrize(
+    ("files", "vcs"),
+    [
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools>=64", "setuptools_scm>=8"]\n'
+                'build-backend = "setuptools.build_meta"\n[project]\nname = "p"\ndynamic = ["version"]\n'
+            },
+            "setuptools-scm",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
+                '[project]\nname = "p"\ndynamic = ["version"]\n[tool.hatch.version]\nsource = "vcs"\n'
+            },
+            "hatch-vcs",
+        ),
+        (
+            {
+                "setup.py": "import versioneer\nsetup(name='p', version=versioneer.get_version())\n",
+                "versioneer.py": "# vendored\n",
+            },
+            "versioneer",
+        ),
+    ],
+)
 def test_version_from_vcs_is_recognised_and_no_version_file_is_written(tmp_path, files, vcs):
     d = detect(make(tmp_path, {**files, "p/__init__.py": '__version__ = "0.0.0"\n'}))
     assert d.vcs == vcs and d.version_file is None
@@ -114,14 +147,19 @@ def test_version_from_vcs_is_recognised_and_no_version_file_is_written(tmp_path,
 
 
 def test_scikit_build_core_cmake_cuda_with_py_api(tmp_path):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
-                          '[project]\nname = "skb"\nversion = "2.0.0"\nrequires-python = ">=3.10"\n'
-                          '[tool.scikit-build]\nwheel.py-api = "cp310"\n',
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(skb LANGUAGES CXX CUDA)\n",
-        "src/skb/__init__.py": '__version__ = "2.0.0"\n',
-        "src/kernel.cu": "",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
+                '[project]\nname = "skb"\nversion = "2.0.0"\nrequires-python = ">=3.10"\n'
+                '[tool.scikit-build]\nwheel.py-api = "cp310"\n',
+                "CMakeLists.txt": "cmake_minimum_required(VERSION 3.24)\nproject(skb LANGUAGES CXX CUDA)\n",
+                "src/skb/__init__.py": '__version__ = "2.0.0"\n',
+                "src/kernel.cu": "",
+            },
+        )
+    )
     assert (d.backend, d.abi3, d.version_source) == ("scikit-build-core", "cp310", "pyproject.toml [project]")
     assert d.version_file == ("src/skb/__init__.py", '__version__ = "{version}"')  # kept in step with [project]
     plan = init.choose(d, ("3.11",))
@@ -129,29 +167,44 @@ def test_scikit_build_core_cmake_cuda_with_py_api(tmp_path):
 
 
 def test_cmake_that_sets_its_own_architectures_gets_no_env(tmp_path):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nbuild-backend = "scikit_build_core.build"\n[project]\nname = "a"\nversion = "1"\n',
-        "CMakeLists.txt": "project(a LANGUAGES CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90a)\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "scikit_build_core.build"\n[project]\nname = "a"\nversion = "1"\n',
+                "CMakeLists.txt": "project(a LANGUAGES CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90a)\n",
+            },
+        )
+    )
     assert d.cuda and "build" not in init.choose(d, ("3.12",)).values
 
 
 def test_meson_limited_api_floor_from_requires_python(tmp_path):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "m"\nversion = "1.0"\n'
-                          'requires-python = ">=3.11"\n[tool.meson-python]\nlimited-api = true\n',
-        "meson.build": "project('m', 'c')\npy.extension_module('_m', 'm.c', limited_api: '3.11')\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "m"\nversion = "1.0"\n'
+                'requires-python = ">=3.11"\n[tool.meson-python]\nlimited-api = true\n',
+                "meson.build": "project('m', 'c')\npy.extension_module('_m', 'm.c', limited_api: '3.11')\n",
+            },
+        )
+    )
     assert (d.backend, d.abi3, d.native) == ("meson-python", "cp311", ["meson.build builds extension modules"])
 
 
 def test_pure_hatchling_project_is_py3(tmp_path):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
-                          '[project]\nname = "pure"\nversion = "0.1.0"\n',
-        "pure/__init__.py": "",
-        "tests/test_pure.py": "",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+                '[project]\nname = "pure"\nversion = "0.1.0"\n',
+                "pure/__init__.py": "",
+                "tests/test_pure.py": "",
+            },
+        )
+    )
     plan = init.choose(d, ("3.12", "3.13"))
     assert not d.native and not d.cuda and plan.values["abi"] == "py3"
     assert plan.values["verify"]["required_sass"] == [] and "/tests/**" in plan.values["verify"]["forbid"]
@@ -164,11 +217,19 @@ def test_unknown_backend_is_generic(tmp_path):
 
 
 def test_tests_shipped_inside_the_package_are_not_forbidden(tmp_path):
-    d = detect(make(tmp_path, {
-        "setup.py": "setup(name='shipper', version='1.0')\n",
-        "shipper/__init__.py": "", "shipper/tests/test_a.py": "", "tests/test_b.py": "",
-        "shipper/include/shipper.h": "", "csrc/a.cpp": "",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "setup.py": "setup(name='shipper', version='1.0')\n",
+                "shipper/__init__.py": "",
+                "shipper/tests/test_a.py": "",
+                "tests/test_b.py": "",
+                "shipper/include/shipper.h": "",
+                "csrc/a.cpp": "",
+            },
+        )
+    )
     forbid = tuple(init.choose(d, ("3.12",)).values["verify"]["forbid"])
     assert d.shipped_tests == ["shipper/tests"] and d.ships_headers
 
@@ -190,13 +251,18 @@ def test_suggested_forbid_covers_every_source_suffix_of_the_defaults(tmp_path):
     assert not check_names(["plain/_impl.pxd", "plain/flash_attn.py"], forbid, ())  # cimport interface, public code
 
 
-@pytest.mark.parametrize("out_dir, lines", [
-    ("dist-all", ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-staging-*/", "/.kestrel-version.json"]),
-    ("build/wheels", ["/build/wheels/", "/build/wheels.rehearsal/", "/build/.kestrel-staging-*/",
-                      "/.kestrel-version.json"]),
-    ("/srv/wheelhouse", ["/.kestrel-version.json"]),  # outside the project: no line can name it
-    ("../wheelhouse", ["/.kestrel-version.json"]),
-])
+@pytest.mark.parametrize(
+    "out_dir, lines",
+    [
+        ("dist-all", ["/dist-all/", "/dist-all.rehearsal/", "/.kestrel-staging-*/", "/.kestrel-version.json"]),
+        (
+            "build/wheels",
+            ["/build/wheels/", "/build/wheels.rehearsal/", "/build/.kestrel-staging-*/", "/.kestrel-version.json"],
+        ),
+        ("/srv/wheelhouse", ["/.kestrel-version.json"]),  # outside the project: no line can name it
+        ("../wheelhouse", ["/.kestrel-version.json"]),
+    ],
+)
 def test_ignore_lines_follow_where_the_tool_writes(out_dir, lines):
     assert init.working_files(out_dir) == lines
 
@@ -229,24 +295,30 @@ def test_written_table_reads_back_and_loads_through_config(tmp_path, example):
     assert cfg.verify.allow[0].endswith("/**")
 
 
-@pytest.mark.parametrize(("url", "repo"), [
-    ("https://github.com/acme/widgets.git", "acme/widgets"),
-    ("https://x-access-token:abc@github.com/acme/widgets", "acme/widgets"),
-    ("git@github.com:acme/wid.gets.git", "acme/wid.gets"),
-    ("ssh://git@github.com/acme/widgets/", "acme/widgets"),
-    ("https://gitlab.com/acme/widgets.git", None),
-    ("https://github.com/acme", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("url", "repo"),
+    [
+        ("https://github.com/acme/widgets.git", "acme/widgets"),
+        ("https://x-access-token:abc@github.com/acme/widgets", "acme/widgets"),
+        ("git@github.com:acme/wid.gets.git", "acme/wid.gets"),
+        ("ssh://git@github.com/acme/widgets/", "acme/widgets"),
+        ("https://gitlab.com/acme/widgets.git", None),
+        ("https://github.com/acme", None),
+        ("", None),
+    ],
+)
 def test_github_repo_from_the_remote_url(url, repo):
     assert init.github_repo(url) == repo
 
 
 def test_psutil_shape_kwargs_dict_and_computed_limited_api(tmp_path):
     """setup(**kwargs) with kwargs = dict(name=...), py_limited_api from a dict, the floor computed."""
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n',
-        "setup.py": '''
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n',
+                "setup.py": """
             MIN_PY_VERSION = (3, 8)
             _abi3_tag = "cp{}{}".format(*MIN_PY_VERSION)
             py_limited_api = {"py_limited_api": True}
@@ -255,9 +327,11 @@ def test_psutil_shape_kwargs_dict_and_computed_limited_api(tmp_path):
             def main():
                 kwargs = dict(name='psutil', version=VERSION, ext_modules=[ext])
                 setup(**kwargs)
-        ''',
-        "psutil/__init__.py": '__version__ = "8.0.0"\n',
-    }))
+        """,
+                "psutil/__init__.py": '__version__ = "8.0.0"\n',
+            },
+        )
+    )
     assert (d.name, d.version, d.abi3) == ("psutil", "8.0.0", "abi3")
     plan = init.choose(d, ("3.12",))
     assert plan.values["abi"] == "abi3" and plan.comments["abi"].startswith("abi3:")
@@ -265,31 +339,49 @@ def test_psutil_shape_kwargs_dict_and_computed_limited_api(tmp_path):
 
 def test_flit_dynamic_version_in_a_package_named_build(tmp_path):
     """pypa/build's shape: flit, dynamic version read from src/build/__init__.py."""
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["flit-core"]\nbuild-backend = "flit_core.buildapi"\n'
-                          '[project]\nname = "build"\ndynamic = ["version"]\n',
-        "src/build/__init__.py": "__version__ = '1.5.0'\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["flit-core"]\nbuild-backend = "flit_core.buildapi"\n'
+                '[project]\nname = "build"\ndynamic = ["version"]\n',
+                "src/build/__init__.py": "__version__ = '1.5.0'\n",
+            },
+        )
+    )
     assert (d.backend, d.packages) == ("flit", {"build": "src/build"})
     assert (d.version, d.version_file) == ("1.5.0", ("src/build/__init__.py", "__version__ = '{version}'"))
 
 
 def test_odd_value_types_do_not_crash_detection(tmp_path):
     """Valid TOML with unexpected types: detection degrades to "not found", never a traceback."""
-    d = detect(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = 5\nbuild-backend = 7\n[project]\nname = 1\nversion = 2\n'
-                          'dynamic = "version"\nrequires-python = 3\n'
-                          '[tool]\nhatch = 1\nsetuptools = { dynamic = "x" }\nscikit-build = { metadata = [1] }\n'
-                          'distutils = { bdist_wheel = 3 }\nmeson-python = "yes"\n',
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": "[build-system]\nrequires = 5\nbuild-backend = 7\n[project]\nname = 1\nversion = 2\n"
+                'dynamic = "version"\nrequires-python = 3\n'
+                '[tool]\nhatch = 1\nsetuptools = { dynamic = "x" }\nscikit-build = { metadata = [1] }\n'
+                'distutils = { bdist_wheel = 3 }\nmeson-python = "yes"\n',
+            },
+        )
+    )
     assert (d.backend, d.name, d.version, d.requires_python, d.abi3) == ("generic", None, None, None, None)
     assert init.choose(d, ("3.12",)).values["python"] == ["3.12"]
 
 
 # DT_NEEDED of a torch CUDAExtension (extension-cpp on torch 2.11+cu130, docs/real-packages.md section 3)
 # and of examples/c-ext-stub: all come from the user's torch install, none may be grafted.
-TORCH_EXTENSION_NEEDED = ["libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so", "libc10_cuda.so",
-                          "libtorch_cuda.so", "libcudart.so.13", "libcudart.so.12"]
+TORCH_EXTENSION_NEEDED = [
+    "libc10.so",
+    "libtorch.so",
+    "libtorch_cpu.so",
+    "libtorch_python.so",
+    "libc10_cuda.so",
+    "libtorch_cuda.so",
+    "libcudart.so.13",
+    "libcudart.so.12",
+]
 
 
 @pytest.mark.parametrize("soname", TORCH_EXTENSION_NEEDED)
@@ -304,22 +396,43 @@ def test_default_excludes_cover_what_the_examples_link(soname):
 
 def detect_example(name: str) -> init_detect.Detected:
     root = Path(__file__).resolve().parents[4] / "examples" / name
-    return init_detect.detect(root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]})
+    return init_detect.detect(
+        root, {"build-system": tomllib.loads((root / "pyproject.toml").read_text())["build-system"]}
+    )
 
 
-@pytest.mark.parametrize(("files", "expected"), [
-    ({"pyproject.toml": '[build-system]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "v"\n'
-                        'dynamic = ["version"]\n[tool.setuptools.dynamic]\nversion = { file = "VERSION" }\n',
-      "VERSION": "3.1.4\n"}, (("VERSION", "{version}"), "3.1.4")),
-    ({"setup.py": "setup(name='v', version=open('version.txt').read().strip())\n", "version.txt": "0.9\n"},
-     (("version.txt", "{version}"), "0.9")),
-    ({"pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "v"\ndynamic = ["version"]\n',
-      "meson.build": "project('v', 'c', version : '1.2.0', license: 'MIT')\n"},
-     (("meson.build", "version : '{version}'"), "1.2.0")),
-    ({"pyproject.toml": '[build-system]\nbuild-backend = "pdm.backend"\n[project]\nname = "v"\ndynamic = ["version"]\n'
-                        '[tool.pdm.version]\nsource = "file"\npath = "v/__about__.py"\n',
-      "v/__about__.py": "__version__: str = '5.0'\n"}, (("v/__about__.py", "__version__: str = '{version}'"), "5.0")),
-])
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "v"\n'
+                'dynamic = ["version"]\n[tool.setuptools.dynamic]\nversion = { file = "VERSION" }\n',
+                "VERSION": "3.1.4\n",
+            },
+            (("VERSION", "{version}"), "3.1.4"),
+        ),
+        (
+            {"setup.py": "setup(name='v', version=open('version.txt').read().strip())\n", "version.txt": "0.9\n"},
+            (("version.txt", "{version}"), "0.9"),
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "v"\ndynamic = ["version"]\n',
+                "meson.build": "project('v', 'c', version : '1.2.0', license: 'MIT')\n",
+            },
+            (("meson.build", "version : '{version}'"), "1.2.0"),
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "pdm.backend"\n[project]\nname = "v"\ndynamic = ["version"]\n'
+                '[tool.pdm.version]\nsource = "file"\npath = "v/__about__.py"\n',
+                "v/__about__.py": "__version__: str = '5.0'\n",
+            },
+            (("v/__about__.py", "__version__: str = '{version}'"), "5.0"),
+        ),
+    ],
+)
 def test_version_files_named_by_the_backend(tmp_path, files, expected):
     d = detect(make(tmp_path, files))
     assert (d.version_file, d.version) == expected and d.version_source == expected[0][0]
@@ -329,10 +442,15 @@ def test_version_files_named_by_the_backend(tmp_path, files, expected):
 
 @pytest.mark.parametrize(("requires", "isolation"), [('["setuptools"]', False), ('["setuptools", "torch>=2.6"]', None)])
 def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tmp_path, requires, isolation):
-    d = detect(make(tmp_path, {
-        "pyproject.toml": f'[build-system]\nrequires = {requires}\nbuild-backend = "setuptools.build_meta"\n',
-        "setup.py": "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(name='t', version='1.0')\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": f'[build-system]\nrequires = {requires}\nbuild-backend = "setuptools.build_meta"\n',
+                "setup.py": "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(name='t', version='1.0')\n",
+            },
+        )
+    )
     plan = init.choose(d, ("3.12",))
     assert plan.values["build"].get("isolation") is isolation
     assert any("torch" in note for note in plan.notes)  # which torch the wheel is built against is said
@@ -341,11 +459,23 @@ def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tm
 def test_every_value_type_renders_with_its_comment(tmp_path):
     """Booleans, strings, lists, inline tables and arrays of tables all carry their comment."""
     d = init_detect.Detected(project_dir=tmp_path)
-    plan = init.Plan(values={"python": ["3.12"], "abi": "abi3", "requires_gpu": False,
-                             "version_files": [{"path": "p/__init__.py", "pattern": '__version__ = "{version}"'}],
-                             "build": {"isolation": False, "env": {"A": "b"}}},
-                     comments={"python": "c-python", "abi": "c-abi", "requires_gpu": "c-gpu", "version_files": "c-vf",
-                               "build.isolation": "c-iso", "build.env": "c-env"})
+    plan = init.Plan(
+        values={
+            "python": ["3.12"],
+            "abi": "abi3",
+            "requires_gpu": False,
+            "version_files": [{"path": "p/__init__.py", "pattern": '__version__ = "{version}"'}],
+            "build": {"isolation": False, "env": {"A": "b"}},
+        },
+        comments={
+            "python": "c-python",
+            "abi": "c-abi",
+            "requires_gpu": "c-gpu",
+            "version_files": "c-vf",
+            "build.isolation": "c-iso",
+            "build.env": "c-env",
+        },
+    )
     text = init.table_text(plan, d)
     assert tomllib.loads(text)["tool"]["kestrel-release"] == plan.values
     for comment in plan.comments.values():
@@ -354,8 +484,13 @@ def test_every_value_type_renders_with_its_comment(tmp_path):
 
 def test_a_version_line_that_is_not_unique_is_not_written(tmp_path):
     """setup.py holding two different versions: `version bump` would refuse the pattern, so init leaves it out."""
-    d = detect(make(tmp_path, {
-        "setup.py": "setup(name='two', version='1.0')\nif False:\n    setup(name='two', version='2.0')\n",
-    }))
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "setup.py": "setup(name='two', version='1.0')\nif False:\n    setup(name='two', version='2.0')\n",
+            },
+        )
+    )
     assert d.version_file is None and "add version_files by hand" in d.version_source
     assert "version_files" not in init.choose(d, ("3.12",)).values

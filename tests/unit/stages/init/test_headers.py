@@ -30,9 +30,11 @@ def flagged(forbid: tuple[str, ...], *members: str) -> list[str]:
 
 def test_bitarray_headers_listed_in_package_data_ship(tmp_path):
     """bitarray 3.12.3 ships bitarray.h and pythoncapi_compat.h on purpose (package_data "*.h")."""
-    forbid, plan = forbid_of(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools >= 42.0.0"]\nbuild-backend = "setuptools.build_meta"\n',
-        "setup.py": """
+    forbid, plan = forbid_of(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools >= 42.0.0"]\nbuild-backend = "setuptools.build_meta"\n',
+            "setup.py": """
             from setuptools import setup, Extension
             setup(
                 name = "bitarray",
@@ -43,8 +45,11 @@ def test_bitarray_headers_listed_in_package_data_ship(tmp_path):
                                          depends = ["bitarray/bitarray.hpp"])],
             )
         """,
-        "bitarray/__init__.py": "", "bitarray/bitarray.h": "", "bitarray/_bitarray.c": "",
-    })
+            "bitarray/__init__.py": "",
+            "bitarray/bitarray.h": "",
+            "bitarray/_bitarray.c": "",
+        },
+    )
     assert flagged(forbid, "bitarray/bitarray.h", "bitarray/pythoncapi_compat.h") == []
     # the sources, and header kinds the package does not install, still fail
     assert flagged(forbid, "bitarray/_bitarray.c", "bitarray/x.hpp") == ["bitarray/_bitarray.c", "bitarray/x.hpp"]
@@ -52,29 +57,55 @@ def test_bitarray_headers_listed_in_package_data_ship(tmp_path):
 
 
 def test_cuda_kernel_sources_stay_forbidden_when_a_cuda_package_ships_its_include_dir(tmp_path):
-    forbid, _ = forbid_of(tmp_path, {
-        "setup.py": "from torch.utils.cpp_extension import CUDAExtension\nsetup(name='k', version='1.0')\n",
-        "k/__init__.py": "", "k/include/k.h": "", "k/include/k_kernels.cuh": "", "k/csrc/k.cu": "",
-    })
+    forbid, _ = forbid_of(
+        tmp_path,
+        {
+            "setup.py": "from torch.utils.cpp_extension import CUDAExtension\nsetup(name='k', version='1.0')\n",
+            "k/__init__.py": "",
+            "k/include/k.h": "",
+            "k/include/k_kernels.cuh": "",
+            "k/csrc/k.cu": "",
+        },
+    )
     assert flagged(forbid, "k/include/k.h") == []
     assert flagged(forbid, "k/include/k_kernels.cuh", "k/csrc/k.cu") == ["k/include/k_kernels.cuh", "k/csrc/k.cu"]
 
 
-@pytest.mark.parametrize(("files", "shipped", "forbidden"), [
-    ({"pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "m"\nversion = "1.0"\n',
-      "meson.build": "project('m', 'c')\nsubdir('m')\n",
-      "m/__init__.py": "",
-      "m/meson.build": "m_sources = [\n  '__init__.py',\n  'm_api.h',\n]\npy.install_sources(m_sources, subdir: 'm')\n"},
-     "m/m_api.h", "m/other.hpp"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
-                        '[project]\nname = "s"\nversion = "1.0"\n[tool.setuptools.package-data]\ns = ["include/*.hpp"]\n',
-      "s/__init__.py": ""}, "s/include/s.hpp", "s/s.h"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
-                        '[project]\nname = "c"\nversion = "1.0"\n',
-      "CMakeLists.txt": "project(c LANGUAGES CXX)\nadd_library(c MODULE c.cpp)\n"
-                        "install(FILES include/c.h DESTINATION ${SKBUILD_PROJECT_NAME}/include)\n",
-      "c/__init__.py": ""}, "c/include/c.h", "c/c.cpp"),
-])
+@pytest.mark.parametrize(
+    ("files", "shipped", "forbidden"),
+    [
+        (
+            {
+                "pyproject.toml": '[build-system]\nbuild-backend = "mesonpy"\n[project]\nname = "m"\nversion = "1.0"\n',
+                "meson.build": "project('m', 'c')\nsubdir('m')\n",
+                "m/__init__.py": "",
+                "m/meson.build": "m_sources = [\n  '__init__.py',\n  'm_api.h',\n]\npy.install_sources(m_sources, subdir: 'm')\n",
+            },
+            "m/m_api.h",
+            "m/other.hpp",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+                '[project]\nname = "s"\nversion = "1.0"\n[tool.setuptools.package-data]\ns = ["include/*.hpp"]\n',
+                "s/__init__.py": "",
+            },
+            "s/include/s.hpp",
+            "s/s.h",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["scikit-build-core"]\nbuild-backend = "scikit_build_core.build"\n'
+                '[project]\nname = "c"\nversion = "1.0"\n',
+                "CMakeLists.txt": "project(c LANGUAGES CXX)\nadd_library(c MODULE c.cpp)\n"
+                "install(FILES include/c.h DESTINATION ${SKBUILD_PROJECT_NAME}/include)\n",
+                "c/__init__.py": "",
+            },
+            "c/include/c.h",
+            "c/c.cpp",
+        ),
+    ],
+)
 def test_headers_the_build_installs_in_the_package_ship(tmp_path, files, shipped, forbidden):
     forbid, _ = forbid_of(tmp_path, files)
     assert flagged(forbid, shipped, forbidden) == [forbidden]
@@ -82,10 +113,14 @@ def test_headers_the_build_installs_in_the_package_ship(tmp_path, files, shipped
 
 def test_headers_only_in_manifest_in_stay_forbidden(tmp_path):
     """MANIFEST.in puts headers in the sdist (to compile from it), not in the wheel."""
-    forbid, _ = forbid_of(tmp_path, {
-        "setup.py": "from setuptools import setup, Extension\n"
-                    "setup(name='mi', version='1.0', ext_modules=[Extension('mi._m', ['mi/_m.c'], depends=['mi/m.h'])])\n",
-        "MANIFEST.in": "recursive-include mi *.h\n",
-        "mi/__init__.py": "", "mi/m.h": "",
-    })
+    forbid, _ = forbid_of(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup, Extension\n"
+            "setup(name='mi', version='1.0', ext_modules=[Extension('mi._m', ['mi/_m.c'], depends=['mi/m.h'])])\n",
+            "MANIFEST.in": "recursive-include mi *.h\n",
+            "mi/__init__.py": "",
+            "mi/m.h": "",
+        },
+    )
     assert flagged(forbid, "mi/m.h") == ["mi/m.h"]

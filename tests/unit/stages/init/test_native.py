@@ -31,15 +31,18 @@ MESONPY = '[build-system]\nbuild-backend = "mesonpy"\nrequires = ["meson-python"
 
 def test_meson_extension_declared_in_a_subdir_meson_build_is_per_python(tmp_path):
     """contourpy 1.3.3: the top meson.build only has subdir('src'); src/meson.build has the extension."""
-    root = make(tmp_path, {
-        "pyproject.toml": MESONPY.format(name="contourpy"),
-        "meson.build": "project('contourpy', 'cpp', version: '1.3.3')\npy3 = import('python').find_installation()\n"
-                       "subdir('lib/contourpy')\nsubdir('src')\n",
-        "lib/contourpy/__init__.py": "",
-        "lib/contourpy/meson.build": "py3.install_sources(['__init__.py'], subdir: 'contourpy')\n",
-        "src/meson.build": "ext = py3.extension_module(\n  '_contourpy',\n  ['wrap.cpp'],\n  install: true,\n)\n",
-        "src/wrap.cpp": "",
-    })
+    root = make(
+        tmp_path,
+        {
+            "pyproject.toml": MESONPY.format(name="contourpy"),
+            "meson.build": "project('contourpy', 'cpp', version: '1.3.3')\npy3 = import('python').find_installation()\n"
+            "subdir('lib/contourpy')\nsubdir('src')\n",
+            "lib/contourpy/__init__.py": "",
+            "lib/contourpy/meson.build": "py3.install_sources(['__init__.py'], subdir: 'contourpy')\n",
+            "src/meson.build": "ext = py3.extension_module(\n  '_contourpy',\n  ['wrap.cpp'],\n  install: true,\n)\n",
+            "src/wrap.cpp": "",
+        },
+    )
     d, plan = planned(root)
     assert d.native == ["src/meson.build builds extension modules"]
     assert "abi" not in plan.values  # auto: one wheel per Python, not one py3 wheel
@@ -49,28 +52,47 @@ def test_meson_extension_declared_in_a_subdir_meson_build_is_per_python(tmp_path
 
 
 def test_pure_meson_python_package_stays_py3(tmp_path):
-    d, plan = planned(make(tmp_path, {
-        "pyproject.toml": MESONPY.format(name="puremeson"),
-        "meson.build": "project('puremeson', version: '1.3.3')\nsubdir('puremeson')\n",
-        "puremeson/__init__.py": "",
-        "puremeson/meson.build": "py.install_sources(['__init__.py'], subdir: 'puremeson')\n",
-        "tests/meson.build": "py.extension_module('_probe', 'probe.c')\n",  # tests are not the package
-    }))
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": MESONPY.format(name="puremeson"),
+                "meson.build": "project('puremeson', version: '1.3.3')\nsubdir('puremeson')\n",
+                "puremeson/__init__.py": "",
+                "puremeson/meson.build": "py.install_sources(['__init__.py'], subdir: 'puremeson')\n",
+                "tests/meson.build": "py.extension_module('_probe', 'probe.c')\n",  # tests are not the package
+            },
+        )
+    )
     assert d.native == [] and plan.values["abi"] == "py3"
 
 
-SKB = ('[build-system]\nrequires = ["scikit-build-core", "nanobind"]\nbuild-backend = "scikit_build_core.build"\n'
-       '[project]\nname = "skb"\nversion = "1.0"\n[tool.scikit-build]\ncmake.source-dir = "cpp"\n')
+SKB = (
+    '[build-system]\nrequires = ["scikit-build-core", "nanobind"]\nbuild-backend = "scikit_build_core.build"\n'
+    '[project]\nname = "skb"\nversion = "1.0"\n[tool.scikit-build]\ncmake.source-dir = "cpp"\n'
+)
 
 
-@pytest.mark.parametrize("command", ["add_library(core SHARED a.cpp)", "python_add_library(_m MODULE m.cpp WITH_SOABI)",
-                                     "pybind11_add_module(_m m.cpp)", "NANOBIND_ADD_MODULE(_m m.cpp)"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "add_library(core SHARED a.cpp)",
+        "python_add_library(_m MODULE m.cpp WITH_SOABI)",
+        "pybind11_add_module(_m m.cpp)",
+        "NANOBIND_ADD_MODULE(_m m.cpp)",
+    ],
+)
 def test_cmake_target_in_a_sub_cmakelists_is_native(tmp_path, command):
-    d, plan = planned(make(tmp_path, {
-        "pyproject.toml": SKB,
-        "cpp/CMakeLists.txt": f"cmake_minimum_required(VERSION 3.26)\nproject(skb LANGUAGES CXX CUDA)\n{command}\n",
-        "skb/__init__.py": "",
-    }))
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": SKB,
+                "cpp/CMakeLists.txt": f"cmake_minimum_required(VERSION 3.26)\nproject(skb LANGUAGES CXX CUDA)\n{command}\n",
+                "skb/__init__.py": "",
+            },
+        )
+    )
     assert d.native == ["cpp/CMakeLists.txt declares a library or module target"] and d.cmake
     assert "abi" not in plan.values
     assert plan.values["build"]["env"] == {"CUDAARCHS": "90a"}  # the CUDA language is on in cpp/CMakeLists.txt
@@ -78,39 +100,79 @@ def test_cmake_target_in_a_sub_cmakelists_is_native(tmp_path, command):
 
 def test_vendored_cmakelists_that_cmake_never_runs_is_not_cmake(tmp_path):
     """ujson vendors double-conversion with its CMakeLists.txt; setup.py compiles the sources itself."""
-    d, _ = planned(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n',
-        "setup.py": "from setuptools import setup, Extension\nsetup(name='u', ext_modules=[Extension('u', ['u.c'])])\n",
-        "deps/dc/CMakeLists.txt": "add_library(double-conversion a.cc)\n",
-    }))
+    d, _ = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n',
+                "setup.py": "from setuptools import setup, Extension\nsetup(name='u', ext_modules=[Extension('u', ['u.c'])])\n",
+                "deps/dc/CMakeLists.txt": "add_library(double-conversion a.cc)\n",
+            },
+        )
+    )
     assert d.native == ["setup.py builds extension modules"] and not d.cmake
 
 
-@pytest.mark.parametrize(("files", "why"), [
-    ({"pyproject.toml": '[build-system]\nrequires = ["setuptools>=74"]\nbuild-backend = "setuptools.build_meta"\n'
-                        '[project]\nname = "e"\nversion = "1.0"\n'
-                        '[[tool.setuptools.ext-modules]]\nname = "e._e"\nsources = ["e/_e.c"]\n',
-      "e/_e.c": ""}, "pyproject.toml [tool.setuptools] ext-modules"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-cython"]\nbuild-backend = "hatchling.build"\n'
-                        '[project]\nname = "e"\nversion = "1.0"\n[tool.hatch.build.targets.wheel.hooks.cython]\n',
-      "e/__init__.py": "", "e/_e.pyx": ""}, "hatch build hook cython"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["maturin>=1.5"]\nbuild-backend = "maturin"\n'
-                        '[project]\nname = "e"\nversion = "1.0"\n',
-      "Cargo.toml": '[package]\nname = "e"\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py39"] }\n',
-      "src/lib.rs": ""}, "Cargo.toml (maturin)"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools-rust"]\n'
-                        'build-backend = "setuptools.build_meta"\n[project]\nname = "e"\nversion = "1.0"\n'
-                        '[[tool.setuptools-rust.ext-modules]]\ntarget = "e._e"\n',
-      "Cargo.toml": '[package]\nname = "e"\n', "e/__init__.py": ""}, "Cargo.toml (setuptools-rust)"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["poetry-core", "setuptools"]\n'
-                        'build-backend = "poetry.core.masonry.api"\n[tool.poetry]\nname = "e"\nversion = "1.0"\n'
-                        '[tool.poetry.build]\nscript = "build.py"\n',
-      "build.py": "from setuptools import Extension\next_modules = [Extension('e._e', ['e/_e.c'])]\n"},
-     "build.py builds extension modules"),
-    ({"pyproject.toml": '[build-system]\nrequires = ["flit_core", "cython"]\nbuild-backend = "flit_core.buildapi"\n'
-                        '[project]\nname = "e"\nversion = "1.0"\n',
-      "e/__init__.py": "", "e/_speed.pyx": ""}, "1 C/C++/Cython source files; the build requires cython"),
-])
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools>=74"]\nbuild-backend = "setuptools.build_meta"\n'
+                '[project]\nname = "e"\nversion = "1.0"\n'
+                '[[tool.setuptools.ext-modules]]\nname = "e._e"\nsources = ["e/_e.c"]\n',
+                "e/_e.c": "",
+            },
+            "pyproject.toml [tool.setuptools] ext-modules",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-cython"]\nbuild-backend = "hatchling.build"\n'
+                '[project]\nname = "e"\nversion = "1.0"\n[tool.hatch.build.targets.wheel.hooks.cython]\n',
+                "e/__init__.py": "",
+                "e/_e.pyx": "",
+            },
+            "hatch build hook cython",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["maturin>=1.5"]\nbuild-backend = "maturin"\n'
+                '[project]\nname = "e"\nversion = "1.0"\n',
+                "Cargo.toml": '[package]\nname = "e"\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py39"] }\n',
+                "src/lib.rs": "",
+            },
+            "Cargo.toml (maturin)",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools-rust"]\n'
+                'build-backend = "setuptools.build_meta"\n[project]\nname = "e"\nversion = "1.0"\n'
+                '[[tool.setuptools-rust.ext-modules]]\ntarget = "e._e"\n',
+                "Cargo.toml": '[package]\nname = "e"\n',
+                "e/__init__.py": "",
+            },
+            "Cargo.toml (setuptools-rust)",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["poetry-core", "setuptools"]\n'
+                'build-backend = "poetry.core.masonry.api"\n[tool.poetry]\nname = "e"\nversion = "1.0"\n'
+                '[tool.poetry.build]\nscript = "build.py"\n',
+                "build.py": "from setuptools import Extension\next_modules = [Extension('e._e', ['e/_e.c'])]\n",
+            },
+            "build.py builds extension modules",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["flit_core", "cython"]\nbuild-backend = "flit_core.buildapi"\n'
+                '[project]\nname = "e"\nversion = "1.0"\n',
+                "e/__init__.py": "",
+                "e/_speed.pyx": "",
+            },
+            "1 C/C++/Cython source files; the build requires cython",
+        ),
+    ],
+)
 def test_every_backend_s_declaration_of_native_code_is_read(tmp_path, files, why):
     d, plan = planned(make(tmp_path, files))
     assert why in d.native, d.native
@@ -118,9 +180,14 @@ def test_every_backend_s_declaration_of_native_code_is_read(tmp_path, files, why
 
 
 def test_pyo3_abi3_feature_gives_the_abi3_floor(tmp_path):
-    d, plan = planned(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["maturin"]\nbuild-backend = "maturin"\n[project]\nname = "r"\n'
-                          'version = "0.1.0"\n',
-        "Cargo.toml": '[package]\nname = "r"\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py39"] }\n',
-    }))
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["maturin"]\nbuild-backend = "maturin"\n[project]\nname = "r"\n'
+                'version = "0.1.0"\n',
+                "Cargo.toml": '[package]\nname = "r"\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py39"] }\n',
+            },
+        )
+    )
     assert d.abi3 == "cp39" and plan.values["abi"] == "abi3"

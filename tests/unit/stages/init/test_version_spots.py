@@ -71,7 +71,10 @@ PYYAML = {
 def test_pyyaml_lib_layout_version_in_setup_py_and_the_package(tmp_path):
     d, plan = planned(make(tmp_path, PYYAML))
     assert d.packages == {"_yaml": "lib/_yaml", "yaml": "lib/yaml"}
-    assert places(plan) == [("setup.py", "VERSION = '{version}'"), ("lib/yaml/__init__.py", "__version__ = '{version}'")]
+    assert places(plan) == [
+        ("setup.py", "VERSION = '{version}'"),
+        ("lib/yaml/__init__.py", "__version__ = '{version}'"),
+    ]
     assert sorted(plan.values["verify"]["allow"]) == ["_yaml/**", "pyyaml.libs/*", "yaml/**"]
     cfg = written(tmp_path, d, plan)
     result = version.change(cfg, "bump", "patch")
@@ -91,18 +94,20 @@ MSGPACK = {
         version = {attr = "msgpack.__version__"}
     """,
     "setup.py": "from setuptools import Extension, setup\nsetup(ext_modules=[Extension('msgpack._cmsgpack', ['msgpack/_cmsgpack.c'])])\n",
-    "msgpack/__init__.py": "from .ext import ExtType\n\nversion = (1, 1, 2)\n__version__ = \"1.1.2\"\n",
+    "msgpack/__init__.py": 'from .ext import ExtType\n\nversion = (1, 1, 2)\n__version__ = "1.1.2"\n',
     "msgpack/fallback.py": "# the pure-Python fallback\n",
 }
 
 
 def test_msgpack_version_tuple_beside_the_string_is_rewritten_as_a_tuple(tmp_path):
     d, plan = planned(make(tmp_path, MSGPACK))
-    assert places(plan) == [("msgpack/__init__.py", '__version__ = "{version}"'),
-                            ("msgpack/__init__.py", "version = ({version_tuple})")]
+    assert places(plan) == [
+        ("msgpack/__init__.py", '__version__ = "{version}"'),
+        ("msgpack/__init__.py", "version = ({version_tuple})"),
+    ]
     cfg = written(tmp_path, d, plan)
     assert version.change(cfg, "bump", "minor").files == ["msgpack/__init__.py"]
-    assert "version = (1, 2, 0)\n__version__ = \"1.2.0\"\n" in (tmp_path / "msgpack/__init__.py").read_text()
+    assert 'version = (1, 2, 0)\n__version__ = "1.2.0"\n' in (tmp_path / "msgpack/__init__.py").read_text()
 
 
 CONTOURPY = {
@@ -138,7 +143,10 @@ CONTOURPY = {
 def test_contourpy_meson_project_version_and_the_lib_version_module(tmp_path):
     d, plan = planned(make(tmp_path, CONTOURPY))
     assert d.packages == {"contourpy": "lib/contourpy"}
-    assert places(plan) == [("meson.build", "version: '{version}'"), ("lib/contourpy/_version.py", '__version__ = "{version}"')]
+    assert places(plan) == [
+        ("meson.build", "version: '{version}'"),
+        ("lib/contourpy/_version.py", '__version__ = "{version}"'),
+    ]
     cfg = written(tmp_path, d, plan)
     assert version.change(cfg, "bump", "patch").files == ["meson.build", "lib/contourpy/_version.py"]
     assert (tmp_path / "lib/contourpy/_version.py").read_text() == '__version__ = "1.3.4"\n'
@@ -157,11 +165,11 @@ PYWAVELETS = {
     """,
     "meson.build": "project(\n  'PyWavelets',\n  'c', 'cython',\n  version: '1.9.0',\n  license: 'MIT',\n)\nsubdir('pywt')\n",
     "util/version_utils.py": "import os\n\nMAJOR = 1\nMINOR = 8\nMICRO = 0\nISRELEASED = True\n"
-                             "VERSION = '%d.%d.%d' % (MAJOR, MINOR, MICRO)\n",
+    "VERSION = '%d.%d.%d' % (MAJOR, MINOR, MICRO)\n",
     "pywt/__init__.py": "from pywt.version import version as __version__\n",
     "pywt/meson.build": "subdir('_extensions')\n",
     "pywt/_extensions/meson.build": "foreach pyx_file : pyx_files\n  py.extension_module(pyx_file[0],\n"
-                                    "    pyx_file[1], install: true)\nendforeach\n",
+    "    pyx_file[1], install: true)\nendforeach\n",
     "pywt/_extensions/_pywt.pyx": "# cython\n",
 }
 
@@ -169,11 +177,15 @@ PYWAVELETS = {
 def test_pywavelets_meson_build_and_a_stale_major_minor_micro_file(tmp_path):
     """util/version_utils.py writes pywt.__version__ at build time; upstream 1.9.0 left it at 1.8.0."""
     d, plan = planned(make(tmp_path, PYWAVELETS))
-    assert places(plan) == [("meson.build", "version: '{version}'"),
-                            ("util/version_utils.py", "MAJOR = {major}\nMINOR = {minor}\nMICRO = {micro}")]
+    assert places(plan) == [
+        ("meson.build", "version: '{version}'"),
+        ("util/version_utils.py", "MAJOR = {major}\nMINOR = {minor}\nMICRO = {micro}"),
+    ]
     assert any(n.startswith("util/version_utils.py states 1.8.0, not 1.9.0") for n in plan.notes)
     cfg = written(tmp_path, d, plan)
-    assert version.show(cfg).warnings == ["versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"]
+    assert version.show(cfg).warnings == [
+        "versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"
+    ]
     version.change(cfg, "set", "1.9.0", force=True)  # what the note says to run
     assert version.change(config.load(tmp_path, env={}), "bump", "minor").new == "1.10.0"
     assert "MAJOR = 1\nMINOR = 10\nMICRO = 0\n" in (tmp_path / "util/version_utils.py").read_text()
@@ -200,7 +212,7 @@ BITARRAY = {
     "bitarray/__init__.py": "from bitarray._bitarray import BITARRAY_VERSION as __version__\n",
     "bitarray/bitarray.h": '/* Copyright */\n#define BITARRAY_VERSION  "3.12.3"\n',
     "bitarray/pythoncapi_compat.h": '#define PYTHONCAPI_COMPAT_VERSION "0x030D0000"\n',
-    "bitarray/_bitarray.c": "#include \"bitarray.h\"\n",
+    "bitarray/_bitarray.c": '#include "bitarray.h"\n',
 }
 
 
@@ -215,22 +227,30 @@ def test_bitarray_version_only_in_a_c_header(tmp_path):
 
 def test_other_libraries_versions_are_not_taken_for_the_package(tmp_path):
     """A vendored module's __version__, a dependency's header, an ABI define and tests are someone else's."""
-    _d, plan = planned(make(tmp_path, {
-        "pyproject.toml": '[project]\nname = "kern"\nversion = "2.0.0"\n',
-        "kern/__init__.py": '__version__ = "2.0.0"\n',
-        "kern/_vendor/six.py": '__version__ = "1.16.0"\n',
-        "kern/backports.py": '__version__ = "0.3"\n',  # a bundled module: not our version
-        "kern/contrib/plot/__init__.py": '__version__ = "0.9"\n',  # a bundled subpackage
-        "VERSION": "2.0.0\n",
-        "kern/include/zlib.h": '#define ZLIB_VERSION "1.3.1"\n',
-        "kern/include/kern.h": '#define KERN_VERSION "2.0.0"\n#define KERN_ABI_VERSION "2.0.0"\n',
-        "kern/tests/test_v.py": '__version__ = "2.0.0"\n',
-        "third_party/dep/version.py": '__version__ = "2.0.0"\n',
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.15)\nproject(kern VERSION 2.0.0 LANGUAGES CXX)\n",
-    }))
-    assert places(plan) == [("kern/__init__.py", '__version__ = "{version}"'),
-                            ("kern/include/kern.h", '#define KERN_VERSION "{version}"'),
-                            ("CMakeLists.txt", "project(kern VERSION {release}"), ("VERSION", "{version}")]
+    _d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[project]\nname = "kern"\nversion = "2.0.0"\n',
+                "kern/__init__.py": '__version__ = "2.0.0"\n',
+                "kern/_vendor/six.py": '__version__ = "1.16.0"\n',
+                "kern/backports.py": '__version__ = "0.3"\n',  # a bundled module: not our version
+                "kern/contrib/plot/__init__.py": '__version__ = "0.9"\n',  # a bundled subpackage
+                "VERSION": "2.0.0\n",
+                "kern/include/zlib.h": '#define ZLIB_VERSION "1.3.1"\n',
+                "kern/include/kern.h": '#define KERN_VERSION "2.0.0"\n#define KERN_ABI_VERSION "2.0.0"\n',
+                "kern/tests/test_v.py": '__version__ = "2.0.0"\n',
+                "third_party/dep/version.py": '__version__ = "2.0.0"\n',
+                "CMakeLists.txt": "cmake_minimum_required(VERSION 3.15)\nproject(kern VERSION 2.0.0 LANGUAGES CXX)\n",
+            },
+        )
+    )
+    assert places(plan) == [
+        ("kern/__init__.py", '__version__ = "{version}"'),
+        ("kern/include/kern.h", '#define KERN_VERSION "{version}"'),
+        ("CMakeLists.txt", "project(kern VERSION {release}"),
+        ("VERSION", "{version}"),
+    ]
     assert plan.notes == [n for n in plan.notes if "states" not in n]  # nothing disagrees
 
 
@@ -245,32 +265,48 @@ def test_a_stale_package_version_is_kept_and_named(tmp_path):
 
 def test_a_vendored_header_is_never_taken_for_the_version(tmp_path):
     """orjson (maturin, version in Cargo.toml) vendors include/yyjson/yyjson.h with YYJSON_VERSION_STRING "0.7.0"."""
-    d, plan = planned(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["maturin>=1,<2"]\nbuild-backend = "maturin"\n'
-                          '[project]\nname = "orjson"\ndynamic = ["version"]\n',
-        "Cargo.toml": '[package]\nname = "orjson"\nversion = "3.9.9"\n',
-        "include/yyjson/yyjson.h": '#define YYJSON_VERSION_STRING "0.7.0"\n',
-    }))
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["maturin>=1,<2"]\nbuild-backend = "maturin"\n'
+                '[project]\nname = "orjson"\ndynamic = ["version"]\n',
+                "Cargo.toml": '[package]\nname = "orjson"\nversion = "3.9.9"\n',
+                "include/yyjson/yyjson.h": '#define YYJSON_VERSION_STRING "0.7.0"\n',
+            },
+        )
+    )
     assert d.version is None and "version_files" not in plan.values
 
 
 def test_cffi_version_in_a_tuple_and_a_define_in_a_c_source(tmp_path):
     """cffi 2.1.1: [project].version, src/cffi/__init__.py (string and __version_info__), src/c/_cffi_backend.c;
     testing/ is not the package (its meson.build files build test modules)."""
-    d, plan = planned(make(tmp_path, {
-        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
-                          '[project]\nname = "cffi"\nversion = "2.1.1"\n',
-        "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('_cffi_backend', ['src/c/_cffi_backend.c'])])\n",
-        "src/cffi/__init__.py": '__version__ = "2.1.1"\n__version_info__ = (2, 1, 1)\n',
-        "src/c/_cffi_backend.c": '#include <Python.h>\n#define CFFI_VERSION  "2.1.1"\n',
-        "testing/__init__.py": "",
-        "testing/cffi1/example/meson.build": "py.extension_module('_ex', 'ex.c')\n",
-    }))
-    assert places(plan) == [("src/cffi/__init__.py", '__version__ = "{version}"'),
-                            ("src/cffi/__init__.py", "__version_info__ = ({version_tuple})"),
-                            ("src/c/_cffi_backend.c", '#define CFFI_VERSION  "{version}"')]
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+                '[project]\nname = "cffi"\nversion = "2.1.1"\n',
+                "setup.py": "from setuptools import setup, Extension\nsetup(ext_modules=[Extension('_cffi_backend', ['src/c/_cffi_backend.c'])])\n",
+                "src/cffi/__init__.py": '__version__ = "2.1.1"\n__version_info__ = (2, 1, 1)\n',
+                "src/c/_cffi_backend.c": '#include <Python.h>\n#define CFFI_VERSION  "2.1.1"\n',
+                "testing/__init__.py": "",
+                "testing/cffi1/example/meson.build": "py.extension_module('_ex', 'ex.c')\n",
+            },
+        )
+    )
+    assert places(plan) == [
+        ("src/cffi/__init__.py", '__version__ = "{version}"'),
+        ("src/cffi/__init__.py", "__version_info__ = ({version_tuple})"),
+        ("src/c/_cffi_backend.c", '#define CFFI_VERSION  "{version}"'),
+    ]
     assert d.native == ["setup.py builds extension modules"] and "testing" not in d.packages
     cfg = written(tmp_path, d, plan)
-    assert version.change(cfg, "bump", "minor").files == ["pyproject.toml", "src/cffi/__init__.py", "src/c/_cffi_backend.c"]
+    assert version.change(cfg, "bump", "minor").files == [
+        "pyproject.toml",
+        "src/cffi/__init__.py",
+        "src/c/_cffi_backend.c",
+    ]
     assert (tmp_path / "src/cffi/__init__.py").read_text() == '__version__ = "2.2.0"\n__version_info__ = (2, 2, 0)\n'
     assert '#define CFFI_VERSION  "2.2.0"\n' in (tmp_path / "src/c/_cffi_backend.c").read_text()

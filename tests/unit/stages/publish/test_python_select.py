@@ -12,9 +12,18 @@ from kestrel_release.stages.publish import python_select
 PLAT = "manylinux_2_28_x86_64"
 
 
-@pytest.mark.parametrize(("tag", "served"), [
-    ("cp312-cp312", True), ("cp311-cp311", False), ("cp310-abi3", True), ("cp313-abi3", False),
-    ("py3-none", True), ("py310-none", True), ("py313-none", False)])
+@pytest.mark.parametrize(
+    ("tag", "served"),
+    [
+        ("cp312-cp312", True),
+        ("cp311-cp311", False),
+        ("cp310-abi3", True),
+        ("cp313-abi3", False),
+        ("py3-none", True),
+        ("py310-none", True),
+        ("py313-none", False),
+    ],
+)
 def test_serves_3_12(tag, served):
     assert python_select.serves(f"kestrel_kernels-0.1.0-{tag}-{PLAT}.whl", ("3.12",)) is served
 

@@ -44,37 +44,61 @@ REFUSED = """error: Request failed after 3 retries in 7.9s
 """
 
 
-@pytest.mark.parametrize(("output", "credentials", "kind", "needle"), [
-    (NEEDS_AUTH, False, "auth", f"{URL} needs credentials to read (401 Unauthorized)"),
-    (NEEDS_AUTH, True, "auth", "refused to serve kestrel-kernels 0.1.0 to the credentials the upload used (401"),
-    (FORBIDDEN, True, "auth", "(403 Forbidden): they may upload but not read there"),
-    (NO_VERSION, True, "missing", f"{URL} does not list kestrel-kernels 0.1.0"),
-    (NO_PROJECT, True, "missing", f"{URL} has no project kestrel-kernels"),
-    (WRONG_PYTHON, False, "no-wheel", "no wheel of kestrel-kernels 0.1.0 on " + URL + " installs on Python 3.12 "
-                                      "here (You require CPython 3.12 (`cp312`), but we only found wheels"),
-    (WRONG_PLATFORM, False, "no-wheel", "on the following platform: `manylinux_2_99_x86_64`)"),
-    (REFUSED, False, "unreachable", f"cannot reach {URL}: Connection refused (os error 111)"),
-    ("error: something new\n", False, "install", "uv could not install kestrel-kernels==0.1.0 from "
-                                                 f"{URL}: something new"),
-])
+@pytest.mark.parametrize(
+    ("output", "credentials", "kind", "needle"),
+    [
+        (NEEDS_AUTH, False, "auth", f"{URL} needs credentials to read (401 Unauthorized)"),
+        (NEEDS_AUTH, True, "auth", "refused to serve kestrel-kernels 0.1.0 to the credentials the upload used (401"),
+        (FORBIDDEN, True, "auth", "(403 Forbidden): they may upload but not read there"),
+        (NO_VERSION, True, "missing", f"{URL} does not list kestrel-kernels 0.1.0"),
+        (NO_PROJECT, True, "missing", f"{URL} has no project kestrel-kernels"),
+        (
+            WRONG_PYTHON,
+            False,
+            "no-wheel",
+            "no wheel of kestrel-kernels 0.1.0 on " + URL + " installs on Python 3.12 "
+            "here (You require CPython 3.12 (`cp312`), but we only found wheels",
+        ),
+        (WRONG_PLATFORM, False, "no-wheel", "on the following platform: `manylinux_2_99_x86_64`)"),
+        (REFUSED, False, "unreachable", f"cannot reach {URL}: Connection refused (os error 111)"),
+        (
+            "error: something new\n",
+            False,
+            "install",
+            f"uv could not install kestrel-kernels==0.1.0 from {URL}: something new",
+        ),
+    ],
+)
 def test_install_failures(output, credentials, kind, needle):
     found = smoke_explain.install_failure(output, "kestrel-kernels", "0.1.0", "3.12", URL, credentials)
     assert found[0] == kind and needle in found[1], found
 
 
 def test_import_and_version_readings():
-    report = {"dist_version": "0.1.0", "versions": {},
-              "error": {"module": "kk", "type": "ModuleNotFoundError", "message": "No module named 'torch'",
-                        "where": "kk/__init__.py:3"}}
+    report = {
+        "dist_version": "0.1.0",
+        "versions": {},
+        "error": {
+            "module": "kk",
+            "type": "ModuleNotFoundError",
+            "message": "No module named 'torch'",
+            "where": "kk/__init__.py:3",
+        },
+    }
     assert smoke_explain.import_failure(report, "kestrel-kernels", "3.12") == (
-        "import", "kestrel-kernels installed on Python 3.12, but `import kk` fails: ModuleNotFoundError: No module "
-                  "named 'torch' at kk/__init__.py:3")
+        "import",
+        "kestrel-kernels installed on Python 3.12, but `import kk` fails: ModuleNotFoundError: No module "
+        "named 'torch' at kk/__init__.py:3",
+    )
     fine = {"dist_version": "0.1.0", "versions": {"kk": ["0.1.0", "kk/__init__.py"], "vendored": ["2.0", "v.py"]}}
     assert smoke_explain.version_mismatch(fine, "kestrel-kernels", "0.1.0") is None
     stale = {"dist_version": "0.1.1", "versions": {"kk": ["0.1.0", "kk/__init__.py"]}}
     kind, line = smoke_explain.version_mismatch(stale, "kestrel-kernels", "0.1.1")
-    assert kind == "version" and line.startswith("kk.__version__ is '0.1.0', expected 0.1.1 (the wheel's METADATA "
-                                                  "says 0.1.1; kk/__init__.py)")
+    assert kind == "version" and line.startswith(
+        "kk.__version__ is '0.1.0', expected 0.1.1 (the wheel's METADATA says 0.1.1; kk/__init__.py)"
+    )
     other = {"dist_version": "0.1.0", "versions": {}}
-    assert "the index served kestrel-kernels 0.1.0 for kestrel-kernels==0.2.0" in \
-        smoke_explain.version_mismatch(other, "kestrel-kernels", "0.2.0")[1]
+    assert (
+        "the index served kestrel-kernels 0.1.0 for kestrel-kernels==0.2.0"
+        in smoke_explain.version_mismatch(other, "kestrel-kernels", "0.2.0")[1]
+    )

@@ -34,8 +34,12 @@ def test_py3_none_covers_every_python() -> None:
 
 def test_a_python_below_the_abi3_floor_is_uncovered_and_says_why() -> None:
     found = _messages(verify_matrix.check([_wheel("cp311-abi3-manylinux_2_28_x86_64")], PYTHONS))
-    assert found == [("error", ("no wheel for Python 3.10 (cp311-abi3 starts above it): build it "
-                                "(kestrel-release build --python 3.10)"))]
+    assert found == [
+        (
+            "error",
+            ("no wheel for Python 3.10 (cp311-abi3 starts above it): build it (kestrel-release build --python 3.10)"),
+        )
+    ]
 
 
 def test_abi3_plus_a_per_python_wheel_is_two_wheels_for_that_python() -> None:
@@ -48,15 +52,16 @@ def test_each_platform_needs_its_own_coverage() -> None:
     wheels = [_wheel("cp310-abi3-manylinux_2_28_x86_64"), _wheel("cp312-cp312-manylinux_2_28_aarch64")]
     found = _messages(verify_matrix.check(wheels, PYTHONS))
     missing = sorted(m.split(":")[0] for _, m in found)
-    assert missing == ["no wheel for Python 3.10 on manylinux_2_28_aarch64",
-                       "no wheel for Python 3.11 on manylinux_2_28_aarch64",
-                       "no wheel for Python 3.13 on manylinux_2_28_aarch64"]
+    assert missing == [
+        "no wheel for Python 3.10 on manylinux_2_28_aarch64",
+        "no wheel for Python 3.11 on manylinux_2_28_aarch64",
+        "no wheel for Python 3.13 on manylinux_2_28_aarch64",
+    ]
 
 
 def test_per_python_wheels_still_need_one_each() -> None:
     wheels = [_wheel(f"cp3{m}-cp3{m}-manylinux_2_28_x86_64") for m in (10, 11, 12)]
-    assert [m.split(":")[0] for _, m in _messages(verify_matrix.check(wheels, PYTHONS))] == [
-        "no wheel for Python 3.13"]
+    assert [m.split(":")[0] for _, m in _messages(verify_matrix.check(wheels, PYTHONS))] == ["no wheel for Python 3.13"]
 
 
 def test_vcs_versions_are_recognised(tmp_path) -> None:

@@ -38,10 +38,13 @@ def _found(report) -> set[tuple[str, str]]:
     return {(f.rule, f.member) for w in report.wheels for f in w.findings}
 
 
-@pytest.mark.parametrize("binary, member, tag", [
-    ("aarch64_sm90a.so", "kernels_sm90a.so", "manylinux_2_28_aarch64"),
-    ("kernel_sm90a.dll", "kernels_sm90a.dll", "win_amd64"),
-])
+@pytest.mark.parametrize(
+    "binary, member, tag",
+    [
+        ("aarch64_sm90a.so", "kernels_sm90a.so", "manylinux_2_28_aarch64"),
+        ("kernel_sm90a.dll", "kernels_sm90a.dll", "win_amd64"),
+    ],
+)
 def test_matching_platform_is_clean_and_reports_the_fat_binary(tmp_path, binary, member, tag):
     report = _verify(tmp_path, {f"{PKG}/{member}": (RELEASE / binary).read_bytes()}, tag, '["sm_90a"]')
     assert _found(report) - {("ptx", f"{PKG}/{member}")} == set()  # the test fatbin ships PTX on purpose
@@ -49,19 +52,25 @@ def test_matching_platform_is_clean_and_reports_the_fat_binary(tmp_path, binary,
     assert (info.sass, info.ptx) == (["sm_90a"], ["compute_90a"])
 
 
-@pytest.mark.parametrize("member, data, tag", [
-    ("ext.so", "x86_64", "manylinux_2_28_aarch64"),         # an x86_64 .so in an aarch64 wheel
-    ("ext.so", "aarch64", "manylinux_2_34_x86_64"),         # and the reverse
-    ("kernels.dll", "dll", "manylinux_2_34_x86_64"),        # a DLL in a Linux wheel
-    ("ext.so", "x86_64", "win_amd64"),                      # an ELF in a Windows wheel
-    ("ext.so", "macho", "manylinux_2_34_x86_64"),           # Mach-O in a Linux wheel
-    ("ext.so", "macho", "macosx_11_0_x86_64"),              # arm64 Mach-O in an x86_64 macOS wheel
-    ("ext.so", "macho", "macosx_10_9_universal2"),          # a thin slice in a universal2 wheel
-])
+@pytest.mark.parametrize(
+    "member, data, tag",
+    [
+        ("ext.so", "x86_64", "manylinux_2_28_aarch64"),  # an x86_64 .so in an aarch64 wheel
+        ("ext.so", "aarch64", "manylinux_2_34_x86_64"),  # and the reverse
+        ("kernels.dll", "dll", "manylinux_2_34_x86_64"),  # a DLL in a Linux wheel
+        ("ext.so", "x86_64", "win_amd64"),  # an ELF in a Windows wheel
+        ("ext.so", "macho", "manylinux_2_34_x86_64"),  # Mach-O in a Linux wheel
+        ("ext.so", "macho", "macosx_11_0_x86_64"),  # arm64 Mach-O in an x86_64 macOS wheel
+        ("ext.so", "macho", "macosx_10_9_universal2"),  # a thin slice in a universal2 wheel
+    ],
+)
 def test_binary_of_another_platform_is_an_error(tmp_path, member, data, tag):
-    blobs = {"x86_64": _x86_64_so, "macho": _macho_arm64,
-             "aarch64": lambda: (RELEASE / "aarch64_sm90a.so").read_bytes(),
-             "dll": lambda: (RELEASE / "kernel_sm90a.dll").read_bytes()}
+    blobs = {
+        "x86_64": _x86_64_so,
+        "macho": _macho_arm64,
+        "aarch64": lambda: (RELEASE / "aarch64_sm90a.so").read_bytes(),
+        "dll": lambda: (RELEASE / "kernel_sm90a.dll").read_bytes(),
+    }
     report = _verify(tmp_path, {f"{PKG}/{member}": blobs[data]()}, tag, "[]")
     assert ("binary-platform", f"{PKG}/{member}") in _found(report)
     assert not report.ok
@@ -84,23 +93,29 @@ def test_macho_in_a_macos_wheel_is_clean(tmp_path):
 
 
 def test_cubins_and_fatbins_have_no_host_platform(tmp_path):
-    files = {f"{PKG}/k.sm_90a.cubin": (RELEASE / "cu124-sm90a.cubin").read_bytes(),
-             f"{PKG}/k.fatbin": (RELEASE / "cu130-sm90a-ptx.fatbin").read_bytes()}
+    files = {
+        f"{PKG}/k.sm_90a.cubin": (RELEASE / "cu124-sm90a.cubin").read_bytes(),
+        f"{PKG}/k.fatbin": (RELEASE / "cu130-sm90a-ptx.fatbin").read_bytes(),
+    }
     report = _verify(tmp_path, files, "win_amd64", "[]")
     assert not {rule for rule, _ in _found(report)} & {"binary-platform", "arch-name"}
 
 
-@pytest.mark.parametrize("member, binary, ok", [
-    ("gemm.sm_90a.cubin", "cu124-sm90a.cubin", True),
-    ("gemm.sm_100a.cubin", "cu124-sm90a.cubin", False),   # the loader/precompile mismatch
-    ("gemm-sm90.cubin", "cu124-sm90a.cubin", True),       # sm90 is met by any sm_90 variant
-    ("gemm_sm90a.cubin", "cu118-sm90.cubin", False),      # sm_90a needs the arch-specific SASS
-    ("kernel_sm_100a.fatbin", "cu128-sm100a.cubin", True),
-    ("attn_sm80.cubin", "cu128-sm100a.cubin", False),
-])
+@pytest.mark.parametrize(
+    "member, binary, ok",
+    [
+        ("gemm.sm_90a.cubin", "cu124-sm90a.cubin", True),
+        ("gemm.sm_100a.cubin", "cu124-sm90a.cubin", False),  # the loader/precompile mismatch
+        ("gemm-sm90.cubin", "cu124-sm90a.cubin", True),  # sm90 is met by any sm_90 variant
+        ("gemm_sm90a.cubin", "cu118-sm90.cubin", False),  # sm_90a needs the arch-specific SASS
+        ("kernel_sm_100a.fatbin", "cu128-sm100a.cubin", True),
+        ("attn_sm80.cubin", "cu128-sm100a.cubin", False),
+    ],
+)
 def test_file_named_for_an_architecture_must_hold_it(tmp_path, member, binary, ok):
-    report = _verify(tmp_path, {f"{PKG}/precompiled/{member}": (RELEASE / binary).read_bytes()},
-                     "manylinux_2_34_x86_64", "[]")
+    report = _verify(
+        tmp_path, {f"{PKG}/precompiled/{member}": (RELEASE / binary).read_bytes()}, "manylinux_2_34_x86_64", "[]"
+    )
     assert (("arch-name", f"{PKG}/precompiled/{member}") not in _found(report)) is ok
 
 
@@ -110,42 +125,59 @@ def test_cuda_free_so_named_for_an_architecture_is_an_error(tmp_path):
     assert _found(report) == {("arch-name", member)}
 
 
-@pytest.mark.parametrize("name, archs", [
-    ("pkg/attn_sm90a.so", ["sm_90a"]),
-    ("x/gemm.sm_90a.cubin", ["sm_90a"]),
-    ("foo-sm80.cubin", ["sm_80"]),
-    ("kernel_sm_100a.fatbin", ["sm_100a"]),
-    ("k_sm120f.cubin", ["sm_120f"]),
-    ("fused_SM90A.so", ["sm_90a"]),
-    ("multi_sm80_sm90a.so", ["sm_80", "sm_90a"]),
-    ("asm80.so", []), ("libsm800x.so", []), ("sm_90ab.so", []), ("sm9.so", []), ("sm_90/x.so", []),
-])
+@pytest.mark.parametrize(
+    "name, archs",
+    [
+        ("pkg/attn_sm90a.so", ["sm_90a"]),
+        ("x/gemm.sm_90a.cubin", ["sm_90a"]),
+        ("foo-sm80.cubin", ["sm_80"]),
+        ("kernel_sm_100a.fatbin", ["sm_100a"]),
+        ("k_sm120f.cubin", ["sm_120f"]),
+        ("fused_SM90A.so", ["sm_90a"]),
+        ("multi_sm80_sm90a.so", ["sm_80", "sm_90a"]),
+        ("asm80.so", []),
+        ("libsm800x.so", []),
+        ("sm_90ab.so", []),
+        ("sm9.so", []),
+        ("sm_90/x.so", []),
+    ],
+)
 def test_named_archs(name, archs):
     assert archname.named_archs(name) == archs
 
 
 def _runtime_findings(report) -> set[tuple[str, str, str]]:
-    return {(f.rule, f.severity, f.member) for w in report.wheels for f in w.findings
-            if f.rule in ("grafted-runtime", "bundled-runtime")}
+    return {
+        (f.rule, f.severity, f.member)
+        for w in report.wheels
+        for f in w.findings
+        if f.rule in ("grafted-runtime", "bundled-runtime")
+    }
 
 
-@pytest.mark.parametrize("member", [
-    "nvidia/curand/lib/libcurand.so.10",            # nvidia-curand-cu12: the library is the package
-    "nvidia/cusparselt/lib/libcusparseLt.so.0",     # nvidia-cusparselt-cu12
-    "torch/lib/libtorch_cuda.so",                   # torch ships its own runtime
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        "nvidia/curand/lib/libcurand.so.10",  # nvidia-curand-cu12: the library is the package
+        "nvidia/cusparselt/lib/libcusparseLt.so.0",  # nvidia-cusparselt-cu12
+        "torch/lib/libtorch_cuda.so",  # torch ships its own runtime
+    ],
+)
 def test_a_wheels_own_runtime_library_is_reported_not_an_error(tmp_path, member):
     report = _verify(tmp_path, {member: _x86_64_so()}, "manylinux_2_28_x86_64", "[]")
     assert _runtime_findings(report) == {("bundled-runtime", "info", member)}
     assert report.ok
 
 
-@pytest.mark.parametrize("member", [
-    "kestrel_kernels.libs/libcudart-1a2b3c4d.so.12",    # auditwheel: <dist>.libs/ and a hash-suffixed name
-    "kestrel_kernels.libs/libc10.so",                   # a graft directory alone
-    f"{PKG}/.libs/libtorch.so",                         # older auditwheel: <pkg>/.libs/
-    f"{PKG}/libcurand-0123abcd.so.10",                  # a hash-suffixed name alone
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        "kestrel_kernels.libs/libcudart-1a2b3c4d.so.12",  # auditwheel: <dist>.libs/ and a hash-suffixed name
+        "kestrel_kernels.libs/libc10.so",  # a graft directory alone
+        f"{PKG}/.libs/libtorch.so",  # older auditwheel: <pkg>/.libs/
+        f"{PKG}/libcurand-0123abcd.so.10",  # a hash-suffixed name alone
+    ],
+)
 def test_a_runtime_a_repair_tool_grafted_is_an_error(tmp_path, member):
     report = _verify(tmp_path, {member: _x86_64_so()}, "manylinux_2_28_x86_64", "[]")
     assert _runtime_findings(report) == {("grafted-runtime", "error", member)}

@@ -14,19 +14,46 @@ from tests.factories import make_verify_project, make_wheel
 PKG = "kestrel_kernels"
 GH = b"ghp_" + b"a1B2" * 9
 AWS = b"AKIAIOSFODNN7EXAMPLE"
-_PIECES = [GH, b"xghp_" + b"Z" * 36, b"github_pat_" + b"_a" * 20, AWS, b"wAKIAIOSFODNN7EXAMPLE", b"AKIA12",
-           b"ASIAIOSFODNN7EXAMPLEX", b"pypi-AgE" + b"x" * 40, b"pypi-AgE" + b"x" * 5,
-           b"-----BEGIN RSA PRIVATE KEY-----", b"-----BEGIN PUBLIC KEY-----", b"QUJD" * 12, b"\\n", b"X: y",
-           b"/home/alice/k", b"/home/",
-           b"/root/.cache", b"/root", b"/Users/bob/x", b"C:\\Users\\bob", b"D:\\\\Users\\\\eve", b":\\Users\\x",
-           b"\n", b" ", b"\0", b"_", b"gh", b"ghs_", b"AK"]
+_PIECES = [
+    GH,
+    b"xghp_" + b"Z" * 36,
+    b"github_pat_" + b"_a" * 20,
+    AWS,
+    b"wAKIAIOSFODNN7EXAMPLE",
+    b"AKIA12",
+    b"ASIAIOSFODNN7EXAMPLEX",
+    b"pypi-AgE" + b"x" * 40,
+    b"pypi-AgE" + b"x" * 5,
+    b"-----BEGIN RSA PRIVATE KEY-----",
+    b"-----BEGIN PUBLIC KEY-----",
+    b"QUJD" * 12,
+    b"\\n",
+    b"X: y",
+    b"/home/alice/k",
+    b"/home/",
+    b"/root/.cache",
+    b"/root",
+    b"/Users/bob/x",
+    b"C:\\Users\\bob",
+    b"D:\\\\Users\\\\eve",
+    b":\\Users\\x",
+    b"\n",
+    b" ",
+    b"\0",
+    b"_",
+    b"gh",
+    b"ghs_",
+    b"AK",
+]
 
 
 @pytest.mark.parametrize("seed", range(300))
 def test_first_match_is_the_one_re_search_finds(seed):
     rng = random.Random(seed)
-    blob = b"".join(rng.choice(_PIECES) if rng.random() < 0.6 else rng.randbytes(rng.randint(0, 6))
-                    for _ in range(rng.randint(0, 30)))
+    blob = b"".join(
+        rng.choice(_PIECES) if rng.random() < 0.6 else rng.randbytes(rng.randint(0, 6))
+        for _ in range(rng.randint(0, 30))
+    )
     for _, rule in [*verify_leaks._SECRETS, ("home", verify_leaks._HOME)]:
         want, got = rule.pattern.search(blob), rule.first(blob)
         assert (want and (want.span(), want.group())) == (got and (got.span(), got.group())), blob
@@ -36,7 +63,7 @@ def _verify_big(tmp_path, planted: bytes, at: int):
     """A wheel with a 16 MiB random member (the largest still scanned) with `planted` at byte `at`."""
     rng = random.Random(7)
     data = bytearray(rng.randbytes(verify_leaks.TEXT_LIMIT))
-    data[at:at + len(planted)] = planted
+    data[at : at + len(planted)] = planted
     dist = tmp_path / "dist"
     dist.mkdir()
     wheel = make_wheel(dist, {f"{PKG}/__init__.py": b"", f"{PKG}/blob.bin": bytes(data)})
@@ -44,16 +71,22 @@ def _verify_big(tmp_path, planted: bytes, at: int):
     return verify.run(cfg, [wheel]), data
 
 
-@pytest.mark.parametrize("planted, what", [(b" " + GH + b" ", "a GitHub token"),
-                                           (b" AKIA2E0A8F3B244C9986 ", "an AWS access key"),
-                                           (b"-----BEGIN EC PRIVATE KEY-----\n" + b"QUJD" * 16, "a private key")])
+@pytest.mark.parametrize(
+    "planted, what",
+    [
+        (b" " + GH + b" ", "a GitHub token"),
+        (b" AKIA2E0A8F3B244C9986 ", "an AWS access key"),
+        (b"-----BEGIN EC PRIVATE KEY-----\n" + b"QUJD" * 16, "a private key"),
+    ],
+)
 def test_a_secret_at_the_end_of_a_16_mib_member_is_reported_with_its_line(tmp_path, planted, what):
     at = verify_leaks.TEXT_LIMIT - len(planted) - 3
     report, data = _verify_big(tmp_path, planted, at)
     secrets = [f for w in report.wheels for f in w.findings if f.rule == "secret"]
     line = data.count(b"\n", 0, at + 1) + 1
     assert [(f.member, f.message) for f in secrets] == [
-        (f"{PKG}/blob.bin", f"{what} at line {line}: remove it and revoke it now")]
+        (f"{PKG}/blob.bin", f"{what} at line {line}: remove it and revoke it now")
+    ]
     assert not report.ok and planted.strip().decode() not in str(report.to_json())
 
 

@@ -60,8 +60,11 @@ def test_a_private_key_with_its_body_is_still_found(tmp_path):
     pem = f"-----BEGIN RSA PRIVATE KEY-----\r\nProc-Type: 4,ENCRYPTED\r\nDEK-Info: AES-128-CBC,AB\r\n\r\n{body}\r\n"
     escaped = f'KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\\n{body}\\n-----END OPENSSH PRIVATE KEY-----"\n'
     cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
-    wheel = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/key.pem": pem.encode(),
-                                  f"{PKG}/fixture.py": escaped.encode()}, tag=TAG)
+    wheel = make_wheel(
+        tmp_path,
+        {f"{PKG}/__init__.py": b"", f"{PKG}/key.pem": pem.encode(), f"{PKG}/fixture.py": escaped.encode()},
+        tag=TAG,
+    )
     report = verify.run(cfg, [wheel], record=False)
     secrets = {(f.member, f.message.split(" at ")[0]) for f in report.wheels[0].findings if f.rule == "secret"}
     assert secrets == {(f"{PKG}/key.pem", "a private key"), (f"{PKG}/fixture.py", "a private key")}
@@ -71,8 +74,9 @@ def test_a_private_key_with_its_body_is_still_found(tmp_path):
 def _build_paths(tmp_path, extra_metadata: str) -> list[str]:
     cfg = config.load(make_verify_project(tmp_path / "proj", pythons=("3.12",)), env={})
     wheel = make_wheel(tmp_path, tag=TAG, extra_metadata=extra_metadata)
-    return [f.message for w in verify.run(cfg, [wheel], record=False).wheels for f in w.findings
-            if f.rule == "build-path"]
+    return [
+        f.message for w in verify.run(cfg, [wheel], record=False).wheels for f in w.findings if f.rule == "build-path"
+    ]
 
 
 def test_paths_in_the_description_are_examples_not_build_paths(tmp_path):

@@ -23,7 +23,9 @@ def _cfg(tmp_path, pythons=("3.11",), verify_toml=""):
 
 
 def _found(report) -> set[tuple[str, str]]:
-    return {(f.rule, f.member) for w in report.wheels for f in w.findings} | {(f.rule, f.member) for f in report.findings}
+    return {(f.rule, f.member) for w in report.wheels for f in w.findings} | {
+        (f.rule, f.member) for f in report.findings
+    }
 
 
 def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
@@ -44,11 +46,21 @@ def test_clean_wheel_has_no_findings_and_records_in_manifest(tmp_path):
     verify.raise_for(report)  # no error
 
 
-@pytest.mark.parametrize("member", [
-    f"{PKG}/csrc/moe.cu", f"{PKG}/include/x.cuh", f"{PKG}/ops.cpp", f"{PKG}/a.h", f"{PKG}/topk/kernel.py",
-    f"{PKG}/cute_moe_gemm.py", f"{PKG}/flash_attn.py", "csrc/build.txt", "scripts/precompile.py",
-    "tests/test_x.py",
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        f"{PKG}/csrc/moe.cu",
+        f"{PKG}/include/x.cuh",
+        f"{PKG}/ops.cpp",
+        f"{PKG}/a.h",
+        f"{PKG}/topk/kernel.py",
+        f"{PKG}/cute_moe_gemm.py",
+        f"{PKG}/flash_attn.py",
+        "csrc/build.txt",
+        "scripts/precompile.py",
+        "tests/test_x.py",
+    ],
+)
 def test_forbidden_sources_are_source_leaks(tmp_path, member):
     files = {f"{PKG}/__init__.py": b"", member: b"x = 1\n"}
     report = _verify(tmp_path, files)
@@ -69,14 +81,20 @@ def test_allow_list_flags_anything_outside_it(tmp_path):
     assert _found(_verify(tmp_path, files, cfg=cfg)) == {("source-leak", f"{PKG}/notes.txt")}
 
 
-@pytest.mark.parametrize("member, content", [
-    (f"{PKG}/cfg.py", f"TOKEN = '{TOKEN}'\n".encode()),
-    (f"{PKG}/gh.py", b"t = 'ghp_" + b"a1B2" * 9 + b"'\n"),
-    (f"{PKG}/key.txt", b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"),
-    (f"{PKG}/aws.py", b"k = 'AKIA2E0A8F3B244C9986'\n"),  # AKIAIOSFODNN7EXAMPLE is AWS's documented stand-in
-    (f"{PKG}/.pypirc", b"[pypi]\n"),
-    (f"{PKG}/.env", b"A=1\n"),
-])
+@pytest.mark.parametrize(
+    "member, content",
+    [
+        (f"{PKG}/cfg.py", f"TOKEN = '{TOKEN}'\n".encode()),
+        (f"{PKG}/gh.py", b"t = 'ghp_" + b"a1B2" * 9 + b"'\n"),
+        (
+            f"{PKG}/key.txt",
+            b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n",
+        ),
+        (f"{PKG}/aws.py", b"k = 'AKIA2E0A8F3B244C9986'\n"),  # AKIAIOSFODNN7EXAMPLE is AWS's documented stand-in
+        (f"{PKG}/.pypirc", b"[pypi]\n"),
+        (f"{PKG}/.env", b"A=1\n"),
+    ],
+)
 def test_secrets_are_found_and_never_echoed(tmp_path, member, content):
     report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", member: content})
     assert _found(report) == {("secret", member)}
@@ -112,22 +130,28 @@ def _tamper(rows):
     return rows
 
 
-@pytest.mark.parametrize("edit, expected", [
-    (_tamper, {("record-mismatch", f"{PKG}/__init__.py")}),
-    (lambda rows: rows[1:], {("record-mismatch", f"{PKG}/__init__.py")}),
-    (lambda rows: [*rows, [f"{PKG}/gone.py", "sha256=x", "1"]], {("record-mismatch", f"{PKG}/gone.py")}),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (_tamper, {("record-mismatch", f"{PKG}/__init__.py")}),
+        (lambda rows: rows[1:], {("record-mismatch", f"{PKG}/__init__.py")}),
+        (lambda rows: [*rows, [f"{PKG}/gone.py", "sha256=x", "1"]], {("record-mismatch", f"{PKG}/gone.py")}),
+    ],
+)
 def test_record_must_match_the_members(tmp_path, edit, expected):
     assert _found(_verify(tmp_path, record_edit=edit)) == expected
 
 
-@pytest.mark.parametrize("kw, rules", [
-    ({"metadata_version": "2.6"}, {"pypi-metadata"}),  # valid for installers, beyond what PyPI accepts
-    ({"metadata_version": "3.0"}, {"metadata", "pypi-metadata"}),
-    ({"meta_name": "other-kernels"}, {"metadata", "pypi-filename"}),
-    ({"meta_version": "0.2.0"}, {"metadata", "version-mismatch"}),  # and METADATA is not the release
-    ({"wheel_tags": ["cp312-cp312-manylinux_2_34_x86_64"]}, {"wheel-tags"}),
-])
+@pytest.mark.parametrize(
+    "kw, rules",
+    [
+        ({"metadata_version": "2.6"}, {"pypi-metadata"}),  # valid for installers, beyond what PyPI accepts
+        ({"metadata_version": "3.0"}, {"metadata", "pypi-metadata"}),
+        ({"meta_name": "other-kernels"}, {"metadata", "pypi-filename"}),
+        ({"meta_version": "0.2.0"}, {"metadata", "version-mismatch"}),  # and METADATA is not the release
+        ({"wheel_tags": ["cp312-cp312-manylinux_2_34_x86_64"]}, {"wheel-tags"}),
+    ],
+)
 def test_metadata_must_agree_with_the_filename(tmp_path, kw, rules):
     report = _verify(tmp_path, **kw)
     assert {r for r, _ in _found(report)} == rules
@@ -164,8 +188,9 @@ def test_truncated_wheel_is_a_finding_not_a_crash(tmp_path, cut):
 
 
 def test_read_wheel_hashes_and_visits_each_member_once(tmp_path):
-    wheel = make_wheel(tmp_path, {f"{PKG}/a.py": b"a", f"{PKG}/b.bin": os.urandom(1000)},
-                       compression=zipfile.ZIP_STORED)
+    wheel = make_wheel(
+        tmp_path, {f"{PKG}/a.py": b"a", f"{PKG}/b.bin": os.urandom(1000)}, compression=zipfile.ZIP_STORED
+    )
     seen = []
     read = read_wheel(wheel, lambda m, data: seen.append((m.name, bytes(data))))
     import hashlib
@@ -175,11 +200,14 @@ def test_read_wheel_hashes_and_visits_each_member_once(tmp_path):
     assert read.problems == []
 
 
-@pytest.mark.parametrize("kw, target, rule", [
-    ({"tag": "cp311-cp311-linux_x86_64"}, "pypi", "platform-tag"),
-    ({"tag": "cp311-cp311-linux_x86_64"}, "testpypi", "platform-tag"),
-    ({"version": "0.1.0+cu124", "meta_version": "0.1.0+cu124"}, None, "local-version"),
-])
+@pytest.mark.parametrize(
+    "kw, target, rule",
+    [
+        ({"tag": "cp311-cp311-linux_x86_64"}, "pypi", "platform-tag"),
+        ({"tag": "cp311-cp311-linux_x86_64"}, "testpypi", "platform-tag"),
+        ({"version": "0.1.0+cu124", "meta_version": "0.1.0+cu124"}, None, "local-version"),
+    ],
+)
 def test_index_acceptance(tmp_path, kw, target, rule):
     report = _verify(tmp_path, target=target, **kw)
     assert {r for r, _ in _found(report)} == {rule}
@@ -197,7 +225,11 @@ def test_file_size_limit_comes_from_config(tmp_path):
 
 def test_file_size_finding_names_the_largest_members(tmp_path):
     cfg = _cfg(tmp_path, verify_toml='max_file_size = "4 KiB"')
-    files = {f"{PKG}/__init__.py": b"", f"{PKG}/lib/libbig.so.10": os.urandom(6000), f"{PKG}/small.bin": os.urandom(900)}
+    files = {
+        f"{PKG}/__init__.py": b"",
+        f"{PKG}/lib/libbig.so.10": os.urandom(6000),
+        f"{PKG}/small.bin": os.urandom(900),
+    }
     report = _verify(tmp_path, files, cfg=cfg)
     [finding] = [f for f in report.wheels[0].findings if f.rule == "file-size"]
     assert finding.member == f"{PKG}/lib/libbig.so.10"
@@ -212,23 +244,31 @@ def test_matrix_wants_one_wheel_per_python_and_the_same_kernels(tmp_path):
     make_wheel(dist, {f"{PKG}/precompiled/k.cubin": b"two"}, tag="cp312-cp312-manylinux_2_34_x86_64")
     report = verify.run(cfg, [dist])
     set_level = {(f.rule, f.member, f.message.split(":")[0]) for f in report.findings}
-    assert set_level == {("matrix", "", "no wheel for Python 3.13"),
-                         ("matrix", f"{PKG}/precompiled/k.cubin",
-                          f"differs between {PKG}-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl and "
-                          f"{PKG}-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl")}
+    assert set_level == {
+        ("matrix", "", "no wheel for Python 3.13"),
+        (
+            "matrix",
+            f"{PKG}/precompiled/k.cubin",
+            f"differs between {PKG}-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl and "
+            f"{PKG}-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl",
+        ),
+    }
     assert not report.ok
 
 
 def test_bad_inputs_are_usage_errors(tmp_path):
     cfg = _cfg(tmp_path)
     (tmp_path / "x-0.1.tar.gz").write_bytes(b"")
-    for paths, needle in [([tmp_path / "x-0.1.tar.gz"], "sdist"), ([tmp_path / "nope.whl"], "does not exist"),
-                          ([tmp_path / "proj"], "no wheels"), ([], "does not exist")]:
+    for paths, needle in [
+        ([tmp_path / "x-0.1.tar.gz"], "sdist"),
+        ([tmp_path / "nope.whl"], "does not exist"),
+        ([tmp_path / "proj"], "no wheels"),
+        ([], "does not exist"),
+    ]:
         with pytest.raises(UsageError, match=needle):
             verify.run(cfg, paths)
     with pytest.raises(UsageError, match="unknown verify target"):
         verify.run(cfg, [make_wheel(tmp_path)], target="conda")
-
 
 
 def test_cuda_less_extension_is_not_missing_arch(tmp_path):
@@ -250,7 +290,9 @@ def test_hostile_variants_never_crash_verify(tmp_path):
     good = make_wheel(tmp_path, {f"{PKG}/__init__.py": b"x = 1\n" * 50, f"{PKG}/k.cubin": b"\x7fELF" + bytes(60)})
     data = good.read_bytes()
     variants = [data[:n] for n in range(0, len(data), max(1, len(data) // 40))]
-    variants += [data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:] for i in range(0, len(data), max(1, len(data) // 80))]
+    variants += [
+        data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1 :] for i in range(0, len(data), max(1, len(data) // 80))
+    ]
     bad = tmp_path / "bad" / good.name
     bad.parent.mkdir()
     for variant in variants:
@@ -262,7 +304,9 @@ def test_hostile_variants_never_crash_verify(tmp_path):
 # contourpy 1.3.3's util/_build_config.py as meson writes it in a build under the home directory: the
 # path is longer than 80 characters, and meson's temp dirs carry characters a \w class stops at.
 LONG = "/home/alice/.cache/kestrel-release/builds/contourpy-1.3.3-3f9c2e1a/build/cp311@meson~tmp/lib/contourpy/util"
-BUILD_CONFIG = f'def build_config():\n    return dict(\n        build_dir=r"{LONG}",\n        meson_backend="ninja",\n    )\n'
+BUILD_CONFIG = (
+    f'def build_config():\n    return dict(\n        build_dir=r"{LONG}",\n        meson_backend="ninja",\n    )\n'
+)
 
 
 def _messages(report) -> list[tuple[str, str, str]]:
@@ -290,7 +334,8 @@ def test_release_cubin_with_the_v2_note_index_bit_set_is_not_a_debug_build(tmp_p
 
     cfg = _cfg(tmp_path, verify_toml='required_sass = ["sm_100a"]')
     member = f"{PKG}/cubins/fmhaSm100aKernel_release.cubin"
-    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", member: (RELEASE / "cu129-sm100a-note13.cubin").read_bytes()},
-                     cfg=cfg)
+    report = _verify(
+        tmp_path, {f"{PKG}/__init__.py": b"", member: (RELEASE / "cu129-sm100a-note13.cubin").read_bytes()}, cfg=cfg
+    )
     assert _found(report) == set() and report.ok
     assert [(c.member, c.sass, c.debug) for c in report.wheels[0].cuda] == [(member, ["sm_100a"], False)]

@@ -26,8 +26,9 @@ def test_roundtrip_changes_only_the_version_line(cfg) -> None:
     before_lines, after_lines = VERSION_PYPROJECT.splitlines(True), after.splitlines(True)
     assert len(before_lines) == len(after_lines)
     changed = [(b, a) for b, a in zip(before_lines, after_lines, strict=False) if b != a]
-    assert changed == [("version =    '0.1.0'      # single quotes, kept\n",
-                        "version =    '0.2.0'      # single quotes, kept\n")]
+    assert changed == [
+        ("version =    '0.1.0'      # single quotes, kept\n", "version =    '0.2.0'      # single quotes, kept\n")
+    ]
     assert (result.old, result.new) == ("0.1.0", "0.2.0")
     assert result.files == ["pyproject.toml", "pkg/__init__.py", "pkg/_meta.py"]
     assert (cfg.project_dir / "pkg/__init__.py").read_text() == '"""demo."""\n__version__ = "0.2.0"\n'
@@ -48,7 +49,7 @@ def test_dry_run_writes_nothing_and_shows_every_diff(cfg) -> None:
     assert result.dry_run and result.new == "0.1.1"
     for rel in ("pyproject.toml", "pkg/__init__.py", "pkg/_meta.py"):
         assert f"+++ b/{rel}" in result.diff
-    assert "-__version__ = \"0.1.0\"\n+__version__ = \"0.1.1\"" in result.diff
+    assert '-__version__ = "0.1.0"\n+__version__ = "0.1.1"' in result.diff
 
 
 def test_rollback_when_the_second_file_cannot_be_written(cfg, monkeypatch) -> None:
@@ -86,13 +87,16 @@ def test_rollback_error_is_one_line_through_the_cli(cfg, monkeypatch, capsys) ->
     assert info.value.code == 2
     assert [line for line in err.splitlines() if line.startswith("error:")] == [
         "error: cannot write pyproject.toml: Read-only file system; restored 0 file(s), the version "
-        "is still 0.1.0 — fix the file's permissions and run again"]
+        "is still 0.1.0 — fix the file's permissions and run again"
+    ]
     assert "Traceback" not in err and version_snapshot(cfg.project_dir) == before
 
 
 def test_disagreeing_files_are_named(cfg) -> None:
     (cfg.project_dir / "pkg/_meta.py").write_text("VERSION = '0.0.9'\n")
-    with pytest.raises(UsageError, match=r"pyproject.toml has 0.1.0, pkg/__init__.py has 0.1.0, pkg/_meta.py has 0.0.9"):
+    with pytest.raises(
+        UsageError, match=r"pyproject.toml has 0.1.0, pkg/__init__.py has 0.1.0, pkg/_meta.py has 0.0.9"
+    ):
         version.change(cfg, "bump", "patch")
     assert "pkg/_meta.py has 0.0.9" in version.show(cfg).warnings[0]
     version.change(cfg, "set", "0.2.0", force=True)  # --force overwrites them all

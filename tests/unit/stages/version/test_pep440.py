@@ -14,25 +14,46 @@ NOW = datetime(2026, 11, 22, 15, 30, 59, tzinfo=timezone.utc)
 
 CASES = [
     # major / minor / patch: increment, or finalize a pre/dev release already at that level
-    ("0.1.0", "major", "1.0.0"), ("1.0.0rc1", "major", "1.0.0"), ("1.2.0rc1", "major", "2.0.0"),
-    ("0.1.0", "minor", "0.2.0"), ("0.2.0b1", "minor", "0.2.0"), ("0.2.1b1", "minor", "0.3.0"),
-    ("0.1.0", "patch", "0.1.1"), ("0.1.1rc2", "patch", "0.1.1"), ("0.1.1.dev3", "patch", "0.1.1"),
-    ("0.1.0.post2", "patch", "0.1.1"), ("1.2", "patch", "1.2.1"), ("1!2.0.0", "patch", "1!2.0.1"),
+    ("0.1.0", "major", "1.0.0"),
+    ("1.0.0rc1", "major", "1.0.0"),
+    ("1.2.0rc1", "major", "2.0.0"),
+    ("0.1.0", "minor", "0.2.0"),
+    ("0.2.0b1", "minor", "0.2.0"),
+    ("0.2.1b1", "minor", "0.3.0"),
+    ("0.1.0", "patch", "0.1.1"),
+    ("0.1.1rc2", "patch", "0.1.1"),
+    ("0.1.1.dev3", "patch", "0.1.1"),
+    ("0.1.0.post2", "patch", "0.1.1"),
+    ("1.2", "patch", "1.2.1"),
+    ("1!2.0.0", "patch", "1!2.0.1"),
     # pre: cycles a -> b -> rc, then counts rc
-    ("0.1.0", "pre", "0.1.1a1"), ("0.1.1a2", "pre", "0.1.1b1"), ("0.1.1b1", "pre", "0.1.1rc1"),
-    ("0.1.1rc1", "pre", "0.1.1rc2"), ("0.1.1.dev3", "pre", "0.1.1a1"), ("0.1.1a1.dev2", "pre", "0.1.1a1"),
+    ("0.1.0", "pre", "0.1.1a1"),
+    ("0.1.1a2", "pre", "0.1.1b1"),
+    ("0.1.1b1", "pre", "0.1.1rc1"),
+    ("0.1.1rc1", "pre", "0.1.1rc2"),
+    ("0.1.1.dev3", "pre", "0.1.1a1"),
+    ("0.1.1a1.dev2", "pre", "0.1.1a1"),
     ("0.1.0.post1", "pre", "0.1.1a1"),
     # rc
-    ("0.1.0", "rc", "0.1.1rc1"), ("0.1.1a2", "rc", "0.1.1rc1"), ("0.1.1rc1", "rc", "0.1.1rc2"),
-    ("0.1.1rc2.dev1", "rc", "0.1.1rc2"), ("0.1.1a1.dev1", "rc", "0.1.1rc1"), ("0.1.1.dev4", "rc", "0.1.1rc1"),
+    ("0.1.0", "rc", "0.1.1rc1"),
+    ("0.1.1a2", "rc", "0.1.1rc1"),
+    ("0.1.1rc1", "rc", "0.1.1rc2"),
+    ("0.1.1rc2.dev1", "rc", "0.1.1rc2"),
+    ("0.1.1a1.dev1", "rc", "0.1.1rc1"),
+    ("0.1.1.dev4", "rc", "0.1.1rc1"),
     # post
-    ("0.1.0", "post", "0.1.0.post1"), ("0.1.0.post1", "post", "0.1.0.post2"),
+    ("0.1.0", "post", "0.1.0.post1"),
+    ("0.1.0.post1", "post", "0.1.0.post2"),
     # dev
-    ("0.1.0", "dev", "0.1.1.dev1"), ("0.1.1.dev1", "dev", "0.1.1.dev2"), ("0.1.1a1", "dev", "0.1.1a2.dev1"),
+    ("0.1.0", "dev", "0.1.1.dev1"),
+    ("0.1.1.dev1", "dev", "0.1.1.dev2"),
+    ("0.1.1a1", "dev", "0.1.1a2.dev1"),
     ("0.1.0.post1", "dev", "0.1.0.post2.dev1"),
     # nightly: next patch, UTC minute; a version with .devN keeps its base
-    ("0.1.0", "nightly", "0.1.1.dev202611221530"), ("0.1.1.dev202611210300", "nightly", "0.1.1.dev202611221530"),
-    ("0.1.1rc1", "nightly", "0.1.1rc2.dev202611221530"), ("0.1.0.post1", "nightly", "0.1.1.dev202611221530"),
+    ("0.1.0", "nightly", "0.1.1.dev202611221530"),
+    ("0.1.1.dev202611210300", "nightly", "0.1.1.dev202611221530"),
+    ("0.1.1rc1", "nightly", "0.1.1rc2.dev202611221530"),
+    ("0.1.0.post1", "nightly", "0.1.1.dev202611221530"),
 ]
 
 
@@ -69,9 +90,14 @@ def test_unknown_kind_suggests() -> None:
         next_version("0.1.0", "pach")
 
 
-@pytest.mark.parametrize(("text", "needle"), [("1.0+cu124", "local version (+cu124)"),
-                                              ("not-a-version", "not a valid PEP 440 version"),
-                                              ("", "not a valid PEP 440 version")])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("1.0+cu124", "local version (+cu124)"),
+        ("not-a-version", "not a valid PEP 440 version"),
+        ("", "not a valid PEP 440 version"),
+    ],
+)
 def test_parse_refuses(text: str, needle: str) -> None:
     with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
         parse(text)

@@ -18,8 +18,9 @@ WHL = "kestrel_kernels-0.2.0-cp312-cp312-manylinux_2_34_x86_64.whl"
 
 @pytest.fixture()
 def cfg(tmp_path: Path):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "kestrel-kernels"\nversion = "0.2.0"\n'
-                                             '[tool.kestrel-release.targets.github]\nrepo = "o/r"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "kestrel-kernels"\nversion = "0.2.0"\n[tool.kestrel-release.targets.github]\nrepo = "o/r"\n'
+    )
     return config.load(tmp_path, env={})
 
 
@@ -37,9 +38,17 @@ def test_python_of_wheel_tags() -> None:
 
 
 def test_notes_have_version_commit_date_table_and_pip_lines(cfg) -> None:
-    notes = render_notes(cfg, template="release-notes.md.j2", version="0.2.0", commit="c" * 40, tag="t",
-                         rolling=True, download_base="https://github.com/o/r/releases/download/t",
-                         files=[local(WHL, "b" * 64), local("SHA256SUMS")], now=dt.datetime(2025, 1, 2, 3, 4))
+    notes = render_notes(
+        cfg,
+        template="release-notes.md.j2",
+        version="0.2.0",
+        commit="c" * 40,
+        tag="t",
+        rolling=True,
+        download_base="https://github.com/o/r/releases/download/t",
+        files=[local(WHL, "b" * 64), local("SHA256SUMS")],
+        now=dt.datetime(2025, 1, 2, 3, 4),
+    )
     assert "0.2.0" in notes and "c" * 40 in notes and "2025-01-02 03:04 UTC" in notes
     assert f"| 3.12 | 10 B | `{'b' * 64}` |" in notes
     assert f"pip install https://github.com/o/r/releases/download/t/{WHL}" in notes
@@ -48,16 +57,23 @@ def test_notes_have_version_commit_date_table_and_pip_lines(cfg) -> None:
 
 def test_missing_template_is_a_usage_error(cfg) -> None:
     with pytest.raises(UsageError, match=r"nope.j2"):
-        render_notes(cfg, template="nope.j2", version="1", commit="c", tag="t", rolling=False,
-                     download_base="x", files=[])
+        render_notes(
+            cfg, template="nope.j2", version="1", commit="c", tag="t", rolling=False, download_base="x", files=[]
+        )
 
 
 def test_plan_skips_identical_replaces_changed_cleans_leftovers_prunes_old(cfg) -> None:
     target = stage._target(cfg, None, None, "http://x/api/v3", None)
     assert target.rolling and target.prune and target.tag == "kestrel-kernels-nightly"
     files = [local(WHL), local("SHA256SUMS", "c" * 64)]
-    existing = [remote(WHL), remote("SHA256SUMS"), remote("kestrel-tmp-1234-SHA256SUMS"),
-                remote("x.whl", state="starter"), remote(WHL.replace("0.2.0", "0.1.0")), remote("notes.txt")]
+    existing = [
+        remote(WHL),
+        remote("SHA256SUMS"),
+        remote("kestrel-tmp-1234-SHA256SUMS"),
+        remote("x.whl", state="starter"),
+        remote(WHL.replace("0.2.0", "0.1.0")),
+        remote("notes.txt"),
+    ]
     plan = stage._plan(cfg, target, files, existing)
     assert plan.skip == {WHL}
     assert set(plan.existing) - plan.skip >= {"SHA256SUMS"}
