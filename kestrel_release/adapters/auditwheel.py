@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from kestrel_release.adapters import toolchain
-from kestrel_release.errors import BuildError
 
 
 def version() -> str | None:
@@ -45,11 +44,3 @@ def worker_command() -> list[str]:
 def repair_env(source_date_epoch: int) -> dict[str, str]:
     path = f"{toolchain.tool_bin()}{os.pathsep}{os.environ.get('PATH', '')}"
     return {"PATH": path, "SOURCE_DATE_EPOCH": str(source_date_epoch)}
-
-
-def repaired_wheel(out_dir: Path, python: str) -> Path:
-    """The one wheel auditwheel wrote into `out_dir`."""
-    wheels = sorted(out_dir.glob("*.whl"))
-    if len(wheels) != 1:
-        raise BuildError(f"auditwheel wrote {len(wheels)} wheels for Python {python} (expected 1)")
-    return wheels[0]

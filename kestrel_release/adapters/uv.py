@@ -1,4 +1,6 @@
-"""uv: where it is, and the per-Python wheel build command for each frontend.
+"""uv: where it is, and the commands that run through it (venvs, installs).
+
+The wheel build command of each frontend (uv or pypa/build) is frontend.py's.
 
 uv is a dependency of this tool, so its binary normally comes from the `uv`
 Python package; PATH is the fallback.
@@ -58,58 +60,6 @@ def version(uv: Path) -> str:
         return "unknown"
     parts = out.output.split()
     return parts[1] if len(parts) >= 2 else "unknown"
-
-
-def wheel_command(
-    uv: Path,
-    python: Path,
-    project: Path,
-    out_dir: Path,
-    *,
-    frontend: str,
-    isolation: bool,
-    config_settings: dict[str, str],
-) -> list[str]:
-    """argv that builds one wheel of `project` for `python` into `out_dir`.
-
-    frontend "uv": `uv build --wheel`. frontend "build": pypa/build; with isolation
-    it runs from an ephemeral uv tool env on `python` (no need to install build
-    into each interpreter); without isolation it must be `python -m build`, since
-    the build dependencies have to be importable by that very interpreter.
-    """
-    settings = [f"--config-setting={k}={v}" for k, v in config_settings.items()]
-    if frontend == "uv":
-        return [
-            str(uv),
-            "build",
-            "--wheel",
-            "--python",
-            str(python),
-            "--out-dir",
-            str(out_dir),
-            *(() if isolation else ("--no-build-isolation",)),
-            *settings,
-            str(project),
-        ]
-    if isolation:
-        return [
-            str(uv),
-            "tool",
-            "run",
-            "--python",
-            str(python),
-            "--from",
-            "build",
-            "pyproject-build",
-            "--installer",
-            "uv",
-            "--wheel",
-            "--outdir",
-            str(out_dir),
-            *settings,
-            str(project),
-        ]
-    return [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out_dir), *settings, str(project)]
 
 
 def venv_command(

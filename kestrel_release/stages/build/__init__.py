@@ -22,7 +22,7 @@ from typing import Any
 from kestrel_release import build_env as _buildenv
 from kestrel_release import console, fsutil, outputs, proc, safepaths, source_copy, statedir
 from kestrel_release import progress as _progress
-from kestrel_release.adapters import auditwheel, git, host, toolchain, uv
+from kestrel_release.adapters import frontend, git, host, toolchain
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import collect as _collected
@@ -315,7 +315,7 @@ def _build_one(
             # Each Python builds from its own clean copy: never setuptools' in-tree build/ or egg-info.
             with source_copy.at(cfg.project_dir, clean_dir(cfg, py), **copy_rules(cfg)) as src:
                 # In a reusable env the build is "not isolated" from that env only, which holds just the build requirements.
-                argv = uv.wheel_command(
+                argv = frontend.wheel_command(
                     plan.uv,
                     venv or plan.pythons[py],
                     src,
@@ -332,7 +332,7 @@ def _build_one(
                         raise
                     hint = source_copy.left_out_hint(missing)
                     raise BuildError(exc.message, f"{exc.hint}; {hint}" if exc.hint else hint) from None
-        wheel = auditwheel.repaired_wheel(raw, py)
+        wheel = _wheelzip.only_wheel(raw, py, f"the {cfg.build.frontend} frontend")
         if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
             final = _wheelzip.normalize(wheel, plan.source_date_epoch)
         else:
@@ -347,7 +347,9 @@ def _build_one(
                     log=log,
                     what=f"{plan.repair_tool.name} repair for Python {py}",
                 )
-                final = _wheelzip.normalize(auditwheel.repaired_wheel(fixed, py), plan.source_date_epoch)
+                final = _wheelzip.normalize(
+                    _wheelzip.only_wheel(fixed, py, plan.repair_tool.name), plan.source_date_epoch
+                )
                 build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kestrel_release import console, platforms, proc, source_copy, statedir
 from kestrel_release import progress as _progress
-from kestrel_release.adapters import auditwheel, container, git, toolchain
+from kestrel_release.adapters import auditwheel, container, frontend, git, toolchain
 from kestrel_release.adapters import uv as uv_adapter
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
@@ -308,7 +308,7 @@ def build_one(
             console.debug(f"container build env for Python {py}: {', '.join(sorted(env))} (no other host variable)")
             head = build_env_script(env, inside, "env")
             rel = src.relative_to(ws).as_posix()
-            argv = uv_adapter.wheel_command(
+            argv = frontend.wheel_command(
                 Path(f"{inside}/bin/uv"),
                 Path(python),
                 Path(f"{inside}/{rel}"),
@@ -320,7 +320,7 @@ def build_one(
             (ws / "build.sh").write_text(head + f"cd {inside}/{rel}\n" + shlex.join(argv) + "\n", encoding="utf-8")
             what = f"build for Python {py} in {image}"
             proc.run_logged(engine.run_argv(image, ws, f"{inside}/build.sh"), log=log, what=what)
-            raw = auditwheel.repaired_wheel(ws / "raw", py)
+            raw = _wheelzip.only_wheel(ws / "raw", py, f"the {cfg.build.frontend} frontend")
             out = root / f"raw-{py}"
             out.mkdir(parents=True, exist_ok=True)
             wheel = Path(shutil.copy2(raw, out / raw.name))
@@ -337,7 +337,7 @@ def build_one(
                 with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):
                     what = f"auditwheel repair for Python {py} in {image}"
                     proc.run_logged(engine.run_argv(image, ws, f"{inside}/repair.sh"), log=log, what=what)
-                    fixed = auditwheel.repaired_wheel(ws / "fixed", py)
+                    fixed = _wheelzip.only_wheel(ws / "fixed", py, "auditwheel")
                     dest = root / f"repaired-{py}"
                     dest.mkdir(parents=True, exist_ok=True)
                     final = _wheelzip.normalize(Path(shutil.copy2(fixed, dest / fixed.name)), plan.source_date_epoch)

@@ -70,3 +70,11 @@ def assert_identical(first: dict[str, Path], second: dict[str, Path]) -> None:
             f"not reproducible: {'; '.join(diffs)}",
             "check SOURCE_DATE_EPOCH and the build for embedded paths or timestamps",
         )
+
+
+def only_wheel(out_dir: Path, python: str, producer: str) -> Path:
+    """The one wheel `producer` (the build frontend, a repair tool) wrote into `out_dir` for `python`."""
+    wheels = sorted(out_dir.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(f"{producer} wrote {len(wheels)} wheels for Python {python} (expected 1)")
+    return wheels[0]
