@@ -135,7 +135,7 @@ def register() -> None:
 def _run(args: list[str]) -> CliResult:
     """The CLI in a child process with the `directory` kind registered (run_cli's environment)."""
     code = (
-        "import sys\nfrom tests.integration import test_release_to_a_new_target as kind\nkind.register()\n"
+        "import sys\nfrom tests.integration.release import test_release_to_a_new_target as kind\nkind.register()\n"
         "sys.argv[0] = 'kestrel-release'\nfrom kestrel_release.__main__ import main\nmain()\n"
     )
     env = {**os.environ, "COLUMNS": "200", "TWINE_NON_INTERACTIVE": "1"}
