@@ -41,6 +41,18 @@ DEFAULTS = (
     "flashinfer-cubin",
     "nvidia-cuda-runtime-cu12",
 )
+# pip matches --platform exactly (no older manylinux implied), so name each glibc floor these wheels use.
+PLATFORM_ARGS = tuple(
+    arg
+    for tag in (
+        "manylinux_2_28_x86_64",
+        "manylinux_2_27_x86_64",
+        "manylinux_2_17_x86_64",
+        "manylinux2014_x86_64",
+        "manylinux1_x86_64",
+    )
+    for arg in ("--platform", tag)
+)
 READER = Path(__file__).resolve().parent / "read_members.py"
 
 
@@ -66,8 +78,7 @@ def fetch(names: tuple[str, ...], into: Path) -> list[Path]:
                 ":all:",
                 "--python-version",
                 "3.12",
-                "--platform",
-                "manylinux_2_28_x86_64",
+                *PLATFORM_ARGS,
                 "-d",
                 str(into),
                 name,

@@ -118,7 +118,10 @@ class PublishConfig:
     retries: int = 5
     backoff: float = 1.0  # seconds, doubled each retry, with jitter
     max_backoff: float = 30.0
-    parallel: int = 8  # concurrent uploads, at most one per file (tuned: benchmarks/bench_upload_shaped.py)
+    # Concurrent uploads, at most one per file. 16: each long-haul TCP connection gets 1-1.5 MB/s, so 16 fill a
+    # ~20 MB/s uplink, and 25 wheels go in two waves instead of four; PyPI rate-limits new projects and failed
+    # uploads, not parallel ones (benchmarks/bench_upload_scale.py).
+    parallel: int = 16
     timeout: float = 60.0
     rate_limit_wait_cap: float = 120.0
 

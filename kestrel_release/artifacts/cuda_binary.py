@@ -262,11 +262,12 @@ def _cubin_leaks(image: elf.Elf, out: _Collector) -> None:
     # says it in either ABI: a V2 cubin's top byte is the index of its toolkit note (6 in a release
     # build, 9-16 behind -lineinfo/-G sections, 15 in flashinfer's release fmha cubins).
     for section in image.sections:
-        if _is_debug_section(section):
+        name = section.name
+        if name.startswith((".debug_", ".nv_debug_")) and _is_debug_section(section):  # the cheap test first
             out.debug = True
-        if section.name == ".nv_debug_ptx_txt":
+        if name == ".nv_debug_ptx_txt":
             out.debug_ptx = True
-        if section.name in PATH_SECTIONS:
+        if name in PATH_SECTIONS:
             out.add_paths(image.content(section))
 
 

@@ -120,8 +120,13 @@ def _walk(r: _Reader, sizes: dict[str, tuple[int, int]]) -> None:
         raise _Invalid("Mis-matched local headers and central directory")
 
 
+_DROP_UNPRINTABLE = bytes(sorted(_UNPRINTABLE))
+
+
 def _unprintable(value: bytes) -> bool:
-    return any(ch in _UNPRINTABLE for ch in value)
+    # translate() in C drops the control bytes; a shorter result means there was one (a per-byte generator
+    # took 1.4 s over the 16,000 names of a large wheel, read twice)
+    return len(value.translate(None, _DROP_UNPRINTABLE)) != len(value)
 
 
 def _local_header(r: _Reader, sizes: dict[str, tuple[int, int]]) -> bytes:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from rich.table import Table
 from rich.text import Text
 
@@ -67,6 +69,23 @@ def _cuda_rows(wheel) -> tuple:
     )
 
 
+# A wheel of thousands of cubins (flashinfer-cubin: 16,000) is a table nobody reads and seconds to draw.
+MAX_ROWS = 200
+
+
+def grouped(rows: tuple) -> tuple:
+    """One row per (SASS, PTX / LTO-IR, debug): how many members have it and the folder they share."""
+    groups: dict[tuple, list[str]] = {}
+    for member, *rest in rows:
+        groups.setdefault(tuple(rest), []).append(member)
+    out = []
+    for rest, members in groups.items():
+        folder = posixpath.commonpath(members) if len(members) > 1 else posixpath.dirname(members[0])
+        where = f"under {folder}/" if folder else "in the wheel"
+        out.append((f"{len(members)} files {where}", *rest))
+    return tuple(out)
+
+
 def _title(wheel, detail: str = "") -> Text:
     size = console.size(wheel.size, "MiB")  # one unit down the column
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
@@ -79,6 +98,9 @@ def _wheel_table(wheel, rows: tuple) -> Table:
     table.add_column("SASS")
     table.add_column("PTX / LTO-IR")
     table.add_column("debug")
+    if len(rows) > MAX_ROWS and not console.verbose():
+        rows = grouped(rows)
+        table.caption = f"{len(wheel.cuda)} CUDA binaries in {len(rows)} groups; -v or --json lists each"
     for row in rows:
         table.add_row(*row)
     if not wheel.cuda:

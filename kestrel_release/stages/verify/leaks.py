@@ -10,9 +10,9 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from kestrel_release.artifacts import archname, binformat, cuda_binary, fatbin
+from kestrel_release.artifacts import archname, binformat, cuda_binary, elf, fatbin
 from kestrel_release.stages.verify.finding import Finding as Finding  # re-exported for older imports
-from kestrel_release.stages.verify.needles import needled
+from kestrel_release.stages.verify.needles import needled, windows
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
 # Files that hold credentials by what they are: .pypirc, .netrc, .git-credentials, .env and .env.<stage>
@@ -56,6 +56,8 @@ _SECRETS = [  # (what, pattern + the literals every match holds); the matched va
         needled(rb"\bsk-(?:proj|ant-api\d\d)-[A-Za-z0-9_-]{32,}", b"sk-proj-", b"sk-ant-"),
     ),
 ]
+# What a match may hold before its run of token bytes: a PEM armor line and its Proc-Type/DEK-Info headers.
+SECRET_LEAD = 1024
 MAX_PLACEHOLDERS = 1000  # placeholder matches skipped per pattern and member before giving up
 
 
@@ -155,7 +157,7 @@ class ContentScanner:
         if len(data) > TEXT_LIMIT:
             return
         blob = bytes(data)
-        self._secrets(name, blob)
+        self._secrets(name, blob, elf.data_spans(blob) or [(0, len(blob))])
         if b"\0" not in blob[:8192]:
             self._build_paths(name, blob)
 
@@ -170,11 +172,16 @@ class ContentScanner:
         if info.has_cuda or name.endswith((".cubin", ".fatbin")) or archname.named_archs(name):
             self.cuda.append(info)
 
-    def _secrets(self, name: str, blob: bytes) -> None:
+    def _secrets(self, name: str, blob: bytes, spans: list[tuple[int, int]]) -> None:
+        near = [w for start, end in spans for w in windows(blob, start, end, SECRET_LEAD)]
         for what, pattern in _SECRETS:
-            match, skipped = pattern.first(blob), 0
-            while match and _placeholder(match.group()) and skipped < MAX_PLACEHOLDERS:
-                match, skipped = pattern.first(blob, match.end()), skipped + 1
+            match = None
+            for start, end in near:
+                match, skipped = pattern.first(blob, start, end), 0
+                while match and _placeholder(match.group()) and skipped < MAX_PLACEHOLDERS:
+                    match, skipped = pattern.first(blob, match.end(), end), skipped + 1
+                if match and not _placeholder(match.group()):
+                    break
             if match and not _placeholder(match.group()):
                 line = blob.count(b"\n", 0, match.start()) + 1
                 self.findings.append(

@@ -80,6 +80,8 @@ class NativeScanner:
     def visit(self, member, data) -> None:
         if len(data) < 64 or not elf.is_elf(data):
             return
+        if data[5] == 1 and int.from_bytes(data[18:20], "little") == elf.EM_CUDA:
+            return  # a cubin: the CUDA reader's (parsing it here too doubled the cost of cubin-only wheels)
         try:
             parsed = elf.parse(data, member.name)
         except CudaFormatError:

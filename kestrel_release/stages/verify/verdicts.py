@@ -137,7 +137,9 @@ def dump(report: Any) -> dict[str, Any]:
         "name": report.name,
         "version": report.version,
         "tags": report.tags,
-        "cuda": [asdict(c) for c in report.cuda],
+        # CudaInfo holds only lists and dicts of plain values: a shallow copy serializes the same as asdict,
+        # without asdict's deep copy (3 s for a wheel of 16,000 cubins).
+        "cuda": [dict(vars(c)) for c in report.cuda],
         "findings": [asdict(f) for f in report.findings],
         "kernels": report.kernels,
         "native": report.native,
