@@ -118,9 +118,10 @@ class PublishConfig:
     retries: int = 5
     backoff: float = 1.0  # seconds, doubled each retry, with jitter
     max_backoff: float = 30.0
-    # Concurrent uploads, at most one per file. 16: each long-haul TCP connection gets 1-1.5 MB/s, so 16 fill a
-    # ~20 MB/s uplink, and 25 wheels go in two waves instead of four; PyPI rate-limits new projects and failed
-    # uploads, not parallel ones (benchmarks/bench_upload_scale.py).
+    # Concurrent uploads, at most one per file. Each long-haul TCP connection gets 1-1.5 MB/s, so more of them
+    # fill the uplink: 25 wheels of 8 MiB through benchmarks/bench_upload_scale.py's link took 43 s on 8
+    # connections (four waves, the last one file alone) and 21 s on 16 or 32 alike. PyPI rate-limits new
+    # projects and failed uploads, not parallel ones; 16 keeps threads, sockets and the index's load modest.
     parallel: int = 16
     timeout: float = 60.0
     rate_limit_wait_cap: float = 120.0

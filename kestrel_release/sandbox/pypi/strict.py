@@ -33,6 +33,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from kestrel_release.sandbox.pypi import body as pypi_body
+from kestrel_release.sandbox.pypi import form as pypi_form
 from kestrel_release.sandbox.pypi import index_rules as pypi_index_rules
 
 FAULTS_HELP = __doc__
@@ -95,6 +96,9 @@ class StrictFront:
         self.counters = {"uploads": 0, "accepted": 0, "refused": 0, "faults_served": 0}
         self.requests: dict[str, int] = {}  # "METHOD /path" -> count: what a run cost the index (tests read it)
         self.exit_requested = False
+        # path -> (size, mtime_ns, sha256): each stored file is hashed once, not once per later upload
+        # (25 same-sized wheels cost 300 hashes of 8 MiB each and held every upload's reply back).
+        self._digests: dict[str, tuple[int, int, str]] = {}
 
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/_sandbox/faults":
@@ -168,6 +172,7 @@ class StrictFront:
             with self.lock:
                 self.counters["refused"] += 1
             return _reply(start_response, 400, str(exc))
+        pypi_form.parse(environ)  # bottle's cgi parser reads a wheel line by line: 0.25 s per 8 MiB
         request = BaseRequest(environ)  # parses once; pypiserver reuses the parsed body from environ
         if fault == "status":
             status = int(self.faults["status"])
@@ -236,7 +241,8 @@ class StrictFront:
             if not existing.is_file() or existing.name.startswith("."):
                 continue
             same_name = existing.name == filename
-            same_bytes = existing.stat().st_size == len(data) and _sha256(existing) == digest
+            st = existing.stat()
+            same_bytes = st.st_size == len(data) and self._sha256(existing, st) == digest
             if same_name and same_bytes:
                 return True
             if same_name or same_bytes:
@@ -247,9 +253,13 @@ class StrictFront:
                 )
         return False
 
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    def _sha256(self, path: Path, st: os.stat_result) -> str:
+        known = self._digests.get(str(path))
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+            return known[2]
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        self._digests[str(path)] = (st.st_size, st.st_mtime_ns, digest)
+        return digest
 
 
 def _reply(start_response, status: int, reason: str, headers=()):
