@@ -28,7 +28,7 @@ def parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]] | None:
     """(header block, content) of each part, or None when the body does not hold a closed multipart form."""
     delim = b"--" + boundary
     pos = body.find(delim)
-    out = []
+    out: list[tuple[bytes, bytes]] = []
     while pos != -1:
         pos += len(delim)
         if body[pos : pos + 2] == b"--":
