@@ -192,14 +192,24 @@ def prepare(work: Path) -> Workbench:
         }
     )
     env["PATH"] = f"{wrapper.parent}:{env['PATH']}"  # a bare `nvcc` is counted too
-    # The seed's flow: one toolkit (the nvcc found here), sm_90a only; kernels/ now configures 8 (toolkit, arch)
-    # pairs, which the seed's loop never built, so both sides are pinned to the seed's one pair.
-    env["KESTREL_RELEASE_CUDA"] = ".".join(toolchain.nvcc_version(real_nvcc).split(".")[:2])
-    env["KESTREL_RELEASE_CUDA_ARCH"] = "90a"
+    env.update(seed_pair(real_nvcc))
     outputs = project / (cfg.precompile_outputs or "python/kestrel_kernels/precompiled")
     return Workbench(
         project, cache, nvcc_log, env, pythons, cfg.build.plat, cfg.build.exclude, outputs, work / "build-bench.log"
     )
+
+
+def seed_pair(nvcc: Path | None = None) -> dict[str, str]:
+    """The seed's flow builds one (toolkit, arch) pair: the nvcc found here, sm_90a. kernels/ configures 8 pairs,
+    which the seed's loop never built, so the build is pinned to the seed's pair, and so is everything that
+    verifies those wheels against kernels/ (the publish benchmark)."""
+    from kestrel_release.adapters import toolchain
+
+    nvcc = nvcc or toolchain.find_nvcc()
+    return {
+        "KESTREL_RELEASE_CUDA": ".".join(toolchain.nvcc_version(nvcc).split(".")[:2]),
+        "KESTREL_RELEASE_CUDA_ARCH": "90a",
+    }
 
 
 def _measure(fig: Figure, bench: Workbench, fn) -> None:

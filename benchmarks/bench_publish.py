@@ -26,8 +26,8 @@ RERUN_MAX_SECONDS = 2.0
 TARGET = "testpypi"  # the tool's rules for a PyPI-like index; --repository-url points it at the sandbox
 
 
-def _env(box) -> dict[str, str]:
-    return bench_env({"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password})
+def _env(box, pins: dict[str, str] | None = None) -> dict[str, str]:
+    return bench_env({"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password, **(pins or {})})
 
 
 def _check_uploaded(box, wheels: list[Path], who: str) -> None:
@@ -50,7 +50,10 @@ def _tool(box, wheels_dir: Path, log: Path) -> float:
         box.upload_url,
         "--yes",
     ]
-    return timed(argv, env=_env(box), what="kestrel-release publish", log=log)
+    # The build benchmark's wheels hold the seed's one (toolkit, arch) pair: verify them against that pair.
+    from benchmarks.bench_build import seed_pair
+
+    return timed(argv, env=_env(box, seed_pair()), what="kestrel-release publish", log=log)
 
 
 def run(quick: bool, wheels_dir: Path | None, log: Path) -> Section:
