@@ -14,6 +14,7 @@ a CudaFormatError after at most that much work, never an allocation the header c
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -107,18 +108,24 @@ class Budget:
         self.limit, self.left, self.scope, self.parent = limit, limit, scope, parent
 
     def take(self, size: int, what: str) -> None:
-        chain = []
-        budget: Budget | None = self
-        while budget is not None:
-            if size > budget.left:
-                raise CudaFormatError(
-                    f"{what}: its compressed fat-binary entries declare more than {budget.limit // MIB} MiB "
-                    f"uncompressed in {budget.scope}, more than any real build: a lying or hostile header"
-                )
-            chain.append(budget)
-            budget = budget.parent
-        for budget in chain:
-            budget.left -= size
+        # One lock for every budget: the wheel reader inspects several binaries of one wheel at once,
+        # all drawing on the wheel's budget (a lost update would loosen the bound).
+        with _TAKE:
+            chain = []
+            budget: Budget | None = self
+            while budget is not None:
+                if size > budget.left:
+                    raise CudaFormatError(
+                        f"{what}: its compressed fat-binary entries declare more than {budget.limit // MIB} MiB "
+                        f"uncompressed in {budget.scope}, more than any real build: a lying or hostile header"
+                    )
+                chain.append(budget)
+                budget = budget.parent
+            for budget in chain:
+                budget.left -= size
+
+
+_TAKE = threading.Lock()
 
 
 def _stream(entry: Entry, what: str) -> Iterator[bytes]:

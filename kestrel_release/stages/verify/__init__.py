@@ -26,7 +26,6 @@ from kestrel_release.stages.verify import dedupe as verify_dedupe
 from kestrel_release.stages.verify import pypi as verify_pypi
 from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
-    ContentScanner,
     check_cuda,
     check_names,
 )
@@ -300,21 +299,15 @@ def _verify_one(
     variant: dict | None = None,
 ) -> WheelReport:
     from kestrel_release.stages.verify import native as verify_native
+    from kestrel_release.stages.verify import part as verify_part
     from kestrel_release.stages.verify import size_forecast
     from kestrel_release.stages.verify import versions as verify_versions
 
     # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
-    scanner = ContentScanner(project_dir=str(cfg.project_dir) if project else "", build_dirs=_build_dirs(cfg, project))
-    native = verify_native.NativeScanner(cfg.build.exclude)
-    modules = verify_versions.ModuleVersions()
-
-    def visit(member, data) -> None:
-        scanner.visit(member, data)
-        native.visit(member, data)
-        modules.visit(member, data)
-
+    scan = verify_part.Scan.new(str(cfg.project_dir) if project else "", _build_dirs(cfg, project), cfg.build.exclude)
+    scanner, native, modules = scan.content, scan.native, scan.modules
     try:
-        wheel = read_wheel(path, visit)
+        wheel = read_wheel(path, scan.visit, scan.work, verify_part.splitter(path, scan))
     except WheelError as exc:
         from kestrel_release.fsutil import sha256_file
 

@@ -147,6 +147,16 @@ class ContentScanner:
     # fat-binary headers costs bounded time and memory.
     budget: fatbin.Budget = field(default_factory=cuda_binary.wheel_budget)
 
+    def fresh(self) -> ContentScanner:
+        """An empty scanner for one member, drawing on this one's budget (the wheel reader's `work`)."""
+        return ContentScanner(self.project_dir, self.build_dirs, budget=self.budget)
+
+    def merge(self, other: ContentScanner) -> None:
+        """Take what `other` (a fresh() one) found; called in member order, so reports stay in that order."""
+        self.findings += other.findings
+        self.cuda += other.cuda
+        self.binaries += other.binaries
+
     def visit(self, member, data) -> None:
         name = member.name
         kind = binformat.identify(data) if binformat.loaded_on_the_platform(name) else None

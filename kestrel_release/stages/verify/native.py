@@ -77,6 +77,13 @@ class NativeScanner:
     needed: dict[str, list[str]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
+    def fresh(self) -> NativeScanner:
+        return NativeScanner(self.exclude)
+
+    def merge(self, other: NativeScanner) -> None:
+        self.needed.update(other.needed)
+        self.findings += other.findings
+
     def visit(self, member, data) -> None:
         if len(data) < 64 or not elf.is_elf(data):
             return

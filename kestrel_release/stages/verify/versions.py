@@ -37,6 +37,12 @@ class ModuleVersions:
 
     sources: dict[str, bytes] = field(default_factory=dict)
 
+    def fresh(self) -> ModuleVersions:
+        return ModuleVersions()
+
+    def merge(self, other: ModuleVersions) -> None:
+        self.sources.update(other.sources)
+
     def visit(self, member, data) -> None:
         name = member.name
         parts = name.split("/")

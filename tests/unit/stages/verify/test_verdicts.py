@@ -36,9 +36,9 @@ class Reads:
         self.names: list[str] = []
         real = verify.read_wheel
 
-        def counting(path, visit=None):
+        def counting(path, *args):
             self.names.append(path.name)
-            return real(path, visit)
+            return real(path, *args)
 
         monkeypatch.setattr(verify, "read_wheel", counting)
 
