@@ -5,6 +5,7 @@ as one line and exit 130 like any other interrupt, never as a traceback or a bar
 Only `os`, `signal` and `sys` are imported before the handlers are in place. Then a `--help` or
 `--version` answered before is printed from the help cache (helpcache.py) without importing the
 CLI; any other request, or any doubt, takes the normal path, which records a help answer for next time.
+`verify` with wheel paths starts inflating them on a thread before the CLI is imported (artifacts/early.py).
 """
 
 import os
@@ -32,6 +33,14 @@ def main() -> None:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 return
             recorder = helpcache.Recorder(args)
+        else:
+            # `verify WHEEL...`: inflating starts on the second core while the CLI imports (artifacts/early.py).
+            from kestrel_release.artifacts import early
+
+            if wheels := early.verify_wheels(args):
+                from kestrel_release.artifacts import wheel
+
+                early.start(wheels, wheel.inflate_early)
         from kestrel_release.entry import main as cli_main
 
         try:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.artifacts import early
 from kestrel_release.artifacts.errors import UNREADABLE_ZIP, WheelError
 
 __all__ = ["Member", "WheelError", "WheelFile", "read_wheel", "record_digest"]
@@ -119,7 +120,7 @@ def read_wheel(
                 whole = pool.submit(lambda: hashlib.sha256(mm).hexdigest())
                 wheel = WheelFile(path, path.name, "", size)
                 try:
-                    _read_members(fh, mm, wheel, visit, work, split, pool)
+                    _read_members(fh, mm, wheel, visit, work, split, pool, early.taker(fh.fileno()))
                 finally:
                     wheel.sha256 = whole.result()
     except OSError as exc:
@@ -148,6 +149,43 @@ def read_part(path: Path, indices: list[int], visit: Visitor | None = None, work
     return Part([(m.actual_size, m.digest) for _info, m in readable], wheel.problems, wheel.dist_info)
 
 
+def inflate_early(path: str, budget: int) -> int:
+    """early.py's thread: inflate and hash the deflated members of the wheel at `path` in order, as
+    `_member_bytes` does, into the slots early.claim gives, until the reader is ahead or `budget` declared
+    bytes are spent; returns the budget left. A wheel the bomb rule refuses is not touched, and only a
+    result with no problem at all is kept (the reader finds and reports anything else itself)."""
+    with open(path, "rb") as fh:
+        ident = early.identity(fh.fileno())
+        if ident[2] == 0:
+            return budget
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            infos = zipfile.ZipFile(fh).infolist()
+            members = [_member(info) for info in infos]
+            if _is_bomb(WheelFile(Path(path), "", "", ident[2], members)):
+                return budget
+            view = memoryview(mm)
+            try:
+                for info, member in zip(infos, members, strict=True):
+                    if member.is_dir or info.compress_type == zipfile.ZIP_STORED:
+                        continue
+                    if member.size > budget:
+                        return 0
+                    slot = early.claim(ident, info)
+                    if slot is None:
+                        return budget
+                    budget -= member.size
+                    try:
+                        problems: list = []
+                        data = _member_bytes(view, info, member, problems)
+                        if data is not None and not problems:
+                            slot.result = data if isinstance(data, tuple) else (data, None)
+                    finally:
+                        slot.done.set()
+            finally:
+                view.release()
+    return budget
+
+
 def _read_members(
     fh,
     mm: mmap.mmap,
@@ -156,6 +194,7 @@ def _read_members(
     work: Work | None,
     split: Split | None,
     pool: ThreadPoolExecutor,
+    taker: early.Taker | None = None,
 ) -> None:
     try:
         infos = zipfile.ZipFile(fh).infolist()
@@ -184,7 +223,7 @@ def _read_members(
     try:
         try:
             own = [(info, m) for _i, info, m in readable[:here]]
-            _read_in_order(view, own, wheel, visit, work, pool if collect is None else None)
+            _read_in_order(view, own, wheel, visit, work, pool if collect is None else None, taker)
         except BaseException:
             if collect is not None:
                 collect(False)
@@ -192,7 +231,7 @@ def _read_members(
         rest = readable[here:]
         part = collect(True) if collect is not None else None
         if part is None or len(part.read) != len(rest):  # no other process, or it failed: read them here
-            _read_in_order(view, [(info, m) for _i, info, m in rest], wheel, visit, work, pool)
+            _read_in_order(view, [(info, m) for _i, info, m in rest], wheel, visit, work, pool, taker)
             return
         for (_i, _info, member), (size, digest) in zip(rest, part.read, strict=True):
             member.actual_size, member.digest = size, digest
@@ -204,7 +243,13 @@ def _read_members(
 
 
 def _read_in_order(
-    view: memoryview, readable: list, wheel: WheelFile, visit: Visitor | None, work: Work | None, pool
+    view: memoryview,
+    readable: list,
+    wheel: WheelFile,
+    visit: Visitor | None,
+    work: Work | None,
+    pool,
+    taker: early.Taker | None = None,
 ) -> None:
     """Inflate and hash the members ahead on the workers while `visit` reads the current one (zlib and
     hashlib release the GIL, so one wheel uses two cores). Up to AHEAD members and PREFETCH bytes are
@@ -219,11 +264,11 @@ def _read_in_order(
             and len(queue) < AHEAD
             and (not queue or in_flight + readable[nxt][1].size <= PREFETCH)
         ):
-            queue.append(pool.submit(_prepare, view, *readable[nxt], work))
+            queue.append(pool.submit(_prepare, view, *readable[nxt], work, taker))
             in_flight += readable[nxt][1].size
             nxt += 1
         if pool is None:  # one thread: another process reads the rest of the wheel on the other core
-            size, digest, problems, kept, done = _prepare(view, info, member, work)
+            size, digest, problems, kept, done = _prepare(view, info, member, work, taker)
         else:
             size, digest, problems, kept, done = queue.popleft().result()
             in_flight -= member.size
@@ -238,11 +283,15 @@ def _read_in_order(
         del kept, done
 
 
-def _prepare(view: memoryview, info: zipfile.ZipInfo, member: Member, work: Work | None) -> tuple:
+def _prepare(
+    view: memoryview, info: zipfile.ZipInfo, member: Member, work: Work | None, taker: early.Taker | None = None
+) -> tuple:
     """(size or None, RECORD digest, problems, the bytes the caller keeps, what `work` returned) of one member.
-    With `work` only a dist-info file's bytes go back: the rest are dropped here, once checked."""
+    With `work` only a dist-info file's bytes go back: the rest are dropped here, once checked. `taker`: the
+    members inflated while the CLI imported (early.py); a member it has is the one read here would give."""
     problems: list[tuple[str, str, str]] = []
-    data = _member_bytes(view, info, member, problems)
+    got = taker.take(info) if taker is not None and info.compress_type != zipfile.ZIP_STORED else None
+    data = _member_bytes(view, info, member, problems) if got is None else (got if got[1] else got[0])
     if isinstance(data, tuple):  # a big member, hashed while it inflated
         data, digest = data
     elif data is not None:
