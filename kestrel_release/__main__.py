@@ -5,7 +5,7 @@ as one line and exit 130 like any other interrupt, never as a traceback or a bar
 Only `os`, `signal` and `sys` are imported before the handlers are in place. Then a `--help` or
 `--version` answered before is printed from the help cache (helpcache.py) without importing the
 CLI; any other request, or any doubt, takes the normal path, which records a help answer for next time.
-`verify` with wheel paths starts inflating them on a thread before the CLI is imported (artifacts/early.py).
+`verify` of one wheel forks a child that starts reading it before the CLI is imported (stages/verify/part.py).
 """
 
 import os
@@ -33,14 +33,10 @@ def main() -> None:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 return
             recorder = helpcache.Recorder(args)
-        else:
-            # `verify WHEEL...`: inflating starts on the second core while the CLI imports (artifacts/early.py).
-            from kestrel_release.artifacts import early
+        elif "verify" in args:  # one wheel: a forked child starts reading it now (stages/verify/part.py)
+            from kestrel_release.stages.verify import part
 
-            if wheels := early.verify_wheels(args):
-                from kestrel_release.artifacts import wheel
-
-                early.start(wheels, wheel.inflate_early)
+            part.start_early(args, _verify_config)
         from kestrel_release.entry import main as cli_main
 
         try:
@@ -65,6 +61,24 @@ def main() -> None:
         except (OSError, ValueError):
             pass
     os._exit(EXIT_INTERRUPTED)
+
+
+def _verify_config(project: str | None):
+    """(configuration, is it a project's) as `verify` chooses them here (cli.verify): --project, else the
+    project around this directory, else the standalone rules. For the early child only: any error there
+    ends that child, and the CLI then reads and reports as usual."""
+    from pathlib import Path
+
+    from kestrel_release.config import discover_project
+
+    found = Path(project) if project else discover_project()
+    if found is None:
+        from kestrel_release.stages.verify import pypi
+
+        return pypi.standalone_config(), False
+    from kestrel_release import config
+
+    return config.load(found), True
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import mmap
 import os
@@ -36,8 +37,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.artifacts import early
 from kestrel_release.artifacts.errors import UNREADABLE_ZIP, WheelError
+
+
+@functools.cache
+def _inflating() -> Any:
+    """ISA-L's inflate (python-isal): the same bytes as zlib's, 1.6-1.8x as fast on CUDA libraries, GIL
+    released; zlib on a platform python-isal has no wheel for. Imported on the first member, not at import."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return zlib
+    return isal_zlib
+
+
+def _inflate_errors() -> tuple[type[Exception], ...]:
+    return (zlib.error, _inflating().error)
+
 
 __all__ = ["Member", "WheelError", "WheelFile", "read_wheel", "record_digest"]
 
@@ -97,6 +113,13 @@ class Part:
     read: list[tuple[int | None, str | None]]  # per member: (size, RECORD digest), (None, None) if unreadable
     problems: list[tuple[str, str, str]] = field(default_factory=list)
     dist_info: dict[str, bytes] = field(default_factory=dict)
+    identity: tuple | None = None  # file_identity of what it read: a Part of another file is not used
+
+
+def file_identity(fd: int) -> tuple:
+    """(device, inode, size, mtime ns, ctime ns) of the open file: any write changes the ctime."""
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 # split(readable members as (index in the zip's directory, Member)) -> None (read them all here), or
@@ -120,7 +143,7 @@ def read_wheel(
                 whole = pool.submit(lambda: hashlib.sha256(mm).hexdigest())
                 wheel = WheelFile(path, path.name, "", size)
                 try:
-                    _read_members(fh, mm, wheel, visit, work, split, pool, early.taker(fh.fileno()))
+                    _read_members(fh, mm, wheel, visit, work, split, pool)
                 finally:
                     wheel.sha256 = whole.result()
     except OSError as exc:
@@ -138,6 +161,7 @@ def read_part(path: Path, indices: list[int], visit: Visitor | None = None, work
                 raise WheelError(f"{path.name}: changed while it was read", "verify it again")
             wheel = WheelFile(path, path.name, "", 0)
             readable = [(infos[i], _member(infos[i])) for i in indices]
+            identity = file_identity(fh.fileno())
             view = memoryview(mm)
             try:
                 _read_in_order(view, readable, wheel, visit, work, None)
@@ -146,44 +170,7 @@ def read_part(path: Path, indices: list[int], visit: Visitor | None = None, work
                     view.release()
     except (OSError, *UNREADABLE_ZIP) as exc:  # type: ignore[misc]  # a tuple of exception classes
         raise WheelError(f"{path.name}: cannot read ({exc})") from None
-    return Part([(m.actual_size, m.digest) for _info, m in readable], wheel.problems, wheel.dist_info)
-
-
-def inflate_early(path: str, budget: int) -> int:
-    """early.py's thread: inflate and hash the deflated members of the wheel at `path` in order, as
-    `_member_bytes` does, into the slots early.claim gives, until the reader is ahead or `budget` declared
-    bytes are spent; returns the budget left. A wheel the bomb rule refuses is not touched, and only a
-    result with no problem at all is kept (the reader finds and reports anything else itself)."""
-    with open(path, "rb") as fh:
-        ident = early.identity(fh.fileno())
-        if ident[2] == 0:
-            return budget
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            infos = zipfile.ZipFile(fh).infolist()
-            members = [_member(info) for info in infos]
-            if _is_bomb(WheelFile(Path(path), "", "", ident[2], members)):
-                return budget
-            view = memoryview(mm)
-            try:
-                for info, member in zip(infos, members, strict=True):
-                    if member.is_dir or info.compress_type == zipfile.ZIP_STORED:
-                        continue
-                    if member.size > budget:
-                        return 0
-                    slot = early.claim(ident, info)
-                    if slot is None:
-                        return budget
-                    budget -= member.size
-                    try:
-                        problems: list = []
-                        data = _member_bytes(view, info, member, problems)
-                        if data is not None and not problems:
-                            slot.result = data if isinstance(data, tuple) else (data, None)
-                    finally:
-                        slot.done.set()
-            finally:
-                view.release()
-    return budget
+    return Part([(m.actual_size, m.digest) for _info, m in readable], wheel.problems, wheel.dist_info, identity)
 
 
 def _read_members(
@@ -194,7 +181,6 @@ def _read_members(
     work: Work | None,
     split: Split | None,
     pool: ThreadPoolExecutor,
-    taker: early.Taker | None = None,
 ) -> None:
     try:
         infos = zipfile.ZipFile(fh).infolist()
@@ -205,33 +191,26 @@ def _read_members(
         ) from None
     wheel.members = [_member(info) for info in infos]
     _check_names(wheel)
-    if _is_bomb(wheel):
+    readable = _readable(wheel, infos)
+    if readable is None:
         return  # inflating it is exactly what a bomb wants
-    offsets: set[int] = set()
-    readable = []  # (index, info, member)
-    for index, (info, member) in enumerate(zip(infos, wheel.members, strict=True)):  # one member per info
-        if member.is_dir:
-            continue
-        if info.header_offset in offsets:  # shares its data with another member (the overlap bomb)
-            wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
-            continue
-        offsets.add(info.header_offset)
-        readable.append((index, info, member))
     plan = split([(i, m) for i, _info, m in readable]) if split is not None and readable else None
     here, collect = (len(readable), None) if plan is None else plan
     view = memoryview(mm)
     try:
         try:
             own = [(info, m) for _i, info, m in readable[:here]]
-            _read_in_order(view, own, wheel, visit, work, pool if collect is None else None, taker)
+            _read_in_order(view, own, wheel, visit, work, pool if collect is None else None)
         except BaseException:
             if collect is not None:
                 collect(False)
             raise
         rest = readable[here:]
         part = collect(True) if collect is not None else None
+        if part is not None and part.identity not in (None, file_identity(fh.fileno())):
+            part = None  # the other process read another file under this name
         if part is None or len(part.read) != len(rest):  # no other process, or it failed: read them here
-            _read_in_order(view, [(info, m) for _i, info, m in rest], wheel, visit, work, pool, taker)
+            _read_in_order(view, [(info, m) for _i, info, m in rest], wheel, visit, work, pool)
             return
         for (_i, _info, member), (size, digest) in zip(rest, part.read, strict=True):
             member.actual_size, member.digest = size, digest
@@ -242,14 +221,39 @@ def _read_members(
             view.release()
 
 
+def _readable(wheel: WheelFile, infos: list[zipfile.ZipInfo]) -> list[tuple[int, zipfile.ZipInfo, Member]] | None:
+    """(index in the directory, info, member) of each member a read inflates, in order; None for a bomb."""
+    if _is_bomb(wheel):
+        return None
+    offsets: set[int] = set()
+    readable = []
+    for index, (info, member) in enumerate(zip(infos, wheel.members, strict=True)):  # one member per info
+        if member.is_dir:
+            continue
+        if info.header_offset in offsets:  # shares its data with another member (the overlap bomb)
+            wheel.problems.append(("zip-bomb", member.name, "shares its data with another member: rebuild"))
+            continue
+        offsets.add(info.header_offset)
+        readable.append((index, info, member))
+    return readable
+
+
+def readable_members(path: Path) -> list[tuple[int, Member]] | None:
+    """What read_wheel(path) hands its `split`: (index, Member) of each member it inflates; None for a bomb.
+    For a process that reads a share of the wheel before the reader has opened it (verify's early child)."""
+    with open(path, "rb") as fh:
+        try:
+            infos = zipfile.ZipFile(fh).infolist()
+        except UNREADABLE_ZIP as exc:
+            raise WheelError(f"{path.name}: not a readable zip file ({exc})") from None
+        size = os.fstat(fh.fileno()).st_size  # the bomb rule's ratio is to the file's size
+    wheel = WheelFile(path, path.name, "", size, [_member(info) for info in infos])
+    readable = _readable(wheel, infos)
+    return None if readable is None else [(i, m) for i, _info, m in readable]
+
+
 def _read_in_order(
-    view: memoryview,
-    readable: list,
-    wheel: WheelFile,
-    visit: Visitor | None,
-    work: Work | None,
-    pool,
-    taker: early.Taker | None = None,
+    view: memoryview, readable: list, wheel: WheelFile, visit: Visitor | None, work: Work | None, pool
 ) -> None:
     """Inflate and hash the members ahead on the workers while `visit` reads the current one (zlib and
     hashlib release the GIL, so one wheel uses two cores). Up to AHEAD members and PREFETCH bytes are
@@ -264,11 +268,11 @@ def _read_in_order(
             and len(queue) < AHEAD
             and (not queue or in_flight + readable[nxt][1].size <= PREFETCH)
         ):
-            queue.append(pool.submit(_prepare, view, *readable[nxt], work, taker))
+            queue.append(pool.submit(_prepare, view, *readable[nxt], work))
             in_flight += readable[nxt][1].size
             nxt += 1
         if pool is None:  # one thread: another process reads the rest of the wheel on the other core
-            size, digest, problems, kept, done = _prepare(view, info, member, work, taker)
+            size, digest, problems, kept, done = _prepare(view, info, member, work)
         else:
             size, digest, problems, kept, done = queue.popleft().result()
             in_flight -= member.size
@@ -283,24 +287,32 @@ def _read_in_order(
         del kept, done
 
 
-def _prepare(
-    view: memoryview, info: zipfile.ZipInfo, member: Member, work: Work | None, taker: early.Taker | None = None
-) -> tuple:
+def _prepare(view: memoryview, info: zipfile.ZipInfo, member: Member, work: Work | None) -> tuple:
     """(size or None, RECORD digest, problems, the bytes the caller keeps, what `work` returned) of one member.
-    With `work` only a dist-info file's bytes go back: the rest are dropped here, once checked. `taker`: the
-    members inflated while the CLI imported (early.py); a member it has is the one read here would give."""
+    With `work` only a dist-info file's bytes go back: the rest are dropped here, once checked."""
     problems: list[tuple[str, str, str]] = []
-    got = taker.take(info) if taker is not None and info.compress_type != zipfile.ZIP_STORED else None
-    data = _member_bytes(view, info, member, problems) if got is None else (got if got[1] else got[0])
+    # With checks to run, a big member is inflated in one call and hashed beside them (both ~0.1 s per
+    # 160 MiB): hashing it chunk by chunk while it inflates cost joining the chunks (0.09 s per 160 MiB).
+    beside = work is not None and not member.is_symlink and member.size >= HASH_WHILE_INFLATING
+    data = _member_bytes(view, info, member, problems, chunked=not beside)
+    digest = None
     if isinstance(data, tuple):  # a big member, hashed while it inflated
         data, digest = data
-    elif data is not None:
+    elif data is not None and not beside:
         digest = record_digest(data)
     if data is None:
         return None, None, problems, None, None
     if work is None:
         return len(data), digest, problems, data, None
-    done = None if member.is_symlink else work(member, data)
+    if member.is_symlink:
+        done = None
+    elif digest is None:
+        with ThreadPoolExecutor(1) as hashing:
+            pending = hashing.submit(record_digest, data)
+            done = work(member, data)
+            digest = pending.result()
+    else:
+        done = work(member, data)
     return len(data), digest, problems, (data if _DIST_INFO.match(member.name) else None), done
 
 
@@ -351,7 +363,7 @@ def _is_bomb(wheel: WheelFile) -> bool:
     return False
 
 
-def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, problems: list):
+def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, problems: list, chunked: bool = True):
     start = _data_offset(view, info)
     if start is None or start + info.compress_size > len(view):
         problems.append(("zip-format", member.name, "member data missing or truncated: rebuild the wheel"))
@@ -373,7 +385,7 @@ def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, probl
             ("zip-format", member.name, f"compression method {info.compress_type}: PyPI accepts only stored or deflate")
         )
         return None
-    if member.size >= HASH_WHILE_INFLATING:
+    if chunked and member.size >= HASH_WHILE_INFLATING:
         return _inflate_hashing(raw, member, problems)
     return _inflate(raw, member, problems)
 
@@ -382,7 +394,7 @@ def _inflate_hashing(raw: memoryview, member: Member, problems: list) -> tuple[b
     """(bytes, RECORD digest) of a big member: inflated a chunk at a time, each chunk hashed on a second
     thread while the next one inflates. Why: hashing after inflating added a third to the member's
     time (0.11 s per 160 MiB here); as RECORD needs the hash of the inflated bytes, it can only overlap."""
-    inflater, hasher, total, pos = zlib.decompressobj(-15), hashlib.sha256(), 0, 0
+    inflater, hasher, total, pos = _inflating().decompressobj(-15), hashlib.sha256(), 0, 0
     parts: list[bytes] = []
     left: bytes | memoryview = b""
     with ThreadPoolExecutor(1) as hashing:
@@ -407,7 +419,7 @@ def _inflate_hashing(raw: memoryview, member: Member, problems: list) -> tuple[b
                         pending.result()
                     pending = hashing.submit(hasher.update, chunk)
                     parts.append(chunk)
-        except zlib.error:
+        except _inflate_errors():
             problems.append(("zip-format", member.name, "corrupt deflate data: rebuild the wheel"))
             return None
         finally:
@@ -420,11 +432,11 @@ def _inflate_hashing(raw: memoryview, member: Member, problems: list) -> tuple[b
 
 
 def _inflate(raw: memoryview, member: Member, problems: list):
-    inflater = zlib.decompressobj(-15)
+    inflater = _inflating().decompressobj(-15)
     try:
         # One byte over the declared size is enough to catch a member that lies.
         data = inflater.decompress(raw, member.size + 1)
-    except zlib.error:
+    except _inflate_errors():
         problems.append(("zip-format", member.name, "corrupt deflate data: rebuild the wheel"))
         return None
     if len(data) > member.size:

@@ -158,6 +158,7 @@ def run(
     warnings (one machine's build before assemble); either way nothing is recorded for publish,
     which needs the whole matrix."""
     from kestrel_release import project_meta
+    from kestrel_release.stages.verify import part as verify_part
 
     if project:  # a project without [project]: named by the wheels' manifest, else the backend
         cfg = project_meta.resolve(cfg, paths)
@@ -175,7 +176,7 @@ def run(
     # Variant wheels (a manifest entry with a `variant` record): each variant is a release of its own.
     records = {p: r for p in wheels if (r := variant_rules.entry(p))} if project and cfg.variants else {}
     workers = min(len(wheels), os.cpu_count() or 1)
-    ctx = verdicts.context(cfg, target, project, plan, _build_dirs(cfg, project))
+    ctx = verdicts.context(cfg, target, project, plan, verify_part.build_dirs(cfg, project))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
         reports = list(
             pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind, records.get(p)), wheels)
@@ -243,18 +244,6 @@ def _required_platforms(cfg: Config, narrow: tuple[str, ...]) -> tuple[str, ...]
     return narrow
 
 
-def _build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
-    from kestrel_release import statedir
-    from kestrel_release.errors import FilesystemError
-
-    if not project:
-        return ()
-    try:
-        return (str(statedir.sources(cfg.project_dir)),)
-    except FilesystemError:  # no usable cache: nothing was built there either
-        return ()
-
-
 def _rules(cfg: Config, target: str) -> str:
     """Which acceptance rules `target` has: its settings say (targets/ defines them; config.load puts every
     configured and built-in target in cfg.targets). UsageError (exit 2) for a name no target has."""
@@ -304,7 +293,9 @@ def _verify_one(
     from kestrel_release.stages.verify import versions as verify_versions
 
     # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
-    scan = verify_part.Scan.new(str(cfg.project_dir) if project else "", _build_dirs(cfg, project), cfg.build.exclude)
+    scan = verify_part.Scan.new(
+        str(cfg.project_dir) if project else "", verify_part.build_dirs(cfg, project), cfg.build.exclude
+    )
     scanner, native, modules = scan.content, scan.native, scan.modules
     try:
         wheel = read_wheel(path, scan.visit, scan.work, verify_part.splitter(path, scan))

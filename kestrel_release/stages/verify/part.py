@@ -23,7 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release.artifacts.wheel import Member, Part, Split, WheelError, read_part
+from kestrel_release import proc
+from kestrel_release.artifacts.wheel import Member, Part, Split, WheelError, read_part, readable_members
+from kestrel_release.config_model import Config
 from kestrel_release.stages.verify.leaks import ContentScanner
 from kestrel_release.stages.verify.native import NativeScanner
 from kestrel_release.stages.verify.versions import ModuleVersions
@@ -33,6 +35,7 @@ MIN_BYTES = 64 * 1024 * 1024  # compressed
 # The parent's share of the compressed bytes: the child starts later (an interpreter, the zip's directory
 # again: ~0.6 s for 16,000 members), so an even split left the parent waiting for it.
 PARENT_SHARE = 0.55
+PARENT_SHARE_EARLY = 0.5  # an early child starts with the parent: at 0.55 it sat idle at the end (flashinfer-cubin)
 
 
 @dataclass
@@ -49,6 +52,10 @@ class Scan:
     def new(cls, project_dir: str, build_dirs: tuple[str, ...], exclude: tuple[str, ...]) -> Scan:
         return cls(ContentScanner(project_dir, build_dirs), NativeScanner(exclude), ModuleVersions())
 
+    def params(self) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        """What Scan.new was given: a child's Scan is used only where the parent's has the same."""
+        return (self.content.project_dir, tuple(self.content.build_dirs), tuple(self.native.exclude))
+
     def work(self, member: Member, data: bytes | memoryview) -> Scan:
         found = Scan(self.content.fresh(), self.native.fresh(), self.modules.fresh())
         found.content.visit(member, data)
@@ -63,16 +70,19 @@ class Scan:
 
 
 def splitter(path: Path, scan: Scan) -> Split:
-    """read_wheel's `split` for `path`: the members past PARENT_SHARE of the compressed bytes to a child."""
+    """read_wheel's `split` for `path`: the early child's share if one is reading this wheel, else the
+    members past PARENT_SHARE of the compressed bytes to a new child (a wheel where that pays)."""
 
     def split(readable: list[tuple[int, Member]]) -> tuple[int, Callable[[bool], Part | None]] | None:
-        compressed = sum(m.compressed_size for _i, m in readable)
-        if (os.cpu_count() or 1) < 2 or len(readable) < MIN_MEMBERS or compressed < MIN_BYTES:
+        early = _EARLY.pop(os.fspath(path), None)
+        if early is not None:
+            here = _share(readable, early=True)
+            return here, lambda keep: _take_early(early, keep, scan, [i for i, _m in readable[here:]])
+        if (os.cpu_count() or 1) < 2:
             return None
-        here, total = 0, 0
-        while here < len(readable) and total < compressed * PARENT_SHARE:
-            total += readable[here][1].compressed_size
-            here += 1
+        here = _share(readable, early=False)
+        if here == len(readable):
+            return None
         job = {
             "path": os.fspath(path),
             "indices": [i for i, _m in readable[here:]],
@@ -84,6 +94,20 @@ def splitter(path: Path, scan: Scan) -> Split:
         return None if child is None else (here, lambda keep: _collect(child, keep, scan))
 
     return split
+
+
+def _share(readable: list[tuple[int, Member]], early: bool) -> int:
+    """Where the child's share of `readable` starts. A big wheel of many members: past PARENT_SHARE of the
+    compressed bytes. Any other: an early child reads it all (it starts while the parent still imports),
+    a later one nothing (len(readable): its start costs more than it saves)."""
+    compressed = sum(m.compressed_size for _i, m in readable)
+    if len(readable) < MIN_MEMBERS or compressed < MIN_BYTES:
+        return 0 if early else len(readable)
+    here, total = 0, 0
+    while here < len(readable) and total < compressed * (PARENT_SHARE_EARLY if early else PARENT_SHARE):
+        total += readable[here][1].compressed_size
+        here += 1
+    return here
 
 
 def _start(job: dict) -> subprocess.Popen | None:
@@ -129,6 +153,88 @@ def _collect(child: subprocess.Popen, keep: bool, scan: Scan) -> Part | None:
         proc.forget(child)
     scan.visit(Member("", 0, 0, 0), found)  # after the parent's members: member order
     return part
+
+
+_EARLY: dict[str, proc.Forked] = {}  # real path of a wheel -> the child forked at start-up reading it
+
+
+def start_early(args: list[str], settings: Callable[[str | None], tuple[Config, bool]]) -> None:
+    """__main__, before the CLI is imported: `verify` of one wheel file forks a child that reads its share
+    of the wheel (all of it, or the last members of a big one) with the checks a standalone or project
+    verify runs here (`settings(--project)`: the configuration and whether it is a project's, as the CLI
+    chooses it from this working directory or --project), while this process imports the CLI
+    (0.15-0.3 s of one core). The reader takes the child's answer through `splitter` only where its Scan
+    settings, member list and file are the ones it has itself: the child changes the speed, never the
+    report. Anything else (several wheels, one core, no fork, a failure) reads as it always did."""
+    wheels, project = _verify_args(args)
+    if len(wheels) != 1 or (os.cpu_count() or 1) < 2:
+        return
+    path = os.path.realpath(wheels[0])
+    child = proc.fork_call(lambda: _early_answer(Path(path), *settings(project)))
+    if child is not None:
+        _EARLY[path] = child
+
+
+def _verify_args(args: list[str]) -> tuple[list[str], str | None]:
+    """(the existing .whl files, --project's value) of a `verify` command line; ([], None) for any other."""
+    words = [a for a in args if a not in ("-v", "--verbose")]
+    if not words or words[0] != "verify":
+        return [], None
+    end = words.index("--") if "--" in words else len(words)
+    wheels, project, options = [], None, words[1:end]
+    for at, word in enumerate(options):
+        if word.startswith("--project="):
+            project = word.split("=", 1)[1]
+        elif word == "--project" and at + 1 < len(options):
+            project = options[at + 1]
+    for word in [w for w in options if not w.startswith("-")] + words[end + 1 :]:
+        if word.endswith(".whl") and os.path.isfile(word):
+            wheels.append(word)
+    return wheels, project
+
+
+def _early_answer(path: Path, cfg: Config, project: bool) -> bytes:
+    """In the forked child: (the Scan settings, indices, Part, Scan) of its share, as _verify_one would read."""
+    readable = readable_members(path)
+    if readable is None:
+        raise WheelError(f"{path.name}: a bomb is not read")
+    indices = [i for i, _m in readable[_share(readable, early=True) :]]
+    scan = Scan.new(str(cfg.project_dir) if project else "", build_dirs(cfg, project), cfg.build.exclude)
+    part = read_part(path, indices, scan.visit, scan.work)
+    return pickle.dumps((scan.params(), indices, part, scan), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _take_early(child: proc.Forked, keep: bool, scan: Scan, indices: list[int]) -> Part | None:
+    """The early child's Part for `indices`, its Scan merged into `scan`; None: read them here."""
+    data = proc.collect(child, keep)
+    if data is None:
+        return None
+    try:
+        params, got, part, found = pickle.loads(data)  # our own child's answer, over a pipe only we hold
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+        return None
+    from kestrel_release import console
+
+    if params != scan.params() or got != indices or not isinstance(part, Part) or not isinstance(found, Scan):
+        console.debug("verify: the child forked at start-up read with other settings: read here")
+        return None
+    console.debug(f"verify: {len(indices)} member(s) read by a child forked at start-up")
+    scan.visit(Member("", 0, 0, 0), found)  # after the parent's members: member order
+    return part
+
+
+def build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
+    """Where build compiled the project's sources (its clean copies): a path found there in a wheel is this
+    build's own. None outside a project, or without a usable cache."""
+    from kestrel_release import statedir
+    from kestrel_release.errors import FilesystemError
+
+    if not project:
+        return ()
+    try:
+        return (str(statedir.sources(cfg.project_dir)),)
+    except FilesystemError:  # no usable cache: nothing was built there either
+        return ()
 
 
 def main() -> int:

@@ -78,3 +78,39 @@ def test_a_big_member_declaring_less_than_it_inflates_to_is_a_bomb(tmp_path: Pat
     monkeypatch.setattr(wheel_mod, "HASH_WHILE_INFLATING", 100_000)
     read = wheel_mod.read_wheel(path)
     assert ("zip-bomb", "demo/zeros.bin", "inflates past its declared size: rebuild the wheel") in read.problems
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["whole", "chunked"])
+def test_corrupt_deflate_data_is_a_problem_not_an_exception(big: bool, monkeypatch) -> None:
+    data = SAMPLES["random"]
+    raw = bytearray(_deflate(b"header " * 2000 + data))
+    raw[40:200] = b"\xff" * 160  # an invalid block in the middle of the stream
+    if big:
+        monkeypatch.setattr(wheel_mod, "HASH_WHILE_INFLATING", 1)
+    problems: list = []
+    view = memoryview(bytes(raw))
+    member = wheel_mod.Member("demo/x.bin", 14_000 + len(data), len(raw), 8)
+    out = wheel_mod._inflate_hashing(view, member, problems) if big else wheel_mod._inflate(view, member, problems)
+    assert out is None
+    assert problems == [("zip-format", "demo/x.bin", "corrupt deflate data: rebuild the wheel")]
+
+
+def test_the_reader_inflates_with_isa_l_a_dependency_of_the_tool() -> None:
+    assert wheel_mod._inflating().__name__ == "isal.isal_zlib"
+
+
+def test_with_checks_a_big_member_is_hashed_beside_them_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "demo-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in SAMPLES.items():
+            zf.writestr(f"demo/{name}.bin", data)
+    monkeypatch.setattr(wheel_mod, "HASH_WHILE_INFLATING", 1 << 40)
+    plain = wheel_mod.read_wheel(path)
+    monkeypatch.setattr(wheel_mod, "HASH_WHILE_INFLATING", 100_000)
+    worked: dict[str, bytes] = {}
+    beside = wheel_mod.read_wheel(path, lambda m, done: None, lambda m, data: worked.setdefault(m.name, bytes(data)))
+
+    assert [(m.name, m.digest, m.actual_size) for m in beside.members] == [
+        (m.name, m.digest, m.actual_size) for m in plain.members
+    ]
+    assert worked == {f"demo/{name}.bin": data for name, data in SAMPLES.items()}
