@@ -5,7 +5,7 @@ as one line and exit 130 like any other interrupt, never as a traceback or a bar
 Only `os`, `signal` and `sys` are imported before the handlers are in place. Then a `--help` or
 `--version` answered before is printed from the help cache (helpcache.py) without importing the
 CLI; any other request, or any doubt, takes the normal path, which records a help answer for next time.
-`verify` of one wheel forks a child that starts reading it before the CLI is imported (stages/verify/part.py).
+`verify` of one wheel forks a child that starts reading it before the CLI is imported (early.py).
 """
 
 import os
@@ -33,10 +33,10 @@ def main() -> None:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 return
             recorder = helpcache.Recorder(args)
-        elif "verify" in args:  # one wheel: a forked child starts reading it now (stages/verify/part.py)
-            from kestrel_release.stages.verify import part
+        elif "verify" in args:  # one wheel: a forked child starts reading it now (early.py)
+            from kestrel_release import early
 
-            part.start_early(args, _verify_config)
+            early.start(args, _early_answer)
         from kestrel_release.entry import main as cli_main
 
         try:
@@ -63,22 +63,23 @@ def main() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-def _verify_config(project: str | None):
-    """(configuration, is it a project's) as `verify` chooses them here (cli.verify): --project, else the
-    project around this directory, else the standalone rules. For the early child only: any error there
-    ends that child, and the CLI then reads and reports as usual."""
+def _early_answer(path: str, project: str | None) -> bytes:
+    """In early.py's child: its share of the wheel read with the configuration `verify` chooses (cli.verify):
+    --project, else the project around this directory, else the standalone rules. Any error ends the child,
+    and the CLI then reads and reports as usual."""
     from pathlib import Path
 
     from kestrel_release.config import discover_project
+    from kestrel_release.stages.verify import part
 
     found = Path(project) if project else discover_project()
     if found is None:
         from kestrel_release.stages.verify import pypi
 
-        return pypi.standalone_config(), False
+        return part.early_answer(Path(path), pypi.standalone_config(), False)
     from kestrel_release import config
 
-    return config.load(found), True
+    return part.early_answer(Path(path), config.load(found), True)
 
 
 if __name__ == "__main__":

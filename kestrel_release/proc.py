@@ -17,7 +17,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,80 +261,3 @@ def kill_group(child: subprocess.Popen) -> None:
         child.kill()
     except (ProcessLookupError, PermissionError, OSError):
         pass
-
-
-@dataclass
-class Forked:
-    """A child forked by `fork_call`: its pid and the read end of the pipe its answer comes on."""
-
-    pid: int
-    fd: int
-    done: bool = False
-
-
-def fork_call(fn: Callable[[], bytes]) -> Forked | None:
-    """Run `fn` in a forked copy of this process and take its bytes later with `collect`; None where there is
-    no fork (Windows) or it failed. Why fork: a copy starts at once with what is imported, where a new
-    interpreter needs ~0.2 s before it does anything. Only call it while this process has one thread (a
-    fork copies only the caller's, and any lock another one held stays held in the copy). The copy resets
-    SIGINT and SIGTERM (a Ctrl-C ends it at once), writes nothing but its answer (its stdin, stdout and
-    stderr are /dev/null) and leaves with os._exit,
-    never through this process's code; one not collected is killed when this process exits."""
-    if not hasattr(os, "fork"):
-        return None
-    try:
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:  # the copy
-        code = 1
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.close(rfd)
-            quiet = os.open(os.devnull, os.O_RDWR)  # whatever it would print, the parent says
-            for fd in (0, 1, 2):
-                os.dup2(quiet, fd)
-            data = fn()
-            with os.fdopen(wfd, "wb") as out:
-                out.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(wfd)
-    child = Forked(pid, rfd)
-    import atexit
-
-    atexit.register(_end_fork, child)
-    return child
-
-
-def collect(child: Forked, keep: bool = True) -> bytes | None:
-    """The bytes `child` answered (waiting for it), or None when it failed; keep=False kills it instead."""
-    if child.done:
-        return None
-    data: bytes | None = None
-    try:
-        if keep:
-            with os.fdopen(os.dup(child.fd), "rb") as answer:
-                data = answer.read()
-    finally:
-        status = _end_fork(child, kill=not keep)
-    return data if status == 0 else None
-
-
-def _end_fork(child: Forked, kill: bool = True) -> int | None:
-    if child.done:
-        return None
-    child.done = True
-    try:
-        if kill:
-            os.kill(child.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.close(child.fd)
-        return os.waitstatus_to_exitcode(os.waitpid(child.pid, 0)[1])
-    except OSError:
-        return None

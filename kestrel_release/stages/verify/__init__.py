@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from kestrel_release import console, manifest
+from kestrel_release import console, early, manifest
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.artifacts.wheel import WheelError, read_wheel
 from kestrel_release.config_model import Config
@@ -177,6 +177,9 @@ def run(
     records = {p: r for p in wheels if (r := variant_rules.entry(p))} if project and cfg.variants else {}
     workers = min(len(wheels), os.cpu_count() or 1)
     ctx = verdicts.context(cfg, target, project, plan, verify_part.build_dirs(cfg, project))
+    if early.pending() and not console.json_mode():
+        # The report's modules (Rich's tables) load while the child forked at start-up still reads.
+        from kestrel_release.stages.verify import display  # noqa: F401
     with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
         reports = list(
             pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind, records.get(p)), wheels)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release import early, proc
 from kestrel_release.artifacts.wheel import Member, Part, Split, WheelError, read_part, readable_members
 from kestrel_release.config_model import Config
 from kestrel_release.stages.verify.leaks import ContentScanner
@@ -74,10 +74,10 @@ def splitter(path: Path, scan: Scan) -> Split:
     members past PARENT_SHARE of the compressed bytes to a new child (a wheel where that pays)."""
 
     def split(readable: list[tuple[int, Member]]) -> tuple[int, Callable[[bool], Part | None]] | None:
-        early = _EARLY.pop(os.fspath(path), None)
-        if early is not None:
+        forked = early.take(os.fspath(path))
+        if forked is not None:
             here = _share(readable, early=True)
-            return here, lambda keep: _take_early(early, keep, scan, [i for i, _m in readable[here:]])
+            return here, lambda keep: _take_early(forked, keep, scan, [i for i, _m in readable[here:]])
         if (os.cpu_count() or 1) < 2:
             return None
         here = _share(readable, early=False)
@@ -111,7 +111,6 @@ def _share(readable: list[tuple[int, Member]], early: bool) -> int:
 
 
 def _start(job: dict) -> subprocess.Popen | None:
-    from kestrel_release import proc
 
     try:
         child = proc.spawn(
@@ -133,7 +132,6 @@ def _child_argv() -> list[str]:
 
 
 def _collect(child: subprocess.Popen, keep: bool, scan: Scan) -> Part | None:
-    from kestrel_release import proc
 
     try:
         if not keep:
@@ -155,46 +153,10 @@ def _collect(child: subprocess.Popen, keep: bool, scan: Scan) -> Part | None:
     return part
 
 
-_EARLY: dict[str, proc.Forked] = {}  # real path of a wheel -> the child forked at start-up reading it
-
-
-def start_early(args: list[str], settings: Callable[[str | None], tuple[Config, bool]]) -> None:
-    """__main__, before the CLI is imported: `verify` of one wheel file forks a child that reads its share
-    of the wheel (all of it, or the last members of a big one) with the checks a standalone or project
-    verify runs here (`settings(--project)`: the configuration and whether it is a project's, as the CLI
-    chooses it from this working directory or --project), while this process imports the CLI
-    (0.15-0.3 s of one core). The reader takes the child's answer through `splitter` only where its Scan
-    settings, member list and file are the ones it has itself: the child changes the speed, never the
-    report. Anything else (several wheels, one core, no fork, a failure) reads as it always did."""
-    wheels, project = _verify_args(args)
-    if len(wheels) != 1 or (os.cpu_count() or 1) < 2:
-        return
-    path = os.path.realpath(wheels[0])
-    child = proc.fork_call(lambda: _early_answer(Path(path), *settings(project)))
-    if child is not None:
-        _EARLY[path] = child
-
-
-def _verify_args(args: list[str]) -> tuple[list[str], str | None]:
-    """(the existing .whl files, --project's value) of a `verify` command line; ([], None) for any other."""
-    words = [a for a in args if a not in ("-v", "--verbose")]
-    if not words or words[0] != "verify":
-        return [], None
-    end = words.index("--") if "--" in words else len(words)
-    wheels, project, options = [], None, words[1:end]
-    for at, word in enumerate(options):
-        if word.startswith("--project="):
-            project = word.split("=", 1)[1]
-        elif word == "--project" and at + 1 < len(options):
-            project = options[at + 1]
-    for word in [w for w in options if not w.startswith("-")] + words[end + 1 :]:
-        if word.endswith(".whl") and os.path.isfile(word):
-            wheels.append(word)
-    return wheels, project
-
-
-def _early_answer(path: Path, cfg: Config, project: bool) -> bytes:
-    """In the forked child: (the Scan settings, indices, Part, Scan) of its share, as _verify_one would read."""
+def early_answer(path: Path, cfg: Config, project: bool) -> bytes:
+    """In the child kestrel_release/early.py forks for `verify` of one wheel, with the configuration the CLI
+    will use (`project`: a project's, else the standalone rules): (the Scan settings, indices, Part, Scan)
+    of its share of the wheel (all of it, or a big wheel's last members), as _verify_one reads them."""
     readable = readable_members(path)
     if readable is None:
         raise WheelError(f"{path.name}: a bomb is not read")
@@ -204,9 +166,9 @@ def _early_answer(path: Path, cfg: Config, project: bool) -> bytes:
     return pickle.dumps((scan.params(), indices, part, scan), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _take_early(child: proc.Forked, keep: bool, scan: Scan, indices: list[int]) -> Part | None:
+def _take_early(child: early.Forked, keep: bool, scan: Scan, indices: list[int]) -> Part | None:
     """The early child's Part for `indices`, its Scan merged into `scan`; None: read them here."""
-    data = proc.collect(child, keep)
+    data = early.collect(child, keep)
     if data is None:
         return None
     try:

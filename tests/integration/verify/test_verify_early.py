@@ -1,5 +1,5 @@
 """`verify` of one wheel forks a child at start-up that reads the wheel while the CLI imports
-(stages/verify/part.py, start_early): the report is the one the CLI gives reading it all itself, in a
+(kestrel_release/early.py, stages/verify/part.py): the report is the one the CLI gives reading it all itself, in a
 standalone directory, inside a project and with --project; several wheels start no child."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release import early
 from kestrel_release.artifacts import wheel as wheel_mod
 from kestrel_release.stages.verify import part
 from tests.factories import make_verify_project
@@ -89,8 +89,8 @@ def _wheel(path: Path) -> Path:
     return path
 
 
-def _answer(data: bytes) -> proc.Forked:
-    child = proc.fork_call(lambda: data)
+def _answer(data: bytes) -> early.Forked:
+    child = early.fork_call(lambda: data)
     assert child is not None
     return child
 
@@ -114,6 +114,6 @@ def test_a_failed_or_unwanted_child_gives_nothing(tmp_path: Path) -> None:
     def fail() -> bytes:
         raise RuntimeError("the child failed")
 
-    failed = proc.fork_call(fail)
+    failed = early.fork_call(fail)
     assert failed is not None and part._take_early(failed, True, scan, [0]) is None
     assert part._take_early(_answer(b"x"), False, scan, [0]) is None

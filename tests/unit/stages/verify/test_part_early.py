@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kestrel_release import early
 from kestrel_release.artifacts import wheel as wheel_mod
-from kestrel_release.stages.verify import part
 
 
 def _wheel(path: Path) -> Path:
@@ -23,10 +23,10 @@ def test_verify_args_are_the_wheel_files_and_project_of_a_verify_command(tmp_pat
     wheel = _wheel(tmp_path / "demo-1-py3-none-any.whl")
     missing = str(tmp_path / "gone.whl")
 
-    assert part._verify_args(["-v", "verify", "--project", "kernels", str(wheel), missing]) == ([str(wheel)], "kernels")
-    assert part._verify_args(["verify", "--project=p", "--json", "--", str(wheel)]) == ([str(wheel)], "p")
-    assert part._verify_args(["publish", str(wheel)]) == ([], None)
-    assert part._verify_args([]) == ([], None)
+    assert early.verify_args(["-v", "verify", "--project", "kernels", str(wheel), missing]) == ([str(wheel)], "kernels")
+    assert early.verify_args(["verify", "--project=p", "--json", "--", str(wheel)]) == ([str(wheel)], "p")
+    assert early.verify_args(["publish", str(wheel)]) == ([], None)
+    assert early.verify_args([]) == ([], None)
 
 
 def test_a_part_read_from_another_file_is_read_again_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
