@@ -14,24 +14,29 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
-from kestrel_release import console, early, manifest
+from kestrel_release import console, early
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.artifacts.wheel import WheelError, read_wheel
 from kestrel_release.config_model import Config
 from kestrel_release.errors import UsageError, VerifyError
-from kestrel_release.stages.verify import cuda_matrix, rules, variant_rules, verdicts
-from kestrel_release.stages.verify import dedupe as verify_dedupe
-from kestrel_release.stages.verify import pypi as verify_pypi
 from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
     check_cuda,
     check_names,
 )
-from kestrel_release.targets.base import VERIFY_DEFAULT
 
-DEFAULT_TARGET = VERIFY_DEFAULT  # the target whose rules apply without --target
+# The rules, the verdict store, the matrix and the target registry are imported by the functions that use
+# them: the child early.py forks imports this package only to read a wheel (part.py), and each module it
+# skips is time it does not spend before the parent needs its answer.
+
+
+def _default_target() -> str:
+    """The target whose rules apply without --target (the registry's)."""
+    from kestrel_release.targets.base import VERIFY_DEFAULT
+
+    return VERIFY_DEFAULT
+
+
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
 __all__ = ["Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
@@ -103,6 +108,8 @@ class VerifyReport:
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
+    from kestrel_release import manifest
+
     if not paths and manifest.load(cfg.out_path, cfg.name):
         # The build output may be a shared wheelhouse: the build's own wheels are the ones its manifest names.
         paths = manifest.wheel_paths(cfg.out_path, cfg.name)
@@ -157,12 +164,16 @@ def run(
     matrix of those configured platforms only, `partial` makes configured platforms without wheels
     warnings (one machine's build before assemble); either way nothing is recorded for publish,
     which needs the whole matrix."""
-    from kestrel_release import project_meta
+    from kestrel_release.stages.verify import dedupe as verify_dedupe
     from kestrel_release.stages.verify import part as verify_part
+    from kestrel_release.stages.verify import pypi as verify_pypi
+    from kestrel_release.stages.verify import variant_rules, verdicts
 
     if project:  # a project without [project]: named by the wheels' manifest, else the backend
+        from kestrel_release import project_meta
+
         cfg = project_meta.resolve(cfg, paths)
-    target = target or DEFAULT_TARGET
+    target = target or _default_target()
     kind = _rules(cfg, target)
     if not project and not paths:
         raise UsageError(
@@ -224,6 +235,8 @@ def _planned_version(cfg: Config, wheels: list[Path]) -> str | None:
     else the one build recorded in the output's manifest after checking it against the backend."""
     if cfg.version is not None:
         return cfg.version
+    from packaging.utils import canonicalize_name
+
     from kestrel_release import output_identity
 
     found = output_identity.from_outputs(wheels, cfg.out_path)
@@ -251,8 +264,8 @@ def _rules(cfg: Config, target: str) -> str:
     """Which acceptance rules `target` has: its settings say (targets/ defines them; config.load puts every
     configured and built-in target in cfg.targets). UsageError (exit 2) for a name no target has."""
     settings = cfg.targets.get(target)
-    if settings is None and target != DEFAULT_TARGET:
-        known = list(dict.fromkeys([DEFAULT_TARGET, *cfg.targets]))
+    if settings is None and target != _default_target():
+        known = list(dict.fromkeys([_default_target(), *cfg.targets]))
         raise UsageError(f"unknown verify target '{target}'", f"use one of {', '.join(known)}")
     return str(getattr(settings, "verify_rules", "index"))
 
@@ -269,6 +282,8 @@ def _verify_cached(
 ) -> WheelReport:
     """The stored verdict of an unchanged wheel under unchanged rules (verdicts.py), else a full read.
     A variant wheel is always read: its rules depend on its manifest's variant record too."""
+    from kestrel_release.stages.verify import verdicts
+
     if variant is not None:
         return _verify_one(cfg, path, target, project, plan, kind, variant)
     stored = verdicts.lookup(path, ctx)
@@ -290,9 +305,11 @@ def _verify_one(
     kind: str = "index",
     variant: dict | None = None,
 ) -> WheelReport:
+    from kestrel_release.stages.verify import cuda_matrix, rules, size_forecast, variant_rules
+    from kestrel_release.stages.verify import dedupe as verify_dedupe
     from kestrel_release.stages.verify import native as verify_native
     from kestrel_release.stages.verify import part as verify_part
-    from kestrel_release.stages.verify import size_forecast
+    from kestrel_release.stages.verify import pypi as verify_pypi
     from kestrel_release.stages.verify import versions as verify_versions
 
     # No project: no build dir. With one, the dirs build compiled in (the clean copies) are its too.
@@ -350,6 +367,8 @@ def _verify_one(
 
 
 def _record(report: VerifyReport) -> None:
+    from kestrel_release import manifest
+
     by_dir: dict[Path, dict[str, str]] = {}
     for w in report.wheels:
         by_dir.setdefault(w.path.parent, {})[w.filename] = w.sha256

@@ -117,3 +117,20 @@ def test_a_failed_or_unwanted_child_gives_nothing(tmp_path: Path) -> None:
     failed = early.fork_call(fail)
     assert failed is not None and part._take_early(failed, True, scan, [0]) is None
     assert part._take_early(_answer(b"x"), False, scan, [0]) is None
+
+
+def test_the_early_child_s_reader_loads_neither_the_rules_nor_the_cli() -> None:
+    probe = "import sys; from kestrel_release.stages.verify import part; print(' '.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert "kestrel_release.stages.verify.part" in loaded
+    heavy = {
+        "typer",
+        "click",
+        "rich",
+        "packaging.metadata",
+        "kestrel_release.stages.verify.rules",
+        "kestrel_release.targets",
+    }
+    assert not heavy & loaded
