@@ -37,7 +37,17 @@ def main() -> None:
             from kestrel_release import early
 
             early.start(args, _early_answer)
-        from kestrel_release.entry import main as cli_main
+        import gc
+
+        # Importing the CLI makes ~10^5 objects that live as long as the process: no collection passes
+        # over them while they load, and frozen they are skipped by later collections and at exit
+        # (-20 ms of a 0.3 s `verify` of a small wheel, measured).
+        gc.disable()
+        try:
+            from kestrel_release.entry import main as cli_main
+        finally:
+            gc.freeze()
+            gc.enable()
 
         try:
             cli_main()
@@ -67,11 +77,16 @@ def _early_answer(path: str, project: str | None) -> bytes:
     """In early.py's child: its share of the wheel read with the configuration `verify` chooses (cli.verify):
     --project, else the project around this directory, else the standalone rules. Any error ends the child,
     and the CLI then reads and reports as usual."""
+    import gc
     from pathlib import Path
 
-    from kestrel_release.config import discover_project
-    from kestrel_release.stages.verify import part
-
+    gc.disable()  # as for the CLI's imports in main()
+    try:
+        from kestrel_release.config import discover_project
+        from kestrel_release.stages.verify import part
+    finally:
+        gc.freeze()
+        gc.enable()
     found = Path(project) if project else discover_project()
     if found is None:
         from kestrel_release.stages.verify import pypi
