@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import early, proc
+from kestrel_release import early
 from kestrel_release.artifacts.wheel import Member, Part, Split, WheelError, read_part, readable_members
 from kestrel_release.config_model import Config
 from kestrel_release.stages.verify.leaks import ContentScanner
@@ -111,6 +111,7 @@ def _share(readable: list[tuple[int, Member]], early: bool) -> int:
 
 
 def _start(job: dict) -> subprocess.Popen | None:
+    from kestrel_release import proc
 
     try:
         child = proc.spawn(
@@ -132,6 +133,7 @@ def _child_argv() -> list[str]:
 
 
 def _collect(child: subprocess.Popen, keep: bool, scan: Scan) -> Part | None:
+    from kestrel_release import proc
 
     try:
         if not keep:
