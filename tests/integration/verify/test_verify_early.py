@@ -4,6 +4,7 @@ standalone directory, inside a project and with --project; several wheels start 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -134,3 +135,37 @@ def test_the_early_child_s_reader_loads_neither_the_rules_nor_the_cli() -> None:
         "kestrel_release.targets",
     }
     assert not heavy & loaded
+
+
+def test_a_wheel_rebuilt_in_place_then_bumped_is_verified_as_its_new_bytes(tmp_path: Path) -> None:
+    """The second run: the same file rebuilt with other bytes (a toolchain change: another payload, a token added),
+    then a version bump's new wheel, each verified with the same cache dir; the early child and the verdict cache
+    must both see the new bytes and the new version."""
+    from tests.factories import make_wheel
+
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    env = {"KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+
+    def verify(wheel: Path) -> dict:
+        done = run_cli(["-v", "verify", "--json", str(wheel)], cwd=here, env=env)
+        assert EARLY in done.stderr and TOKEN not in done.output
+        return json.loads(done.stdout)["wheels"][0]
+
+    first_wheel = make_wheel(tmp_path / "dist")
+    first = verify(first_wheel)
+    first_wheel.unlink()
+    rebuilt_files = {
+        "kestrel_kernels/__init__.py": b'__version__ = "0.1.0"\n',
+        "kestrel_kernels/cfg.py": f"T = '{TOKEN}'\n".encode(),
+    }
+    rebuilt_wheel = make_wheel(tmp_path / "dist", rebuilt_files)
+    assert rebuilt_wheel == first_wheel  # the same path, other bytes
+    rebuilt = verify(rebuilt_wheel)
+    bumped = verify(make_wheel(tmp_path / "dist", version="0.2.0"))
+
+    assert rebuilt["sha256"] == hashlib.sha256(rebuilt_wheel.read_bytes()).hexdigest() != first["sha256"]
+    assert ("secret", "kestrel_kernels/cfg.py") in {(f["rule"], f["member"]) for f in rebuilt["findings"]}
+    assert not any(f["rule"] == "secret" for f in first["findings"])
+    assert (first["version"], rebuilt["version"], bumped["version"]) == ("0.1.0", "0.1.0", "0.2.0")
+    assert not any(f["rule"] == "metadata" for f in bumped["findings"])
