@@ -278,6 +278,9 @@ class Target:
             creds: tuple[str, str] | None = pypi_config.resolve_credentials(index, given=e.credentials)
         except KestrelError:  # a resumed run may lack them; most indexes are readable without
             creds = None
-        rows = smoke.smoke_test(self.cfg, index.simple_url, version, pythons, creds)
+        from kestrel_release.adapters.pypi.client import auth_for
+
+        # the upload's credentials go to the simple URL only when it is on their origin
+        rows = smoke.smoke_test(self.cfg, index.simple_url, version, pythons, auth_for(index, index.simple_url, creds))
         smoke.forget_rejected(rows, wheels)
         return index.simple_url, rows

@@ -138,9 +138,29 @@ def existing_files(
     from packaging.utils import canonicalize_name
 
     url = urljoin(index.simple_url, canonicalize_name(project) + "/")
-    # Credentials go only to the host they were issued for.
-    send_auth = auth if auth and urlparse(url).netloc == urlparse(index.upload_url).netloc else None
+    send_auth = auth_for(index, url, auth)
     return with_retries(lambda: _read_page(url, policy, send_auth), policy, f"reading {url}")
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in: what a credential is bound to."""
+    parts = urlparse(url)
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:  # a port that is not a number: an origin of its own, matching nothing
+        port = -1
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def auth_for(index: Index, url: str, auth: tuple[str, str] | None) -> tuple[str, str] | None:
+    """`auth` when `url` is on the origin of the index's upload URL (the origin the credentials were
+    given for: same scheme, host and port), else None: a page or file elsewhere is read without them."""
+    if not auth:
+        return None
+    if origin(url) == origin(index.upload_url):
+        return auth
+    console.debug(f"{url} is not on {index.upload_url}'s origin: read without the upload's credentials")
+    return None
 
 
 def _read_page(url: str, policy: RetryPolicy, send_auth: tuple[str, str] | None) -> dict[str, dict[str, str]]:
@@ -185,7 +205,9 @@ def project_page(url: str, policy: RetryPolicy) -> dict[str, dict[str, str]]:
     return with_retries(lambda: _read_page(url, policy, None), policy, f"reading {url}")
 
 
-def download(url: str, dest: Path, policy: RetryPolicy, *, max_bytes: int, sha256: str = "") -> Path:
+def download(
+    url: str, dest: Path, policy: RetryPolicy, *, max_bytes: int, sha256: str = "", auth: tuple[str, str] | None = None
+) -> Path:
     """Stream `url` into `dest`: at most `max_bytes` (a larger answer is refused, not cut), each read within
     the policy's timeout, the sha256 the page listed checked; PublishError on any failure."""
     import hashlib
@@ -195,7 +217,7 @@ def download(url: str, dest: Path, policy: RetryPolicy, *, max_bytes: int, sha25
     def get() -> Path:
         digest, got = hashlib.sha256(), 0
         try:
-            with requests.get(url, timeout=policy.timeout, stream=True) as resp:
+            with requests.get(url, timeout=policy.timeout, stream=True, auth=auth) as resp:
                 if resp.status_code == 429 or resp.status_code >= 500:
                     raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
                 if resp.status_code != 200:
@@ -256,6 +278,29 @@ def large_blocks_adapter(**kwargs):  # a class made on first use: requests loads
     return LargeBlocks(**kwargs)
 
 
+class HashingReader:
+    """A file object whose reads are hashed: the sha256 of exactly the bytes an upload sent."""
+
+    def __init__(self, raw) -> None:
+        import hashlib
+
+        self.raw, self._digest = raw, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.raw.read(size)
+        self._digest.update(chunk)
+        return chunk
+
+    def fileno(self) -> int:  # requests_toolbelt sizes the part from the file's length and position
+        return self.raw.fileno()
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 class Uploader:
     """Uploads through twine's Repository session: one POST per attempt, our retry policy, a byte callback."""
 
@@ -306,7 +351,8 @@ class Uploader:
         fields += [(":action", "file_upload"), ("protocol_version", "1")]
         size = os.path.getsize(package.filename)
         seconds = _deadline.upload_deadline(self.policy.timeout, size)
-        with open(package.filename, "rb") as fh:
+        with open(package.filename, "rb") as raw:
+            fh = HashingReader(raw)
             fields.append(("content", (package.basefilename, fh, "application/octet-stream")))
             monitor = MultipartEncoderMonitor(MultipartEncoder(fields), lambda m: on_bytes(m.bytes_read, m.len))
 
@@ -325,7 +371,7 @@ class Uploader:
                     post,
                     seconds,
                     f"uploading {package.basefilename} to {self.index.upload_url} and waiting for the index's answer",
-                    abandon=fh.close,
+                    abandon=raw.close,
                 )
             except (requests.RequestException, _deadline.DeadlineExceeded, ValueError) as exc:
                 raise (
@@ -334,6 +380,12 @@ class Uploader:
                 ) from None
         resp.close()
         if resp.status_code == 200:
+            if fh.hexdigest() != package.sha2_digest:  # the form's sha256 must be the one of the bytes sent
+                raise PublishError(
+                    f"{package.basefilename}: the bytes sent have sha256 {fh.hexdigest()}, not the verified "
+                    f"{package.sha2_digest}; the index may now hold other bytes than were verified",
+                    "check the index and the disk the tool's cache is on, then publish a new version",
+                )
             return
         if resp.status_code == 429 or resp.status_code >= 500:
             raise Transient(f"HTTP {resp.status_code} {resp.reason}", _retry_after(resp))

@@ -10,7 +10,7 @@ shorter than the local file and its bytes are exactly the local file's first byt
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote, urljoin, urlparse
+from urllib.parse import quote, urljoin
 
 from kestrel_release import console
 from kestrel_release.adapters import _deadline
@@ -18,7 +18,9 @@ from kestrel_release.errors import PublishError
 
 
 def _same_host(a: str, b: str) -> bool:
-    return urlparse(a).netloc == urlparse(b).netloc
+    from kestrel_release.adapters.pypi.client import origin
+
+    return origin(a) == origin(b)  # scheme, host and port: a credential's origin
 
 
 def truncated_copy_of(local: Path, url: str, upload_url: str, auth, timeout: float) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, fsutil, manifest
+from kestrel_release import console, fsutil
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import config as pypi_config
 from kestrel_release.config_model import Config
@@ -78,14 +78,18 @@ def run(
 
     `pypi_rules`: the index is PyPI's (its 14-day rule; verify by its name); `confirm`: ask before the
     first upload unless `yes`; `builtin`: the index's built-in URLs (targets/pypi.py decides all three)."""
-    from kestrel_release.stages import verify
+    from kestrel_release.stages.publish import snapshot
 
     index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url, builtin=builtin)
     creds = None if dry_run else pypi_config.resolve_credentials(index, token_env=token_env, given=credentials)
-    wheels = verify.resolve_wheels(cfg, list(paths))
-    manifest.check_unchanged(wheels, target)
-    report = verify.run(cfg, wheels, target=target if pypi_rules else None)
-    verify.raise_for(report, show=True)
+    with snapshot.session() as snaps:  # what verify reads below is what every upload and retry sends
+        report = snapshot.verified(cfg, snaps, paths, integrity=target, rules=target if pypi_rules else None)
+        return _publish(cfg, index, creds, report, snaps, target, dry_run, yes, smoke_test, pypi_rules, confirm)
+
+
+def _publish(
+    cfg: Config, index, creds, report, snaps, target: str, dry_run, yes, smoke_test, pypi_rules, confirm
+) -> PublishResult:
     policy = _policy(cfg)
     result = PublishResult(
         target,
@@ -116,6 +120,7 @@ def run(
         ),
         cancelled=("publish to pypi cancelled; nothing was uploaded", None),
     )
+    snaps.check_sources()  # the user's folder still holds what was verified, or nothing is sent
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
 
@@ -238,40 +243,18 @@ def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishRe
 
 def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> PublishResult:
     if result.uploaded:
+        from kestrel_release.stages.publish.confirm import confirm
+
         result.credentials_checked, result.credentials_note = True, "the index accepted an upload"
-        _attach_urls(index, result, policy, creds)
-    if not result.failed and smoke:  # from the index just uploaded to, read with the upload's credentials
-        result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python), creds)
+        confirm(index, result, policy, creds)  # "uploaded" only for what the index was read back holding
+    if not result.failed and smoke:  # from the index just uploaded to, its credentials only on their origin
+        read_creds = pypi.auth_for(index, index.simple_url, creds)
+        result.smoke = smoke_test(cfg, index.simple_url, result.version, list(cfg.python), read_creds)
         forget_rejected(result.smoke, {row["filename"]: row["sha256"] for row in (*result.uploaded, *result.skipped)})
     if not result.ok:  # the result stays visible: rendered, or as --json's document beside the error
         console.emit_json(result.to_json()) if console.json_mode() else render(result)
         raise _failure(result)
     return result
-
-
-def _attach_urls(index, result: PublishResult, policy, creds) -> None:
-    """Read the index back: every uploaded file must be there with our sha256."""
-    from packaging.utils import parse_wheel_filename
-
-    name = str(parse_wheel_filename(result.uploaded[0]["filename"])[0])
-    try:
-        there = pypi.existing_files(index, name, policy, creds)
-    except PublishError as exc:  # the upload outcome stands; do not hide it behind the read-back
-        console.warn(f"could not read the index back to confirm the uploads: {exc}")
-        return
-    for row in result.uploaded:
-        found = there.get(row["filename"])
-        if found is None:
-            console.warn(f"{row['filename']} is not listed on {index.simple_url} yet (index caches may lag)")
-        elif found["sha256"] and found["sha256"] != row["sha256"]:
-            result.failed.append(
-                {
-                    "filename": row["filename"],
-                    "error": f"the index serves sha256 {found['sha256']}, we sent {row['sha256']}",
-                }
-            )
-        else:
-            row["url"] = found["url"]
 
 
 def _failure(result: PublishResult) -> PublishError:

@@ -99,8 +99,29 @@ def run(
     every = [w for ws in groups.values() for w in ws]
     if not every:
         raise UsageError(f"no wheels of {cfg.name} to publish", "run kestrel-release build, or pass wheel files")
-    manifest.check_unchanged(every, None)
-    _verify(cfg, every, target)
+    from kestrel_release.stages.publish import snapshot
+
+    with snapshot.session() as snaps:  # the index gets the tool's copies of what verify read, nothing else
+        copy_of = dict(zip(every, snaps.take(every), strict=True))
+        groups = {flavour: [copy_of[w] for w in ws] for flavour, ws in groups.items()}
+        every = [copy_of[w] for w in every]
+        manifest.check_unchanged(every, None)
+        _verify(cfg, every, target)
+        snaps.check_sources()
+        return _write(cfg, t, target, root, groups, every, left_out, dry_run, github)
+
+
+def _write(
+    cfg: Config,
+    t: Any,
+    target: str,
+    root: Path,
+    groups: dict[str, list[Path]],
+    every: list[Path],
+    left_out: list[dict[str, str]],
+    dry_run: bool,
+    github: dict[str, Any] | None,
+) -> StaticIndexResult:
     result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
     urls: dict[str, str] = {}
     if t.github_repo:  # the wheels become release assets first: the pages link to them

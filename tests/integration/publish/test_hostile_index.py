@@ -6,6 +6,7 @@ far above what the run needs), and never a secret.
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import pytest
@@ -36,6 +37,15 @@ def project(tmp_path):
 def srv():
     with HostileServer() as server:
         yield server
+
+
+def lists_the_upload_after_it(srv, project) -> None:
+    """The plan's read finds nothing; publish's read-back after the upload finds the file with our bytes
+    (an upload is reported only once the index was read back holding it)."""
+    srv.route("GET", "/simple/", status=404, body=b"", count=1)
+    (wheel,) = (project / "dist-all").glob("*.whl")
+    link = f'<a href="/files/{wheel.name}#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}">{wheel.name}</a>'
+    srv.route("GET", "/simple/", body=link.encode())
 
 
 def publish(project, srv, *extra, env=None):
@@ -78,6 +88,7 @@ def test_a_far_retry_after_date_is_clamped_to_the_cap(project, srv) -> None:
 def test_a_json_api_trickling_its_answer_is_given_up_after_publish_timeout(project, srv) -> None:
     srv.route("GET", "/pypi/", trickle=2.0, body=b'{"releases": {}}' + b" " * 100)  # 200+ s if waited for
     srv.route("POST", "/legacy/", body=b"OK")
+    lists_the_upload_after_it(srv, project)
     result, seconds = publish(project, srv)
     assert result.code == 0, result.output
     warning = next(line for line in result.stderr.splitlines() if "project quota" in line)
@@ -104,6 +115,7 @@ def test_an_endless_simple_page_is_refused_at_its_size_bound(project, srv) -> No
 def test_a_deeply_nested_json_api_answer_skips_the_check_with_a_warning(project, srv) -> None:
     srv.route("GET", "/pypi/", headers={"Content-Type": "application/json"}, body=nested_json(100_000))
     srv.route("POST", "/legacy/", body=b"OK")
+    lists_the_upload_after_it(srv, project)
     result, _ = publish(project, srv)
     assert result.code == 0, result.output
     assert "Traceback" not in result.output and "RecursionError" not in result.output
@@ -181,6 +193,7 @@ def test_allow_insecure_http_lets_an_upload_to_another_host_go(project) -> None:
         refused, _ = publish(project, lan)
         assert_one_line_error(refused, 2, "--allow-insecure-http")
         assert lan.requests == []  # nothing reached the server, credentials least of all
+        lists_the_upload_after_it(lan, project)
         allowed, _ = publish(project, lan, "--allow-insecure-http")
         assert allowed.code == 0, allowed.output
         assert any(method == "POST" and "Authorization" in headers for method, _, headers in lan.requests)

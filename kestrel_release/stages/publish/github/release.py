@@ -62,23 +62,22 @@ def run(
 ) -> GithubResult:
     """Publish verified wheels (+ SHA256SUMS, manifest) to a GitHub release; raise on failure.
     `name`: the target's name (verify's rules and the manifest's record of what was published where)."""
-    from kestrel_release.stages import verify
+    from kestrel_release.stages.publish import snapshot
 
     target = _target(cfg, repo, tag, api_url, prune)
     token = gh_adapter.resolve_token(token, token_env, required=not dry_run)
-    wheels = verify.resolve_wheels(cfg, list(paths))
-    manifest.check_unchanged(wheels, name)
-    report = verify.run(cfg, wheels, target=name)
-    verify.raise_for(report, show=True)
-    result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)
-    # A killed run's scratch copy is collected by the next one (statedir.owned_dir).
-    with statedir.temp_dir("gh") as scratch:
+    # A killed run's snapshots and scratch copy are collected by the next one (statedir.owned_dir).
+    with snapshot.session() as snaps, statedir.temp_dir("gh") as scratch:
+        # what verify reads is the tool's own copy: every asset upload and retry sends exactly it
+        report = snapshot.verified(cfg, snaps, paths, integrity=name, rules=name)
+        result = GithubResult(target.repo, target.tag, target.rolling, _version(report), dry_run)
         files = files_mod.collect([w.path for w in report.wheels], scratch)
         if token is None:
             console.warn("no GitHub token: planning as if the release were empty")
             for f in files:
                 result.add(f.name, "uploaded", f)
             return result
+        snaps.check_sources()
         _publish(cfg, target, token, commit, files, result)
     return result
 
