@@ -73,7 +73,7 @@ class Progress:
             console.info(f"✗ {filename}: {error}")
         else:
             rate = size / seconds / 1e6 if seconds > 0 else 0.0
-            console.ok(f"uploaded {filename} ({console.size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
+            console.ok(f"sent {filename} ({console.size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
 
 
 def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:

@@ -90,7 +90,7 @@ def test_progress_off_a_terminal_is_one_line_per_event(tmp_path):
     assert not re.search(r"\d+(\.\d+)?/\d+(\.\d+)? [kMG]?B", log)  # no bar's bytes-done/total fragments
     for path in _wheels(project):
         started = [ln for ln in log.splitlines() if ln.startswith(f"uploading {path.name} (")]
-        done = [ln for ln in log.splitlines() if ln.startswith(f"✓ uploaded {path.name} (") and "MB/s)" in ln]
+        done = [ln for ln in log.splitlines() if ln.startswith(f"✓ sent {path.name} (") and "MB/s)" in ln]
         assert len(started) == 1 and len(done) == 1, log
 
 
