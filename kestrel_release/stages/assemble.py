@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release import __version__, built_with, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.variants import hub_layout
 
@@ -225,6 +225,12 @@ def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
                     f"{item.data.get(key)}",
                     "assemble outputs of one release; nothing was written",
                 )
+        mine, theirs = item.data.get(built_with.KEY), first.data.get(built_with.KEY)
+        if mine is not None and theirs is not None and mine != theirs:
+            raise VerifyError(
+                f"inputs disagree: {first.path} and {item.path} were built under other configurations",
+                "build every platform from one configuration; nothing was written",
+            )
         if item.commit != first.commit:
             raise VerifyError(
                 f"inputs disagree: {first.path} was built from commit {first.commit or 'unknown'}, "
@@ -313,6 +319,7 @@ def _manifest(package: str, version: str, inputs: list[Input], rows: list[dict[s
         "git": {"commit": inputs[0].commit, "dirty": any((i.data.get("git") or {}).get("dirty") for i in inputs)},
         "source_date_epoch": first.get("source_date_epoch"),
         "toolchain": {"kestrel-release": __version__},
+        **({built_with.KEY: first[built_with.KEY]} if first.get(built_with.KEY) is not None else {}),
         "assembled": {
             "inputs": [
                 {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kestrel_release import __version__, fsutil, manifest
+from kestrel_release import __version__, built_with, fsutil, manifest
 from kestrel_release.adapters import git
 from kestrel_release.config_model import Config
 from kestrel_release.stages.build import native as build_native
@@ -66,6 +66,7 @@ def collect(
             "wheels": wheels,
             "kernels": pre.kernels,
             "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
+            built_with.KEY: built_with.record(cfg.project_dir),  # verify and publish compare it with now
         },
     )
     manifest.write_sums(out, wheels)

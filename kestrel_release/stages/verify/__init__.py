@@ -202,6 +202,7 @@ def run(
         if project
         else []
     )
+    found += _stale(cfg, wheels) if project else []
     found += verify_dedupe.check(reports)  # a hint (warning): what one abi3/py3 wheel per platform would save
     if ask_index and kind == "index":
         found += verify_pypi.release_age_set(reports, cfg, target)
@@ -211,6 +212,28 @@ def run(
     if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix
         _record(report)
     return report
+
+
+def _stale(cfg: Config, wheels: list[Path]) -> list[Finding]:
+    """An output built under another configuration than the project's now: named, with the build to run."""
+    from kestrel_release import built_with, manifest
+
+    found: list[Finding] = []
+    seen: set[Path] = set()
+    for wheel in wheels:
+        entry = manifest.for_wheel(wheel)
+        if entry is None or entry[0] in seen:
+            continue
+        seen.add(entry[0])
+        changed = built_with.differences(cfg.project_dir, entry[1])
+        if changed:
+            message = (
+                f"{wheel.parent.name}/ was built under another configuration ({'; '.join(changed)}): "
+                "its wheels are not what the project builds now"
+            )
+            hint = "rebuild it with kestrel-release build (release rebuilds it too), then verify again"
+            found.append(Finding("stale-output", "error", entry[0].name, f"{message} — {hint}", hint))
+    return found
 
 
 def _forget_stale(reports: list[WheelReport]) -> None:
@@ -390,6 +413,9 @@ def raise_for(report: VerifyReport, show: bool = False) -> None:
     first (the errors; every finding with -v), so "listed above" is true."""
     if not report.ok:
         _raise_for_version(report)
+        stale = next((f for f in report.findings if f.rule == "stale-output" and f.severity == "error"), None)
+        if stale is not None:  # the one cause worth the error line: every other finding follows from it
+            raise VerifyError(stale.message.removesuffix(f" — {stale.hint}"), stale.hint)
         bad = sum(not w.ok for w in report.wheels)
         where = _show_findings(report) if show else "listed above"
         left = any(f.severity == "error" and "`kestrel-release assemble`" in f.message for f in report.findings)
