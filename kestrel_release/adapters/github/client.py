@@ -10,14 +10,16 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.adapters.github.errors import ForeignOrigin, translate
 from kestrel_release.adapters.github.errors import ReleaseExists as ReleaseExists
-from kestrel_release.adapters.github.errors import translate
 from kestrel_release.adapters.github.models import Asset, Release
 
 # Re-exported: callers ask this module for the token and the target's OWNER/NAME.
@@ -26,24 +28,36 @@ from kestrel_release.adapters.github.target import repo_from_remote as repo_from
 from kestrel_release.adapters.github.target import resolve_token as resolve_token
 from kestrel_release.adapters.github.target import target_repo as target_repo
 from kestrel_release.adapters.github.target import token_variable as token_variable
-from kestrel_release.errors import PublishError
+from kestrel_release.errors import KestrelError, PublishError
 from kestrel_release.retry import RetryNow, RetryPolicy, Transient
 
 
-class _ProgressReader:
-    """A file wrapper that reports bytes as http.client reads them (for progress bars)."""
+class _SendingReader:
+    """The upload body: reads at most `size` bytes of the file, reports them for progress bars,
+    and hashes exactly the bytes handed to http.client, so the upload is judged by what was sent
+    (the file may change between verify and upload)."""
 
     def __init__(self, fh, size: int, advance: Callable[[int], None] | None) -> None:
+        import hashlib
+
         self._fh, self._size, self._advance = fh, size, advance
+        self.sent = 0
+        self.hash = hashlib.sha256()
 
     def __len__(self) -> int:  # lets requests send Content-Length instead of chunking
         return self._size
 
     def read(self, n: int = -1) -> bytes:
-        data = self._fh.read(n)
+        left = self._size - self.sent
+        data = self._fh.read(left if n is None or n < 0 else min(n, left)) if left > 0 else b""
+        self.sent += len(data)
+        self.hash.update(data)
         if data and self._advance:
             self._advance(len(data))
         return data
+
+    def sha256(self) -> str:
+        return self.hash.hexdigest()
 
 
 class GithubClient:
@@ -55,8 +69,12 @@ class GithubClient:
         from kestrel_release.adapters import http_policy
 
         http_policy.require_secure(api_url, "the GitHub API URL")  # the token goes in every request
+        from kestrel_release.adapters.github import transport as github_http
+
         self.policy = policy
         self.repo_name = repo
+        self._api_origin = github_http.origin(api_url)
+        self._origins = github_http.allowed_origins(api_url)
         self._waited = 0.0
         # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
         self._release_objs: dict[int, Any] = {}
@@ -70,8 +88,6 @@ class GithubClient:
             seconds_between_writes=None,
             per_page=100,
         )
-        from kestrel_release.adapters.github import transport as github_http
-
         github_http.harden(self._gh)  # rate-limit headers checked, bodies bounded, before PyGithub parses them
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
 
@@ -110,6 +126,8 @@ class GithubClient:
         from kestrel_release import safejson
         from kestrel_release.adapters import _deadline
 
+        if isinstance(exc, KestrelError):  # already one clear line (a refused redirect, a changed file)
+            return exc
         if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
             return PublishError(
                 f"TLS certificate check failed while {what}",
@@ -186,8 +204,14 @@ class GithubClient:
         """Point `tag` at `sha`: create it, or move it (force: a nightly tag is rewritten)."""
         ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
         if ref is None:
-            self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
-        elif ref.object.sha != sha:
+            try:
+                self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
+                return
+            except PublishError as exc:  # 422: another publisher created it since our read
+                ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+                if getattr(exc, "status", None) != 422 or ref is None:
+                    raise
+        if ref.object.sha != sha:
             self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
 
     # -- releases ---------------------------------------------------------------
@@ -214,14 +238,19 @@ class GithubClient:
 
     def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
         """A new draft release; ReleaseExists when another publisher made one for `tag` meanwhile."""
-        return self._release(
-            self.call(
-                f"creating release {tag}",
-                lambda: self.repo.create_git_release(
-                    tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
-                ),
-            )
+        obj = self.call(
+            f"creating release {tag}",
+            lambda: self.repo.create_git_release(
+                tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
+            ),
         )
+        try:
+            return self._release(obj)
+        except ForeignOrigin:  # our own draft, unusable: removed where its own URL allows (a read-back
+            if self._is_own(obj.raw_data.get("url")):  # finds nothing to publish then)
+                with contextlib.suppress(KestrelError):
+                    self.call(f"removing the draft {tag}", lambda: _ignore_404(obj.delete_release))
+            raise
 
     def update_release(
         self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False, make_latest: str = "false"
@@ -270,6 +299,9 @@ class GithubClient:
         # What GitHub sent, read without PyGithub's lazy completion: `raw_data` or a field GitHub left
         # out would cost one more GET per release of a listing.
         raw = getattr(obj, "_rawData", None) or obj.raw_data
+        tag = raw.get("tag_name") or ""
+        self._check_own(raw.get("url"), f"release {tag}")
+        self._check_own(raw.get("upload_url"), f"the uploads of release {tag}")
         return Release(
             obj.id,
             raw.get("tag_name") or "",
@@ -299,6 +331,7 @@ class GithubClient:
     def _asset(self, obj: Any) -> Asset:
         self._asset_objs[obj.id] = obj
         raw = obj.raw_data
+        self._check_own(raw.get("url"), f"asset {raw.get('name')}")
         return Asset(
             obj.id,
             obj.name,
@@ -310,29 +343,48 @@ class GithubClient:
         )
 
     def upload(
-        self, rel: Release, path: Path, name: str, sha256: str, advance: Callable[[int], None] | None = None
+        self,
+        rel: Release,
+        path: Path,
+        name: str,
+        sha256: str,
+        advance: Callable[[int], None] | None = None,
+        *,
+        size: int | None = None,
+        shown: str | None = None,
     ) -> Asset:
-        """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
-        size = path.stat().st_size
+        """Upload `path` as `name`, confirmed: the bytes sent are the verified ones (`sha256`, `size`)
+        and GitHub's answer reports exactly them (state, size, digest); anything else removes the
+        asset and stops. A retry that finds its own earlier attempt accepts it. `shown`: the name
+        errors use (the file's, when `name` is a temporary one)."""
+        size = path.stat().st_size if size is None else size
+        shown = shown or name
         opened: list = []
         obj = self._release_objs[rel.id]
 
         def attempt() -> Asset:
             from github import GithubException
 
+            reader = None
             try:
                 with open(path, "rb") as fh:
                     opened.append(fh)
-                    return self._asset(
-                        obj.upload_asset_from_memory(
-                            _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"
-                        )
+                    now = os.fstat(fh.fileno()).st_size
+                    if now != size:  # fewer bytes than announced would hang the request
+                        raise _changed(shown, f"it now has {now} bytes, the verified file {size}")
+                    reader = _SendingReader(fh, size, advance)
+                    answer = self._asset(
+                        obj.upload_asset_from_memory(reader, size, name, content_type="application/octet-stream")
                     )
+                self._confirm_sent(reader, answer, shown, sha256, size)
+                return answer
             except GithubException as exc:
                 if exc.status != 422 or "already_exists" not in str(exc.data):
                     raise
             existing = self._named(rel, name)
             if existing is not None and existing.same_bytes(size, sha256, need_digest=False):
+                if reader is not None:  # what this attempt sent must still be the verified bytes
+                    self._confirm_sent(reader, existing, shown, sha256, size)
                 console.debug(f"{name}: an earlier attempt landed; accepted it")
                 return existing
             if existing is not None:
@@ -358,6 +410,43 @@ class GithubClient:
             abandon=abandon,
         )
 
+    def _confirm_sent(self, reader: _SendingReader, answer: Asset, shown: str, sha256: str, size: int) -> None:
+        """The bytes sent are the verified ones, and GitHub's answer describes those bytes."""
+        sent = reader.sha256()
+        if reader.sent != size or sent != sha256:
+            self._discard(answer)
+            raise _changed(shown, f"the bytes sent have sha256 {sent[:16]}..., the verified file {sha256[:16]}...")
+        if not answer.same_bytes(size, sent, need_digest=False):
+            self._discard(answer)
+            raise PublishError(
+                f"GitHub holds other bytes for {shown} than were sent: it reports {answer.describe()}, "
+                f"{size} bytes sha256:{sent[:16]}... were sent; that asset was removed and nothing was made public",
+                "run the same command again",
+            )
+        if answer.digest is None:
+            console.debug(f"{shown}: GitHub gave no digest; confirmed by size only")
+
+    def _discard(self, asset: Asset) -> None:
+        """Remove an asset that holds the wrong bytes (best effort: the next run's cleanup finds it too)."""
+        with contextlib.suppress(KestrelError):
+            self.delete_asset(asset)
+
+    def _is_own(self, url: str | None) -> bool:
+        from kestrel_release.adapters.github import transport as github_http
+
+        return not url or github_http.origin(url) in self._origins
+
+    def _check_own(self, url: str | None, what: str) -> None:
+        """Refuse a URL of GitHub's answer that PyGithub would send the token to on another origin."""
+        from kestrel_release.adapters.github import transport as github_http
+
+        if not self._is_own(url):
+            raise ForeignOrigin(
+                f"GitHub's answer puts {what} at {github_http.origin(url or '')}, another origin than the "
+                f"API's ({self._api_origin}); nothing was sent there: the token goes only to the API's origin",
+                "check --api-url / targets.github.api_url (GitHub Enterprise serves uploads on the API's own host)",
+            )
+
     def _named(self, rel: Release, name: str) -> Asset | None:
         return next((a for a in self.list_assets(rel) if a.name == name), None)
 
@@ -369,6 +458,13 @@ class GithubClient:
             if getattr(exc, "status", None) in (404, 422):
                 return None
             raise
+
+
+def _changed(shown: str, how: str) -> PublishError:
+    return PublishError(
+        f"{shown} changed after it was verified ({how}); nothing was made public",
+        "restore or rebuild the verified file, then publish again (publish verifies it again)",
+    )
 
 
 def _ignore_404(fn: Callable[[], Any]) -> None:
