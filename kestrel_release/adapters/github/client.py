@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.adapters.github import ratelimit, sending
 from kestrel_release.adapters.github.errors import ForeignOrigin, translate
 from kestrel_release.adapters.github.errors import ReleaseExists as ReleaseExists
 from kestrel_release.adapters.github.models import Asset, Release
@@ -29,35 +29,7 @@ from kestrel_release.adapters.github.target import resolve_token as resolve_toke
 from kestrel_release.adapters.github.target import target_repo as target_repo
 from kestrel_release.adapters.github.target import token_variable as token_variable
 from kestrel_release.errors import KestrelError, PublishError
-from kestrel_release.retry import RetryNow, RetryPolicy, Transient
-
-
-class _SendingReader:
-    """The upload body: reads at most `size` bytes of the file, reports them for progress bars,
-    and hashes exactly the bytes handed to http.client, so the upload is judged by what was sent
-    (the file may change between verify and upload)."""
-
-    def __init__(self, fh, size: int, advance: Callable[[int], None] | None) -> None:
-        import hashlib
-
-        self._fh, self._size, self._advance = fh, size, advance
-        self.sent = 0
-        self.hash = hashlib.sha256()
-
-    def __len__(self) -> int:  # lets requests send Content-Length instead of chunking
-        return self._size
-
-    def read(self, n: int = -1) -> bytes:
-        left = self._size - self.sent
-        data = self._fh.read(left if n is None or n < 0 else min(n, left)) if left > 0 else b""
-        self.sent += len(data)
-        self.hash.update(data)
-        if data and self._advance:
-            self._advance(len(data))
-        return data
-
-    def sha256(self) -> str:
-        return self.hash.hexdigest()
+from kestrel_release.retry import RetryPolicy, Transient
 
 
 class GithubClient:
@@ -75,7 +47,7 @@ class GithubClient:
         self.repo_name = repo
         self._api_origin = github_http.origin(api_url)
         self._origins = github_http.allowed_origins(api_url)
-        self._waited = 0.0
+        self._limits = ratelimit.RateLimits(policy)
         # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
         self._release_objs: dict[int, Any] = {}
         self._asset_objs: dict[int, Any] = {}
@@ -141,7 +113,7 @@ class GithubClient:
                 f"GitHub's answer while {what} was refused: {reason}", "check --api-url / targets.github.api_url"
             )
         if isinstance(exc, GithubException):
-            limited = self._rate_limit_wait(exc, what)
+            limited = self._limits.wait(exc, what)
             if limited is not None:
                 return limited
             if exc.status < 500:
@@ -150,43 +122,6 @@ class GithubClient:
         if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
             return Transient(f"connection error ({type(exc).__name__})")
         return None
-
-    def _rate_limit_wait(self, exc, what: str) -> Exception | None:
-        """None when `exc` is no rate limit; else RetryNow after waiting for the reset, a PublishError
-        when the wait passes publish.rate_limit_wait_cap, or a Transient (the policy's backoff) when
-        the server gave no usable time (a hint that is negative, NaN, 1e400 or "soon" is no hint)."""
-        from kestrel_release.retry import reset_seconds, retry_after_seconds
-
-        headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
-        limited = exc.status == 429 or (
-            exc.status == 403
-            and (
-                headers.get("x-ratelimit-remaining") == "0"
-                or "retry-after" in headers
-                or "rate limit" in str(getattr(exc, "data", "")).lower()
-            )
-        )
-        if not limited:
-            return None
-        wait = retry_after_seconds(headers.get("retry-after"))
-        if wait is None and (reset := reset_seconds(headers.get("x-ratelimit-reset"))) is not None:
-            wait = reset + 1  # the reset second itself may still be limited
-        if wait is None:
-            return Transient(f"HTTP {exc.status} rate limit without a usable Retry-After or X-RateLimit-Reset")
-        # a far-off date must still print; a wait beyond the cap is never started
-        at = datetime.now(timezone.utc) + timedelta(seconds=min(wait, 10 * 365 * 86400))
-        when = at.strftime("%H:%M:%S UTC" if wait < 86400 else "%Y-%m-%d %H:%M:%S UTC")
-        # Each wait counts at least 1 s: a server answering "Retry-After: 0" forever still ends at the cap.
-        counted = max(wait, 1.0)
-        if self._waited + counted > self.policy.rate_limit_wait_cap:
-            return PublishError(
-                f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
-                f"retry after {when}, or raise publish.rate_limit_wait_cap",
-            )
-        console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
-        self._waited += counted
-        self.policy.sleep(self.policy.clamp(wait))
-        return RetryNow()
 
     # -- commits and tags -------------------------------------------------------
     def commit_exists(self, sha: str) -> bool:
@@ -371,12 +306,12 @@ class GithubClient:
                     opened.append(fh)
                     now = os.fstat(fh.fileno()).st_size
                     if now != size:  # fewer bytes than announced would hang the request
-                        raise _changed(shown, f"it now has {now} bytes, the verified file {size}")
-                    reader = _SendingReader(fh, size, advance)
+                        raise sending.changed(shown, f"it now has {now} bytes, the verified file {size}")
+                    reader = sending.SendingReader(fh, size, advance)
                     answer = self._asset(
                         obj.upload_asset_from_memory(reader, size, name, content_type="application/octet-stream")
                     )
-                self._confirm_sent(reader, answer, shown, sha256, size)
+                sending.check(reader, answer, shown, sha256, size, self._discard)
                 return answer
             except GithubException as exc:
                 if exc.status != 422 or "already_exists" not in str(exc.data):
@@ -384,7 +319,7 @@ class GithubClient:
             existing = self._named(rel, name)
             if existing is not None and existing.same_bytes(size, sha256, need_digest=False):
                 if reader is not None:  # what this attempt sent must still be the verified bytes
-                    self._confirm_sent(reader, existing, shown, sha256, size)
+                    sending.check(reader, existing, shown, sha256, size, self._discard)
                 console.debug(f"{name}: an earlier attempt landed; accepted it")
                 return existing
             if existing is not None:
@@ -409,22 +344,6 @@ class GithubClient:
             deadline=upload_deadline(self.policy.timeout, size),
             abandon=abandon,
         )
-
-    def _confirm_sent(self, reader: _SendingReader, answer: Asset, shown: str, sha256: str, size: int) -> None:
-        """The bytes sent are the verified ones, and GitHub's answer describes those bytes."""
-        sent = reader.sha256()
-        if reader.sent != size or sent != sha256:
-            self._discard(answer)
-            raise _changed(shown, f"the bytes sent have sha256 {sent[:16]}..., the verified file {sha256[:16]}...")
-        if not answer.same_bytes(size, sent, need_digest=False):
-            self._discard(answer)
-            raise PublishError(
-                f"GitHub holds other bytes for {shown} than were sent: it reports {answer.describe()}, "
-                f"{size} bytes sha256:{sent[:16]}... were sent; that asset was removed and nothing was made public",
-                "run the same command again",
-            )
-        if answer.digest is None:
-            console.debug(f"{shown}: GitHub gave no digest; confirmed by size only")
 
     def _discard(self, asset: Asset) -> None:
         """Remove an asset that holds the wrong bytes (best effort: the next run's cleanup finds it too)."""
@@ -458,13 +377,6 @@ class GithubClient:
             if getattr(exc, "status", None) in (404, 422):
                 return None
             raise
-
-
-def _changed(shown: str, how: str) -> PublishError:
-    return PublishError(
-        f"{shown} changed after it was verified ({how}); nothing was made public",
-        "restore or rebuild the verified file, then publish again (publish verifies it again)",
-    )
 
 
 def _ignore_404(fn: Callable[[], Any]) -> None:

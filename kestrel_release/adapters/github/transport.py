@@ -39,10 +39,9 @@ def origin(url: str) -> str:
 
     parts = urlsplit(url)
     try:
-        port = parts.port
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:  # a port that is no number is no origin the token was given for
-        port = None
-    port = port or {"http": 80, "https": 443}.get(parts.scheme)
+        return f"{parts.scheme}://{parts.hostname or ''}:(not a port)"
     return f"{parts.scheme}://{parts.hostname or ''}:{port}"
 
 

@@ -171,11 +171,12 @@ def test_release_reads_follow_a_redirect_on_their_origin_only(gh, trap, tmp_path
     assert_complete(gh, out)
 
 
+PLAIN = "Kestrel0Plain0Token0" + "x7" * 10  # no known token shape: only registration can mask it
 TOKENS = {
-    "newline": CANARY + "\n" + "ghp_" + "S3cond" * 6,  # a two-line token file
-    "CR": CANARY[:20] + "\r" + CANARY[20:],
-    "non-Latin-1": CANARY[:20] + "\u20ac" + CANARY[20:],
-    "non-ASCII": CANARY[:20] + "\u00e9" + CANARY[20:],
+    "newline": PLAIN + "\n" + "S3cond" * 6,  # a two-line token file
+    "CR": PLAIN[:20] + "\r" + PLAIN[20:],
+    "non-Latin-1": PLAIN[:20] + "\u20ac" + PLAIN[20:],
+    "non-ASCII": PLAIN[:20] + "\u00e9" + PLAIN[20:],
 }
 
 
@@ -206,7 +207,7 @@ def test_a_token_that_cannot_be_sent_is_one_line_and_never_printed(gh, tmp_path,
         result = run_cli((["-v"] if mode == "-v" else []) + args, env={"GH_TOKEN": token, "GITHUB_TOKEN": ""})
         code = 6
     assert_one_line_error(result, code, "GH_TOKEN", "not usable")
-    for piece in [CANARY[:20], CANARY[20:], "S3cond" * 6]:
+    for piece in [PLAIN[:20], PLAIN[20:], "S3cond" * 6]:
         assert piece not in result.stdout + result.stderr, piece
     if mode == "--json":
         assert json.loads(result.stdout)["error"]["exit_code"] == 6
