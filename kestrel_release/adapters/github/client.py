@@ -10,14 +10,16 @@ known failure modes: a 502 that leaves a `starter` asset, and a retry answered 4
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.adapters.github import ratelimit, sending
+from kestrel_release.adapters.github.errors import ForeignOrigin, translate
 from kestrel_release.adapters.github.errors import ReleaseExists as ReleaseExists
-from kestrel_release.adapters.github.errors import translate
 from kestrel_release.adapters.github.models import Asset, Release
 
 # Re-exported: callers ask this module for the token and the target's OWNER/NAME.
@@ -26,24 +28,8 @@ from kestrel_release.adapters.github.target import repo_from_remote as repo_from
 from kestrel_release.adapters.github.target import resolve_token as resolve_token
 from kestrel_release.adapters.github.target import target_repo as target_repo
 from kestrel_release.adapters.github.target import token_variable as token_variable
-from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryNow, RetryPolicy, Transient
-
-
-class _ProgressReader:
-    """A file wrapper that reports bytes as http.client reads them (for progress bars)."""
-
-    def __init__(self, fh, size: int, advance: Callable[[int], None] | None) -> None:
-        self._fh, self._size, self._advance = fh, size, advance
-
-    def __len__(self) -> int:  # lets requests send Content-Length instead of chunking
-        return self._size
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._fh.read(n)
-        if data and self._advance:
-            self._advance(len(data))
-        return data
+from kestrel_release.errors import KestrelError, PublishError
+from kestrel_release.retry import RetryPolicy, Transient
 
 
 class GithubClient:
@@ -55,9 +41,13 @@ class GithubClient:
         from kestrel_release.adapters import http_policy
 
         http_policy.require_secure(api_url, "the GitHub API URL")  # the token goes in every request
+        from kestrel_release.adapters.github import transport as github_http
+
         self.policy = policy
         self.repo_name = repo
-        self._waited = 0.0
+        self._api_origin = github_http.origin(api_url)
+        self._origins = github_http.allowed_origins(api_url)
+        self._limits = ratelimit.RateLimits(policy)
         # PyGithub objects behind the dataclasses handed out, by id: they never leave this module.
         self._release_objs: dict[int, Any] = {}
         self._asset_objs: dict[int, Any] = {}
@@ -70,8 +60,6 @@ class GithubClient:
             seconds_between_writes=None,
             per_page=100,
         )
-        from kestrel_release.adapters.github import transport as github_http
-
         github_http.harden(self._gh)  # rate-limit headers checked, bodies bounded, before PyGithub parses them
         self.repo = self.call(f"opening {repo}", lambda: self._gh.get_repo(repo))
 
@@ -110,6 +98,8 @@ class GithubClient:
         from kestrel_release import safejson
         from kestrel_release.adapters import _deadline
 
+        if isinstance(exc, KestrelError):  # already one clear line (a refused redirect, a changed file)
+            return exc
         if isinstance(exc, requests.exceptions.SSLError):  # retrying cannot fix a certificate
             return PublishError(
                 f"TLS certificate check failed while {what}",
@@ -123,7 +113,7 @@ class GithubClient:
                 f"GitHub's answer while {what} was refused: {reason}", "check --api-url / targets.github.api_url"
             )
         if isinstance(exc, GithubException):
-            limited = self._rate_limit_wait(exc, what)
+            limited = self._limits.wait(exc, what)
             if limited is not None:
                 return limited
             if exc.status < 500:
@@ -132,43 +122,6 @@ class GithubClient:
         if isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
             return Transient(f"connection error ({type(exc).__name__})")
         return None
-
-    def _rate_limit_wait(self, exc, what: str) -> Exception | None:
-        """None when `exc` is no rate limit; else RetryNow after waiting for the reset, a PublishError
-        when the wait passes publish.rate_limit_wait_cap, or a Transient (the policy's backoff) when
-        the server gave no usable time (a hint that is negative, NaN, 1e400 or "soon" is no hint)."""
-        from kestrel_release.retry import reset_seconds, retry_after_seconds
-
-        headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
-        limited = exc.status == 429 or (
-            exc.status == 403
-            and (
-                headers.get("x-ratelimit-remaining") == "0"
-                or "retry-after" in headers
-                or "rate limit" in str(getattr(exc, "data", "")).lower()
-            )
-        )
-        if not limited:
-            return None
-        wait = retry_after_seconds(headers.get("retry-after"))
-        if wait is None and (reset := reset_seconds(headers.get("x-ratelimit-reset"))) is not None:
-            wait = reset + 1  # the reset second itself may still be limited
-        if wait is None:
-            return Transient(f"HTTP {exc.status} rate limit without a usable Retry-After or X-RateLimit-Reset")
-        # a far-off date must still print; a wait beyond the cap is never started
-        at = datetime.now(timezone.utc) + timedelta(seconds=min(wait, 10 * 365 * 86400))
-        when = at.strftime("%H:%M:%S UTC" if wait < 86400 else "%Y-%m-%d %H:%M:%S UTC")
-        # Each wait counts at least 1 s: a server answering "Retry-After: 0" forever still ends at the cap.
-        counted = max(wait, 1.0)
-        if self._waited + counted > self.policy.rate_limit_wait_cap:
-            return PublishError(
-                f"GitHub rate limit reached while {what}; it resets at {when} (in {wait:.0f} s)",
-                f"retry after {when}, or raise publish.rate_limit_wait_cap",
-            )
-        console.warn(f"GitHub rate limit reached while {what}; waiting {wait:.0f} s (until {when})")
-        self._waited += counted
-        self.policy.sleep(self.policy.clamp(wait))
-        return RetryNow()
 
     # -- commits and tags -------------------------------------------------------
     def commit_exists(self, sha: str) -> bool:
@@ -186,8 +139,14 @@ class GithubClient:
         """Point `tag` at `sha`: create it, or move it (force: a nightly tag is rewritten)."""
         ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
         if ref is None:
-            self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
-        elif ref.object.sha != sha:
+            try:
+                self.call(f"creating tag {tag}", lambda: self.repo.create_git_ref(f"refs/tags/{tag}", sha))
+                return
+            except PublishError as exc:  # 422: another publisher created it since our read
+                ref = self._maybe(f"reading tag {tag}", lambda: self.repo.get_git_ref(f"tags/{tag}"))
+                if getattr(exc, "status", None) != 422 or ref is None:
+                    raise
+        if ref.object.sha != sha:
             self.call(f"moving tag {tag}", lambda: ref.edit(sha, force=True))
 
     # -- releases ---------------------------------------------------------------
@@ -214,14 +173,19 @@ class GithubClient:
 
     def create_release(self, tag: str, name: str, body: str, *, prerelease: bool, target: str) -> Release:
         """A new draft release; ReleaseExists when another publisher made one for `tag` meanwhile."""
-        return self._release(
-            self.call(
-                f"creating release {tag}",
-                lambda: self.repo.create_git_release(
-                    tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
-                ),
-            )
+        obj = self.call(
+            f"creating release {tag}",
+            lambda: self.repo.create_git_release(
+                tag, name, body, draft=True, prerelease=prerelease, target_commitish=target, make_latest="false"
+            ),
         )
+        try:
+            return self._release(obj)
+        except ForeignOrigin:  # our own draft, unusable: removed where its own URL allows (a read-back
+            if self._is_own(obj.raw_data.get("url")):  # finds nothing to publish then)
+                with contextlib.suppress(KestrelError):
+                    self.call(f"removing the draft {tag}", lambda: _ignore_404(obj.delete_release))
+            raise
 
     def update_release(
         self, rel: Release, *, name: str, body: str, prerelease: bool, draft: bool = False, make_latest: str = "false"
@@ -270,6 +234,9 @@ class GithubClient:
         # What GitHub sent, read without PyGithub's lazy completion: `raw_data` or a field GitHub left
         # out would cost one more GET per release of a listing.
         raw = getattr(obj, "_rawData", None) or obj.raw_data
+        tag = raw.get("tag_name") or ""
+        self._check_own(raw.get("url"), f"release {tag}")
+        self._check_own(raw.get("upload_url"), f"the uploads of release {tag}")
         return Release(
             obj.id,
             raw.get("tag_name") or "",
@@ -299,6 +266,7 @@ class GithubClient:
     def _asset(self, obj: Any) -> Asset:
         self._asset_objs[obj.id] = obj
         raw = obj.raw_data
+        self._check_own(raw.get("url"), f"asset {raw.get('name')}")
         return Asset(
             obj.id,
             obj.name,
@@ -310,29 +278,48 @@ class GithubClient:
         )
 
     def upload(
-        self, rel: Release, path: Path, name: str, sha256: str, advance: Callable[[int], None] | None = None
+        self,
+        rel: Release,
+        path: Path,
+        name: str,
+        sha256: str,
+        advance: Callable[[int], None] | None = None,
+        *,
+        size: int | None = None,
+        shown: str | None = None,
     ) -> Asset:
-        """Upload `path` as `name`; a retry that finds its own earlier attempt accepts it."""
-        size = path.stat().st_size
+        """Upload `path` as `name`, confirmed: the bytes sent are the verified ones (`sha256`, `size`)
+        and GitHub's answer reports exactly them (state, size, digest); anything else removes the
+        asset and stops. A retry that finds its own earlier attempt accepts it. `shown`: the name
+        errors use (the file's, when `name` is a temporary one)."""
+        size = path.stat().st_size if size is None else size
+        shown = shown or name
         opened: list = []
         obj = self._release_objs[rel.id]
 
         def attempt() -> Asset:
             from github import GithubException
 
+            reader = None
             try:
                 with open(path, "rb") as fh:
                     opened.append(fh)
-                    return self._asset(
-                        obj.upload_asset_from_memory(
-                            _ProgressReader(fh, size, advance), size, name, content_type="application/octet-stream"
-                        )
+                    now = os.fstat(fh.fileno()).st_size
+                    if now != size:  # fewer bytes than announced would hang the request
+                        raise sending.changed(shown, f"it now has {now} bytes, the verified file {size}")
+                    reader = sending.SendingReader(fh, size, advance)
+                    answer = self._asset(
+                        obj.upload_asset_from_memory(reader, size, name, content_type="application/octet-stream")
                     )
+                sending.check(reader, answer, shown, sha256, size, self._discard)
+                return answer
             except GithubException as exc:
                 if exc.status != 422 or "already_exists" not in str(exc.data):
                     raise
             existing = self._named(rel, name)
             if existing is not None and existing.same_bytes(size, sha256, need_digest=False):
+                if reader is not None:  # what this attempt sent must still be the verified bytes
+                    sending.check(reader, existing, shown, sha256, size, self._discard)
                 console.debug(f"{name}: an earlier attempt landed; accepted it")
                 return existing
             if existing is not None:
@@ -357,6 +344,27 @@ class GithubClient:
             deadline=upload_deadline(self.policy.timeout, size),
             abandon=abandon,
         )
+
+    def _discard(self, asset: Asset) -> None:
+        """Remove an asset that holds the wrong bytes (best effort: the next run's cleanup finds it too)."""
+        with contextlib.suppress(KestrelError):
+            self.delete_asset(asset)
+
+    def _is_own(self, url: str | None) -> bool:
+        from kestrel_release.adapters.github import transport as github_http
+
+        return not url or github_http.origin(url) in self._origins
+
+    def _check_own(self, url: str | None, what: str) -> None:
+        """Refuse a URL of GitHub's answer that PyGithub would send the token to on another origin."""
+        from kestrel_release.adapters.github import transport as github_http
+
+        if not self._is_own(url):
+            raise ForeignOrigin(
+                f"GitHub's answer puts {what} at {github_http.origin(url or '')}, another origin than the "
+                f"API's ({self._api_origin}); nothing was sent there: the token goes only to the API's origin",
+                "check --api-url / targets.github.api_url (GitHub Enterprise serves uploads on the API's own host)",
+            )
 
     def _named(self, rel: Release, name: str) -> Asset | None:
         return next((a for a in self.list_assets(rel) if a.name == name), None)

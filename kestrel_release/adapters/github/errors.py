@@ -11,6 +11,10 @@ class ReleaseExists(PublishError):
     """Creating a release found its tag taken (422 already_exists): another publisher was first."""
 
 
+class ForeignOrigin(PublishError):
+    """GitHub's answer names a URL on another origin than the API's: the token is never sent there."""
+
+
 def translate(exc: Any, what: str, repo: str) -> PublishError:
     """A GithubException (status < 500, no rate limit) as the one-line PublishError to stop with;
     `status` is kept on it, and a 422 `already_exists` on a release's tag is a ReleaseExists."""

@@ -25,6 +25,11 @@ class Asset:
             return not need_digest
         return self.digest == f"sha256:{sha256}"
 
+    def describe(self) -> str:
+        """What GitHub says it holds, for an error line."""
+        digest = f"{self.digest[:23]}..." if self.digest else "no digest"
+        return f"{self.size} bytes {digest}" + ("" if self.state == "uploaded" else f" in state {self.state}")
+
 
 @dataclass(frozen=True)
 class Release:

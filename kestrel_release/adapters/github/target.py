@@ -33,7 +33,36 @@ def resolve_token(
             f"no GitHub token: {' or '.join(names)} is not set",
             "export a token with contents:write on the repository (or pass --token-env NAME)",
         )
-    return redact.register(value.strip()) if value else None
+    if not value:
+        return None
+    for line in value.splitlines():  # mask every piece before anything can print one
+        redact.register(line.strip())
+    token = redact.register(value.strip())
+    problem = token_problem(token or "")
+    if problem:
+        where = "the token given" if given else name
+        raise PublishError(
+            f"the GitHub token in {where} is not usable: it {problem}",
+            'set it to the token alone, one line, no spaces (e.g. GH_TOKEN="$(head -n1 FILE)")',
+        )
+    return token
+
+
+def token_problem(token: str) -> str | None:
+    """What makes `token` impossible to send in an Authorization header (None: nothing). HTTP header
+    values are one line of Latin-1; a token is ASCII without spaces, so anything else is a pasting
+    mistake (a two-line token file, a CR from Windows, a NUL) and never reaches the network, where
+    the HTTP library's error would quote the whole header, token included."""
+    for index, char in enumerate(token, 1):
+        if char in "\r\n":
+            return f"holds a line break (character {index} of {len(token)})"
+        if ord(char) < 0x20 or ord(char) == 0x7F:
+            return f"holds the control character U+{ord(char):04X} (character {index} of {len(token)})"
+        if char.isspace():
+            return f"holds a space (character {index} of {len(token)})"
+        if ord(char) > 0x7E:
+            return f"holds a non-ASCII character (character {index} of {len(token)})"
+    return None
 
 
 def repo_from_remote(url: str) -> str | None:

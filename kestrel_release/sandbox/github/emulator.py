@@ -8,7 +8,13 @@ The API is at http://127.0.0.1:PORT/api/v3 and uploads at /api/uploads on the sa
 inject the failures a rolling release must survive: a 502 leaving a `starter` asset, a
 connection dropped after the asset landed, a rate-limit 403/429, immutable releases, another
 publisher creating the same release just before ours (`release_race`: a 422 already_exists).
-The same hooks are reachable over HTTP at POST /_emulator/fault {"kind": ...}.
+Uploads that are not what their answer says: acknowledged but never stored (`upload_discard`),
+stored only `delay` seconds later (`upload_delay`), stored with other bytes than were sent and a
+truthful digest (`upload_rewrite`). Answers that point elsewhere: release JSON whose upload_url is
+on `origin` (`foreign_upload_url`), GETs of releases answered with a redirect (`redirect_get`, to
+the same origin's `/api/v3/_moved/...` alias, or to `origin`).
+The same hooks are reachable over HTTP at POST /_emulator/fault {"kind": ..., "count": ...} and
+POST /_emulator/clear.
 """
 
 from __future__ import annotations
@@ -16,13 +22,13 @@ from __future__ import annotations
 import copy
 import secrets as _random
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 from kestrel_release import redact
+from kestrel_release.sandbox.github.server import FAULTS as FAULTS
 from kestrel_release.sandbox.github.server import Core, Server
 from kestrel_release.sandbox.github.state import Asset, Release
-
-FAULTS = ("upload_fail", "upload_drop", "rate_limit", "release_race")
 
 
 def random_token() -> str:
@@ -81,12 +87,18 @@ class GithubEmulator:
         reset_in: float = 1.0,
         retry_after: float | str | None = None,
         reset_header: str | None = None,
+        delay: float = 30.0,
+        origin: str | None = None,
     ) -> None:
         """Queue a fault for the next `count` matching requests (kinds: FAULTS). `retry_after` and
-        `reset_header` are sent as given (a hostile server's "-5" or "soon")."""
+        `reset_header` are sent as given (a hostile server's "-5" or "soon"); `delay`: seconds an
+        `upload_delay` asset waits before it is stored; `origin`: where `foreign_upload_url` and
+        `redirect_get` point (scheme://host:port; a redirect without one stays on this origin)."""
         if kind not in FAULTS:
             raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")
-        default = {"upload_fail": 502, "rate_limit": 403}.get(kind)
+        if kind == "foreign_upload_url" and not origin:
+            raise ValueError("foreign_upload_url needs an origin (scheme://host:port)")
+        default = {"upload_fail": 502, "rate_limit": 403, "redirect_get": 302}.get(kind)
         with self.state.lock:
             self._core.faults[kind].append(
                 {
@@ -95,6 +107,8 @@ class GithubEmulator:
                     "reset_in": reset_in,
                     "retry_after": retry_after,
                     "reset_header": reset_header,
+                    "delay": float(delay),
+                    "origin": (origin or "").rstrip("/") or None,
                 }
             )
 
@@ -121,14 +135,34 @@ class GithubEmulator:
             reset_header=reset_header,
         )
 
+    def discard_next_upload(self, count: int = 1) -> None:
+        """The next uploads are answered 201 with their asset, but never stored."""
+        self.inject("upload_discard", count=count)
+
+    def delay_next_upload(self, seconds: float, count: int = 1) -> None:
+        """The next uploads are answered 201 at once and stored `seconds` later."""
+        self.inject("upload_delay", count=count, delay=seconds)
+
+    def rewrite_next_upload(self, count: int = 1) -> None:
+        """The next uploads store other bytes than were sent (the answer's size and digest are theirs)."""
+        self.inject("upload_rewrite", count=count)
+
     def race_next_release(self, count: int = 1) -> None:
         """The next release creation finds the tag taken: another publisher's draft lands just before."""
         self.inject("release_race", count=count)
+
+    def before_request(self, method: str, path_part: str, fn: Callable[[], object], count: int = 1) -> None:
+        """Run `fn` in the server when each of the next `count` `method` requests whose path holds
+        `path_part` arrives, before it is answered: a test changes the client's world between two of
+        its steps (a file rewritten while the client waits for its release)."""
+        with self.state.lock:
+            self._core.hooks.append({"method": method, "part": path_part, "fn": fn, "count": count})
 
     def clear_faults(self) -> None:
         with self.state.lock:
             for queue in self._core.faults.values():
                 queue.clear()
+            self._core.hooks.clear()
 
     def enable_immutable_releases(self, repo: str, enabled: bool = True) -> None:
         with self.state.lock:

@@ -60,13 +60,14 @@ def asset_json(base: str, repo: Repo, rel: Release, asset: Asset) -> dict:
     }
 
 
-def release_json(base: str, repo: Repo, rel: Release, assets: list[Asset]) -> dict:
+def release_json(base: str, repo: Repo, rel: Release, assets: list[Asset], uploads: str | None = None) -> dict:
+    """`uploads`: the origin of upload_url when not `base` (a test's foreign upload host)."""
     api = f"{base}/api/v3/repos/{repo.full_name}"
     tag = rel.untagged if rel.draft else rel.tag_name
     return {
         "url": f"{api}/releases/{rel.id}",
         "assets_url": f"{api}/releases/{rel.id}/assets",
-        "upload_url": f"{base}/api/uploads/repos/{repo.full_name}/releases/{rel.id}/assets{{?name,label}}",
+        "upload_url": f"{uploads or base}/api/uploads/repos/{repo.full_name}/releases/{rel.id}/assets{{?name,label}}",
         "html_url": f"{base}/{repo.full_name}/releases/tag/{quote(tag)}",
         "id": rel.id,
         "author": user(base),

@@ -47,6 +47,18 @@ ROUTES: list[tuple[str, re.Pattern, str]] = [
         ("GET", R + r"/releases/(?P<id>\d+)/assets", "list_assets"),
     ]
 ]
+FAULTS = (
+    "upload_fail",
+    "upload_drop",
+    "upload_discard",
+    "upload_delay",
+    "upload_rewrite",
+    "rate_limit",
+    "release_race",
+    "foreign_upload_url",
+    "redirect_get",
+)
+MOVED = "/_moved"  # /api/v3/_moved/... serves /api/v3/...: where same-origin redirects point
 UPLOAD = re.compile(R + r"/releases/(?P<id>\d+)/assets$")
 DOWNLOAD = re.compile(r"/(?P<owner>[^/]+)/(?P<name>[^/]+)/releases/download/(?P<tag>[^/]+)/(?P<file>[^/]+)$")
 
@@ -59,7 +71,8 @@ class Core:
         self.token = token
         self.base = ""
         self.log: list[dict] = []
-        self.faults: dict[str, list] = {"upload_fail": [], "upload_drop": [], "rate_limit": [], "release_race": []}
+        self.faults: dict[str, list] = {kind: [] for kind in FAULTS}
+        self.hooks: list[dict] = []  # tests' callbacks run before matching requests are answered
         self.remaining = 5000
         self.reset_at = int(time.time()) + 3600
 
@@ -112,8 +125,15 @@ class Handler(Routes, BaseHTTPRequestHandler):
             "body": raw[:65536].decode("utf-8", "replace"),
             "status": None,
         }
+        self.foreign = None  # this request's foreign_upload_url fault, taken when a release is rendered
+        self.foreign_taken = False
         with self.core.state.lock:
             self.core.log.append(entry)
+            hooks = [h for h in self.core.hooks if h["method"] == method and h["part"] in url.path and h["count"] > 0]
+            for hook in hooks:
+                hook["count"] -= 1
+        for hook in hooks:  # outside the lock: a hook may take its time (it changes the client's world)
+            hook["fn"]()
         try:
             status, payload, headers = self._dispatch(method, url.path, parse_qs(url.query), raw)
         except ApiError as exc:
@@ -143,6 +163,16 @@ class Handler(Routes, BaseHTTPRequestHandler):
         if not path.startswith("/api/v3/"):
             raise not_found()
         sub = path[len("/api/v3") :]
+        if sub.startswith(MOVED + "/"):
+            sub = sub[len(MOVED) :]
+        elif method == "GET" and "/releases" in sub and (moved := self.core.take_fault("redirect_get")):
+            query_text = urlsplit(self.path).query
+            where = moved["origin"] or self.core.base
+            return (
+                moved["status"],
+                None,
+                {"Location": f"{where}/api/v3{MOVED}{sub}" + (f"?{query_text}" if query_text else "")},
+            )
         for verb, pattern, handler in ROUTES:
             match = pattern.match(sub)
             if match and verb == method:
@@ -195,6 +225,21 @@ class Handler(Routes, BaseHTTPRequestHandler):
             if fail is not None:  # upstream failure: an empty `starter` asset blocks the name
                 state.upload(rel, name, label, content_type, b"", state="starter")
                 raise ApiError(fail["status"], "Bad Gateway")
+            if self.core.take_fault("upload_rewrite") is not None:  # stored bytes differ from those sent
+                raw = raw[:-1] + bytes([raw[-1] ^ 0xFF]) if raw else b"\0"
+            discard = self.core.take_fault("upload_discard")
+            delay = self.core.take_fault("upload_delay")
+            if discard is not None or delay is not None:  # acknowledged; stored later or never
+                asset = state.unstored(rel, name, label, content_type, raw)
+                if delay is not None:
+                    later = threading.Timer(delay["delay"], state.store_late, (rel, asset))
+                    later.daemon = True
+                    later.start()
+                return (
+                    201,
+                    J.asset_json(self.core.base, state.repo(match["owner"] + "/" + match["name"]), rel, asset),
+                    {},
+                )
             asset = state.upload(rel, name, label, content_type, raw)
             if self.core.take_fault("upload_drop") is not None:  # stored, but the answer is lost
                 raise _Dropped()
@@ -216,6 +261,9 @@ class Handler(Routes, BaseHTTPRequestHandler):
             return 200, emulator.requests(), {}
         if method == "POST" and path == "/_emulator/fault":
             emulator.inject(**body)
+            return 204, None, {}
+        if method == "POST" and path == "/_emulator/clear":
+            emulator.clear_faults()
             return 204, None, {}
         if method == "POST" and path == "/_emulator/commit":
             return 201, {"sha": emulator.add_commit(body["repo"])}, {}

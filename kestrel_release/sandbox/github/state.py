@@ -335,6 +335,23 @@ class State:
         rel.asset_ids.append(asset.id)
         return asset
 
+    def unstored(self, rel: Release, name: str, label: str, content_type: str, data: bytes) -> Asset:
+        """An asset as an upload's answer describes it, refused as `upload` would be, but not stored."""
+        if rel.immutable:
+            raise ApiError(422, "Cannot upload assets to an immutable release")
+        name = safe_asset_name(name)
+        if any(a.name == name for a in self.release_assets(rel)):
+            raise validation("ReleaseAsset", "already_exists", "name")
+        return Asset(self.next_id("asset"), rel.id, name, label, content_type, data)
+
+    def store_late(self, rel: Release, asset: Asset) -> None:
+        """Store an acknowledged asset now (a delayed upload), unless its name was taken meanwhile."""
+        with self.lock:
+            if rel.immutable or any(a.name == asset.name for a in self.release_assets(rel)):
+                return
+            self.assets[asset.id] = asset
+            rel.asset_ids.append(asset.id)
+
     def update_asset(self, rel: Release, asset: Asset, body: dict) -> Asset:
         if rel.immutable:
             raise ApiError(422, "Cannot modify assets of an immutable release")

@@ -157,3 +157,45 @@ def test_serves_concurrent_clients(gh) -> None:
     for t in threads:
         t.join()
     assert codes == [200] * 80
+
+
+def fault(gh, **body) -> None:
+    assert requests.post(f"{gh.url}/_emulator/fault", json=body, timeout=10).status_code == 204
+
+
+def test_upload_knobs_over_http_discard_delay_and_rewrite(gh) -> None:
+    import hashlib
+
+    rel = gh.add_release(REPO, "v10")
+    fault(gh, kind="upload_discard")
+    answer = upload(gh, rel.id, "gone.whl", b"sent")
+    assert answer.status_code == 201 and answer.json()["state"] == "uploaded"
+    assert "gone.whl" not in gh.assets(REPO, "v10")  # acknowledged, never stored
+    fault(gh, kind="upload_rewrite")
+    answer = upload(gh, rel.id, "other.whl", b"sent")
+    stored = gh.assets(REPO, "v10")["other.whl"].data
+    assert stored != b"sent" and answer.json()["digest"] == "sha256:" + hashlib.sha256(stored).hexdigest()
+    fault(gh, kind="upload_delay", delay=0.3)
+    assert upload(gh, rel.id, "late.whl", b"sent").status_code == 201
+    assert "late.whl" not in gh.assets(REPO, "v10")
+    deadline = threading.Event()
+    for _ in range(100):  # stored a moment later, with the bytes sent
+        if "late.whl" in gh.assets(REPO, "v10"):
+            break
+        deadline.wait(0.1)
+    assert gh.assets(REPO, "v10")["late.whl"].data == b"sent"
+
+
+def test_answer_knobs_over_http_foreign_upload_url_and_redirects(gh) -> None:
+    rel = gh.add_release(REPO, "v11")
+    fault(gh, kind="foreign_upload_url", origin="http://127.0.0.2:9")
+    assert api(gh, "GET", f"/releases/{rel.id}").json()["upload_url"].startswith("http://127.0.0.2:9/api/uploads/")
+    assert api(gh, "GET", f"/releases/{rel.id}").json()["upload_url"].startswith(gh.url)  # one request only
+    fault(gh, kind="redirect_get", status=307, count=5)
+    moved = api(gh, "GET", "/releases/tags/v11", allow_redirects=False)
+    assert (
+        moved.status_code == 307 and moved.headers["Location"] == f"{gh.api_url}/_moved/repos/{REPO}/releases/tags/v11"
+    )
+    assert requests.get(moved.headers["Location"], headers={"Authorization": f"token {gh.token}"}, timeout=10).ok
+    assert requests.post(f"{gh.url}/_emulator/clear", timeout=10).status_code == 204
+    assert api(gh, "GET", "/releases/tags/v11", allow_redirects=False).status_code == 200

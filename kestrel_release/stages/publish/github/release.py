@@ -25,6 +25,7 @@ from kestrel_release.adapters import git
 from kestrel_release.adapters.github import client as gh_adapter
 from kestrel_release.adapters.github.client import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.stages.publish.github import confirm as confirm_mod
 from kestrel_release.stages.publish.github import dated as dated_mod
 from kestrel_release.stages.publish.github import files as files_mod
 from kestrel_release.stages.publish.github.files import LocalFile
@@ -301,25 +302,36 @@ def _record_plan(plan: Plan, files: list[LocalFile], result: GithubResult) -> No
 
 
 def _sync(client: GithubClient, rel: Release, files: list[LocalFile], plan: Plan, result: GithubResult) -> None:
+    """Upload what the release lacks, confirm it, then swap it in. On a public release (a rolling
+    nightly) every new file goes up under a temporary name and takes its real name only once all
+    of them are confirmed, so users never see a name with missing or other bytes."""
     for asset in plan.cleanup:
         client.delete_asset(asset)
         result.add(asset.name, "cleaned")
     if plan.prune_first:
         _prune(client, plan, result)
     run_id = _random.token_hex(4)
+    staged: dict[str, LocalFile] = {}  # asset name uploaded -> the file it holds
     with _progress() as advance_for:
         for f in files:
-            old = plan.existing.get(f.name)
             if f.name in plan.skip:
-                result.add(f.name, "skipped", f)
-            elif old is None:
-                client.upload(rel, f.path, f.name, f.sha256, advance_for(f))
-                result.add(f.name, "uploaded", f)
-            else:  # no gap: the old asset goes only once the new bytes are up
-                new = client.upload(rel, f.path, f"{TMP_PREFIX}{run_id}-{f.name}", f.sha256, advance_for(f))
+                continue
+            temporary = not rel.draft or f.name in plan.existing  # no gap: the old asset stays until the swap
+            name = f"{TMP_PREFIX}{run_id}-{f.name}" if temporary else f.name
+            client.upload(rel, f.path, name, f.sha256, advance_for(f), size=f.size, shown=f.name)
+            staged[name] = f
+    held = confirm_mod.confirm(client, rel, staged, "after the upload") if staged else {}
+    confirm_mod.check_sums(files)
+    for name, f in staged.items():
+        old = plan.existing.get(f.name)
+        if name != f.name:
+            if old is not None:
                 client.delete_asset(old)
-                client.rename_asset(new, f.name)
-                result.add(f.name, "replaced", f)
+            client.rename_asset(held[name], f.name)
+    confirm_mod.confirm(client, rel, {f.name: f for f in files}, "read back by name")
+    for f in files:
+        action = "skipped" if f.name in plan.skip else "replaced" if f.name in plan.existing else "uploaded"
+        result.add(f.name, action, f)
     if not plan.prune_first:
         _prune(client, plan, result)
 

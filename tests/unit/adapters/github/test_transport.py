@@ -27,3 +27,14 @@ def test_harden_finds_pygithubs_connection_class() -> None:
 
     gh = Github(base_url="http://127.0.0.1:9/api/v3", auth=Auth.Token("t" * 8), retry=None)
     assert github_http.harden(gh) is True
+
+
+def test_an_origin_spells_out_its_port_and_github_com_may_upload_on_its_upload_host() -> None:
+    assert github_http.origin("https://api.github.com/repos/o/r") == "https://api.github.com:443"
+    assert github_http.origin("http://127.0.0.1:8080/api/uploads/x{?name,label}") == "http://127.0.0.1:8080"
+    assert github_http.origin("http://127.0.0.1:notaport/x") == "http://127.0.0.1:(not a port)"
+    assert github_http.allowed_origins("https://api.github.com") == {
+        "https://api.github.com:443",
+        "https://uploads.github.com:443",
+    }
+    assert github_http.allowed_origins("https://ghe.example/api/v3") == {"https://ghe.example:443"}
