@@ -66,7 +66,8 @@ def _show(key: str, value: Any) -> str:
 
 def differences(project_dir: Path, data: dict[str, Any]) -> list[str]:
     """One phrase per setting the manifest `data` was built under that differs from `cfg` now. A manifest
-    written before the record existed is judged on what its wheels show: variant records or none."""
+    written before the record existed is judged on what its wheels show: no variant records under a variants
+    table (the wheels pin no torch)."""
     recorded = data.get(KEY)
     now = record(project_dir)
     if isinstance(recorded, dict) and now:
@@ -81,6 +82,4 @@ def differences(project_dir: Path, data: dict[str, Any]) -> list[str]:
     has_variants = any(isinstance(w.get("variant"), dict) for w in rows) or isinstance(data.get("variant"), dict)
     if rows and now.get("variants") and not has_variants:
         return [f"the variants table was none, is {_show('variants', now['variants'])} now"]
-    if rows and now and now.get("variants") is None and has_variants:
-        return ["the variants table was set, is none now"]
     return []

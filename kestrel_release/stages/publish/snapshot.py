@@ -67,8 +67,9 @@ class Snapshots:
     def _folder_for(self, source_dir: Path) -> Path:
         key = source_dir.resolve()
         if key not in self._folders:
-            folder = self.root / str(len(self._folders))
-            folder.mkdir(mode=0o700)
+            # named as the source folder (what a finding about the folder shows), under a number of its own
+            folder = self.root / str(len(self._folders)) / (source_dir.resolve().name or "root")
+            folder.mkdir(mode=0o700, parents=True)
             for found in manifest.manifest_files(source_dir):
                 for extra in (found, manifest.sums_for(found)):
                     if extra.is_file():

@@ -27,6 +27,7 @@ def test_a_copy_holds_the_bytes_read_with_their_manifest_and_is_read_only(out, t
     assert copy.read_bytes() == wheel.read_bytes() and copy.name == wheel.name
     assert snaps.copies[copy].sha256 == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert stat.S_IMODE(copy.stat().st_mode) == 0o400
+    assert copy.parent.name == "dist-all"
     assert (copy.parent / "release-manifest.json").read_bytes() == (out / "release-manifest.json").read_bytes()
     assert snaps.source_of(copy) == wheel
     wheel.write_bytes(b"other bytes")  # the copy does not follow its source
