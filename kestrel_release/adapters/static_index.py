@@ -7,16 +7,22 @@ and renamed, and only when its content changes: a second run with the same wheel
 A new version adds to the pages, never drops what they list; a file this tool did not write is never
 replaced or removed, and a listed filename never gets other bytes (both refused before anything is
 written, exit 6).
+
+One index may be shared by several projects publishing at once (each CI job its own): a publish holds
+an exclusive lock (flock on `<root>/.kestrel-release.lock`) from reading the pages to writing the last
+of them, and the project lists are rebuilt from what is on disk then, so no writer drops another's project.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ from kestrel_release.fsutil import atomic_write_bytes, sha256_file
 from kestrel_release.simple_pages import IndexFile
 
 METADATA_LIMIT = 4 * 1024 * 1024  # a METADATA file is a few KiB; a bigger one is not ours to serve
+LOCK_NAME = ".kestrel-release.lock"  # in the index's root: every publisher to that dir takes it
+LOCK_WAIT = 600.0  # seconds; another publish holds it while it copies its wheels
 
 
 @dataclass
@@ -87,6 +95,40 @@ def publish(
     asset's download URL); the copy is skipped for those. Every check runs before the first write.
     """
     base_urls = base_urls or {}
+    if dry_run:  # reads only: every page is replaced whole by a rename, never seen half-written
+        return _publish(root, groups, base_urls, dry_run)
+    with index_lock(root):
+        return _publish(root, groups, base_urls, dry_run)
+
+
+@contextlib.contextmanager
+def index_lock(root: Path) -> Iterator[None]:
+    """Exclusive use of the index in `root` across processes, threads and machines sharing the folder;
+    waits up to LOCK_WAIT for another publish, saying so once."""
+    from filelock import FileLock, Timeout
+
+    from kestrel_release import console
+
+    root.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(root / LOCK_NAME), thread_local=False, mode=0o644)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        console.info(f"waiting for another kestrel-release run that is publishing to {root}")
+        try:
+            lock.acquire(timeout=LOCK_WAIT)
+        except Timeout:
+            raise PublishError(
+                f"another kestrel-release run has been publishing to {root} for {LOCK_WAIT:.0f} s; nothing was written",
+                f"wait for it to finish, then publish again (lock: {root / LOCK_NAME})",
+            ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _publish(root: Path, groups: dict[str, list[Path]], base_urls: dict[str, str], dry_run: bool) -> list[PageResult]:
     plans = [_plan(root, flavour, project, wheels, base_urls) for flavour, project, wheels in _by_page(groups)]
     for flavour in sorted({p.flavour for p in plans}):
         _listed_projects(root / flavour)  # refuses a project list another tool wrote

@@ -43,6 +43,7 @@ def test_writes_pytorchs_layout_with_wheels_metadata_and_both_page_forms(tmp_pat
     results = static_index.publish(root, {"cu130": [variant, default]})
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == sorted(
         [
+            ".kestrel-release.lock",  # the publishers' lock, empty; a static host may serve it
             "cu130/index.html",
             "cu130/index.json",
             "cu130/torch-cuda-ext/index.html",
@@ -155,7 +156,7 @@ def test_no_temp_files_are_left(tmp_path):
     root = tmp_path / "index"
     static_index.publish(root, {"cu126": [wheel(tmp_path, "0.1.0+cu126")], "cu130": [wheel(tmp_path, "0.1.0")]})
     assert not [p for p in root.rglob("*") if p.name.endswith(".tmp")]
-    assert sorted(os.listdir(root)) == ["cu126", "cu130"]
+    assert sorted(os.listdir(root)) == [".kestrel-release.lock", "cu126", "cu130"]
 
 
 def test_foreign_pages_are_the_ones_a_publish_of_the_project_would_refuse(tmp_path):
@@ -174,3 +175,39 @@ def test_foreign_pages_are_the_ones_a_publish_of_the_project_would_refuse(tmp_pa
         root / "cu126/index.html",
         root / "cu126/torch-cuda-ext-cu12/index.html",
     ]
+
+
+def publish_at_once(root: Path, wheels: list[Path]) -> list[Exception]:
+    """Each wheel published to `root` by a thread of its own, all released together; the errors raised."""
+    import threading
+
+    start, failures = threading.Barrier(len(wheels)), []
+
+    def publish(w: Path) -> None:
+        start.wait()
+        try:
+            static_index.publish(root, {"cu130": [w]})
+        except Exception as exc:  # collected, asserted by the caller
+            failures.append(exc)
+
+    threads = [threading.Thread(target=publish, args=(w,)) for w in wheels]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failures
+
+
+def test_concurrent_publishers_of_one_index_keep_every_project(tmp_path):
+    """Projects publishing to one dir at once (threads running the writer): each round's root pages list
+    every project, whoever wrote them last (without the lock: 5 of 20 rounds lost one)."""
+    projects, rounds = 4, 6
+    names = [f"proj-{i}" for i in range(projects)]
+    for n in range(rounds):
+        root = tmp_path / f"round{n}" / "index"
+        wheels = [write_wheel(tmp_path / f"round{n}" / name, name, "0.1.0", TAG) for name in names]
+        assert publish_at_once(root, wheels) == []
+        listed = [p["name"] for p in json.loads((root / "cu130/index.json").read_text())["projects"]]
+        assert listed == names, f"round {n}"
+        page = (root / "cu130/index.html").read_text()
+        assert all(f'href="{name}/"' in page for name in names), f"round {n}"
