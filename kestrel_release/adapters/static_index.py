@@ -297,42 +297,6 @@ def _rel(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def check_served(base_url: str, pages: list[PageResult], timeout: float = 10.0) -> None:
-    """Read each page back from the host serving the index at `base_url` and fetch the head of every wheel
-    it links (PublishError naming the first miss): what pip would do, without installing."""
-    import urllib.error
-    import urllib.request
-    from urllib.parse import urljoin
-
-    for page in pages:
-        url = "/".join(p for p in (base_url.rstrip("/"), page.flavour, page.project) if p) + "/"
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:
-                text = resp.read(64 * 1024 * 1024).decode("utf-8", "replace")
-            for name in page.added + page.kept:
-                link = _link(text, name)
-                if link is None:
-                    raise PublishError(f"{url} does not link {name}", "the host serves another copy of the index")
-                head = urllib.request.Request(urljoin(url, link.split("#")[0]), method="HEAD")
-                with urllib.request.urlopen(head, timeout=timeout):
-                    pass
-        except (urllib.error.URLError, OSError) as exc:
-            raise PublishError(
-                f"the static index at {url} does not serve what was written: {exc}",
-                "check that the host serves the directory as it is (a folder URL answers with its index.html)",
-            ) from None
-
-
-def _link(page: str, filename: str) -> str | None:
-    import html
-    import re
-
-    for href, text in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', page):
-        if html.unescape(text) == filename:
-            return html.unescape(href)
-    return None
-
-
 def foreign_pages(root: Path, project: str) -> list[Path]:
     """Pages under `root` a publish of `project` would write but no JSON record of ours vouches for (a publish
     refuses them): the CUDA flavours' project lists and `project`'s own pages (`<project>-cu13` included)."""

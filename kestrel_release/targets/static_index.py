@@ -118,10 +118,10 @@ class Target:
         e = endpoint
         options = StaticIndexOptions(yes=True, index_dir=e.root, api_url=e.api_url, token=e.token, commit=e.commit)
         published = self.publish([], options)
-        if e.url:  # the stand-in host serves what was written: every page links every file
-            from kestrel_release.adapters import static_index
+        if e.url:  # the stand-in host serves what was written: every page links every file, with its bytes
+            from kestrel_release.adapters import static_index_readback
 
-            static_index.check_served(e.url, published.pages)
+            static_index_readback.check_served(e.url, published.pages, published.expected)
         return str(published.summary)
 
     def preflight(self, endpoint: Endpoint, *, version: str, prebuilt: bool, resume: bool) -> list[str]:

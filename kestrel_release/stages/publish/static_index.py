@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kestrel_release import console, fsutil, manifest, safepaths
 from kestrel_release.adapters import static_index as writer
+from kestrel_release.adapters.static_index_readback import Expected
 from kestrel_release.errors import UsageError
 from kestrel_release.static_target import StaticIndexTarget
 
@@ -34,6 +35,7 @@ class StaticIndexResult:
     pages: list[writer.PageResult] = field(default_factory=list)
     left_out: list[dict[str, str]] = field(default_factory=list)
     release: dict[str, Any] = field(default_factory=dict)  # repo, tag, url, uploaded: wheels as release assets
+    expected: Expected = field(default_factory=dict)  # what verify read, which the read-back compares with
 
     @property
     def uploaded(self) -> list[str]:  # the names release's step line counts, as for the other publishers
@@ -108,21 +110,28 @@ def run(
         manifest.check_unchanged(every, None)
         _verify(cfg, every, target)
         snaps.check_sources()
-        return _write(cfg, t, target, root, groups, every, left_out, dry_run, github)
+        result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
+        result.expected = {
+            flavour: {c.name: (snaps.copies[c].sha256, snaps.copies[c].size) for c in copies}
+            for flavour, copies in groups.items()
+        }
+        _write(cfg, t, result, groups, every, github)
+        if not dry_run:  # "published" only once the index is read back holding the verified bytes
+            from kestrel_release.adapters import static_index_readback
+
+            static_index_readback.confirm_on_disk(root, result.pages, result.expected)
+        return result
 
 
 def _write(
     cfg: Config,
     t: Any,
-    target: str,
-    root: Path,
+    result: StaticIndexResult,
     groups: dict[str, list[Path]],
     every: list[Path],
-    left_out: list[dict[str, str]],
-    dry_run: bool,
     github: dict[str, Any] | None,
-) -> StaticIndexResult:
-    result = StaticIndexResult(target, str(root), dry_run, t.base_url, left_out=left_out)
+) -> None:
+    dry_run = result.dry_run
     urls: dict[str, str] = {}
     if t.github_repo:  # the wheels become release assets first: the pages link to them
         from kestrel_release.stages.publish import static_index_github
@@ -135,8 +144,7 @@ def _write(
             "url": assets.release_url,
             "uploaded": assets.uploaded,
         }
-    result.pages = writer.publish(root, groups, base_urls=urls, dry_run=dry_run)
-    return result
+    result.pages = writer.publish(Path(result.root), groups, base_urls=urls, dry_run=dry_run)
 
 
 def wheels_by_flavour(cfg: Config, paths: list[Path]) -> tuple[dict[str, list[Path]], list[dict[str, str]]]:
