@@ -36,6 +36,10 @@ print(_text, file=sys.stderr)
 # The build runs in a clean copy of the project, so the copy goes where the test says, not beside setup.py.
 pathlib.Path(os.environ["ENV_SEEN_BY_BUILD"]).write_text(_env)
 if os.environ.get("MINI_FAIL"):
+    # The frontend drains stdout and stderr as they come: a block-buffered stdout (no PYTHONUNBUFFERED, as in
+    # a clean login shell) arrives after stderr, whole. Ending both streams with the failure keeps it the last
+    # line of the tail whichever stream comes last, however long the environment printed before it.
+    print("MINI_FAIL: failing on purpose", flush=True)
     sys.exit("MINI_FAIL: failing on purpose")
 """
 
