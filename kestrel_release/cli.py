@@ -283,10 +283,25 @@ def explain(
         return
     console.configure(json_mode=json)
     gpu = gpu or "auto"
-    request = stage.Request(source, index, gpu, driver, python, platform)
+    request = stage.Request(source, index, gpu, driver, python, platform, _arch_source(project))
     report = stage.run(request)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)
+
+
+def _arch_source(project: Path | None):
+    """Where the project's arch list comes from, for explain's fix; the default (cuda_arch) when no
+    configured project is here or its config does not load (explaining wheels needs none)."""
+    from kestrel_release import config
+    from kestrel_release.errors import ConfigError
+    from kestrel_release.stages.explain import arch_source
+
+    if project is None and config.discover_project() is None:
+        return arch_source.ArchSource()
+    try:
+        return arch_source.find(config.load(project))
+    except ConfigError:
+        return arch_source.ArchSource()
 
 
 @app.command()

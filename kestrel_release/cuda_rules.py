@@ -243,3 +243,20 @@ def driver_floor(cuda_majors: set[int], compressed: bool = False, ptx_toolkits: 
 
 def driver_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+_DRIVER_RE = re.compile(r"[rR]?(\d{3,4})((?:\.\d{1,3}){0,2})")
+
+
+def parse_driver(text: str) -> str | None:
+    """An NVIDIA driver version as given: a branch (580, r580) or a full version (580.65.06);
+    the branch's `r` is dropped. None when it is not one."""
+    match = _DRIVER_RE.fullmatch(text.strip())
+    return match.group(1) + match.group(2) if match else None
+
+
+def driver_older(driver: str, floor: str) -> bool:
+    """`driver` is older than `floor`, compared as versions to the precision given: a branch (580)
+    stands for its releases, so r580 meets a floor of 580.65.06 and r575 does not."""
+    have = driver_key(driver)
+    return have < driver_key(floor)[: len(have)]

@@ -12,7 +12,16 @@ neither used nor touched, and `git status` stays as it was.
 Versions from git (setuptools-scm, hatch-vcs, versioneer) still see the repository: the copy holds a
 private one (adapters/git.shadow: the user's objects borrowed, same HEAD and tags, index of HEAD), so
 `git describe --dirty` answers in the copy as in the user's tree. A project in a subdirectory keeps
-its place under the copy's root. Outside git, every file is copied except those same outputs.
+its place under the copy's root, and the copy also holds the repository's other tracked files (a
+setup.py reading `../README.md`, a monorepo's shared LICENSE or headers), as a fresh clone would.
+Outside git, every file is copied except those same outputs.
+
+`sources` is what the wheel cache keys on: the project's files as the copy holds them (so git-ignored
+files and the tool's own output and rehearsal dirs never count), plus the tracked files directly in
+the directories above it (`../README.md`, `../../LICENSE`), the ones a build reads above itself in
+practice. Files elsewhere in the repository (a sibling package of a monorepo) are copied but not keyed,
+so a change to a sibling does not rebuild every package; a build that reads one needs `--no-cache`
+after it changes.
 """
 
 from __future__ import annotations
@@ -80,6 +89,43 @@ def _files(project: Path, listing: git.SourceFiles | None, excluded: frozenset[s
     return files
 
 
+def _include_files(project: Path, include: Sequence[str]) -> Iterator[str]:
+    for name in include:
+        src = project / name
+        if src.is_dir():
+            for here, _dirs, files in os.walk(src):
+                rel = Path(here).relative_to(project).as_posix()
+                yield from (f"{rel}/{f}" for f in sorted(files) if not f.endswith((".lock", ".tmp")))
+        elif src.is_file():
+            yield Path(name).as_posix()
+
+
+def _ancestor_files(prefix: str, above: Sequence[str]) -> list[str]:
+    """The tracked files (relative to the repository root) directly in a directory above the project."""
+    dirs = prefix.rstrip("/").split("/")[:-1]
+    ancestors = {"/".join(dirs[:i]) for i in range(len(dirs) + 1)}
+    return [f for f in above if (f.rsplit("/", 1)[0] if "/" in f else "") in ancestors]
+
+
+def sources(project: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> dict[str, Path]:
+    """The files the wheel cache keys on (name -> path; the name relative to the project, `../x` above
+    it): what the clean copy holds of the project, hidden files left out as ever, plus the tracked files
+    directly in the directories above it (the module docstring says why not the whole repository)."""
+    project = project.resolve()
+    excluded = frozenset(e.strip("/") for e in exclude if e)
+    listing = git.source_files(project)
+    names = [*_files(project, listing, excluded), *_include_files(project, include)]
+    out = {n: project / n for n in sorted(set(names)) if not any(p.startswith(".") for p in n.split("/"))}
+    if listing is not None and listing.prefix:
+        root, up = project, "../" * listing.prefix.rstrip("/").count("/")
+        for _part in listing.prefix.rstrip("/").split("/"):
+            root = root.parent
+        for f in _ancestor_files(listing.prefix, listing.above):
+            if not f.rsplit("/", 1)[-1].startswith("."):
+                out["../" + up + f] = root / f
+    return out
+
+
 def make(project: Path, dest: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Path:
     """Fill the empty or missing `dest` with a clean copy of `project`'s sources; returns the project
     dir inside it. `include`: paths (relative to the project) copied whatever git says (what the
@@ -95,6 +141,12 @@ def make(project: Path, dest: Path, *, include: Sequence[str] = (), exclude: Seq
     try:
         for name in _files(project, listing, excluded):
             _copy(project / name, target / name, made)
+        if listing is not None and listing.above:
+            root = project
+            for _part in listing.prefix.rstrip("/").split("/"):
+                root = root.parent
+            for name in listing.above:
+                _copy(root / name, dest / name, made)
         for name in include:
             src = project / name
             if src.is_dir():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import proc
@@ -155,6 +155,7 @@ class SourceFiles:
     prefix: str  # the project's place in the work tree ("" at its root, else "sub/dir/")
     tracked: list[str]  # index entries (submodules' files included), relative to the project
     untracked: list[str]  # untracked files git does not ignore ("dir/" for a nested repository)
+    above: list[str] = field(default_factory=list)  # the repository's tracked files outside the project, from its root
 
 
 def _listing(cwd: Path, *args: str) -> list[str] | None:
@@ -176,7 +177,12 @@ def source_files(path: Path) -> SourceFiles | None:
     untracked = _listing(path, "ls-files", "-z", "--others", "--exclude-standard")
     if tracked is None or untracked is None:
         return None
-    return SourceFiles(prefix, tracked, untracked)
+    above: list[str] = []
+    root = _git(path, "rev-parse", "--show-toplevel") if prefix else None
+    if root:  # a project in a subdirectory: its build may read ../README.md
+        everything = _listing(Path(root), "ls-files", "-z", "--cached", "--recurse-submodules") or []
+        above = [f for f in everything if not f.startswith(prefix)]
+    return SourceFiles(prefix, tracked, untracked, above)
 
 
 def ignored_files(path: Path) -> list[str]:

@@ -139,7 +139,8 @@ def _run(
                 pre = _precompile(cfg, plan, logs, steps, use_cache)
                 if variant is not None:  # before any compiler runs: the env's torch is the variant's
                     plan.tool_versions["torch"] = _variant.env_torch(variant, envs, plan.pythons)
-                plan.source = _wheelcache.source_digest(cfg)  # after precompile: cubins are sources of the wheel
+                # After precompile: cubins are sources of the wheel.
+                plan.source = _wheelcache.source_digest(cfg, copy_rules(cfg))
                 with fsutil.staging_dir(cfg.out_path) as stage:
                     # --check-reproducible compares two real builds: its first pass reads no cache either.
                     read = "--no-cache" if not use_cache else "--check-reproducible" if check_reproducible else ""
@@ -370,11 +371,12 @@ def clean_dir(cfg: Config, py: str) -> Path:
 
 def copy_rules(cfg: Config) -> dict:
     """What the copy holds beyond git's sources (the precompiled kernels, git-ignored) and never (the output)."""
+    project = cfg.project_dir.resolve()
     out = cfg.out_path.resolve()
-    inside = out.is_relative_to(cfg.project_dir.resolve())
+    outputs = (out, out.with_name(out.name + ".rehearsal"))  # the rehearsal dir: release/rehearsal.py
     return {
         "include": [cfg.precompile_outputs] if cfg.precompile_outputs else [],
-        "exclude": [out.relative_to(cfg.project_dir.resolve()).as_posix()] if inside else [],
+        "exclude": [o.relative_to(project).as_posix() for o in outputs if o.is_relative_to(project)],
     }
 
 

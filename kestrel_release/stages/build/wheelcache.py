@@ -2,7 +2,8 @@
 
 Builds are byte-reproducible (fixed SOURCE_DATE_EPOCH, normalised zips), so a wheel built from the
 same inputs is the wheel a rebuild would produce: reusing it skips the whole per-Python build. The
-key covers every input by name (`inputs`): the project tree (minus build outputs and hidden files),
+key covers every input by name (`inputs`): the project's sources as its clean copy holds them (never
+git-ignored files, build outputs, the tool's output and rehearsal dirs or hidden files),
 the interpreter binary, cfg.build (not `jobs`), SOURCE_DATE_EPOCH, the tools' versions, and the
 toolchain (stages/build/cachekey.py: compilers and their versions, flags, CUDA paths and arches,
 the build requirements' installed versions), and the version: a version from git (setuptools-scm,
@@ -30,29 +31,27 @@ from kestrel_release.adapters import git, toolchain
 from kestrel_release.config_model import Config
 from kestrel_release.stages.build import cachekey
 
-_SKIP_DIRS = {"build", "dist", "dist-all", "wheelhouse", "__pycache__"}
 _files_of: dict[str, dict[str, str]] = {}  # source digest -> {relative path: sha256}, for -v's reasons
 
 
-def source_digest(cfg: Config) -> str:
-    """sha256 over every source file of the project (relative path + content)."""
+def source_digest(cfg: Config, rules: dict) -> str:
+    """sha256 over every source file of the project (relative path + content): the files of its clean
+    copy (source_copy.sources; `rules`: the copy's include/exclude), so git-ignored files and the tool's
+    own output and rehearsal dirs never count."""
+    from kestrel_release import source_copy
+
     digest = hashlib.sha256()
     files: dict[str, str] = {}
-    out = cfg.out_path
-    for dirpath, dirnames, filenames in os.walk(cfg.project_dir):
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and d not in _SKIP_DIRS and not d.endswith(".egg-info") and here / d != out
-        )
-        for name in sorted(filenames):
-            if not name.startswith("."):
-                path = here / name
-                rel, sha = path.relative_to(cfg.project_dir).as_posix(), fsutil.sha256_file(path)
-                files[rel] = sha
-                digest.update(rel.encode() + b"\0")
-                digest.update(sha.encode() + b"\0")
+    for rel, path in source_copy.sources(cfg.project_dir, **rules).items():
+        if path.is_symlink():
+            sha = "symlink " + os.readlink(path)
+        elif path.is_file():
+            sha = fsutil.sha256_file(path)
+        else:  # a tracked file deleted in the work tree: the copy lacks it too
+            continue
+        files[rel] = sha
+        digest.update(rel.encode() + b"\0")
+        digest.update(sha.encode() + b"\0")
     _files_of[digest.hexdigest()] = files
     return digest.hexdigest()
 

@@ -9,7 +9,7 @@ Exit 0 when every CUDA binary of the chosen wheel has a loadable image on every 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from kestrel_release import console
 from kestrel_release.errors import PreflightError, PublishError, UsageError, VerifyError
 from kestrel_release.stages.explain import images as images_mod
 from kestrel_release.stages.explain import wheels
+from kestrel_release.stages.explain.arch_source import ArchSource
 from kestrel_release.stages.explain.result import ExplainReport, GpuResult
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
-_DRIVER = re.compile(r"^\d{3,4}(?:\.\d{1,3}){0,2}$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Request:
     driver: str | None = None
     python: str | None = None
     platform: str | None = None
+    arches: ArchSource = field(default_factory=ArchSource)  # where the project's arch list comes from (a fix names it)
 
 
 def _python(text: str | None) -> wheels.Python:
@@ -80,11 +81,15 @@ def _device(text: str) -> tuple[int, int]:
 def _driver(text: str | None) -> str:
     if text is None:
         return ""
-    if not _DRIVER.match(text.strip()):
+    from kestrel_release import cuda_rules
+
+    driver = cuda_rules.parse_driver(text)
+    if driver is None:
         raise UsageError(
-            f"--driver {text!r} is not an NVIDIA driver version", "use e.g. --driver 550.54.15 (nvidia-smi shows it)"
+            f"--driver {text!r} is not an NVIDIA driver version",
+            "use e.g. --driver 550.54.15 or a branch, --driver 580 (nvidia-smi shows it)",
         )
-    return text.strip()
+    return driver
 
 
 def _gpus(request: Request) -> list[tuple[tuple[int, int], str, str]]:
@@ -162,7 +167,9 @@ def run(request: Request) -> ExplainReport:
     for device, name, driver in gpus:
         result = GpuResult(f"sm_{device[0]}{device[1]}", name, driver)
         result.choices = [
-            images_mod.choose(images_mod.binary_name(key, sorted({i.member for i in imgs})), imgs, device, driver)
+            images_mod.choose(
+                images_mod.binary_name(key, sorted({i.member for i in imgs})), imgs, device, driver, request.arches
+            )
             for key, imgs in sorted(groups.items())
         ]
         report.gpus.append(result)

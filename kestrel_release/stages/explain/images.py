@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from kestrel_release import cuda_rules
 from kestrel_release.cuda_rules import Arch
+from kestrel_release.stages.explain.arch_source import ArchSource
 
 # A path component or file-name word that names an arch or a toolkit: dropped from the grouping key.
 _ARCH_WORD = re.compile(r"(?<![a-z0-9])(?:sm|compute)_?\d{2,3}[af]?(?![a-z0-9])")
@@ -148,7 +149,7 @@ def driver_needs(image: Image) -> list[tuple[str, str, str]]:
                 (
                     floor,
                     f"PTX from CUDA {name} needs driver >= {floor} to JIT-compile",
-                    f"install NVIDIA driver >= {floor}, or add SASS for this GPU (cuda_arch)",
+                    f"install NVIDIA driver >= {floor}, or add SASS for this GPU (its arch list)",
                 )
             )
     return out
@@ -161,8 +162,12 @@ def _rank(image: Image, arch: Arch) -> tuple:
     return (0, arch.major, arch.minor, False, toolkit)
 
 
-def choose(binary: str, images: list[Image], device: tuple[int, int], driver: str) -> Choice:
-    """The image `device` with `driver` ("" = any driver) loads among `images`, or why none."""
+def choose(
+    binary: str, images: list[Image], device: tuple[int, int], driver: str, arches: ArchSource | None = None
+) -> Choice:
+    """The image `device` with `driver` ("" = any driver) loads among `images`, or why none; a fix
+    that adds an arch names `arches`, where the project's arch list comes from."""
+    arches = arches or ArchSource()
     members = sorted({i.member for i in images})
     choice = Choice(binary, members)
     runnable: list[tuple[Image, Arch]] = []
@@ -182,7 +187,7 @@ def choose(binary: str, images: list[Image], device: tuple[int, int], driver: st
             + _why_not(sass, ptx, device)
         )
         choice.fix = (
-            f'build for this GPU: add "{device[0]}{device[1]}" to cuda_arch (or PTX for an arch <= '
+            f"build for this GPU: {arches.add(device)} (or PTX for an arch <= "
             f"{device[0]}.{device[1]} to cuda_ptx for forward compatibility)"
         )
         return choice
@@ -191,7 +196,7 @@ def choose(binary: str, images: list[Image], device: tuple[int, int], driver: st
     for image, arch in runnable:
         needs = driver_needs(image)
         floor = max((n[0] for n in needs), key=cuda_rules.driver_key, default="")
-        missing = [n for n in needs if driver and cuda_rules.driver_key(driver) < cuda_rules.driver_key(n[0])]
+        missing = [n for n in needs if driver and cuda_rules.driver_older(driver, n[0])]
         if missing:
             blocked.append((image, missing))
         else:

@@ -32,10 +32,13 @@ def binaries_of(wheel, binaries: list) -> dict[str, tuple[str, int]]:
 
 
 def _platform_of(tags: list[str]) -> str | None:
-    """The platform of a per-Python CPython wheel (cp312-cp312-<plat>); None for abi3/py3/multi-tag wheels."""
-    if len(tags) != 1:
+    """The platform of a per-Python CPython wheel (cp312-cp312-<plat>, or its compressed platform set
+    joined as in the filename); None for abi3/py3 and multi-Python wheels."""
+    split = [tag.split("-") for tag in tags]
+    if not split or len({(interp, abi) for interp, abi, _plat in split}) != 1:
         return None
-    interp, abi, plat = tags[0].split("-")
+    interp, abi, _plat = split[0]
+    plat = ".".join(sorted(p for _i, _a, p in split))
     return plat if _PER_PYTHON.match(interp) and abi.startswith(interp) else None
 
 

@@ -48,20 +48,26 @@ def check(
     by_plat: dict[str, dict[str, list[str]]] = {}
     floors: dict[str, list[str]] = {}  # platform -> open-ended tags seen ("cp310-abi3")
     unlisted: set[str] = set()
+    names = _platform_names(wheels) if not platforms else {}
     for w in wheels:
+        # One wheel is one cell covering its whole tag set (py2.py3-none-manylinux1_x86_64.manylinux_2_28_x86_64
+        # expands to four tags): its Pythons are the union over the set, its platforms one key.
+        plats = sorted({tag.rsplit("-", 1)[-1] for tag in w.tags})
+        keys = _wheel_keys(plats, platforms, required) if platforms else [names[w.filename]]
+        if platforms and not _wheel_keys(plats, platforms, platforms):
+            unlisted.add(".".join(plats))
+        served: set[str] = set()
         for tag in w.tags:
-            plat = tag.rsplit("-", 1)[-1]
-            keys = _keys(plat, platforms, required) if platforms else [plat]
-            if platforms and not _keys(plat, platforms, platforms):
-                unlisted.add(plat)
-            served, floor = covered_by(tag, pythons)
-            for key in keys:
-                if floor is not None:
+            tag_served, floor = covered_by(tag, pythons)
+            served |= tag_served
+            if floor is not None:
+                for key in keys:
                     floors.setdefault(key, []).append("-".join(tag.split("-")[:2]))
-                for py in served:
-                    files = by_plat.setdefault(key, {}).setdefault(py, [])
-                    if w.filename not in files:
-                        files.append(w.filename)
+        for key in keys:
+            for py in served:
+                files = by_plat.setdefault(key, {}).setdefault(py, [])
+                if w.filename not in files:
+                    files.append(w.filename)
     out: list[Finding] = _missing_platforms(by_plat, pythons, required, partial) if platforms else []
     out += [
         Finding("matrix", "warning", "", f"wheels for {plat}, which `platforms` does not list")
@@ -101,6 +107,32 @@ def check(
             for py in pythons
         ]
     return out
+
+
+def _platform_names(wheels: list) -> dict[str, str]:
+    """filename -> the name of its platform when no platforms are configured: wheels whose platform
+    tag sets share a tag are one platform, named by the set's tags joined as a compressed tag."""
+    groups: list[set[str]] = []
+    for w in wheels:
+        plats = {tag.rsplit("-", 1)[-1] for tag in w.tags}
+        touching = [g for g in groups if g & plats]
+        merged = plats.union(*touching)
+        groups = [g for g in groups if not g & plats] + [merged]
+    out = {}
+    for w in wheels:
+        plats = {tag.rsplit("-", 1)[-1] for tag in w.tags}
+        group = next((g for g in groups if g & plats), plats)
+        out[w.filename] = ".".join(sorted(group))
+    return out
+
+
+def _wheel_keys(plats: list[str], platforms: tuple[str, ...], required: tuple[str, ...]) -> list[str]:
+    """The configured platforms a wheel with these platform tags counts for: those it names exactly,
+    else every one any of its tags serves."""
+    exact = [p for p in plats if p in platforms]
+    if exact:
+        return [p for p in exact if p in required]
+    return sorted({key for plat in plats for key in _keys(plat, platforms, required)})
 
 
 def _keys(plat: str, platforms: tuple[str, ...], required: tuple[str, ...]) -> list[str]:

@@ -45,3 +45,22 @@ def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_whe
             none, 5, "no wheel for Python 3.9 on manylinux_2_34_x86_64: the wheels are for Python 3.12, 3.13"
         )
     assert list(tmp.iterdir()) == []  # the downloaded wheel's temp dir is gone
+
+
+def test_explain_in_a_project_names_its_arch_list_and_takes_a_driver_branch(tmp_path):
+    # The project's arch list is build.env's TORCH_CUDA_ARCH_LIST: the fix for an sm_80 GPU edits it,
+    # and --driver 580 (a branch) meets CUDA 13's floor.
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "kestrel-kernels"\nversion = "0.1.0"\n[tool.kestrel-release]\ncuda_arch = ["90a"]\n'
+        '[tool.kestrel-release.build]\nenv = {TORCH_CUDA_ARCH_LIST = "9.0a"}\n'
+    )
+    cubin = {"kestrel_kernels/k.cubin": (DATA / "release" / "cu124-sm90a.cubin").read_bytes()}
+    wheel = make_wheel(tmp_path / "w", cubin, tag="cp312-cp312-manylinux_2_28_x86_64")
+    args = ["explain", str(wheel), "--project", str(project), "--python", "3.12"]
+    args += ["--platform", "manylinux_2_34_x86_64", "--driver", "580"]
+    missing = run_cli([*args, "--gpu", "sm_80"])
+    assert_one_line_error(missing, 5, "nothing runs on sm_80", 'add "8.0" to TORCH_CUDA_ARCH_LIST in build.env')
+    assert "to cuda_arch" not in missing.output
+    assert run_cli([*args, "--gpu", "sm_90"]).code == 0

@@ -87,6 +87,37 @@ def test_driver_535_cannot_load_cuda13_binaries_and_the_fix_is_driver_580(tmp_pa
         explain.raise_for(report)
 
 
+@pytest.mark.parametrize("driver", ["580", "r580", "R580", "580.65.06", "580.82.07", "590"])
+def test_a_driver_branch_or_full_version_at_the_floor_loads_cuda13_code(tmp_path, driver):
+    # `--driver 580` is the r580 branch: it meets CUDA 13's floor (580.65.06), not "needs 580; this is 580".
+    report = _explain(_wheel(tmp_path, {"_attn.so": "cu130-sm80.fatbin"}), "sm_89", driver=driver)
+    choice = _only(report)
+    assert choice.ok and choice.why == [] and choice.image.arch == "sm_80"
+    explain.raise_for(report)  # exit 0
+
+
+@pytest.mark.parametrize(("driver", "shown"), [("575", "575"), ("r575", "575"), ("575.51.03", "575.51.03")])
+def test_a_driver_branch_older_than_the_floor_is_refused(tmp_path, driver, shown):
+    report = _explain(_wheel(tmp_path, {"_attn.so": "cu130-sm80.fatbin"}), "sm_89", driver=driver)
+    with pytest.raises(VerifyError, match=rf"driver >= 580 \(r580\); this driver is {shown} — install NVIDIA driver"):
+        explain.raise_for(report)
+
+
+def test_the_fix_for_a_missing_arch_names_where_the_arch_list_comes_from(tmp_path):
+    from kestrel_release.stages.explain.arch_source import ArchSource
+
+    wheel = _wheel(tmp_path, {"k.cubin": "cu124-sm90a.cubin"})
+    fixes = {}
+    for source in (ArchSource("env:TORCH_CUDA_ARCH_LIST"), ArchSource("setup.py", "setup.py")):
+        req = explain.Request(wheel, None, "sm_80", "580", "3.12", "manylinux_2_34_x86_64", source)
+        with pytest.raises(VerifyError) as err:
+            explain.raise_for(explain.run(req))
+        fixes[source.kind] = str(err.value)
+    assert 'add "8.0" to TORCH_CUDA_ARCH_LIST in build.env' in fixes["env:TORCH_CUDA_ARCH_LIST"]
+    assert "add -gencode=arch=compute_80,code=sm_80 to the nvcc flags in setup.py" in fixes["setup.py"]
+    assert not any("to cuda_arch" in fix for fix in fixes.values())
+
+
 def test_compressed_cubins_need_cuda_12_4s_driver(tmp_path):
     # A CUDA 12 driver older than 550 cannot read a compressed entry (and not CUDA 13 code either).
     choice = _only(_explain(_wheel(tmp_path, {"k.fatbin": "cu130-sm120f-size.fatbin"}), "sm_121", driver="545.23.06"))

@@ -78,3 +78,48 @@ def test_vcs_versions_are_recognised(tmp_path) -> None:
     for text, tool in cases.items():
         (tmp_path / "pyproject.toml").write_text(text)
         assert version_source.vcs_tool(tmp_path) == tool, text
+
+
+COMPRESSED = "manylinux1_x86_64.manylinux_2_28_x86_64.manylinux_2_5_x86_64"
+
+
+def _named(filename: str) -> W:
+    """A wheel as verify reads it: every tag its filename's compressed tag sets expand to."""
+    from packaging.utils import parse_wheel_filename
+
+    return W(filename, sorted(str(t) for t in parse_wheel_filename(filename)[3]))
+
+
+def test_a_compressed_platform_tag_is_one_platform_not_three() -> None:
+    wheels = [_named(f"k-0.1.0-cp3{m}-cp3{m}-{COMPRESSED}.whl") for m in (10, 11, 12, 13)]
+    assert verify_matrix.check(wheels, PYTHONS) == []
+    # A missing Python is one error, on no platform split three ways.
+    found = _messages(verify_matrix.check(wheels[:3], PYTHONS))
+    assert found == [("error", "no wheel for Python 3.13: build it (kestrel-release build --python 3.13)")]
+
+
+def test_a_compressed_tag_counts_once_for_the_configured_platform_it_names() -> None:
+    wheels = [_named(f"k-0.1.0-cp3{m}-cp3{m}-{COMPRESSED}.whl") for m in (10, 11, 12)]
+    found = _messages(verify_matrix.check(wheels, PYTHONS, ("manylinux_2_28_x86_64",)))
+    assert found == [
+        (
+            "error",
+            "no wheel for Python 3.13 on manylinux_2_28_x86_64: build it on a manylinux_2_28_x86_64 machine "
+            "(kestrel-release build --python 3.13)",
+        )
+    ]
+
+
+def test_a_py2_py3_wheel_with_a_compressed_platform_is_one_wheel_for_every_python() -> None:
+    assert verify_matrix.check([_named(f"k-0.1.0-py2.py3-none-{COMPRESSED}.whl")], PYTHONS) == []
+    assert verify_matrix.check([_named("k-0.1.0-py2.py3-none-any.whl")], PYTHONS, ("manylinux_2_28_x86_64",)) == []
+
+
+def test_wheels_sharing_a_platform_tag_are_one_platform() -> None:
+    wheels = [
+        _named("k-0.1.0-cp310-cp310-manylinux_2_28_x86_64.whl"),
+        _named(f"k-0.1.0-cp311-cp311-{COMPRESSED}.whl"),
+        _named("k-0.1.0-cp312-cp312-manylinux_2_5_x86_64.manylinux1_x86_64.whl"),
+        _named("k-0.1.0-cp313-cp313-manylinux_2_28_x86_64.whl"),
+    ]
+    assert verify_matrix.check(wheels, PYTHONS) == []
