@@ -12,7 +12,6 @@ log file, shown on failure.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import console, reaper, redact
+from kestrel_release import build_log, console, reaper, redact
 from kestrel_release.errors import BuildError, KestrelError
 
 
@@ -139,8 +138,6 @@ def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     return child
 
 
-# Compiler, CMake and Python errors; the frontend's own summary lines come later and say less.
-_ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
 _lock = threading.Lock()
 _live: set[subprocess.Popen] = set()
 _stopping = threading.Event()  # set by kill_all: a child's death is then ours, not its failure
@@ -217,7 +214,8 @@ def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError
     lines = tail(log, 400)
     for line in lines[-15:] if show_tail else ():  # context above the one error line
         console.info(f"  | {line}")
-    first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
+    found = build_log.first_error_in(log)  # the whole log: a compiler's error may be far above the traceback
+    first = redact.mask(found) if found else None
     raise error(
         f"{what} failed with exit code {code} (log: {log})",
         f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]),
