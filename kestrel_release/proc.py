@@ -12,7 +12,6 @@ log file, shown on failure.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import console, reaper, redact
+from kestrel_release import build_log, console, proctree, reaper, redact
 from kestrel_release.errors import BuildError, KestrelError
 
 
@@ -139,10 +138,9 @@ def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
     return child
 
 
-# Compiler, CMake and Python errors; the frontend's own summary lines come later and say less.
-_ERROR = re.compile(r"(: (fatal )?error[: ]|^CMake Error|^\w*Error: |^ERROR: )")
 _lock = threading.Lock()
-_live: set[subprocess.Popen] = set()
+_live: dict[subprocess.Popen, str] = {}  # child -> the tag its environment carries (proctree)
+GRACE = 3.0  # seconds between SIGTERM and SIGKILL when kill_all stops a tree
 _stopping = threading.Event()  # set by kill_all: a child's death is then ours, not its failure
 
 
@@ -181,14 +179,21 @@ def run_logged(
 
 
 def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen:
-    """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after."""
+    """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after.
+    Its environment carries a tag (proctree.TAG_VAR) that finds its descendants even when they left its
+    session and their parent died."""
+    tag = proctree.new_tag()
+    popen_kwargs["env"] = {
+        **(os.environ if popen_kwargs.get("env") is None else popen_kwargs["env"]),
+        proctree.TAG_VAR: tag,
+    }
     if os.name == "nt":  # Windows has no sessions; a new process group can still get CTRL_BREAK_EVENT
         popen_kwargs["creationflags"] = popen_kwargs.get("creationflags", 0) | _new_group_flag()
         child = popen(argv, **popen_kwargs)
     else:
         child = popen(argv, start_new_session=True, **popen_kwargs)
     with _lock:
-        _live.add(child)
+        _live[child] = tag
     return child
 
 
@@ -207,7 +212,7 @@ def mask_log(log: Path) -> None:
 
 def forget(child: subprocess.Popen) -> None:
     with _lock:
-        _live.discard(child)
+        _live.pop(child, None)
 
 
 def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError, *, show_tail: bool = True) -> None:
@@ -217,7 +222,8 @@ def fail(log: Path, code: int, what: str, error: type[KestrelError] = BuildError
     lines = tail(log, 400)
     for line in lines[-15:] if show_tail else ():  # context above the one error line
         console.info(f"  | {line}")
-    first = next((ln.strip() for ln in lines if _ERROR.search(ln)), None)
+    found = build_log.first_error_in(log)  # the whole log: a compiler's error may be far above the traceback
+    first = redact.mask(found) if found else None
     raise error(
         f"{what} failed with exit code {code} (log: {log})",
         f"first error: {first}" if first else "last output: " + " | ".join(lines[-5:]),
@@ -233,10 +239,14 @@ def tail(log: Path, lines: int = 20) -> list[str]:
 
 
 def kill_all() -> None:
-    """Kill every live child's process group (used on interrupt or a sibling's failure)."""
+    """Stop every live child's whole tree (used on interrupt or a sibling's failure): SIGTERM, then
+    SIGKILL after GRACE seconds, to every process proctree finds (ninja's jobs, setsid helpers included)."""
     _stopping.set()
     with _lock:
-        children = list(_live)
+        children = dict(_live)
+    if children and proctree.available():
+        proctree.kill([(child.pid, tag) for child, tag in children.items()], GRACE)
+        return
     for child in children:
         kill_group(child)
 
@@ -246,7 +256,11 @@ def _new_group_flag() -> int:
 
 
 def kill_group(child: subprocess.Popen) -> None:
-    """Kill `child` and its process group; os.killpg exists only on POSIX."""
+    """Kill `child` and its process group (its whole tree where /proc shows it); os.killpg exists only on POSIX."""
+    if proctree.available():
+        with _lock:
+            tag = _live.get(child)
+        proctree.kill([(child.pid, tag)], 0)
     try:
         if hasattr(os, "killpg"):
             os.killpg(child.pid, signal.SIGKILL)

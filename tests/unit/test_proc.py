@@ -1,4 +1,5 @@
-"""proc.kill_all on POSIX (os.killpg) and on Windows (no killpg: CTRL_BREAK_EVENT, then terminate)."""
+"""proc.kill_all with /proc (proctree), on POSIX without it (os.killpg) and on Windows (no killpg:
+CTRL_BREAK_EVENT, then terminate)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,20 @@ class FakeChild:
 
 
 def _track(monkeypatch, child) -> None:
-    monkeypatch.setattr(proc, "_live", {child})
+    monkeypatch.setattr(proc, "_live", {child: "t1"})
     monkeypatch.setattr(proc, "_stopping", proc.threading.Event())
+    monkeypatch.setattr(proc.proctree, "available", lambda: False)  # no /proc: the process group alone
+
+
+def test_with_proc_the_whole_tree_gets_sigterm_then_sigkill(monkeypatch):
+    child = FakeChild()
+    _track(monkeypatch, child)
+    monkeypatch.setattr(proc.proctree, "available", lambda: True)
+    stopped = []
+    monkeypatch.setattr(proc.proctree, "kill", lambda roots, grace: stopped.append((roots, grace)))
+    proc.kill_all()
+    assert stopped == [([(4242, "t1")], proc.GRACE)]
+    assert proc.stopping()
 
 
 def test_posix_kills_the_process_group(monkeypatch):
@@ -66,8 +79,9 @@ def test_spawn_on_windows_asks_for_a_new_process_group(monkeypatch):
 
     monkeypatch.setattr(proc.os, "name", "nt")
     monkeypatch.setattr(proc, "popen", fake_popen)
-    monkeypatch.setattr(proc, "_live", set())
+    monkeypatch.setattr(proc, "_live", {})
     child = proc.spawn(["x"])
+    assert seen["env"][proc.proctree.TAG_VAR] == proc._live[child]  # its descendants carry the tag
     assert "start_new_session" not in seen
     assert seen["creationflags"] & 0x200
     assert child in proc._live

@@ -15,11 +15,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release import console
 from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.publish import smoke_reuse
 from kestrel_release.stages.publish import smoke_explain
 
 # The package's own fault: only a new version gets past it (its files on the index can never be replaced).
@@ -189,9 +192,9 @@ def _install_and_import(
     common: dict[str, Any] = {"env": env, "cwd": tmp, "error": PublishError}
     proc.run(uv.venv_command(uv_bin, interpreter, tmp / "venv", isolated=True), what=f"uv venv (Python {python})",
              **common)  # fmt: skip
-    if cfg.smoke_test.reuse:
-        dists = smoke_reuse.host_closure(interpreter, cfg.smoke_test.reuse, tmp)
-        row["reused"] = smoke_reuse.expose(tmp / "venv", python, dists)
+    closure = smoke_reuse.host_closure(interpreter, cfg.smoke_test.reuse, tmp) if cfg.smoke_test.reuse else None
+    if closure is not None:
+        row["reused"] = smoke_reuse.expose(tmp / "venv", python, closure.dists)
     # The release itself from the target index alone; its dependencies from where a user's come from
     # (uv's own configuration: PyPI): a sandbox or TestPyPI rarely holds them (Levenshtein needs rapidfuzz).
     own = proc.run(
@@ -207,7 +210,7 @@ def _install_and_import(
     if wanted:
         deps = proc.run(uv.pip_install_command(uv_bin, venv_python, wanted), cwd=tmp, timeout=deadline, check=False)
         if deps.returncode != 0:
-            raise _Failed("dependency", _dependency_detail(name, python, deps.output, cfg.smoke_test.reuse))
+            raise _Failed("dependency", _dependency_detail(name, python, deps.output, cfg.smoke_test.reuse, closure))
     out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name], check=False, **common)
     return _import_report(out.output, out.returncode, name, python)
 
@@ -228,19 +231,45 @@ def _import_report(output: str, code: int, name: str, python: str) -> dict[str, 
     return report
 
 
-def _dependency_detail(name: str, python: str, output: str, reused: tuple[str, ...]) -> str:
-    """A requirement that could not be fetched is not a broken wheel: say which and what to do."""
+def _dependency_detail(
+    name: str, python: str, output: str, reused: tuple[str, ...], closure: smoke_reuse.Closure | None = None
+) -> str:
+    """A requirement that could not be fetched is not a broken wheel: say which and what to do. With
+    smoke_test.reuse set, the fix is never that setting again: it names what the host lacks."""
     from kestrel_release.adapters import uv
 
     kind, why = uv.install_failure(output)
     head = f"{name} installed, but a dependency could not be fetched on Python {python}"
     if kind == "unreachable":
-        fix = "the host cannot reach the index: give it access, or let the venv use the host's copy with "
-        fix += f"smoke_test.reuse (now {list(reused)})" if reused else 'smoke_test.reuse (e.g. ["torch"])'
-        return f"{head}: {why}; {fix}"
+        return f"{head}: {why}; {_offline_fix(why, reused, closure)}"
     if kind == "unresolvable":
         return f"{head}: no matching distribution: {why}"
     return f"{name} installed, but installing its dependencies failed on Python {python}: {why}"
+
+
+def _offline_fix(why: str, reused: tuple[str, ...], closure: smoke_reuse.Closure | None) -> str:
+    """What to do when the index cannot be reached: the setting when it is not set (or does not name the
+    package fetched), else what the host lacks of what the reused packages require."""
+    import re
+
+    from kestrel_release.stages.publish import smoke_reuse
+
+    fetched = re.search(r"/simple/([^/\s]+)/", why)
+    wanted = smoke_reuse.norm(fetched.group(1)) if fetched else ""
+    named = {smoke_reuse.norm(n) for n in reused}
+    if not reused:
+        return 'the host cannot reach the index: give it access, or let the venv use the host\'s copy with smoke_test.reuse (e.g. ["torch"])'
+    lacking = closure.lacking() if closure is not None else ""
+    if lacking:
+        return f"the host lacks what its reused packages require: {lacking}; install that on the host (offline: from a wheel) or give the host access to the index"
+    if (
+        wanted
+        and wanted not in named
+        and closure is not None
+        and wanted not in {smoke_reuse.norm(d["name"]) for d in closure.dists}
+    ):
+        return f"{wanted} is not among the host's packages that smoke_test.reuse exposes ({', '.join(reused)} and what they require): install it on the host and add it to smoke_test.reuse, or give the host access to the index"
+    return f"the host's copy of {wanted or 'a reused package'} does not satisfy the release's requirement (check its version against the release's Requires-Dist), or give the host access to the index"
 
 
 def _venv_python(venv: Path) -> Path:

@@ -1,7 +1,8 @@
 """`smoke_test.reuse`: let a smoke venv see distributions the host interpreter already has (torch on an
 offline GPU host) instead of fetching them, and nothing else of the host's.
 
-The named distributions and their installed requirements (transitively, extras left out) are exposed
+The named distributions and their installed requirements (transitively, with the extras they ask for and
+the markers this host meets) are exposed
 through one directory of symlinks to their top-level entries, appended to the venv's sys.path by a
 .pth file; a version the install puts in the venv itself comes first and wins. So that uv counts them
 as installed (and does not fetch torch again for the release's `Requires-Dist: torch`), the venv gets
@@ -14,62 +15,115 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kestrel_release.errors import PublishError
 
-# Run by the host interpreter (not isolated: a user-site torch counts): each distribution of the
-# closure with its version, its dist-info and the top-level entries its RECORD names.
+# Run by the host interpreter (not isolated: a user-site torch counts), with a private copy of the tool's
+# `packaging` appended to its path (a folder with no dist-info: it adds no distribution to the host's).
+# The closure follows the real metadata: the requested extras of each distribution (recursively,
+# `torch` -> `cuda-toolkit[cublas,cudart]` -> `nvidia-cublas; extra == "cublas"`), environment markers
+# evaluated for this host, and it finds the files of distributions that other tools installed
+# without a RECORD (conda, a distribution's own packages): their top_level.txt, else their name.
 _HOST_CHILD = r"""
-import importlib.metadata as md, json, re, sys
+import importlib.metadata as md, json, os, re, sys
+sys.path.append(sys.argv[1])
+from packaging.requirements import Requirement, InvalidRequirement
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
-todo, seen, out, missing = list(sys.argv[1:]), set(), [], []
+
+def tops(dist, base):
+    if dist.files is not None:
+        return sorted({str(dist.locate_file(f.parts[0])) for f in dist.files if f.parts and f.parts[0] != ".."})
+    names = (dist.read_text("top_level.txt") or "").split() or [norm(dist.metadata["Name"]).replace("-", "_")]
+    out = set()
+    for entry in os.listdir(base) if base and os.path.isdir(base) else ():
+        stem = entry.split(".", 1)[0]
+        if stem in names and not entry.endswith((".dist-info", ".egg-info")):
+            out.add(os.path.join(base, entry))
+    return sorted(out)
+
+todo = [(None, r) for r in sys.argv[2:]]
+extras_done, out, missing, lacking = {}, {}, [], set()
 while todo:
-    name = norm(todo.pop())
-    if name in seen:
+    parent, text = todo.pop()
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
         continue
-    seen.add(name)
+    name, extras = norm(req.name), set(req.extras)
+    done = extras_done.setdefault(name, None)
+    if done is not None and extras <= done:
+        continue
     try:
         dist = md.distribution(name)
     except md.PackageNotFoundError:
-        missing.append(name)
+        if name not in lacking:
+            lacking.add(name)
+            missing.append({"name": name, "requirement": text, "of": parent})
         continue
-    tops = sorted({str(dist.locate_file(f.parts[0])) for f in dist.files or () if f.parts and f.parts[0] != ".."})
-    info = getattr(dist, "_path", None)
-    out.append({"name": dist.metadata["Name"], "version": dist.version, "entries": tops,
-                "dist_info": str(info) if info else ""})
+    new = extras - (done or set()) | ({""} if done is None else set())
+    extras_done[name] = (done or set()) | extras
+    if name not in out:
+        info = getattr(dist, "_path", None)
+        out[name] = {"name": dist.metadata["Name"], "version": dist.version, "dist_info": str(info) if info else "",
+                     "entries": tops(dist, str(info.parent) if info else "")}
+    label = f"{dist.metadata['Name']} {dist.version}"
     for r in dist.requires or ():
-        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", r)
-        if m and not re.search(r"\bextra\s*==", r):
-            todo.append(m.group(1))
-print(json.dumps({"dists": out, "missing": missing}))
+        try:
+            sub = Requirement(r)
+        except InvalidRequirement:
+            continue
+        if sub.marker is None or any(sub.marker.evaluate({"extra": e}) for e in new):
+            todo.append((label, str(sub).split(";", 1)[0]))
+print(json.dumps({"dists": list(out.values()), "missing": missing}))
 """
 
 _STUB_SKIP = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
 
 
-def _norm(name: str) -> str:
+def norm(name: str) -> str:
+    """A distribution name as PEP 503 compares it."""
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def host_closure(interpreter: Path, names: tuple[str, ...], cwd: Path) -> list[dict[str, Any]]:
-    """The named distributions of `interpreter` and what they require; PublishError naming a missing one."""
+def host_closure(interpreter: Path, names: tuple[str, ...], cwd: Path) -> Closure:
+    """The named distributions of `interpreter` and what they require (extras and markers followed);
+    PublishError naming a named one the host lacks. `Closure.missing`: requirements the host lacks."""
     from kestrel_release import proc
 
-    out = proc.run([interpreter, "-c", _HOST_CHILD, *names], cwd=cwd, what="list the host's reused packages",
+    vendor = cwd / "kestrel-reuse-vendor"
+    if not (vendor / "packaging").is_dir():
+        import packaging
+
+        shutil.copytree(Path(packaging.__file__).parent, vendor / "packaging", ignore=shutil.ignore_patterns("*.pyc"))
+    out = proc.run([interpreter, "-c", _HOST_CHILD, vendor, *names], cwd=cwd, what="list the host's reused packages",
                    error=PublishError)  # fmt: skip
     data = json.loads(out.output.strip().splitlines()[-1])
-    asked_missing = sorted(set(data["missing"]) & {_norm(n) for n in names})
+    asked_missing = sorted({m["name"] for m in data["missing"] if m["of"] is None})
     if asked_missing:
         raise PublishError(
             f"smoke_test.reuse names {', '.join(asked_missing)}, which {interpreter} does not have",
             f"install it there ({interpreter} -m pip install {' '.join(asked_missing)}) or remove it from "
             "smoke_test.reuse",
         )
-    return list(data["dists"])
+    return Closure(list(data["dists"]), [(m["requirement"], m["of"]) for m in data["missing"]])
+
+
+@dataclass(frozen=True)
+class Closure:
+    """What `host_closure` found: the distributions to expose, and the (requirement, required by) pairs
+    that the host does not have (the smoke install has to fetch those, which an offline host cannot)."""
+
+    dists: list[dict[str, Any]]
+    missing: list[tuple[str, str]] = field(default_factory=list)
+
+    def lacking(self) -> str:
+        """`nvidia-cublas==13.0.2 (required by cuda-toolkit 13.0.2), ...`, or "" when nothing is missing."""
+        return ", ".join(f"{req} (required by {of})" for req, of in self.missing)
 
 
 def site_packages(venv: Path, python: str) -> Path:
@@ -102,7 +156,7 @@ def expose(venv: Path, python: str, dists: list[dict[str, Any]]) -> list[str]:
 def _stub(site: Path, dist: dict[str, Any]) -> None:
     """A dist-info uv reads as installed, whose RECORD names only itself."""
     source = Path(dist["dist_info"]) if dist["dist_info"] else None
-    name = f"{_norm(dist['name']).replace('-', '_')}-{dist['version']}.dist-info"
+    name = f"{norm(dist['name']).replace('-', '_')}-{dist['version']}.dist-info"
     stub = site / name
     if stub.exists():
         return
@@ -111,6 +165,8 @@ def _stub(site: Path, dist: dict[str, Any]) -> None:
         for item in source.iterdir():
             if item.is_file() and item.name not in _STUB_SKIP:
                 shutil.copyfile(item, stub / item.name)
+    if not (stub / "METADATA").exists() and (stub / "PKG-INFO").exists():  # an .egg-info: the same fields
+        shutil.copyfile(stub / "PKG-INFO", stub / "METADATA")
     if not (stub / "METADATA").exists():
         (stub / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist['name']}\nVersion: {dist['version']}\n")
     (stub / "INSTALLER").write_text("kestrel-release (reused from the host)\n")

@@ -175,3 +175,91 @@ def test_reuse_of_a_package_the_host_lacks_says_so(tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, wheel, {"KESTREL_RELEASE_SMOKE_TEST_REUSE": "kk-not-on-host"})
     assert_one_line_error(result, 6, "smoke_test.reuse names kk-not-on-host, which", "does not have")
+
+
+def _dist_info(site: Path, name: str, version: str, requires: list[str], record: bool, tops: dict[str, str]) -> None:
+    """A distribution as an installer left it: its modules and a dist-info, with a RECORD or (other tools:
+    conda, a distribution's own packages) without one and without pip's INSTALLER."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    )
+    for path, text in tops.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(text)
+    if record:
+        files = [*tops, f"{info.name}/METADATA", f"{info.name}/RECORD"]
+        (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+        (info / "INSTALLER").write_text("uv\n")
+
+
+def _torch_host(tmp_path: Path, *, cublas: bool = True) -> Path:
+    """A Python 3.12 host with torch 2.11's real metadata shape: a local version, an extra-laden
+    requirement on cuda-toolkit, markers for other platforms and extras, one package installed without RECORD."""
+    host = tmp_path / "host"
+    subprocess.run([uv.find_uv(), "venv", "-q", "--python", pythons.find_interpreter("3.12"), host], check=True)
+    site = host / "lib" / "python3.12" / "site-packages"
+    torch_requires = [
+        'cuda-toolkit[cublas,cudart]==13.0.2; platform_system == "Linux"',
+        "kk-filelock",
+        'kk-win-only; sys_platform == "win32"',
+        'kk-docs; extra == "docs"',
+    ]
+    _dist_info(site, "torch", "2.11.0+cu130", torch_requires, True, {"torch/__init__.py": "OK = True\n"})
+    toolkit_requires = [
+        'nvidia-cublas==13.0.2; extra == "cublas"',
+        'nvidia-cuda-runtime==13.0.2; extra == "cudart"',
+        'nvidia-cufft==13.0.2; extra == "cufft"',
+    ]
+    _dist_info(site, "cuda-toolkit", "13.0.2", toolkit_requires, True, {"cuda_toolkit/__init__.py": ""})
+    if cublas:
+        _dist_info(site, "nvidia-cublas", "13.0.2", [], True, {"nvidia/cublas/__init__.py": "OK = True\n"})
+    _dist_info(site, "nvidia-cuda-runtime", "13.0.2", [], True, {"nvidia/cuda_runtime/__init__.py": ""})
+    _dist_info(site, "kk-filelock", "3.0", [], False, {"kk_filelock/__init__.py": "OK = True\n"})
+    return host / "bin"
+
+
+def test_reuse_follows_extras_markers_and_packages_without_record_offline(tmp_path):
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    wheel = _release_wheel(tmp_path, "torch==2.11.0")
+    host_bin = _torch_host(tmp_path)
+    env = {
+        **OFFLINE,
+        "PATH": f"{host_bin}{os.pathsep}{os.environ['PATH']}",
+        "KESTREL_RELEASE_SMOKE_TEST_REUSE": "torch",
+        "KESTREL_RELEASE_SMOKE_TEST_COMMAND": 'python -c "import torch, kk_filelock, nvidia.cublas"',
+    }
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _publish(project, box, wheel, env, "--json")
+    assert result.code == 0, result.output
+    (row,) = json.loads(result.stdout)["smoke"]
+    assert row["ok"] and row["command"]["ok"], row
+    assert sorted(row["reused"]) == [
+        "cuda-toolkit 13.0.2",
+        "kk-filelock 3.0",
+        "nvidia-cublas 13.0.2",
+        "nvidia-cuda-runtime 13.0.2",
+        "torch 2.11.0+cu130",
+    ], row
+
+
+def test_reuse_already_set_names_what_the_host_lacks_not_the_setting(tmp_path):
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    wheel = _release_wheel(tmp_path, "torch==2.11.0")
+    host_bin = _torch_host(tmp_path, cublas=False)
+    env = {
+        **OFFLINE,
+        "PATH": f"{host_bin}{os.pathsep}{os.environ['PATH']}",
+        "KESTREL_RELEASE_SMOKE_TEST_REUSE": "torch",
+    }
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _publish(project, box, wheel, env)
+    assert_one_line_error(
+        result,
+        6,
+        "a dependency could not be fetched on Python 3.12",
+        "the host lacks what its reused packages require: nvidia-cublas==13.0.2 (required by cuda-toolkit 13.0.2)",
+    )
+    assert "smoke_test.reuse (now" not in result.stderr
