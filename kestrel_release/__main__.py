@@ -55,7 +55,11 @@ def main() -> None:
             raise
     # Interrupted, and already reported and cleaned up. Leave with the status as is: CPython turns
     # a KeyboardInterrupt that was raised inside some extension modules' import into a SIGINT
-    # self-kill at interpreter exit even when it was handled, which would replace exit 130.
+    # self-kill at interpreter exit even when it was handled, which would replace exit 130. Worker
+    # threads still running are not waited for (pools.py); a forked reader is killed here.
+    forked = sys.modules.get("kestrel_release.early")
+    if forked is not None:
+        forked.end_all()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

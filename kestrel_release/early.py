@@ -122,6 +122,13 @@ def collect(child: Forked, keep: bool = True) -> bytes | None:
     return data if status == 0 else None
 
 
+def end_all() -> None:
+    """Kill every child not yet collected: an interrupted process leaves with os._exit, which runs no atexit."""
+    for child in list(_EARLY.values()):
+        _end_fork(child)
+    _EARLY.clear()
+
+
 def _end_fork(child: Forked, kill: bool = True) -> int | None:
     if child.done:
         return None

@@ -13,10 +13,9 @@ import functools
 import os
 import shutil
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release import pools, proc
 from kestrel_release.errors import PreflightError
 
 _PROBE = (
@@ -123,7 +122,7 @@ def find_interpreter(version: str) -> Path:
 def find_all(versions: Iterable[str]) -> dict[str, Path]:
     """Every requested interpreter; one PreflightError listing all the missing ones."""
     versions = list(dict.fromkeys(versions))
-    with ThreadPoolExecutor(max_workers=max(1, len(versions))) as pool:
+    with pools.threads(len(versions)) as pool:
         results = list(pool.map(_try_find, versions))
     missing = [v for v, r in zip(versions, results, strict=True) if isinstance(r, PreflightError)]
     if missing:

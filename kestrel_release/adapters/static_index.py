@@ -65,9 +65,9 @@ def core_metadata(wheel: Path) -> bytes:
 
 
 def requires_python(metadata: bytes) -> str:
-    from email.parser import BytesHeaderParser
+    from kestrel_release.artifacts import core_metadata
 
-    return str(BytesHeaderParser().parsebytes(metadata).get("Requires-Python") or "").strip()
+    return str(core_metadata.headers(metadata).get("Requires-Python") or "").strip()
 
 
 def entry(wheel: Path, url: str) -> tuple[IndexFile, bytes]:

@@ -198,7 +198,9 @@ def parse_metadata(metadata: bytes) -> RawMetadata:
     from packaging.metadata import parse_email
     from packaging.version import InvalidVersion, Version
 
-    raw, _unparsed = parse_email(metadata)
+    from kestrel_release.artifacts import core_metadata
+
+    raw, _unparsed = parse_email(core_metadata.bounded(metadata))  # linear, whatever the wheel holds
     try:
         old = Version(str(raw.get("metadata_version", "0"))) < Version("2.4")
     except InvalidVersion:
@@ -264,11 +266,11 @@ def _metadata_findings(errors: list[tuple[str, str]]) -> list[Violation]:
 
 def filename_violations(filename: str, metadata: bytes) -> list[Violation]:
     """PEP 427/503: the name part must be the project's normalized name with underscores."""
-    from email.parser import BytesHeaderParser
-
     from packaging.utils import canonicalize_name
 
-    name = BytesHeaderParser().parsebytes(metadata).get("Name")
+    from kestrel_release.artifacts import core_metadata
+
+    name = core_metadata.headers(metadata).get("Name")
     if not name:
         return []
     normalized = canonicalize_name(str(name)).replace("-", "_")

@@ -8,11 +8,10 @@ configuration requires is missing (exit 3); a missing GPU fails only when
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kestrel_release import console
+from kestrel_release import console, pools
 from kestrel_release.adapters import (
     git,
     pythons,
@@ -46,7 +45,7 @@ class DoctorReport:
 
 def run(cfg: Config) -> DoctorReport:
     """Run every check (the slow ones in parallel); never raises for a missing piece."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with pools.threads(4) as pool:
         gpu_f = pool.submit(_gpu, cfg)
         py_f = pool.submit(_pythons_or_container, cfg)
         git_f = pool.submit(_git, cfg)
@@ -131,7 +130,7 @@ def _toolkits(cfg: Config) -> list[Check]:
 
 def _pythons(cfg: Config) -> list[Check]:
     checks = []
-    with ThreadPoolExecutor(max_workers=max(1, len(cfg.python))) as pool:
+    with pools.threads(len(cfg.python)) as pool:
         found = dict(zip(cfg.python, pool.map(_find, cfg.python), strict=True))
         torches = dict(zip(found, pool.map(torch_probe.probe, found.values()), strict=True))
     for py, path in found.items():

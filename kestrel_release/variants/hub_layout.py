@@ -91,12 +91,12 @@ def wheel_path(out_dir: Path, row: dict[str, Any]) -> Path:
 
 
 def _license(zf: zipfile.ZipFile) -> str | None:
-    from email.parser import HeaderParser
+    from kestrel_release.artifacts import core_metadata
 
     meta = next((n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None)
     if meta is None:
         return None
-    msg = HeaderParser().parsestr(zf.read(meta).decode("utf-8", "replace"))
+    msg = core_metadata.headers(zf.read(meta))
     value = msg.get("License-Expression") or msg.get("License")
     return value.strip().splitlines()[0] if value and value.strip() else None
 

@@ -164,15 +164,16 @@ def _same_version(a: str, b: str) -> bool:
 
 def wheel_identity(wheel: Path) -> tuple[str, str]:
     """(Name, Version) from a built wheel's .dist-info/METADATA; BuildError when it has none."""
-    import email.parser
     import zipfile
+
+    from kestrel_release.artifacts import core_metadata
 
     try:
         with zipfile.ZipFile(wheel) as zf:
             names = [n for n in zf.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
             if len(names) != 1:
                 raise BuildError(f"{wheel.name} holds {len(names)} .dist-info/METADATA files, not one")
-            headers = email.parser.BytesHeaderParser().parsebytes(zf.read(names[0]))
+            headers = core_metadata.headers(zf.read(names[0]))
     except (OSError, zipfile.BadZipFile) as exc:
         raise BuildError(f"cannot read {wheel.name}: {exc}") from None
     name, version = headers.get("Name"), headers.get("Version")

@@ -18,7 +18,6 @@ CUDA_HOME, CUDACXX and PATH pointing at that toolkit.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
 import os
@@ -27,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from kestrel_release import cuda_rules, fsutil
+from kestrel_release import cuda_rules, fsutil, pools
 from kestrel_release.adapters import toolchain
 from kestrel_release.adapters.cuda_toolkit import Toolkit
 from kestrel_release.config_model import Config
@@ -175,7 +174,7 @@ def run(
     pairs = wanted_pairs(cfg, toolkits)
     outputs.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(len(pairs), cfg.build.jobs or os.cpu_count() or 1))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    with pools.threads(jobs) as pool:
         futures = [
             pool.submit(
                 _run_pair, cfg, name, toolkits[name], arch, ptx, outputs, log_dir, use_cache, (runner, compilers)

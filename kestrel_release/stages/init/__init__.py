@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kestrel_release import console, fsutil
+from kestrel_release import console, fsutil, pools
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
 from kestrel_release.adapters.github.client import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
@@ -144,7 +144,6 @@ def _out_dir(data: dict[str, Any]) -> str:
 
 def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
     """The candidate CPythons this machine has, among those the package supports."""
-    from concurrent.futures import ThreadPoolExecutor
 
     wanted = [v for v in CANDIDATE_PYTHONS if python_allowed(v, d)]
 
@@ -155,7 +154,7 @@ def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
         except KestrelError:
             return False
 
-    with ThreadPoolExecutor(max_workers=len(wanted) or 1) as pool:
+    with pools.threads(len(wanted) or 1) as pool:
         present = [v for v, ok in zip(wanted, pool.map(found, wanted), strict=True) if ok]
     return tuple(present)
 

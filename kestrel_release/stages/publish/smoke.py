@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import console
+from kestrel_release import console, pools
 from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
 
@@ -61,7 +60,7 @@ def smoke_test(
     console.step(f"smoke test: {cfg.name}=={version} from {simple_url} on Python {', '.join(pythons)}")
     uv.find_uv()  # resolve once, before the threads (see uv.find_uv)
     env = {**_ISOLATED_ENV, **uv.index_env(simple_url, credentials)}
-    with ThreadPoolExecutor(max_workers=max(2, min(4, len(pythons)))) as pool:
+    with pools.threads(max(2, min(4, len(pythons)))) as pool:
         return list(pool.map(lambda py: _smoke_one(cfg, version, simple_url, py, env, bool(credentials)), pythons))
 
 

@@ -10,11 +10,10 @@ in the release manifest, so publish can refuse bytes that changed afterwards.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import console, early
+from kestrel_release import console, early, pools
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.artifacts.wheel import WheelError, read_wheel
 from kestrel_release.config_model import Config
@@ -191,7 +190,7 @@ def run(
     if early.pending() and not console.json_mode():
         # The report's modules (Rich's tables) load while the child forked at start-up still reads.
         from kestrel_release.stages.verify import display  # noqa: F401
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # zlib and hashlib release the GIL
+    with pools.threads(workers) as pool:  # zlib and hashlib release the GIL
         reports = list(
             pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind, records.get(p)), wheels)
         )

@@ -10,13 +10,13 @@ import csv
 import io
 import re
 from collections.abc import Sequence
-from email.parser import BytesHeaderParser
 
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from kestrel_release import sizes
+from kestrel_release.artifacts import core_metadata
 from kestrel_release.artifacts.wheel import Member, WheelFile
 from kestrel_release.platforms import linux, windows
 from kestrel_release.stages.verify.finding import Finding
@@ -108,6 +108,9 @@ def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[F
     data = wheel.dist_info.get(path)
     if data is None:
         return [error("metadata", path, "missing: rebuild the wheel")]
+    too_big = core_metadata.problem(data)
+    if too_big:  # what installers and indexes would choke on: nothing else of it is worth reading
+        return [error("metadata", path, too_big)]
     # PyPI's Metadata-Version limit is the pypi-metadata rule; here only what installers need.
     raw = parse_metadata(data)
     try:
@@ -130,13 +133,15 @@ def metadata_version(wheel: WheelFile) -> str | None:
     metas = [n for n in wheel.dist_info if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
     if len(metas) != 1:
         return None
-    return BytesHeaderParser().parsebytes(wheel.dist_info[metas[0]]).get("Version")
+    return core_metadata.headers(wheel.dist_info[metas[0]]).get("Version")
 
 
 def _check_wheel_file(wheel: WheelFile, path: str, ftags) -> list[Finding]:
     data = wheel.dist_info.get(path)
     if data is None:
         return [error("metadata", path, "missing: rebuild the wheel")]
+    from email.parser import BytesHeaderParser  # linear: only get/get_all of known names below
+
     headers = BytesHeaderParser().parsebytes(data)
     if not headers.get("Wheel-Version"):
         return [error("metadata", path, "no Wheel-Version: rebuild the wheel")]
