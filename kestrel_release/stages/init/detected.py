@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.package_cuda import Compiled
+
 
 @dataclass
 class Detected:
@@ -33,6 +35,7 @@ class Detected:
     torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
     cmake: bool = False  # CMake builds it (a root CMakeLists.txt or a target in any)
     cmake_sets_arch: bool = False
+    compiled: Compiled | None = None  # the archs and flags the package's own build files pass to nvcc
     abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
     shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
@@ -54,6 +57,7 @@ class Detected:
             "packages": self.packages,
             "native": self.native,
             "cuda": self.cuda,
+            "cuda_compiles": self.compiled.names() if self.compiled else [],
             "torch": self.torch,
             "abi3": self.abi3,
             "requires_python": self.requires_python,
