@@ -110,11 +110,25 @@ def _choose_version(d: Detected, plan: Plan) -> None:
         )
     plan.notes += d.version_notes
     if d.vcs:
+        tag = d.tag_prefix + _next_tag_version(d.version)
         plan.notes.append(
-            f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a v1.2.3 -m v1.2.3"
+            f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a {tag} -m {tag}"
         )
     elif not places and d.version_source == "not found":
         plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
+
+
+def _next_tag_version(current: str | None) -> str:
+    """The next patch release after the version git gives now (1.2.4.dev3+gabc -> 1.2.4; 1.2.3 -> 1.2.4)."""
+    from packaging.version import InvalidVersion, Version
+
+    from kestrel_release.stages.version.pep440 import next_version
+
+    try:
+        v = Version(current or "")
+    except InvalidVersion:
+        return "1.2.3"
+    return v.base_version if v.dev is not None else next_version(v.public, "patch")
 
 
 def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:

@@ -28,6 +28,7 @@ class Detected:
     version_files: list[tuple[str, str]] = field(default_factory=list)  # every place, version_file first
     version_notes: list[str] = field(default_factory=list)  # places that state another version
     vcs: str | None = None
+    tag_prefix: str = "v"  # the repository's tag style: "" for bare tags (26.1.0)
     packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
     native: list[str] = field(default_factory=list)  # why we think there is native code
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
