@@ -111,6 +111,17 @@ def describe_tag(path: Path) -> str | None:
     return out.splitlines()[-1] if out else None
 
 
+def describe_long(path: Path) -> str | None:
+    """`git describe --tags --long` (v1.2.3-0-gabc1234: tag, distance, commit), as setuptools-scm asks."""
+    return _git(path, "describe", "--tags", "--long")
+
+
+def tag_names(path: Path) -> list[str]:
+    """Every tag, newest first (by the date of the tag or its commit); [] outside git."""
+    out = _git(path, "for-each-ref", "--sort=-creatordate", "--format=%(refname:short)", "refs/tags")
+    return out.splitlines() if out else []
+
+
 def history(path: Path) -> tuple[dict[str, list[str]], dict[str, str], str | None]:
     """Every commit of the repository at `path` (sha -> parents), its branch and tag refs
     (annotated tags peeled to their commit), and the current branch; empty when no commits."""

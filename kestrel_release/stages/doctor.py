@@ -52,6 +52,7 @@ def run(cfg: Config) -> DoctorReport:
         checks = [
             gpu_f.result(),
             *_nvcc(cfg),
+            *_package_cuda(cfg),
             *py_f.result(),
             _uv(),
             *_repair_tools(),
@@ -94,6 +95,35 @@ def _nvcc(cfg: Config) -> list[Check]:
             Check("CUDA toolkit (nvcc)", "fail" if required else "warn", exc.message, exc.hint or toolchain.NVCC_FIX)
         ]
     return [Check("CUDA toolkit (nvcc)", "ok", f"{version} at {nvcc}")]
+
+
+def _package_cuda(cfg: Config) -> list[Check]:
+    """cuda_arch/cuda against what setup.py, CMake and build.env make nvcc compile, before any build:
+    one row naming the file and line of the package's own arch list and the one edit that fixes it."""
+    from kestrel_release import package_cuda
+    from kestrel_release.stages.build import cuda_tools
+
+    if not cuda_tools.gpu_relevant(cfg):
+        return []
+    got = package_cuda.read(cfg.project_dir, dict(cfg.build.env))
+    rows = []
+    row = package_cuda.reconcile(cfg.cuda_arch, cfg.cuda, got)
+    if row:
+        rows.append(Check("CUDA archs", *row))
+    elif got.archs:
+        names = ", ".join(f"sm_{a}" for a in got.names())
+        rows.append(Check("CUDA archs", "ok", f"{got.at} ({got.source}) compiles {names}; cuda_arch agrees"))
+    flags = [f"{flag} at {place}" for flag, place in got.debug if flag == "-G" or not cfg.verify.allow_debug]
+    if flags:
+        rows.append(
+            Check(
+                "CUDA debug flags",
+                "warn",
+                f"the build passes {', '.join(flags)}: verify reports device debug info",
+                "set verify.allow_debug = true to ship line info, or drop the flag",
+            )
+        )
+    return rows
 
 
 def _toolkits(cfg: Config) -> list[Check]:

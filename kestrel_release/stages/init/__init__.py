@@ -80,6 +80,8 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
             f"{pyproject_path}: not valid TOML: {exc}", "fix the syntax error and run init again"
         ) from None
     detected = init_detect.detect(project_dir, data)
+    if detected.vcs:
+        _vcs_version(detected)
     result = InitResult(project_dir, detected, None)
     if not detected.configured:
         result.plan = choose(detected, python or _pythons_on_machine(detected))
@@ -111,6 +113,30 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         _append_ignores(project_dir / ".gitignore", result.gitignore_added)
         result.written.append(".gitignore")
     return result
+
+
+def _vcs_version(d: Detected) -> None:
+    """The version a VCS plugin computes now (git describe, as setuptools-scm/hatch-vcs read it), the
+    repository's tag style, and an sdist's PKG-INFO, which pins the version where git gives none."""
+    from kestrel_release.stages.init import version_sources
+    from kestrel_release.stages.version.source import tag_prefix
+
+    d.tag_prefix = tag_prefix(git.tag_names(d.project_dir))
+    found = version_sources.scm_version(git.describe_long(d.project_dir) or "")
+    if found:
+        d.version, d.version_source = found[0], f"git tag {found[1]} ({d.vcs})"
+    pkg_info = d.project_dir / "PKG-INFO"
+    pinned = version_sources.pkg_info_version(version_sources.read(pkg_info)) if pkg_info.is_file() else None
+    if not pinned:
+        return
+    # hatchling reads an sdist's PKG-INFO before any version source; setuptools-scm when git has no tag.
+    if d.backend == "hatchling" or not found:
+        d.version, d.version_source = pinned, "PKG-INFO"
+    d.version_notes.append(
+        f"the version comes from PKG-INFO ({pinned}), an sdist's metadata that {d.backend} reads "
+        f"{'before' if d.backend == 'hatchling' else 'instead of'} {d.vcs}: bumps must go through tags in the "
+        "source repository (delete PKG-INFO to build from git)"
+    )
 
 
 def _configured_repo(data: dict, *, planned: bool) -> str:

@@ -110,21 +110,43 @@ def _choose_version(d: Detected, plan: Plan) -> None:
         )
     plan.notes += d.version_notes
     if d.vcs:
+        tag = d.tag_prefix + _next_tag_version(d.version)
         plan.notes.append(
-            f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a v1.2.3 -m v1.2.3"
+            f"the version comes from git tags ({d.vcs}): release by tagging, e.g. git tag -a {tag} -m {tag}"
         )
     elif not places and d.version_source == "not found":
         plan.notes.append("no version found: add version_files = [{path, pattern}] by hand")
 
 
+def _next_tag_version(current: str | None) -> str:
+    """The next patch release after the version git gives now (1.2.4.dev3+gabc -> 1.2.4; 1.2.3 -> 1.2.4)."""
+    from packaging.version import InvalidVersion, Version
+
+    from kestrel_release.stages.version.pep440 import next_version
+
+    try:
+        v = Version(current or "")
+    except InvalidVersion:
+        return "1.2.3"
+    return v.base_version if v.dev is not None else next_version(v.public, "patch")
+
+
 def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
-    """cuda_arch and the build environment that makes the backend compile for it; the build table."""
+    """cuda_arch and the build environment that makes the backend compile for it; the build table.
+    A package whose setup.py or CMake fixes its own arch list gets that list, and no variable its
+    build would ignore (torch adds TORCH_CUDA_ARCH_LIST's flags only when setup.py passes none)."""
     if not d.cuda:
+        return {}
+    got = d.compiled
+    _cuda_notes(d, plan)
+    if got and got.archs:
+        plan.values["cuda_arch"] = got.names()
+        plan.comments["cuda_arch"] = f"what {got.at} compiles ({got.source}); edit that list to change it"
         return {}
     plan.values["cuda_arch"] = "90a"
     plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
     env = {}
-    if d.torch:
+    if d.torch and not (got and got.computed):
         env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
     if d.cmake and not d.cmake_sets_arch:
         env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
@@ -134,9 +156,48 @@ def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
     return {"env": env}
 
 
+def _cuda_notes(d: Detected, plan: Plan) -> None:
+    got = d.compiled
+    if got is None:
+        return
+    later = [a for a in got.names() if a not in got.names(conditional=False)]
+    if later and got.names(conditional=False):
+        plan.notes.append(
+            f"{got.at} adds {', '.join('sm_' + a for a in later)} only with newer toolkits (it tests the "
+            "nvcc version): verify.required_sass lists the archs every toolkit builds"
+        )
+    if got.computed:
+        plan.notes.append(
+            f"{got.computed} builds its -gencode list from computed strings: set cuda_arch to the archs it "
+            "compiles (TORCH_CUDA_ARCH_LIST is ignored when setup.py passes -gencode)"
+        )
+    for flag, place in got.debug:
+        if flag == "-G":
+            plan.notes.append(
+                f"{place} passes -G (device debug code, slow kernels): verify fails on it; remove it "
+                "for a release, or set verify.allow_debug = true"
+            )
+    if got.cuda_home:
+        value, place = got.cuda_home
+        plan.notes.append(f"{place} sets CUDA_HOME = {value}: the build uses that toolkit, not the nvcc on PATH")
+
+
+def _required_sass(d: Detected) -> list[str]:
+    got = d.compiled
+    if not d.cuda:
+        return []
+    if got and got.archs:
+        return [f"sm_{a}" for a in got.names(conditional=False) or got.names()]
+    return ["sm_90a"]
+
+
 def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
-    verify: dict[str, Any] = {"required_sass": ["sm_90a"] if d.cuda else [], "forbid": _forbid(d)}
+    verify: dict[str, Any] = {"required_sass": _required_sass(d), "forbid": _forbid(d)}
     plan.comments["verify.forbid"] = "sources and repository directories that must never ship"
+    lineinfo = [place for flag, place in (d.compiled.debug if d.compiled else []) if flag == "-lineinfo"]
+    if lineinfo:
+        verify["allow_debug"] = True
+        plan.comments["verify.allow_debug"] = f"{lineinfo[0]} passes -lineinfo (line tables for profilers)"
     shipped = {f"*{s}": why for s, why in d.shipped_headers.items() if not _header_forbidden(d, f"*{s}")}
     if shipped:
         plan.comments["verify.forbid"] += "; " + ", ".join(

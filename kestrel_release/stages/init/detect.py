@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import package_cuda
 from kestrel_release.stages.init import headers, native, version_spots
 from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (
@@ -88,6 +89,8 @@ def detect(project_dir: Path, pyproject: dict[str, Any]) -> Detected:
     files = list(_walk(project_dir))
     version_spots.record(d, files, setup_py)
     native.find(d, setup_py, pyproject, files)
+    if d.cuda:
+        d.compiled = package_cuda.read(project_dir, {})  # init writes build.env itself
     project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     declared = project.get("requires-python")
     d.requires_python = (

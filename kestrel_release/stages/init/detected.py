@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.package_cuda import Compiled
+
 
 @dataclass
 class Detected:
@@ -26,6 +28,7 @@ class Detected:
     version_files: list[tuple[str, str]] = field(default_factory=list)  # every place, version_file first
     version_notes: list[str] = field(default_factory=list)  # places that state another version
     vcs: str | None = None
+    tag_prefix: str = "v"  # the repository's tag style: "" for bare tags (26.1.0)
     packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
     native: list[str] = field(default_factory=list)  # why we think there is native code
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
@@ -33,6 +36,7 @@ class Detected:
     torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
     cmake: bool = False  # CMake builds it (a root CMakeLists.txt or a target in any)
     cmake_sets_arch: bool = False
+    compiled: Compiled | None = None  # the archs and flags the package's own build files pass to nvcc
     abi3: str | None = None  # "cp39", "cp310", ..., "abi3" (floor computed by setup.py) or "py3"; None: per CPython
     requires_python: str | None = None
     shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
@@ -54,6 +58,7 @@ class Detected:
             "packages": self.packages,
             "native": self.native,
             "cuda": self.cuda,
+            "cuda_compiles": self.compiled.names() if self.compiled else [],
             "torch": self.torch,
             "abi3": self.abi3,
             "requires_python": self.requires_python,

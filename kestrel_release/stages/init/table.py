@@ -84,6 +84,9 @@ def _summary(d: Detected) -> list[str]:
         lines.append("native code: " + "; ".join(d.native))
     if d.cuda:
         lines.append("CUDA: " + "; ".join(d.cuda) + ("; links torch" if d.torch else ""))
+    if d.compiled and d.compiled.archs:
+        archs = ", ".join(f"sm_{a}" for a in d.compiled.names())
+        lines.append(f"compiles {archs} (the {d.compiled.source} list at {d.compiled.at})")
     if d.abi3:
         lines.append(f"limited API: {d.abi3}" if d.abi3 != "py3" else "py3 wheel")
     if d.requires_python:

@@ -230,3 +230,29 @@ def _pattern_for(root: Path, rel: str, version: str) -> tuple[str, str] | None:
 def _value_in(path: Path, pattern: str) -> str | None:
     m = version_pattern.compile_pattern(pattern).search(read(path))
     return version_pattern.value(m) if m else None
+
+
+def scm_version(describe: str) -> tuple[str, str] | None:
+    """(version, tag) from `git describe --tags --long` as setuptools-scm's default scheme (and so
+    hatch-vcs) computes it: on the tag its version (v1.2.3 or 1.2.3 -> 1.2.3); N commits later the next
+    patch's .devN with the commit as local part (1.2.4.dev3+gabc1234). None without a version tag."""
+    from packaging.version import InvalidVersion, Version
+
+    m = re.fullmatch(r"(?P<tag>.+)-(?P<n>\d+)-g(?P<sha>[0-9a-f]+)", describe.strip())
+    if not m:
+        return None
+    tag = m.group("tag")
+    try:
+        v = Version(re.sub(r"^[A-Za-z_-]*?[vV]?(?=\d)", "", tag))
+    except InvalidVersion:
+        return None
+    if m.group("n") == "0":
+        return str(v), tag
+    release = (*v.release[:-1], v.release[-1] + 1)
+    return f"{'.'.join(map(str, release))}.dev{m.group('n')}+g{m.group('sha')}", tag
+
+
+def pkg_info_version(text: str) -> str | None:
+    """The Version: of a PKG-INFO (an unpacked sdist's core metadata)."""
+    m = re.search(r"^Version:[ \t]*(\S+)", text, re.MULTILINE)
+    return m.group(1) if m else None

@@ -52,7 +52,7 @@ from kestrel_release.stages.version.files import (
 from kestrel_release.stages.version.pep440 import next_version, parse
 from kestrel_release.stages.version.result import VersionResult  # re-exported: callers name version.VersionResult
 from kestrel_release.stages.version.source import backend_version as _backend_version
-from kestrel_release.stages.version.source import check_bumpable
+from kestrel_release.stages.version.source import check_bumpable, repo_tag_prefix
 from kestrel_release.stages.version.source import is_static as _static
 
 # ---------------------------------------------------------------- show / change
@@ -154,7 +154,8 @@ def change(
         action, cfg.name, current, new, [loc.rel for loc, _ in changes], dry_run=dry_run, diff=diff_of(changes)
     )
     commit = commit or tag
-    root = _git_preflight(cfg, f"v{new}" if tag else None, allow_dirty) if commit else None
+    tag_name = f"{repo_tag_prefix(cfg.project_dir)}{new}" if tag else None
+    root = _git_preflight(cfg, tag_name, allow_dirty) if commit else None
     if dry_run:
         return result
     with fsutil.project_lock(cfg.project_dir, "version"):
@@ -162,7 +163,7 @@ def change(
         with version_resume.journal(cfg, action, value, current, new):
             write_all(changes, current)
         if root is not None:
-            _git_record(cfg, result, changes, tag)
+            _git_record(cfg, result, changes, tag_name)
     return result
 
 
@@ -186,7 +187,7 @@ def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:
     return st.root
 
 
-def _git_record(cfg, result: VersionResult, changes, tag: bool) -> None:
+def _git_record(cfg, result: VersionResult, changes, tag: str | None) -> None:
     """Commit the changed files (restoring them if the commit fails), then tag."""
     from kestrel_release.adapters import git
 
@@ -199,8 +200,8 @@ def _git_record(cfg, result: VersionResult, changes, tag: bool) -> None:
         raise
     result.commit = git.state(cfg.project_dir).commit
     if tag:
-        git.tag(cfg.project_dir, f"v{result.new}", message)
-        result.tag = f"v{result.new}"
+        git.tag(cfg.project_dir, tag, message)  # in the repository's own style (26.1.1 or v26.1.1)
+        result.tag = tag
 
 
 def render(result: VersionResult) -> None:

@@ -67,11 +67,28 @@ def last_tag_version(project: Path) -> str | None:
         return None
 
 
-def tag_command(name: str, version: str) -> str:
-    return f'git tag -a v{version} -m "{name} {version}" && git push origin v{version}'
+def tag_command(name: str, version: str, prefix: str = "v") -> str:
+    tag = f"{prefix}{version}"
+    return f'git tag -a {tag} -m "{name} {version}" && git push origin {tag}'
 
 
-def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None = None) -> UsageError:
+def tag_prefix(tags: list[str]) -> str:
+    """The repository's own tag style: "" when its newest version tag is bare (26.1.0), "v" when it is
+    v26.1.0 or there is none. Pure: `tags` newest first (git.tag_names)."""
+    for tag in tags:
+        m = re.fullmatch(r"([vV]?)\d+(?:\.\d+)*\S*", tag)
+        if m:
+            return m.group(1)
+    return "v"
+
+
+def repo_tag_prefix(project: Path) -> str:
+    from kestrel_release.adapters import git
+
+    return tag_prefix(git.tag_names(project))
+
+
+def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None = None, prefix: str = "v") -> UsageError:
     """exit 2: a VCS version is bumped by tagging; the message carries the exact command."""
     from packaging.version import Version
 
@@ -81,7 +98,7 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
     new = new or next_version(base, kind)
     return UsageError(
         f"{name}'s version comes from git tags ({tool}); kestrel-release does not rewrite it — "
-        f"tag instead: {tag_command(name, new)}",
+        f"tag instead: {tag_command(name, new, prefix)}",
         "the next build picks the version up from the tag",
     )
 
@@ -111,4 +128,4 @@ def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
     tool = None if is_static(cfg) else vcs_tool(cfg.project_dir)
     if tool:
         current = last_tag_version(cfg.project_dir) or backend_version(cfg)
-        raise refuse_bump(cfg.name, tool, current, kind, new)
+        raise refuse_bump(cfg.name, tool, current, kind, new, repo_tag_prefix(cfg.project_dir))

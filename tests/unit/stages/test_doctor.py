@@ -53,3 +53,39 @@ def test_linux_rows_as_before(monkeypatch):
     )
     assert rows["auditwheel"].status == "ok"
     assert "python -m auditwheel in" in rows["auditwheel"].detail
+
+
+def test_cuda_arch_the_package_does_not_compile_fails_before_any_build(tmp_path):
+    """The table init used to write (90a + TORCH_CUDA_ARCH_LIST) against a setup.py with its own -gencode
+    list: one row naming the list's file and line and the one edit that fixes it."""
+    from kestrel_release import config
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "cc1d"\nversion = "1.0"\n[tool.kestrel-release]\ncuda_arch = "90a"\n'
+        '[tool.kestrel-release.build]\nenv = {TORCH_CUDA_ARCH_LIST = "9.0a"}\n'
+    )
+    (tmp_path / "setup.py").write_text(
+        'nvcc = ["-lineinfo",\n  "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]\n'
+    )
+    rows = doctor._package_cuda(config.load(tmp_path))
+    assert [(r.name, r.status, r.detail, r.fix) for r in rows] == [
+        (
+            "CUDA archs",
+            "fail",
+            "cuda_arch asks for sm_90a, but setup.py:2 (-gencode) compiles only sm_80, sm_90",
+            'set cuda_arch = ["80", "90"] in pyproject.toml (the list at setup.py:2)',
+        ),
+        (
+            "CUDA debug flags",
+            "warn",
+            "the build passes -lineinfo at setup.py:1: verify reports device debug info",
+            "set verify.allow_debug = true to ship line info, or drop the flag",
+        ),
+    ]
+    text = (tmp_path / "pyproject.toml").read_text().replace('"90a"', '["80", "90"]')
+    (tmp_path / "pyproject.toml").write_text(text + "[tool.kestrel-release.verify]\nallow_debug = true\n")
+    [row] = doctor._package_cuda(config.load(tmp_path))
+    assert (row.status, row.detail) == (
+        "warn",
+        "build.env TORCH_CUDA_ARCH_LIST is ignored: setup.py:2 passes its own -gencode list (sm_80, sm_90)",
+    )

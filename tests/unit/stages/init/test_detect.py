@@ -494,3 +494,37 @@ def test_a_version_line_that_is_not_unique_is_not_written(tmp_path):
     )
     assert d.version_file is None and "add version_files by hand" in d.version_source
     assert "version_files" not in init.choose(d, ("3.12",)).values
+
+
+def test_setup_py_with_its_own_gencode_list_gets_that_list_and_no_ignored_env(tmp_path):
+    """causal-conv1d's shape: the written table promises what setup.py compiles, not sm_90a via an
+    env variable torch ignores; -lineinfo is allowed on purpose."""
+    root = make(
+        tmp_path,
+        {
+            "pyproject.toml": SETUPTOOLS,
+            "setup.py": """
+            from torch.utils.cpp_extension import CUDAExtension
+            cc_flag = ["-gencode", "arch=compute_80,code=sm_80"]
+            if bare_metal_version >= Version("12.8"):
+                cc_flag += ["-gencode", "arch=compute_120,code=sm_120"]
+            setup(name="cc1d", version="1.0", ext_modules=[CUDAExtension("cc1d_cuda", ["a.cu"],
+                  extra_compile_args={"nvcc": ["-O3", "-lineinfo"] + cc_flag})])
+            """,
+            "a.cu": "",
+        },
+    )
+    d = detect(root)
+    plan = init.choose(d, ("3.12",))
+    text = init.table_text(plan, d)
+    table = tomllib.loads(text)["tool"]["kestrel-release"]
+    assert table["cuda_arch"] == ["80", "120"]
+    assert "build" not in table  # no TORCH_CUDA_ARCH_LIST: setup.py's -gencode wins
+    assert table["verify"]["required_sass"] == ["sm_80"]  # sm_120 only with CUDA >= 12.8
+    assert table["verify"]["allow_debug"] is True
+    assert "compiles sm_80, sm_120 (the -gencode list at setup.py:2)" in text
+    assert "# setup.py:6 passes -lineinfo (line tables for profilers)" in text
+    assert any(n.startswith("setup.py:2 adds sm_120 only with newer toolkits") for n in plan.notes)
+    errors: list[str] = []
+    config_parse.build(tmp_path, "x", "1.0", table, {}, errors)
+    assert errors == []
