@@ -11,18 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_values, config_variants, platforms, targets, version_pattern
-from kestrel_release.config_model import (
-    ABI_MODES,
-    CUDA_COMPRESS_MODES,
-    BuildConfig,
-    CIConfig,
-    Config,
-    PublishConfig,
-    SmokeTestConfig,
-    VerifyConfig,
-    VersionFile,
-)
+from kestrel_release import config_settings, config_values, config_variants, platforms, targets, version_pattern
+from kestrel_release.config_model import Config, VersionFile
 from kestrel_release.config_values import PREFIX, env_word, parse_structured, suggest
 
 # config_values' functions under the names this module's code (and code being written against it) uses.
@@ -30,27 +20,9 @@ _coerce, _section = config_values.coerce, config_values.section
 _default, _fields = config_values.field_default, config_values.fields
 __all__ = ["PREFIX", "env_word", "parse_structured", "suggest"]
 
-_SECTIONS = {
-    "build": BuildConfig,
-    "verify": VerifyConfig,
-    "publish": PublishConfig,
-    "smoke_test": SmokeTestConfig,
-    "ci": CIConfig,
-}
-_TOP_SKIP = {
-    "project_dir",
-    "name",
-    "version",
-    "metadata_source",
-    "version_dynamic",
-    "build",
-    "verify",
-    "publish",
-    "smoke_test",
-    "targets",
-    "ci",
-    "variants",
-}
+# Derived from config_model's declarations (config_settings); the names stay for this module's code.
+_SECTIONS = config_settings.SECTIONS
+_TOP_SKIP = config_settings.TOP_SKIP
 
 
 def env_table() -> dict[str, str]:
@@ -208,6 +180,8 @@ def by_origin(errors: list[str], pyproject: Path) -> str:
 
 
 def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = None) -> None:
+    """The checks a value's type cannot make: each key's allowed values (declared in config_model), then
+    the rules of one key's syntax and those across keys."""
     from packaging.version import InvalidVersion, Version
 
     origins = origins or {}
@@ -221,34 +195,19 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
             errors.append(f"{at('python')}: '{py}' is not a CPython version like 3.12")
     if not cfg.python:
         errors.append(f"{at('python')}: the list of Python versions is empty")
-    if cfg.abi not in ABI_MODES:
-        errors.append(f"{at('abi')}: '{cfg.abi}' is not one of {', '.join(ABI_MODES)}{suggest(cfg.abi, ABI_MODES)}")
+    errors += config_settings.choice_problems(cfg, "", at)
+    for section in _SECTIONS:
+        errors += config_settings.choice_problems(getattr(cfg, section), section, at)
     errors += [f"{at('platforms')}{p[len('platforms') :]}" for p in platforms.problems(cfg.platforms)]
     if cfg.build.min_glibc and not _is_glibc(cfg.build.min_glibc):
         errors.append(f"{at('build.min_glibc')}: '{cfg.build.min_glibc}' is not a glibc version like 2.28")
     if not cfg.publish.timeout > 0:  # 0 would mean "no deadline" to some clients and "fail at once" to others
         errors.append(f"{at('publish.timeout')}: expected a positive number of seconds, got {cfg.publish.timeout!r}")
-    if cfg.build.frontend not in ("uv", "build"):
-        errors.append(
-            f"{at('build.frontend')}: '{cfg.build.frontend}' is not 'uv' or 'build'"
-            f"{suggest(cfg.build.frontend, ['uv', 'build'])}"
-        )
-    engines = ("docker", "podman", "chroot")
-    if cfg.build.container_engine and cfg.build.container_engine not in engines:
-        errors.append(
-            f"{at('build.container_engine')}: '{cfg.build.container_engine}' is not one of {', '.join(engines)}"
-            f"{suggest(cfg.build.container_engine, engines)}"
-        )
     if cfg.build.container_engine == "chroot" and cfg.build.container and not Path(cfg.build.container).is_absolute():
         errors.append(
             f"{at('build.container')}: the chroot engine needs an absolute root directory, got '{cfg.build.container}'"
         )
-    if cfg.build.precompile_in not in ("host", "container"):
-        errors.append(
-            f"{at('build.precompile_in')}: '{cfg.build.precompile_in}' is not 'host' or 'container'"
-            f"{suggest(cfg.build.precompile_in, ['host', 'container'])}"
-        )
-    elif cfg.build.precompile_in == "container" and cfg.precompile and not cfg.build.container:
+    if cfg.build.precompile_in == "container" and cfg.precompile and not cfg.build.container:
         errors.append(
             f"{at('build.precompile_in')}: 'container' needs an image to run in — set build.container "
             "(or --container), or precompile_in = 'host'"
@@ -261,12 +220,6 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
     _validate_cuda(cfg, errors, at)
     config_variants.validate(cfg, errors, at)
     targets.validate(cfg, errors, at)
-    mode = cfg.build.cuda_compress
-    if mode and mode not in CUDA_COMPRESS_MODES:
-        errors.append(
-            f"{at('build.cuda_compress')}: '{mode}' is not one of {', '.join(CUDA_COMPRESS_MODES)}"
-            f"{suggest(mode, CUDA_COMPRESS_MODES)}"
-        )
     for name in cfg.smoke_test.reuse:
         if not _DIST_NAME.fullmatch(name):
             errors.append(f"{at('smoke_test.reuse')}: '{name}' is not a distribution name like torch")

@@ -12,13 +12,15 @@ import re
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from kestrel_release.config_model import MIB
+from kestrel_release.config_model import MIB, Config
 
 PREFIX = "KESTREL_RELEASE_"
 T = TypeVar("T")
-# Keys whose value may be one string listing several ("80,90a"), as the env form: the old single-arch form stays valid.
-_LIST_OR_STRING = (".cuda_arch", ".cuda", ".cuda_ptx")
-_ENV_LISTS = ("_CUDA_ARCH", "_CUDA", "_CUDA_PTX")
+# Keys whose value may be one string listing several ("80,90a"), as the env form: the old single-arch form stays
+# valid. Declared in config_model (`doc(..., list_or_string=True)`).
+_SPLIT_KEYS = [f.name for f in dataclasses.fields(Config) if f.metadata.get("list_or_string")]
+_LIST_OR_STRING = tuple(f".{k}" for k in _SPLIT_KEYS)
+_ENV_LISTS = tuple(f"_{k.upper()}" for k in _SPLIT_KEYS)
 
 
 def fields(cls: type) -> dict[str, dataclasses.Field]:

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kestrel_release import proc
+from kestrel_release.config_model import CONTAINER_ENGINES
 
-ENGINES = ("docker", "podman", "chroot")
 WORKDIR = "/kestrel-release"  # where the workspace appears inside a docker/podman container
 _RUNC = ("/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc")
 # The only variables a chroot run starts with (a container starts from its image's env instead).
@@ -86,7 +86,9 @@ def engine_name(configured: str, image: str) -> str:
 
 
 def find(name: str) -> Engine | None:
-    """The engine's executable, or None when it is not installed."""
+    """The engine's executable, or None when it is not installed (or is no engine of CONTAINER_ENGINES)."""
+    if name not in CONTAINER_ENGINES:
+        return None
     binary = shutil.which("chroot" if name == "chroot" else name)
     if binary is None and name == "chroot" and Path("/usr/sbin/chroot").exists():
         binary = "/usr/sbin/chroot"

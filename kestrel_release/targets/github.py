@@ -74,15 +74,11 @@ def from_env(targets: dict[str, Any], errors: list[str], env: dict[str, str], el
 
 
 def validate(name: str, gh: Settings, errors: list[str], at: Any) -> None:
-    from kestrel_release.config_values import suggest
+    from kestrel_release.config_settings import choice_problems
 
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"{at(f'targets.{name}.repo')}: '{gh.repo}' is not OWNER/NAME")
-    if gh.nightly not in ("rolling", "dated"):
-        errors.append(
-            f"{at(f'targets.{name}.nightly')}: '{gh.nightly}' is not 'rolling' or 'dated'"
-            f"{suggest(gh.nightly, ['rolling', 'dated'])}"
-        )
+    errors += choice_problems(gh, f"targets.{name}", at)
     if gh.keep < 1:
         errors.append(f"{at(f'targets.{name}.keep')}: {gh.keep} keeps no nightly; use 1 or more")
 

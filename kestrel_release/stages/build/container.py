@@ -28,7 +28,7 @@ from kestrel_release import console, platforms, proc, source_copy, statedir
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import auditwheel, container, frontend, git, toolchain
 from kestrel_release.adapters import uv as uv_adapter
-from kestrel_release.config_model import Config
+from kestrel_release.config_model import CONTAINER_ENGINES, Config
 from kestrel_release.errors import BuildError
 
 # Finds each configured Python (`X.Y path` lines), then the image's glibc and CPU.
@@ -89,7 +89,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
     if engine is None:
         problems.append(
             f"the container engine {name} is not installed (build.container = {image}) — install it, "
-            "or set build.container_engine to an installed one (docker, podman, chroot)"
+            f"or set build.container_engine to an installed one ({', '.join(CONTAINER_ENGINES)})"
         )
         return None
     why = container.cannot_run(engine)
