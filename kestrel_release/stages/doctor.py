@@ -53,6 +53,7 @@ def run(cfg: Config) -> DoctorReport:
             gpu_f.result(),
             *_nvcc(cfg),
             *_package_cuda(cfg),
+            *_torch_cuda_home(cfg),
             *py_f.result(),
             _uv(),
             *_repair_tools(),
@@ -124,6 +125,31 @@ def _package_cuda(cfg: Config) -> list[Check]:
             )
         )
     return rows
+
+
+def _torch_cuda_home(cfg: Config) -> list[Check]:
+    """A torch extension compiles against the toolkit torch derives (CUDA_HOME), not the nvcc doctor found:
+    a wrapper script in /usr/local/bin gives CUDA_HOME=/usr/local, which has no headers, and the build
+    fails minutes in on `cuda_runtime_api.h: No such file or directory`."""
+    import shutil
+
+    from kestrel_release.stages.build import cuda_tools
+
+    if not cuda_tools.builds_with_torch(cfg.project_dir):
+        return []
+    env = {**os.environ, **cfg.build.env}
+    home, source = cuda_tools.torch_cuda_home(env)
+    name = "CUDA_HOME (as torch derives it)"
+    if home is not None and (home / "include" / "cuda_runtime_api.h").is_file():
+        return [Check(name, "ok", f"{home} (from {source}): include/cuda_runtime_api.h found")]
+    real = cuda_tools.headers_home(shutil.which("nvcc", path=env.get("PATH", "")))
+    fix = (
+        f"export CUDA_HOME={real}"
+        if real
+        else "export CUDA_HOME=/path/to/cuda (the folder with include/cuda_runtime_api.h)"
+    )
+    where = f"{home} (from {source}) has no include/cuda_runtime_api.h" if home else source
+    return [Check(name, "fail", f"the torch build would compile against {where}", fix)]
 
 
 def _toolkits(cfg: Config) -> list[Check]:

@@ -85,3 +85,49 @@ def find(cfg) -> Path:
             "(or [tool.kestrel-release.build] env CUDACXX)",
         )
     return nvcc
+
+
+def builds_with_torch(project_dir: Path) -> bool:
+    """Whether the project's build requires torch (torch.utils.cpp_extension then picks the toolkit)."""
+    import re
+
+    from kestrel_release._compat import tomllib
+
+    try:
+        data = tomllib.loads((project_dir / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    requires = data.get("build-system", {}).get("requires", [])
+    return any(re.match(r"\s*torch\s*($|[<>=!~\[;( ])", r) for r in requires if isinstance(r, str))
+
+
+def torch_cuda_home(env: dict[str, str]) -> tuple[Path | None, str]:
+    """The CUDA_HOME torch.utils.cpp_extension will use, and where it comes from: CUDA_HOME, else CUDA_PATH,
+    else two folders above `which nvcc` (the PATH entry itself, symlinks and wrapper scripts NOT resolved:
+    a wrapper in /usr/local/bin gives /usr/local), else /usr/local/cuda when it exists."""
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if env.get(var):
+            return Path(env[var]), var
+    nvcc = shutil.which("nvcc", path=env.get("PATH", ""))
+    if nvcc:
+        return Path(os.path.dirname(os.path.dirname(nvcc))), f"nvcc on PATH ({nvcc})"
+    if os.path.isdir("/usr/local/cuda"):
+        return Path("/usr/local/cuda"), "the default /usr/local/cuda"
+    return None, "no CUDA_HOME, CUDA_PATH or nvcc on PATH"
+
+
+def headers_home(nvcc: str | None) -> Path | None:
+    """The toolkit folder that really holds cuda_runtime_api.h behind `nvcc`, if any: through symlinks,
+    else as nvcc itself reports it (`TOP=` of a dry run), which sees through a wrapper script."""
+    import re
+
+    from kestrel_release import proc
+
+    if not nvcc:
+        return None
+    homes = [Path(os.path.realpath(nvcc)).parent.parent]
+    out = proc.run([nvcc, "--dryrun", "-E", "-x", "cu", os.devnull], check=False, timeout=30)
+    top = re.search(r"^#\$ TOP=(.+)$", out.output, re.M)
+    if top:
+        homes.append(Path(os.path.normpath(top.group(1).strip())))
+    return next((h for h in homes if (h / "include" / "cuda_runtime_api.h").is_file()), None)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -161,3 +163,43 @@ def test_doctor_lists_each_configured_toolkit_with_its_version_and_archs(tmp_pat
         assert checks["CUDA 12.9"]["status"] == "warn"
         assert checks["CUDA 12.9"]["detail"].startswith("not on this machine; build installs it from PyPI")
         assert checks["CUDA 12.9"]["detail"].endswith("builds sm_80, sm_90a")
+
+
+def _torch_project(root: Path) -> Path:
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools", "torch>=2.4"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "torch-ext"\nversion = "0.1.0"\n\n[tool.kestrel-release]\n'
+    )
+    return root
+
+
+def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
+    """An nvcc wrapper script in <dir>/bin: torch takes <dir> as CUDA_HOME (no headers there); doctor
+    says so, with the export that points torch at the toolkit behind the wrapper."""
+    real = shutil.which("nvcc")
+    if real is None:
+        pytest.skip("needs nvcc")
+    # the toolkit behind this machine's nvcc (itself a wrapper script on some hosts), as nvcc reports it
+    dry = subprocess.run([real, "--dryrun", "-E", "-x", "cu", os.devnull], capture_output=True, text=True)
+    top = next(ln.split("=", 1)[1] for ln in (dry.stdout + dry.stderr).splitlines() if ln.startswith("#$ TOP="))
+    toolkit = Path(os.path.normpath(top.strip()))
+    assert (toolkit / "include" / "cuda_runtime_api.h").is_file()
+    wrapper = tmp_path / "local" / "bin" / "nvcc"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    project = _torch_project(tmp_path / "ext")
+    env = {**ONE_PY, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}", "CUDA_HOME": "", "CUDA_PATH": ""}
+    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    row = _by_name(json.loads(result.stdout))["CUDA_HOME (as torch derives it)"]
+    assert row["status"] == "fail", row
+    assert row["detail"] == (
+        f"the torch build would compile against {tmp_path / 'local'} (from nvcc on PATH ({wrapper})) "
+        "has no include/cuda_runtime_api.h"
+    )
+    assert row["fix"] == f"export CUDA_HOME={toolkit}"
+    assert result.code == 3
+    fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
+    row = _by_name(json.loads(fixed.stdout))["CUDA_HOME (as torch derives it)"]
+    assert row["status"] == "ok" and row["detail"].startswith(f"{toolkit} (from CUDA_HOME)"), row
