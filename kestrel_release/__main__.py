@@ -20,10 +20,10 @@ def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 13
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
     recorder = None
-    try:
+    try:  # the handlers inside: a Ctrl-C between the two calls is Python's default KeyboardInterrupt, caught below
+        signal.signal(signal.SIGINT, _interrupt)
+        signal.signal(signal.SIGTERM, _interrupt)  # last: a test's "ready" is this one caught
         args = sys.argv[1:]
         from kestrel_release import helpcache
 
