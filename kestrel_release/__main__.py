@@ -20,10 +20,10 @@ def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 13
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
     recorder = None
-    try:
+    try:  # the handlers inside: a Ctrl-C between the two calls is Python's default KeyboardInterrupt, caught below
+        signal.signal(signal.SIGINT, _interrupt)
+        signal.signal(signal.SIGTERM, _interrupt)  # last: a test's "ready" is this one caught
         args = sys.argv[1:]
         from kestrel_release import helpcache
 
@@ -52,6 +52,7 @@ def main() -> None:
         sys.stderr.write("error: interrupted; nothing was left half-written\n")
     except SystemExit as exc:
         if exc.code != EXIT_INTERRUPTED:
+            exc.code = _settle_stdout(exc.code)
             raise
     # Interrupted, and already reported and cleaned up. Leave with the status as is: CPython turns
     # a KeyboardInterrupt that was raised inside some extension modules' import into a SIGINT
@@ -66,6 +67,33 @@ def main() -> None:
         except (OSError, ValueError):
             pass
     os._exit(EXIT_INTERRUPTED)
+
+
+def _settle_stdout(code: str | int | None) -> str | int | None:
+    """Flush stdout while a failure can still be reported: at interpreter exit a failed flush (a full disk,
+    a closed pipe) prints "Exception ignored" and turns the status into 120. After a failure stdout points
+    at /dev/null, so what it still holds goes nowhere; a run that had succeeded says so in one line and
+    takes the filesystem's exit code, as when the command itself meets the error."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return code
+    except (OSError, ValueError) as exc:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        except OSError:
+            pass
+        if code not in (0, None) or not isinstance(exc, OSError):
+            return code
+        from kestrel_release.errors import from_os_error
+
+        mapped = from_os_error(exc)
+        if mapped is None:  # a reader that went away (EPIPE): nothing to tell it
+            return code
+        sys.stderr.write(f"error: {mapped.message} — {mapped.hint}\n")
+        return mapped.exit_code
 
 
 class _frozen_imports:  # a class, not contextlib.contextmanager: contextlib is not loaded here yet

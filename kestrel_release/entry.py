@@ -31,15 +31,19 @@ def _click_exceptions():
 
 def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
-    signal.signal(signal.SIGTERM, _sigterm)
-    sys.argv[1:] = _global_flags_first(sys.argv[1:])
     try:
+        signal.signal(signal.SIGTERM, _sigterm)
+        sys.argv[1:] = _global_flags_first(sys.argv[1:])
         code = _dispatch()
-    except KeyboardInterrupt:  # a second Ctrl-C while reporting the first failure
+        # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except KeyboardInterrupt:  # outside the command (a second Ctrl-C while reporting the first failure)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if _failure is None:  # the one line, unless the command's own failure was already said
+            sys.stderr.write(f"error: {_INTERRUPTED}\n")
         code = EXIT_INTERRUPTED
-    # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
 
 

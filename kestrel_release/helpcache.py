@@ -113,8 +113,30 @@ def replay(args: list[str]) -> bool:
         sys.stdout.write(text)
         sys.stdout.flush()
     except OSError:  # disk full, closed pipe: the normal path says so in its one line (and exit code)
+        discard_pending(sys.stdout)
         return False
     return True
+
+
+def discard_pending(stream: Any) -> None:
+    """Drop what `stream` holds unwritten after a failed write: flushed into /dev/null through its own
+    descriptor, which then points where it did. Else the normal path's help would follow the replayed text,
+    and the interpreter would try the write again at exit ("Exception ignored", status 120)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):
+        return
+    saved, null = os.dup(fd), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+        os.close(null)
 
 
 class _Tee:

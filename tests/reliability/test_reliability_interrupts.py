@@ -231,3 +231,47 @@ def test_signal_during_imports_is_one_line_not_a_traceback(tmp_path: Path, modul
     assert code == 130, (code, err)
     assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
     assert _version_state(project) == old  # tomlkit is imported before the first write
+
+
+# --- a Ctrl-C wherever it lands -------------------------------------------------------------------
+
+# A KeyboardInterrupt raised where a signal can land but a timed signal rarely does: inside an import of the
+# CLI, and between the installs of the two handlers (Python's own SIGINT handler still in place).
+_LANDS = {
+    "during-import": """
+import sys
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name == "kestrel_release.cli":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Finder())
+""",
+    "between-handlers": """
+import signal
+_real, _calls = signal.signal, []
+def _once(signum, handler):
+    _calls.append(signum)
+    if len(_calls) == 2:
+        raise KeyboardInterrupt
+    return _real(signum, handler)
+signal.signal = _once
+""",
+}
+
+
+@pytest.mark.parametrize("where", sorted(_LANDS))
+def test_a_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path: Path, where: str) -> None:
+    project = factories.make_c_ext_project(tmp_path / "p")
+    code = (
+        _LANDS[where]
+        + "\nimport sys\nfrom kestrel_release.__main__ import main\nsys.argv[0] = 'kestrel-release'\nmain()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "version", "bump", "patch", "--project", str(project)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (130, "error: interrupted; nothing was left half-written\n")
+    assert 'version = "0.1.0"' in (project / "pyproject.toml").read_text()
