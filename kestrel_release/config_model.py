@@ -139,8 +139,8 @@ class BuildConfig:
     exclude: tuple[str, ...] = field(
         default=DEFAULT_EXCLUDES,
         metadata=doc(
-            "Libraries the repair never vendors (fnmatch on the soname; the default: torch and the CUDA runtime, "
-            "which come from the user's install): auditwheel `--exclude` on Linux, translated by library stem for "
+            "Libraries the repair never vendors, fnmatch patterns on the soname. The default: torch and the CUDA "
+            "runtime, which come from the user's install. auditwheel `--exclude` on Linux, translated by library stem for "
             "delvewheel `--no-dll` on Windows (`libcudart*` -> `cudart*.dll`) and delocate `--exclude` on macOS."
         ),
     )
@@ -274,6 +274,7 @@ class SmokeTestConfig:
 class IndexTarget:
     """An index target's settings (targets/pypi.py); `verify_rules`: see targets/base.py Target."""
 
+    kind: ClassVar[str] = "index"  # the table's `kind = "..."` (targets/pypi.py's KIND)
     verify_rules: ClassVar[str] = "index"
     repository_url: str = field(metadata=doc("The index's upload URL."))
     simple_url: str = field(

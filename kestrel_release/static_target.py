@@ -14,8 +14,10 @@ Each variant's wheels go to `<dir>/<cu>/<project>/` (PyTorch's layout, `pip inst
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from kestrel_release.config_model import doc
 
 KIND = "static-index"
 KEYS = {"kind", "dir", "base_url", "github"}
@@ -25,11 +27,22 @@ GITHUB_KEYS = {"repo", "tag"}
 @dataclass(frozen=True)
 class StaticIndexTarget:
     # verify's rules for its wheels: a release asset's size limit (its wheels may be assets), not PyPI's rules
+    kind: ClassVar[str] = KIND
     verify_rules: ClassVar[str] = "asset"
-    dir: str
-    base_url: str = ""
-    github_repo: str = ""  # "" = the wheels are copied beside the pages in `dir`
-    github_tag: str = "v{version}"
+    # The table's keys; the `github_` ones are written as the `github = {repo, tag}` table.
+    dir: str = field(metadata=doc("The index's root directory, relative to the project."))
+    base_url: str = field(
+        default="",
+        metadata=doc("Where a static host serves `dir` (only for the printed pip lines; the pages link relatively)."),
+    )
+    github_repo: str = field(
+        default="",
+        metadata=doc(
+            'The repository ("OWNER/NAME") whose release holds the wheels as assets, the pages linking to them; '
+            '"" = the wheels are copied beside the pages in `dir`.'
+        ),
+    )
+    github_tag: str = field(default="v{version}", metadata=doc("The tag of that release; it must contain `{version}`."))
 
     def tag_for(self, version: str) -> str:
         return self.github_tag.replace("{version}", version)

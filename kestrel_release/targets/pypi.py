@@ -23,7 +23,7 @@ from kestrel_release.targets.base import Check, Options
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
 
-KIND = "index"
+KIND = Settings.kind
 # The indexes that exist without a table, in the order a release publishes to them (TestPyPI first:
 # the smoke test installs from it before anything reaches PyPI).
 BUILTIN = {
