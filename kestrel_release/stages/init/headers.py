@@ -29,7 +29,7 @@ from kestrel_release.stages.init.version_sources import read, table
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 _SUFFIX = re.compile(r"\.(h|hh|hpp|hxx|cuh)\b")
-_CYTHON = re.compile(r"\.(pyx|pxd|pxi)\b")
+_CYTHON = re.compile(r"\.(pyx|pxd|pxi|c|cc|cpp|cxx|cu)(?![\w+])")
 
 
 def find(
@@ -75,7 +75,8 @@ def find(
 
 
 def _cython(d: Detected, setup_py: str, pyproject: dict[str, Any], cfg: dict[str, dict[str, str]]) -> None:
-    """d.shipped_sources: {".pyx": why, ...} for the Cython sources the wheel installs on purpose."""
+    """d.shipped_sources: {".pyx": why, ...} for the Cython and C/C++ sources the wheel installs on purpose
+    (CUDA kernel sources stay forbidden in a CUDA package: choose._forbid)."""
     wheel = table(pyproject, "tool", "hatch", "build", "targets", "wheel")
     declared = [
         (_package_data(setup_py), "setup.py package_data"),

@@ -183,3 +183,19 @@ def test_cython_sources_only_in_the_sdist_stay_forbidden(tmp_path):
         },
     )
     assert "*.pyx" in forbid
+
+
+def test_chamferdist_ships_its_cpp_but_cuda_kernel_sources_stay_forbidden(tmp_path):
+    """chamferdist 1.0.3: package_data {"chamferdist": ["*.cu", "*.cuh", "*.h"]}, plus a declared *.cpp."""
+    forbid, plan = forbid_of(
+        tmp_path,
+        {
+            "setup.py": "setup(name='chamferdist', ext_modules=[CUDAExtension('chamferdist._C', ['chamferdist/knn.cu'])],"
+            " package_data={'chamferdist': ['*.cu', '*.cuh', '*.h', '*.cpp']})\n",
+            "chamferdist/__init__.py": "",
+            "chamferdist/knn.cu": "",
+        },
+    )
+    assert "*.cpp" not in forbid and "*.h" not in forbid
+    assert "*.cu" in forbid and "*.cuh" in forbid
+    assert "*.cpp ships on purpose (setup.py package_data)" in plan.comments["verify.forbid"]
