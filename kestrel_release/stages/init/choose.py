@@ -199,6 +199,7 @@ def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
         verify["allow_debug"] = True
         plan.comments["verify.allow_debug"] = f"{lineinfo[0]} passes -lineinfo (line tables for profilers)"
     shipped = {f"*{s}": why for s, why in d.shipped_headers.items() if not _header_forbidden(d, f"*{s}")}
+    shipped |= {f"*{s}": why for s, why in d.shipped_sources.items() if f"*{s}" in SOURCES and _source_shipped(d, s)}
     if shipped:
         plan.comments["verify.forbid"] += "; " + ", ".join(
             f"{g} ships on purpose ({why})" for g, why in shipped.items()
@@ -238,8 +239,14 @@ def _header_forbidden(d: Detected, glob: str) -> bool:
     return glob[1:] not in d.shipped_headers or (d.cuda != [] and glob == "*.cuh")
 
 
+def _source_shipped(d: Detected, suffix: str) -> bool:
+    """A source kind the package declares as data to ship; CUDA kernel sources (.cu) stay forbidden in a
+    CUDA package, as .cuh headers do."""
+    return suffix in d.shipped_sources and not (d.cuda and suffix == ".cu")
+
+
 def _forbid(d: Detected) -> list[str]:
-    out = list(SOURCES) + [p for p in HEADERS if _header_forbidden(d, p)]
+    out = [p for p in SOURCES if not _source_shipped(d, p[1:])] + [p for p in HEADERS if _header_forbidden(d, p)]
     if "csrc" in d.top_dirs or any((d.project_dir / pkg / "csrc").is_dir() for pkg in d.packages.values()):
         out.append("csrc/**")
     return out + [f"/{name}/**" for name in NEVER_SHIPPED if name in d.top_dirs]

@@ -42,6 +42,7 @@ class Detected:
     shipped_tests: list[str] = field(default_factory=list)  # test dirs inside a package
     ships_headers: bool = False  # the build installs headers inside a package (for downstream builds)
     shipped_headers: dict[str, str] = field(default_factory=dict)  # header suffix -> where the build says so
+    shipped_sources: dict[str, str] = field(default_factory=dict)  # Cython suffix -> where the build ships it
     top_dirs: list[str] = field(default_factory=list)
     configured: bool = False
 

@@ -10,6 +10,11 @@ as "on purpose" is what the package's own build configuration says it installs i
 - CMake's `install(FILES|DIRECTORY ...)` naming a header or an include directory (when CMake builds);
 - hatch's wheel `include`/`artifacts`/`force-include`.
 A header that only MANIFEST.in lists is for the sdist, not the wheel: it stays forbidden.
+
+The same holds for Cython sources (`.pyx`, `.pxd`, `.pxi`), which packages ship so that others can
+`cimport` them: declared in package_data, [tool.setuptools.package-data], hatch's wheel include, or
+MANIFEST.in with include_package_data (setuptools then installs what MANIFEST.in lists inside a
+package), they are not forbidden (d.shipped_sources).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from kestrel_release.stages.init.version_sources import read, table
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 _SUFFIX = re.compile(r"\.(h|hh|hpp|hxx|cuh)\b")
+_CYTHON = re.compile(r"\.(pyx|pxd|pxi|c|cc|cpp|cxx|cu)(?![\w+])")
 
 
 def find(
@@ -65,11 +71,46 @@ def find(
             add(suffixes, f"{path.relative_to(root).as_posix()} installs them")
     d.shipped_headers = found
     d.ships_headers = bool(found)
+    _cython(d, setup_py, pyproject, cfg)
 
 
-def _named(texts) -> list[str]:
-    """Header suffixes named in `texts` ("*.h", "include/*.hpp", "x.cuh")."""
-    out = {"." + m.group(1) for text in texts for m in _SUFFIX.finditer(str(text))}
+def _cython(d: Detected, setup_py: str, pyproject: dict[str, Any], cfg: dict[str, dict[str, str]]) -> None:
+    """d.shipped_sources: {".pyx": why, ...} for the Cython and C/C++ sources the wheel installs on purpose
+    (CUDA kernel sources stay forbidden in a CUDA package: choose._forbid)."""
+    wheel = table(pyproject, "tool", "hatch", "build", "targets", "wheel")
+    declared = [
+        (_package_data(setup_py), "setup.py package_data"),
+        (list(cfg.get("options.package_data", {}).values()), "setup.cfg [options.package_data]"),
+        (_strings(table(pyproject, "tool", "setuptools", "package-data")), "[tool.setuptools.package-data]"),
+        (_strings({k: wheel.get(k) for k in ("include", "artifacts", "force-include")}), "hatch wheel include"),
+        (_strings(table(pyproject, "tool", "hatch", "build").get("include")), "hatch build include"),
+    ]
+    if _includes_package_data(setup_py, pyproject, cfg):
+        declared.append((_manifest_lines(read(d.project_dir / "MANIFEST.in")), "MANIFEST.in with include_package_data"))
+    for texts, why in declared:
+        for suffix in _named(texts, _CYTHON):
+            d.shipped_sources.setdefault(suffix, why)
+
+
+def _includes_package_data(setup_py: str, pyproject: dict[str, Any], cfg: dict[str, dict[str, str]]) -> bool:
+    """setuptools installs MANIFEST.in's files inside packages: include_package_data=True in setup.py or
+    setup.cfg, or a [project] table (setuptools' pyproject default) unless include-package-data = false."""
+    if re.search(r"include_package_data\s*=\s*True", setup_py):
+        return True
+    if cfg.get("options", {}).get("include_package_data", "").strip().lower() in ("true", "1", "yes"):
+        return True
+    flag = table(pyproject, "tool", "setuptools").get("include-package-data")
+    return isinstance(pyproject.get("project"), dict) and flag is not False
+
+
+def _manifest_lines(text: str) -> list[str]:
+    """The patterns MANIFEST.in adds (include, recursive-include, global-include), not those it excludes."""
+    return [line for line in text.splitlines() if re.match(r"\s*(include|recursive-include|global-include)\s", line)]
+
+
+def _named(texts, pattern: re.Pattern[str] = _SUFFIX) -> list[str]:
+    """Header suffixes (or those of `pattern`) named in `texts` ("*.h", "include/*.hpp", "x.cuh")."""
+    out = {"." + m.group(1) for text in texts for m in pattern.finditer(str(text))}
     return sorted(out)
 
 

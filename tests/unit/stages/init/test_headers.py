@@ -124,3 +124,78 @@ def test_headers_only_in_manifest_in_stay_forbidden(tmp_path):
         },
     )
     assert flagged(forbid, "mi/m.h") == ["mi/m.h"]
+
+
+SETUPTOOLS_BUILD = '[build-system]\nrequires = ["setuptools", "cython"]\nbuild-backend = "setuptools.build_meta"\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        (
+            {"setup.py": 'setup(name="cy", package_data={"cy": ["*.pyx", "*.pxd"]}, ext_modules=ext)\n'},
+            "setup.py package_data",
+        ),
+        (
+            {
+                "setup.py": "setup(name='cy', include_package_data=True, ext_modules=ext)\n",
+                "MANIFEST.in": "recursive-include cy *.pyx *.pxd\nexclude cy/*.c\n",
+            },
+            "MANIFEST.in with include_package_data",
+        ),
+        (
+            {
+                "setup.py": "setup(ext_modules=ext)\n",
+                "pyproject.toml": '[tool.setuptools.package-data]\ncy = ["*.pyx"]\n',
+            },
+            "[tool.setuptools.package-data]",
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-cython"]\nbuild-backend = "hatchling.build"\n'
+                '[project]\nname = "cy"\nversion = "1"\n[tool.hatch.build.targets.wheel]\ninclude = ["cy/*.pyx", "cy/*.py"]\n'
+            },
+            "hatch wheel include",
+        ),
+    ],
+)
+def test_cython_sources_the_package_ships_on_purpose_are_not_forbidden(tmp_path, files, why):
+    files = {"cy/__init__.py": "", "cy/fast.pyx": "", **files}
+    if "build-system" not in files.get("pyproject.toml", "[build-system]"):
+        files["pyproject.toml"] = SETUPTOOLS_BUILD + files["pyproject.toml"]
+    files.setdefault("pyproject.toml", SETUPTOOLS_BUILD)
+    forbid, plan = forbid_of(tmp_path, files)
+    assert "*.pyx" not in forbid and "*.c" in forbid
+    assert flagged(forbid, "cy/fast.pyx", "cy/fast.c") == ["cy/fast.c"]
+    assert f"*.pyx ships on purpose ({why})" in plan.comments["verify.forbid"]
+
+
+def test_cython_sources_only_in_the_sdist_stay_forbidden(tmp_path):
+    """MANIFEST.in without include_package_data (and no [project] table) puts them in the sdist only."""
+    forbid, _plan = forbid_of(
+        tmp_path,
+        {
+            "pyproject.toml": SETUPTOOLS_BUILD,
+            "setup.py": "setup(name='cy', ext_modules=ext)\n",
+            "MANIFEST.in": "recursive-include cy *.pyx\n",
+            "cy/__init__.py": "",
+            "cy/fast.pyx": "",
+        },
+    )
+    assert "*.pyx" in forbid
+
+
+def test_chamferdist_ships_its_cpp_but_cuda_kernel_sources_stay_forbidden(tmp_path):
+    """chamferdist 1.0.3: package_data {"chamferdist": ["*.cu", "*.cuh", "*.h"]}, plus a declared *.cpp."""
+    forbid, plan = forbid_of(
+        tmp_path,
+        {
+            "setup.py": "setup(name='chamferdist', ext_modules=[CUDAExtension('chamferdist._C', ['chamferdist/knn.cu'])],"
+            " package_data={'chamferdist': ['*.cu', '*.cuh', '*.h', '*.cpp']})\n",
+            "chamferdist/__init__.py": "",
+            "chamferdist/knn.cu": "",
+        },
+    )
+    assert "*.cpp" not in forbid and "*.h" not in forbid
+    assert "*.cu" in forbid and "*.cuh" in forbid
+    assert "*.cpp ships on purpose (setup.py package_data)" in plan.comments["verify.forbid"]
