@@ -2,7 +2,7 @@
 
 The CLI catches `KestrelError` at the top and prints `message` (one line) plus
 `hint` (what to do); anything else is a bug (exit 1). Keep this table in sync
-with README's "Exit codes" section: tests/test_errors.py compares the two.
+with the generated docs/reference/exit-codes.md (kestrel_release/reference.py; tests/unit/test_docs_reference.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The JSON Schema of [tool.kestrel-release] and the configuration reference, generated from the declarations.
 
 Both are derived from config_model's fields (through config_settings), so a setting is described where it is
-declared. `python -m kestrel_release.schema --write docs/reference` (tools/gen-config-docs) writes
+declared. `tools/gen-docs` (kestrel_release/reference.py) writes
 config-schema.json and configuration.md there; a unit test fails when the committed ones are stale.
 """
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from kestrel_release import config_settings, config_variants, static_target
@@ -187,7 +185,7 @@ def _section(title: str, doc: str, rows: list[Setting], prefix: str = "") -> lis
 _INTRO = """\
 # Configuration reference
 
-<!-- Generated from the settings' declarations (kestrel_release/config_model.py) by tools/gen-config-docs;
+<!-- Generated from the settings' declarations (kestrel_release/config_model.py) by tools/gen-docs;
 edit the declarations, not this file. -->
 
 The `[tool.kestrel-release]` table of the kernel package's `pyproject.toml`. Every key can be overridden by the
@@ -213,25 +211,3 @@ def configuration_markdown() -> str:
     keys = ", ".join(f"`{k}`" for k in config_variants.KEYS)
     lines += ["## `[tool.kestrel-release.variants]`", "", f"{tables['variants']} Keys: {keys}.", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def write(folder: Path) -> list[Path]:
-    """Write the schema and the reference into `folder`; the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    schema, reference = folder / SCHEMA_FILE, folder / REFERENCE_FILE
-    schema.write_text(json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
-    reference.write_text(configuration_markdown(), encoding="utf-8")
-    return [schema, reference]
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] != "--write":
-        print("usage: python -m kestrel_release.schema --write FOLDER", file=sys.stderr)
-        return 2
-    for path in write(Path(argv[1])):
-        print(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -26,7 +26,8 @@ PACKAGE = "kestrel_release"
 # Loading and parsing the configuration (config, config_parse) asks the publish targets (targets/) to
 # parse their tables, and a target's upload runs stages.publish: the three share the stage layer, kept
 # apart by the no-cycle rule and by CONFIG_LOADERS below.
-ENTRY = {"__main__", "entry", "cli", "cli_sandbox"}
+# reference: generates the docs site's reference pages from the CLI and the stages, so it sits above them.
+ENTRY = {"__main__", "entry", "cli", "cli_sandbox", "reference"}
 CONFIG = {"config", "config_parse"}
 LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/artifacts/sandbox"}
 # A stage or a target reads the Config dataclasses from config_model, never from the loader: config

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kestrel_release.stages.verify.rule_table import BY_ID
+
 
 @dataclass
 class Finding:
@@ -12,6 +14,11 @@ class Finding:
     member: str
     message: str
     hint: str = ""  # the message's advice alone (its tail), where an error line needs it apart
+
+    def __post_init__(self) -> None:
+        # Every rule id is documented in one table (the reference page is generated from it).
+        if self.rule not in BY_ID:
+            raise ValueError(f"verify rule {self.rule!r} is not in stages/verify/rule_table.py")
 
     def to_json(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "member": self.member, "message": self.message}

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
 from kestrel_release import __version__
-from kestrel_release.errors import EXIT_CODES
 from tests.helpers import HEAVY_MODULES, ROOT, assert_one_line_error, run_cli
 
 
@@ -30,18 +28,6 @@ def test_version_flag():
     result = run_cli(["--version"])
     assert result.code == 0
     assert result.stdout.strip() == f"kestrel-release {__version__}"
-
-
-def _readme_exit_codes() -> list[tuple[int, str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = re.search(r"^## Exit codes\n(.*?)(?=^## |\Z)", text, re.S | re.M)
-    assert section, "README.md has no '## Exit codes' section"
-    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*(.+?)\s*\|\s*$", section.group(1), re.M)
-    return [(int(code), meaning) for code, meaning in rows]
-
-
-def test_exit_codes_match_readme():
-    assert _readme_exit_codes() == EXIT_CODES
 
 
 def test_unknown_command_is_usage_error():
