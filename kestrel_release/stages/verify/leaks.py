@@ -98,8 +98,19 @@ def glob_match(name: str, pattern: str) -> bool:
     return False
 
 
+# A compiled extension module, wherever the backend puts it: importable dirs, then name[.ABI tag].so|.pyd
+# (demo_cuda.cpython-312-x86_64-linux-gnu.so, _C.abi3.so, ext.cp312-win_amd64.pyd, mod.pypy310-pp73-...);
+# a bare libfoo.so is a library, not a module, and stays under the allow-list.
+EXTENSION_MODULE = re.compile(
+    r"^(?:[A-Za-z_]\w*/)*[A-Za-z_]\w*"
+    r"(?:\.(?:cpython-\d+[a-z]*(?:-[\w]+)*|abi3|pypy\d+-pp\d+(?:-[\w]+)*)\.so"
+    r"|(?:\.cp\d+[a-z]*-\w+)?\.pyd)$"
+)
+
+
 def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...]) -> list[Finding]:
-    """source-leak for forbidden globs and, with an allow-list, anything outside it; secret files."""
+    """source-leak for forbidden globs and, with an allow-list, anything outside it (never a compiled
+    extension module: it is the package's own binary, wherever the backend put it); secret files."""
     out = []
     for name in names:
         base = name.rsplit("/", 1)[-1]
@@ -114,7 +125,12 @@ def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...
                     f"'{hit}' from verify.forbid if it ships on purpose",
                 )
             )
-        elif allow and ".dist-info/" not in name and not any(glob_match(name, p) for p in allow):
+        elif (
+            allow
+            and ".dist-info/" not in name
+            and not EXTENSION_MODULE.match(name)
+            and not any(glob_match(name, p) for p in allow)
+        ):
             out.append(
                 Finding(
                     "source-leak",

@@ -382,3 +382,18 @@ def test_a_path_in_the_tools_clean_copy_is_named_as_the_users_file(tmp_path, mon
     assert check_cuda(info, (), False, True, *where) == []  # allow_debug: line info's paths are allowed
     (path_finding,) = [f for f in check_cuda(info, (), False, False, *where) if f.rule == "build-path"]
     assert f"'{cfg.project_dir / 'csrc' / 'k.cu'}'" in path_finding.message
+
+
+def test_a_top_level_extension_module_beside_the_package_is_not_a_source_leak(tmp_path):
+    # CUDAExtension("kestrel_kernels_cuda", ...) puts the module beside the package, outside its allow-list.
+    so = (Path(__file__).resolve().parents[3] / "data" / "elf" / "plain_x86_64.so").read_bytes()
+    cfg = _cfg(tmp_path, verify_toml=f'required_sass = []\nallow = ["{PKG}/**"]')
+    files = {
+        f"{PKG}/__init__.py": b"",
+        "kestrel_kernels_cuda.cpython-311-x86_64-linux-gnu.so": so,
+        "_ops.abi3.so": so,
+        "libextra.so": so,  # a library, not a module: still outside the allow-list
+        "notes.txt": b"stray\n",
+    }
+    report = _verify(tmp_path, files, cfg=cfg)
+    assert _found(report) == {("source-leak", "libextra.so"), ("source-leak", "notes.txt")}
