@@ -192,7 +192,13 @@ class VerifyConfig:
         default=("sm_90a",), metadata=doc("SASS architectures every CUDA binary in a wheel must carry.")
     )
     allow_ptx: bool = field(default=False, metadata=doc("Whether a CUDA binary may carry PTX."))
-    allow_debug: bool = field(default=False, metadata=doc("Whether a CUDA binary may carry debug information."))
+    allow_debug: bool = field(
+        default=False,
+        metadata=doc(
+            "Whether a CUDA binary may carry debug information (`-G`/`-lineinfo`); also allows the source paths "
+            "that line info carries."
+        ),
+    )
     forbid: tuple[str, ...] = field(
         default=DEFAULT_FORBID,
         metadata=doc(
@@ -408,7 +414,11 @@ class Config:
         default=(),
         metadata=doc(
             "Files that hold the version besides pyproject.toml, each `{path, pattern}`: `version bump` rewrites "
-            "them and build checks them (in a variable: JSON or a TOML array)."
+            "them and build checks them (in a variable: JSON or a TOML array). A pattern holds `{version}` (a "
+            "string), `{version_tuple}` (a tuple stays a tuple), `{release}` (CMake's `project(x VERSION "
+            "{release})`) or `{major}`/`{minor}`/`{micro}`; one entry per spot works too (three `#define "
+            "X_VERSION_MAJOR {major}` ... entries of one header are read and rewritten together). A version from "
+            "git tags is never rewritten: `version bump` says which tag to push."
         ),
     )
     build: BuildConfig = field(default_factory=BuildConfig, metadata=table("How wheels are built."))

@@ -112,11 +112,23 @@ def _version_files(
         if not isinstance(item, dict) or set(item) != {"path", "pattern"}:
             errors.append(f"{where}[{i}]: expected {{path = ..., pattern = '...{{version}}...'}}")
             continue
-        bad = version_pattern.problem(str(item["pattern"]))
-        if bad:
-            errors.append(f"{where}[{i}]: the pattern {str(item['pattern'])!r} {bad}")
+        pattern = str(item["pattern"])
+        bad = version_pattern.problem(pattern)
+        if bad and not version_pattern.split_only(pattern):  # parts of one file's version: judged together below
+            errors.append(f"{where}[{i}]: the pattern {pattern!r} {bad}")
             continue
-        out.append(VersionFile(str(item["path"]), str(item["pattern"])))
+        out.append(VersionFile(str(item["path"]), pattern))
+    for path in dict.fromkeys(vf.path for vf in out):
+        parts = [vf.pattern for vf in out if vf.path == path and version_pattern.split_only(vf.pattern)]
+        bad = version_pattern.group_problem(parts) if parts else None
+        if bad:
+            errors.append(
+                f"{where}: the {{major}}/{{minor}}/{{micro}} entries of {path} {bad}: they are one version, "
+                "read and rewritten together; list one entry per spot, e.g. "
+                '{path = "include/v.h", pattern = "#define V_MAJOR {major}"} and the same for '
+                "{minor} and {micro}, or one multi-line pattern "
+                "'#define V_MAJOR {major}\\n#define V_MINOR {minor}\\n#define V_PATCH {micro}'"
+            )
     return tuple(out)
 
 

@@ -7,7 +7,10 @@ A pattern is the file's text with the version replaced by one placeholder:
 - `{version_tuple}`: the release numbers as a tuple's items (`version = ({version_tuple})` for
   `version = (1, 1, 2)`); the separator and the number of items are kept;
 - `{release}`: the release numbers joined with dots (CMake's `project(x VERSION {release})`);
-- `{major}`, `{minor}`, `{micro}`: one number each, e.g. three lines `MAJOR = {major}` ... .
+- `{major}`, `{minor}`, `{micro}`: one number each, e.g. three lines `MAJOR = {major}` ... . They may also
+  be spread over several entries of one file (`#define X_MAJOR {major}`, `#define X_MINOR {minor}`,
+  `#define X_PATCH {micro}`, with other lines between them): `group_problem` checks that the entries
+  together hold {major} once, and `merge` makes them one pattern whose parts may have text between them.
 
 The last three hold release numbers only: a tuple cannot say `rc1`, so such a file agrees with any
 version of the same release (1.2.0rc1 and 1.2.0 both write `(1, 2, 0)`). Pure, below the stages:
@@ -46,6 +49,30 @@ def problem(pattern: str) -> str | None:
     return None
 
 
+GAP = "\x00"  # in a merged pattern (merge): any text between two spots of one file
+
+
+def split_only(pattern: str) -> bool:
+    """The pattern holds only {major}/{minor}/{micro}: a part of a version, maybe one of several entries."""
+    names = _TOKEN.findall(pattern)
+    return bool(names) and set(names) <= set(_SPLIT)
+
+
+def group_problem(patterns: list[str]) -> str | None:
+    """Why the {major}/{minor}/{micro} entries of one file cannot be read together (None when they can)."""
+    names = [n for p in patterns for n in _TOKEN.findall(p)]
+    if len(names) != len(set(names)):
+        return "name a placeholder twice"
+    if "major" not in names:
+        return "have {minor}/{micro} without {major}"
+    return None
+
+
+def merge(patterns: list[str]) -> str:
+    """One pattern of several spots of one file, in the order they appear in it (the caller sorts)."""
+    return GAP.join(patterns)
+
+
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """The regex of `pattern`: literal text, a newline in it matching LF or CRLF, one group per placeholder."""
     parts, pos = [], 0
@@ -58,7 +85,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def _literal(text: str) -> str:
-    return r"\r?\n".join(re.escape(line) for line in text.split("\n"))
+    return r"[\s\S]*?".join(r"\r?\n".join(re.escape(line) for line in part.split("\n")) for part in text.split(GAP))
 
 
 def release_only(pattern: str) -> bool:

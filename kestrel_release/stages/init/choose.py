@@ -210,10 +210,22 @@ def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
         )
     if d.packages:
         verify["allow"] = [f"{pkg}/**" for pkg in d.packages]
+        verify["allow"] += _extension_allow(d)
         if d.native:
             verify["allow"].append(f"{_dist(d)}.libs/*")  # libraries auditwheel grafts
         plan.comments["verify.allow"] = "nothing outside the package may ship (dist-info is always allowed)"
     return verify
+
+
+def _extension_allow(d: Detected) -> list[str]:
+    """Extension modules the backend puts outside the packages (`CUDAExtension("demo_cuda", ...)` is a
+    top-level demo_cuda.cpython-312-x86_64-linux-gnu.so beside the package): their own entries."""
+    out = []
+    for name in d.ext_modules:
+        top = name.split(".")[0]
+        if top not in d.packages:
+            out.append(f"/{name.replace('.', '/')}.*")
+    return out
 
 
 def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:

@@ -31,6 +31,7 @@ class Detected:
     tag_prefix: str = "v"  # the repository's tag style: "" for bare tags (26.1.0)
     packages: dict[str, str] = field(default_factory=dict)  # import name -> directory (relative)
     native: list[str] = field(default_factory=list)  # why we think there is native code
+    ext_modules: list[str] = field(default_factory=list)  # setup.py's extension modules ("demo_cuda", "pkg._C")
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
     torch: bool = False
     torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it

@@ -16,6 +16,7 @@ Tests, docs, examples and benchmarks are not the package: their build files are 
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ def find(d: Detected, setup_py: str, pyproject: dict[str, Any], files: list[Path
     d.torch_unlisted = bool(imports_torch) and not any(norm(r) == "torch" for r in d.build_requires)
     if _SETUP_EXT.search(setup_py):
         d.native.append("setup.py builds extension modules")
+        d.ext_modules = extension_names(setup_py)
     if table(pyproject, "tool", "setuptools").get("ext-modules"):
         d.native.append("pyproject.toml [tool.setuptools] ext-modules")
     for script in _build_scripts(pyproject):
@@ -161,3 +163,27 @@ def cargo_abi3(project_dir: Path, pyproject: dict[str, Any]) -> str | None:
     text = read(project_dir / "Cargo.toml") + " ".join(map(str, features if isinstance(features, list) else []))
     floors = [int(m) for m in re.findall(r"\babi3-py3(\d+)\b", text)]
     return f"cp3{min(floors)}" if floors else None
+
+
+_EXTENSION_CALLS = {"Extension", "CUDAExtension", "CppExtension", "Pybind11Extension", "SyclExtension"}
+
+
+def extension_names(setup_py: str) -> list[str]:
+    """The module names of setup.py's `Extension("name", ...)` calls (torch's CUDAExtension and the like):
+    where the backend puts each compiled module, top level (`demo_cuda`) or dotted (`demo._C`). Read
+    from the AST, never executed; a computed name is left out."""
+    try:
+        tree = ast.parse(setup_py)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if func not in _EXTENSION_CALLS:
+            continue
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value not in names:
+            names.append(arg.value)
+    return names

@@ -72,6 +72,9 @@ def setup_kw(text: str, key: str) -> str | None:
     def value(node: ast.AST) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # version="0.1.10" + os.getenv("SUFFIX", ""): the literal is the part a release sets
+            return value(node.left)
         return consts.get(node.id) if isinstance(node, ast.Name) else None
 
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]

@@ -71,6 +71,11 @@ _SPLIT = re.compile(
     re.MULTILINE,
 )
 _DEFINE = re.compile(r"^(?P<head>[ \t]*#[ \t]*define[ \t]+(?P<name>\w*VERSION\w*)[ \t]+\")(?P<v>" + _V + r")\"", re.M)
+# `#define DEMO_VERSION_MAJOR 0` ... MINOR ... PATCH/MICRO, with other lines between them.
+_DEFINE_PART = re.compile(
+    r"^(?P<head>[ \t]*#[ \t]*define[ \t]+(?P<name>\w*?(?P<part>MAJOR|MINOR|PATCH|MICRO)\w*)[ \t]+)(?P<n>[0-9]+)[ \t]*$",
+    re.M,
+)
 _MESON_VERSION = re.compile(r"""\bversion\s*:\s*(['"])(""" + _V + r")\1")
 _CMAKE = re.compile(r"\bproject\s*\(\s*[\w${}.-]+[^)]*?\bVERSION\s+(?P<v>[0-9]+(?:\.[0-9]+){0,3})\b", re.I)
 MAX_READ = 512 * 1024  # a version is near the top; a huge generated file is not read whole
@@ -151,7 +156,35 @@ def _defines(rel: str, text: str, prefixes: tuple[str, ...]) -> list[Spot]:
         Spot(rel, m.group("head") + '{version}"', m.group("v"), own=m.group("name").startswith(prefixes))
         for m in _DEFINE.finditer(text)
         if "ABI" not in m.group("name") and "API" not in m.group("name")  # an interface's version, not the release
-    ]
+    ] + _split_defines(rel, text, prefixes)
+
+
+def _split_defines(rel: str, text: str, prefixes: tuple[str, ...]) -> list[Spot]:
+    """A version held in three defines (`<X>_VERSION_MAJOR`, `_MINOR`, `_PATCH`/`_MICRO`, one name
+    stem): one spot whose pattern holds the three, written as three version_files entries (`entries`)
+    that `version` reads and rewrites together."""
+    found: dict[str, dict[str, re.Match[str]]] = {}
+    for m in _DEFINE_PART.finditer(text):
+        name = m.group("name")
+        if "ABI" in name or "API" in name or ("VERSION" not in name and not name.startswith(prefixes)):
+            continue
+        stem = name.replace(m.group("part"), "", 1)
+        key = {"MAJOR": "major", "MINOR": "minor", "PATCH": "micro", "MICRO": "micro"}[m.group("part")]
+        found.setdefault(stem, {}).setdefault(key, m)
+    out = []
+    for stem, parts in found.items():
+        if "major" not in parts or "minor" not in parts:
+            continue
+        ordered = sorted(parts.items(), key=lambda kv: kv[1].start())
+        pattern = version_pattern.merge([m.group("head") + "{" + key + "}" for key, m in ordered])
+        value = ".".join(parts[k].group("n") for k in ("major", "minor", "micro") if k in parts)
+        out.append(Spot(rel, pattern, value, own=stem.startswith(prefixes)))
+    return out
+
+
+def entries(path: str, pattern: str) -> list[tuple[str, str]]:
+    """The version_files entries of a spot: a spread one (_split_defines) is one entry per define."""
+    return [(path, part) for part in pattern.split(version_pattern.GAP)]
 
 
 def _macro_prefixes(d: Detected) -> tuple[str, ...]:
@@ -230,7 +263,13 @@ def record(d: Detected, files: list[Path], setup_py: str) -> None:
                 f"{spot.path} states {spot.value}, not {version}: `kestrel-release version` warns until they "
                 f"agree (`kestrel-release version set {version} --force` writes {version} everywhere)"
             )
-    d.version_files = chosen
+    d.version_files = [entry for path, pattern in chosen for entry in entries(path, pattern)]
+    spread = sorted({path for path, pattern in chosen if version_pattern.GAP in pattern})
+    for path in spread:
+        d.version_notes.append(
+            f"{path} holds the version in several defines: their version_files entries move together "
+            "(`kestrel-release version` reads and rewrites them as one)"
+        )
 
 
 def _adopt(d: Detected, spots: list[Spot], setup_py: str) -> bool:
@@ -242,6 +281,8 @@ def _adopt(d: Detected, spots: list[Spot], setup_py: str) -> bool:
     pick = next(iter(read_by_setup), None)
     if pick is None and whole and all(agrees(s, whole[0].value) for s in own):
         pick = whole[0]
+    if pick is None and own and not whole and all(agrees(s, own[0].value) for s in own):
+        pick = own[0]  # only release numbers (three defines): the version is those
     if pick is None:
         return False
     d.version, d.version_file, d.version_source = pick.value, (pick.path, pick.pattern), pick.path

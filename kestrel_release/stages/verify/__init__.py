@@ -368,7 +368,9 @@ def _verify_one(
     findings += scanner.findings
     v = cfg.verify
     for info in scanner.cuda:
-        findings += check_cuda(info, v.required_sass, v.allow_ptx, v.allow_debug)
+        findings += check_cuda(
+            info, v.required_sass, v.allow_ptx, v.allow_debug, scanner.project_dir, scanner.build_dirs
+        )
     matrix_findings, report.coverage = cuda_matrix.check(cfg, scanner.cuda) if project else ([], {})
     findings += matrix_findings
     findings += rules.check_binary_platform(facts["tags"], scanner.binaries)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 from kestrel_release.artifacts import archname, binformat, cuda_binary, elf, fatbin
 from kestrel_release.stages.verify.finding import Finding as Finding  # re-exported for older imports
@@ -97,8 +98,19 @@ def glob_match(name: str, pattern: str) -> bool:
     return False
 
 
+# A compiled extension module, wherever the backend puts it: importable dirs, then name[.ABI tag].so|.pyd
+# (demo_cuda.cpython-312-x86_64-linux-gnu.so, _C.abi3.so, ext.cp312-win_amd64.pyd, mod.pypy310-pp73-...);
+# a bare libfoo.so is a library, not a module, and stays under the allow-list.
+EXTENSION_MODULE = re.compile(
+    r"^(?:[A-Za-z_]\w*/)*[A-Za-z_]\w*"
+    r"(?:\.(?:cpython-\d+[a-z]*(?:-[\w]+)*|abi3|pypy\d+-pp\d+(?:-[\w]+)*)\.so"
+    r"|(?:\.cp\d+[a-z]*-\w+)?\.pyd)$"
+)
+
+
 def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...]) -> list[Finding]:
-    """source-leak for forbidden globs and, with an allow-list, anything outside it; secret files."""
+    """source-leak for forbidden globs and, with an allow-list, anything outside it (never a compiled
+    extension module: it is the package's own binary, wherever the backend put it); secret files."""
     out = []
     for name in names:
         base = name.rsplit("/", 1)[-1]
@@ -113,7 +125,12 @@ def check_names(names: list[str], forbid: tuple[str, ...], allow: tuple[str, ...
                     f"'{hit}' from verify.forbid if it ships on purpose",
                 )
             )
-        elif allow and ".dist-info/" not in name and not any(glob_match(name, p) for p in allow):
+        elif (
+            allow
+            and ".dist-info/" not in name
+            and not EXTENSION_MODULE.match(name)
+            and not any(glob_match(name, p) for p in allow)
+        ):
             out.append(
                 Finding(
                     "source-leak",
@@ -214,6 +231,7 @@ class ContentScanner:
             where = _whole_path(blob, start, start + len(needle))
         if not where:
             return
+        where = user_path(where, self.project_dir, self.build_dirs)
         if _BUILD_CONFIG.search(name):
             # meson's configure_file (numpy/scipy __config__.py, contourpy util/_build_config.py) records
             # where the build ran, for build_config() to report: it is read, not used to find files.
@@ -269,10 +287,35 @@ def _metadata_headers(blob: bytes) -> bytes:
     return re.sub(rb"(?im)^Description:.*(?:\r?\n[ \t].*)*", b"", head)
 
 
+def user_path(path: str, project_dir: str, build_dirs: tuple[str, ...]) -> str:
+    """A path inside the tool's clean copy of the sources as the user's own file: build compiles in
+    <build dir>/<python>/<the project's place in its repository>/ (source_copy), so
+    `.../sources/3.12/pkg/csrc/k.cu` is `<project>/csrc/k.cu`. Any other path is returned as is."""
+    if not project_dir:
+        return path
+    for base in (d.rstrip("/") for d in build_dirs if d):
+        if not path.startswith(base + "/"):
+            continue
+        inner = path[len(base) + 1 :].partition("/")[2]  # below the Python's copy
+        project = PurePosixPath(project_dir)
+        root = next((d for d in (project, *project.parents) if Path(d, ".git").exists()), None)
+        if root is None:  # outside git the copy holds the project at its top
+            return str(project / inner) if inner else str(project)
+        return str(root / inner) if inner else str(root)
+    return path
+
+
 def check_cuda(
-    info: cuda_binary.CudaInfo, required: tuple[str, ...], allow_ptx: bool, allow_debug: bool
+    info: cuda_binary.CudaInfo,
+    required: tuple[str, ...],
+    allow_ptx: bool,
+    allow_debug: bool,
+    project_dir: str = "",
+    build_dirs: tuple[str, ...] = (),
 ) -> list[Finding]:
-    """missing-arch, ptx, debug-info and build-path findings for one CUDA-bearing member."""
+    """missing-arch, ptx, debug-info and build-path findings for one CUDA-bearing member. With
+    `allow_debug`, the source paths that debug and line info (-G/-lineinfo) carry are allowed too: they
+    are what that info is. A path in the tool's clean copy is named as the user's file (user_path)."""
     out, name = [], info.member
     have = ", ".join(info.sass) or "no SASS"
     for arch in required:
@@ -317,10 +360,17 @@ def check_cuda(
                     f"picks it by name runs the wrong code; rebuild it for {arch} or rename it",
                 )
             )
-    for path in info.source_paths:
+    for path in [] if allow_debug and info.debug else info.source_paths:
         if path.startswith("/") and not path.startswith(SYSTEM_PREFIXES):
+            shown = user_path(path, project_dir, build_dirs)
             out.append(
-                Finding("build-path", "error", name, f"embeds the build path '{path}': build without -G/-lineinfo")
+                Finding(
+                    "build-path",
+                    "error",
+                    name,
+                    f"embeds the build path of '{shown}': build without -G/-lineinfo, or set verify.allow_debug "
+                    "if line info ships on purpose",
+                )
             )
             break
     return out

@@ -70,11 +70,38 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
     return _Location(path, path_text, text, values.pop(), pattern)
 
 
+def _locations(cfg) -> list[_Location]:
+    """One location per entry, except the {major}/{minor}/{micro} spots of one file: one location holding
+    them all, in the file's order (they are one version, read and rewritten together)."""
+    out: list[_Location] = []
+    done: set[str] = set()
+    for vf in cfg.version_files:
+        if not version_pattern.split_only(vf.pattern):
+            out.append(_pattern_location(cfg, vf.path, vf.pattern))
+            continue
+        if vf.path in done:
+            continue
+        done.add(vf.path)
+        parts = [v.pattern for v in cfg.version_files if v.path == vf.path and version_pattern.split_only(v.pattern)]
+        if len(parts) == 1:
+            out.append(_pattern_location(cfg, vf.path, parts[0]))
+            continue
+        text = _read((cfg.project_dir / vf.path).resolve(), vf.path)
+        for part in parts:
+            if not _regex(part).search(text):
+                raise UsageError(
+                    f"{vf.path} has no line matching {part!r}", "fix the pattern in version_files or the file"
+                )
+        parts.sort(key=lambda p: _regex(p).search(text).start())  # type: ignore[union-attr]
+        out.append(_pattern_location(cfg, vf.path, version_pattern.merge(parts)))
+    return out
+
+
 def version_locations(cfg) -> list[_Location]:
     """pyproject.toml first, then every configured version file (only those without [project].version)."""
     if not _static(cfg):
         if cfg.version_files:
-            return [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
+            return _locations(cfg)
         where = "[project].version" if cfg.metadata_source == "pyproject" else "the version (from setup.py)"
         raise UsageError(
             f"{where} of {cfg.name} is dynamic; kestrel-release cannot own it without version_files",
@@ -83,7 +110,7 @@ def version_locations(cfg) -> list[_Location]:
         )
     pyproject = cfg.project_dir / PYPROJECT
     locations = [_Location(pyproject, PYPROJECT, _read(pyproject, PYPROJECT), cfg.version)]
-    locations += [_pattern_location(cfg, vf.path, vf.pattern) for vf in cfg.version_files]
+    locations += _locations(cfg)
     return locations
 
 

@@ -191,3 +191,48 @@ def test_pyo3_abi3_feature_gives_the_abi3_floor(tmp_path):
         )
     )
     assert d.abi3 == "cp39" and plan.values["abi"] == "abi3"
+
+
+CUDA_EXT_SETUP = """
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+import torch.utils.cpp_extension as ext
+
+setup(
+    name="demo",
+    packages=["demo"],
+    ext_modules=[
+        CUDAExtension("demo_cuda", ["csrc/k.cu"], extra_compile_args={"nvcc": ["-lineinfo"]}),
+        ext.CppExtension(name="demo_ops._C", sources=["csrc/ops.cpp"]),
+        CUDAExtension("demo._inner", ["csrc/inner.cu"]),
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+
+
+def test_extension_modules_outside_the_package_are_in_the_allow_list(tmp_path):
+    root = make(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools", "torch"]\n'
+            'build-backend = "setuptools.build_meta"\n',
+            "setup.py": CUDA_EXT_SETUP,
+            "demo/__init__.py": "",
+            "csrc/k.cu": "",
+        },
+    )
+    d, plan = planned(root)
+    assert d.ext_modules == ["demo_cuda", "demo_ops._C", "demo._inner"]
+    allow = plan.values["verify"]["allow"]
+    assert "/demo_cuda.*" in allow and "/demo_ops/_C.*" in allow and "demo/**" in allow
+    assert not any("_inner" in a for a in allow)  # inside the package: demo/** has it
+    # What verify then says of the wheel's top-level module: nothing.
+    from kestrel_release.stages.verify.leaks import check_names
+
+    names = [
+        "demo/__init__.py",
+        "demo_cuda.cpython-312-x86_64-linux-gnu.so",
+        "demo_ops/_C.cpython-312-x86_64-linux-gnu.so",
+    ]
+    assert check_names(names, (), tuple(allow)) == []

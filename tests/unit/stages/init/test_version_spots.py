@@ -310,3 +310,58 @@ def test_cffi_version_in_a_tuple_and_a_define_in_a_c_source(tmp_path):
     ]
     assert (tmp_path / "src/cffi/__init__.py").read_text() == '__version__ = "2.2.0"\n__version_info__ = (2, 2, 0)\n'
     assert '#define CFFI_VERSION  "2.2.0"\n' in (tmp_path / "src/c/_cffi_backend.c").read_text()
+
+
+DEMO_SETUP = """
+from setuptools import setup
+
+setup(name="demo", packages=["demo"])
+"""
+DEMO_HEADER = """
+#pragma once
+#define DEMO_VERSION_MAJOR 0
+#define DEMO_VERSION_MINOR 1
+// the patch level moves with every release
+#define DEMO_VERSION_PATCH 10
+"""
+
+
+def test_a_version_in_three_defines_is_found_and_bumped_as_one(tmp_path):
+    root = make(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n',
+            "setup.py": DEMO_SETUP,
+            "demo/__init__.py": "",
+            "csrc/demo_version.h": DEMO_HEADER,
+        },
+    )
+    d, plan = planned(root)
+    assert d.version == "0.1.10"
+    assert places(plan) == [
+        ("csrc/demo_version.h", "#define DEMO_VERSION_MAJOR {major}"),
+        ("csrc/demo_version.h", "#define DEMO_VERSION_MINOR {minor}"),
+        ("csrc/demo_version.h", "#define DEMO_VERSION_PATCH {micro}"),
+    ]
+    assert any("move together" in note for note in plan.notes)
+    cfg = written(root, d, plan)
+    version.change(cfg, "bump", "patch")
+    assert "#define DEMO_VERSION_PATCH 11\n" in (root / "csrc/demo_version.h").read_text()
+
+
+def test_a_computed_setup_py_version_is_found_by_its_literal(tmp_path):
+    root = make(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n',
+            "setup.py": "import os\nfrom setuptools import setup\n\n"
+            'setup(name="demo", version="0.1.10" + os.getenv("DEMO_VERSION_SUFFIX", ""), packages=["demo"])\n',
+            "demo/__init__.py": "",
+        },
+    )
+    d, plan = planned(root)
+    assert (d.version, d.version_source) == ("0.1.10", "setup.py")
+    assert places(plan) == [("setup.py", 'version="{version}"')]
+    cfg = written(root, d, plan)
+    version.change(cfg, "bump", "minor")
+    assert 'version="0.2.0" + os.getenv' in (root / "setup.py").read_text()

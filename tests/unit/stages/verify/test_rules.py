@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from kestrel_release.stages import verify
 from tests.factories import make_verify_project, make_wheel
 
 PKG = "kestrel_kernels"
+DATA_CUDA = Path(__file__).resolve().parents[3] / "data" / "cuda" / "release"
 TOKEN = "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejEyMzQ1Ng"
 
 
@@ -339,3 +341,59 @@ def test_release_cubin_with_the_v2_note_index_bit_set_is_not_a_debug_build(tmp_p
     )
     assert _found(report) == set() and report.ok
     assert [(c.member, c.sass, c.debug) for c in report.wheels[0].cuda] == [(member, ["sm_100a"], False)]
+
+
+def _lineinfo_wheel_report(tmp_path, verify_toml: str):
+    cubin = (DATA_CUDA / "cu130-sm90a-lineinfo.cubin").read_bytes()  # -lineinfo: its build dir in the line table
+    cfg = _cfg(tmp_path, verify_toml=verify_toml)
+    return _verify(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/k.cubin": cubin}, cfg=cfg)
+
+
+def test_allow_debug_allows_the_source_paths_line_info_carries(tmp_path):
+    report = _lineinfo_wheel_report(tmp_path, "required_sass = []\nallow_debug = true")
+    assert _found(report) == set() and report.ok
+    strict = _lineinfo_wheel_report(tmp_path / "strict", "required_sass = []")
+    assert {rule for rule, _m in _found(strict)} == {"debug-info", "build-path"}
+    (message,) = [m for _s, _m, m in _messages(strict)]
+    assert "'/tmp/tmp.A4OpQ6rslD'" in message and "verify.allow_debug" in message
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_path_in_the_tools_clean_copy_is_named_as_the_users_file(tmp_path, monkeypatch, in_git):
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    from kestrel_release import statedir
+
+    root = tmp_path / "repo"
+    if in_git:  # a project in a subdirectory of its repository: the copy holds it at pkg/
+        (root / ".git").mkdir(parents=True)
+    project = make_verify_project(root / "pkg" if in_git else root, verify="required_sass = []")
+    cfg = config.load(project, env={})
+    inner = "pkg/csrc/k.cu" if in_git else "csrc/k.cu"
+    copied = statedir.sources(cfg.project_dir) / "3.12" / inner
+    report = _verify(tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/paths.py": f"SRC = '{copied}'\n".encode()}, cfg=cfg)
+    (message,) = [m for _s, _m, m in _messages(report)]
+    assert f"'{cfg.project_dir / 'csrc' / 'k.cu'}'" in message and str(statedir.sources(cfg.project_dir)) not in message
+    # The CUDA rule maps it the same way.
+    from kestrel_release.artifacts.cuda_binary import CudaInfo
+    from kestrel_release.stages.verify.leaks import check_cuda
+
+    info = CudaInfo(f"{PKG}/k.cubin", sass=["sm_90a"], debug=True, source_paths=[str(copied)])
+    where = (str(cfg.project_dir), (str(statedir.sources(cfg.project_dir)),))
+    assert check_cuda(info, (), False, True, *where) == []  # allow_debug: line info's paths are allowed
+    (path_finding,) = [f for f in check_cuda(info, (), False, False, *where) if f.rule == "build-path"]
+    assert f"'{cfg.project_dir / 'csrc' / 'k.cu'}'" in path_finding.message
+
+
+def test_a_top_level_extension_module_beside_the_package_is_not_a_source_leak(tmp_path):
+    # CUDAExtension("kestrel_kernels_cuda", ...) puts the module beside the package, outside its allow-list.
+    so = (Path(__file__).resolve().parents[3] / "data" / "elf" / "plain_x86_64.so").read_bytes()
+    cfg = _cfg(tmp_path, verify_toml=f'required_sass = []\nallow = ["{PKG}/**"]')
+    files = {
+        f"{PKG}/__init__.py": b"",
+        "kestrel_kernels_cuda.cpython-311-x86_64-linux-gnu.so": so,
+        "_ops.abi3.so": so,
+        "libextra.so": so,  # a library, not a module: still outside the allow-list
+        "notes.txt": b"stray\n",
+    }
+    report = _verify(tmp_path, files, cfg=cfg)
+    assert _found(report) == {("source-leak", "libextra.so"), ("source-leak", "notes.txt")}

@@ -228,3 +228,39 @@ def test_a_pattern_without_a_usable_placeholder_is_a_config_error(tmp_path: Path
     root = _project(tmp_path, {"a.py": ""}, [("a.py", pattern)], static="1.0")
     with pytest.raises(config.ConfigError, match=re.escape(why)):
         config.load(root, env={})
+
+
+DEFINES = (
+    "#pragma once\n#define DEMO_VERSION_MAJOR 0\n/* bumped by the release script */\n"
+    "#define DEMO_VERSION_MINOR 1\n#define DEMO_HAS_CUDA 1\n#define DEMO_VERSION_PATCH 10\n"
+)
+
+
+@pytest.mark.parametrize("static", [None, "0.1.10"])
+def test_a_version_spread_over_three_defines_is_three_entries_read_and_bumped_together(tmp_path, static) -> None:
+    entries = [  # listed in any order, with other lines between them in the file
+        ("include/demo.h", "#define DEMO_VERSION_MINOR {minor}"),
+        ("include/demo.h", "#define DEMO_VERSION_MAJOR {major}"),
+        ("include/demo.h", "#define DEMO_VERSION_PATCH {micro}"),
+    ]
+    root = _project(tmp_path, {"include/demo.h": DEFINES}, entries, static=static)
+    cfg = config.load(root, env={})
+    shown = version.show(cfg)
+    assert (shown.new, shown.warnings) == ("0.1.10", [])
+    result = version.change(cfg, "bump", "minor")
+    assert result.new == "0.2.0" and "include/demo.h" in result.files
+    expected = DEFINES.replace("MINOR 1", "MINOR 2").replace("PATCH 10", "PATCH 0")
+    assert (root / "include/demo.h").read_text() == expected
+
+
+def test_a_define_entry_without_its_major_names_the_entries_that_move_together(tmp_path) -> None:
+    entries = [
+        ("include/demo.h", "#define DEMO_VERSION_MINOR {minor}"),
+        ("include/demo.h", "#define DEMO_VERSION_PATCH {micro}"),
+    ]
+    root = _project(tmp_path, {"include/demo.h": DEFINES}, entries, static="0.1.10")
+    with pytest.raises(config.ConfigError) as err:
+        config.load(root, env={})
+    text = str(err.value)
+    assert "entries of include/demo.h have {minor}/{micro} without {major}" in text
+    assert "one multi-line pattern" in text and "#define V_MAJOR {major}" in text
