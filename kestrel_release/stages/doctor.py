@@ -54,6 +54,7 @@ def run(cfg: Config) -> DoctorReport:
             *_nvcc(cfg),
             *_package_cuda(cfg),
             *_torch_cuda_home(cfg),
+            *_torch_cxx(cfg),
             *py_f.result(),
             _uv(),
             *_repair_tools(),
@@ -150,6 +151,35 @@ def _torch_cuda_home(cfg: Config) -> list[Check]:
     )
     where = f"{home} (from {source}) has no include/cuda_runtime_api.h" if home else source
     return [Check(name, "fail", f"the torch build would compile against {where}", fix)]
+
+
+def _torch_cxx(cfg: Config) -> list[Check]:
+    """The C++ compiler a torch extension links with (CXX, else c++) must use the shared libstdc++: a private
+    static copy (a custom GCC whose lib dir holds only libstdc++.a) makes TORCH_CHECK failures crash, and
+    verify's cxx-runtime rule refuses the wheel only after the whole build."""
+    from kestrel_release.adapters import cxx_probe
+    from kestrel_release.stages.build import cuda_tools
+
+    if not cuda_tools.builds_with_torch(cfg.project_dir):
+        return []
+    env = {**os.environ, **cfg.build.env}
+    compiler = env.get("CXX") or "c++"
+    private = cxx_probe.private_runtime(compiler, env)
+    name = "C++ runtime for torch"
+    if private is None:
+        return [Check(name, "warn", f"could not link a test library with {compiler}")]
+    if not private:
+        return [Check(name, "ok", f"{compiler} links the shared libstdc++")]
+    return [
+        Check(
+            name,
+            "fail",
+            f"{compiler} links a private static libstdc++ into shared libraries: a torch extension built with it "
+            "crashes on TORCH_CHECK failures (verify's cxx-runtime rule refuses it)",
+            'set build.env = {CXX = "/usr/bin/g++"} (a compiler with the shared libstdc++), or add '
+            "-l:libstdc++.so.6 to its link flags",
+        )
+    ]
 
 
 def _toolkits(cfg: Config) -> list[Check]:

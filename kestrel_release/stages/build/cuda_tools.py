@@ -88,11 +88,20 @@ def find(cfg) -> Path:
 
 
 def builds_with_torch(project_dir: Path) -> bool:
-    """Whether the project's build requires torch (torch.utils.cpp_extension then picks the toolkit)."""
+    """Whether the project's build uses torch (declared in build-system.requires, or setup.py importing
+    torch.utils.cpp_extension): torch.utils.cpp_extension then picks the toolkit and the compiler."""
     import re
 
     from kestrel_release._compat import tomllib
 
+    try:  # setup.py projects often import torch's cpp_extension without declaring torch (build.isolation off)
+        if re.search(
+            r"torch\.utils\.cpp_extension|from\s+torch\.utils\s+import\s+cpp_extension",
+            (project_dir / "setup.py").read_text(encoding="utf-8", errors="replace"),
+        ):
+            return True
+    except OSError:
+        pass
     try:
         data = tomllib.loads((project_dir / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -204,6 +204,12 @@ def _choose_verify(d: Detected, plan: Plan) -> dict[str, Any]:
         plan.comments["verify.forbid"] += "; " + ", ".join(
             f"{g} ships on purpose ({why})" for g, why in shipped.items()
         )
+    kernels = sorted(g for g in shipped if g in ("*.cu", "*.cuh"))
+    if d.cuda and kernels:  # the one case where a kernel package ships its kernel sources: say so
+        plan.notes.append(
+            f"the wheel ships CUDA sources ({', '.join(kernels)}: {shipped[kernels[0]]}), so verify does not "
+            "forbid them; remove them from that list if they must not ship"
+        )
     if d.shipped_tests:
         plan.comments["verify.forbid"] += (
             f"; {', '.join(d.shipped_tests)} ships on purpose (/tests/** is the top level only)"
@@ -247,14 +253,16 @@ def _dist(d: Detected) -> str:
 
 def _header_forbidden(d: Detected, glob: str) -> bool:
     """A header glob stays forbidden unless the package's build installs such headers in the package.
-    CUDA kernel sources (.cuh) stay forbidden in a CUDA package whatever else ships."""
-    return glob[1:] not in d.shipped_headers or (d.cuda != [] and glob == "*.cuh")
+    In a CUDA package, kernel headers (.cuh) that only sit in a shipped include/ directory stay forbidden:
+    only a declaration that names them (package_data and the like) says they ship on purpose."""
+    why = d.shipped_headers.get(glob[1:])
+    return why is None or (d.cuda != [] and glob == "*.cuh" and why.endswith("/include/"))
 
 
 def _source_shipped(d: Detected, suffix: str) -> bool:
-    """A source kind the package declares as data to ship; CUDA kernel sources (.cu) stay forbidden in a
-    CUDA package, as .cuh headers do."""
-    return suffix in d.shipped_sources and not (d.cuda and suffix == ".cu")
+    """A source kind the package's build configuration names as data to ship (package_data, hatch include,
+    MANIFEST.in with include_package_data): what the package means to ship, CUDA sources included."""
+    return suffix in d.shipped_sources
 
 
 def _forbid(d: Detected) -> list[str]:

@@ -203,3 +203,28 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
     fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
     row = _by_name(json.loads(fixed.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "ok" and row["detail"].startswith(f"{toolkit} (from CUDA_HOME)"), row
+
+
+def test_a_compiler_with_a_private_libstdcxx_is_named_before_any_torch_build(tmp_path):
+    """A torch extension (setup.py importing torch's cpp_extension, no build-system table) and a CXX that links
+    libstdc++ statically, as a custom GCC whose lib dir holds only libstdc++.a does: doctor fails the row
+    with the setting that fixes it, before a build that verify's cxx-runtime rule would refuse."""
+    project = tmp_path / "ext"
+    project.mkdir()
+    (project / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CppExtension\n"
+        "setup(name='ext', version='0.1.0', ext_modules=[CppExtension('ext._C', ['ext/a.cpp'])])\n"
+    )
+    (project / "pyproject.toml").write_text("[tool.kestrel-release]\nbuild.isolation = false\n")
+    static = tmp_path / "bin" / "g++-static"
+    static.parent.mkdir()
+    static.write_text('#!/bin/sh\nexec g++ -static-libstdc++ "$@"\n')
+    static.chmod(0o755)
+    result = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": str(static)})
+    row = _by_name(json.loads(result.stdout))["C++ runtime for torch"]
+    assert row["status"] == "fail" and "private static libstdc++" in row["detail"], row
+    assert row["fix"].startswith('set build.env = {CXX = "/usr/bin/g++"}')
+    assert result.code == 3
+    fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": "g++"})
+    row = _by_name(json.loads(fixed.stdout))["C++ runtime for torch"]
+    assert row == {**row, "status": "ok", "detail": "g++ links the shared libstdc++"}

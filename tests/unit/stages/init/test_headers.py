@@ -185,7 +185,7 @@ def test_cython_sources_only_in_the_sdist_stay_forbidden(tmp_path):
     assert "*.pyx" in forbid
 
 
-def test_chamferdist_ships_its_cpp_but_cuda_kernel_sources_stay_forbidden(tmp_path):
+def test_chamferdist_ships_the_sources_its_package_data_names_and_init_says_so(tmp_path):
     """chamferdist 1.0.3: package_data {"chamferdist": ["*.cu", "*.cuh", "*.h"]}, plus a declared *.cpp."""
     forbid, plan = forbid_of(
         tmp_path,
@@ -197,5 +197,7 @@ def test_chamferdist_ships_its_cpp_but_cuda_kernel_sources_stay_forbidden(tmp_pa
         },
     )
     assert "*.cpp" not in forbid and "*.h" not in forbid
-    assert "*.cu" in forbid and "*.cuh" in forbid
+    assert "*.cu" not in forbid and "*.cuh" not in forbid  # named in package_data: shipped on purpose
+    assert "*.c" in forbid and "*.pyx" in forbid
     assert "*.cpp ships on purpose (setup.py package_data)" in plan.comments["verify.forbid"]
+    assert any("ships CUDA sources (*.cu, *.cuh" in note for note in plan.notes), plan.notes
