@@ -300,10 +300,29 @@ def _run_command(cfg: Config, python: str, tmp: Path) -> dict[str, Any]:
         proc.run_logged(argv, log=log, cwd=workdir, env=env, what=f"smoke_test.command on Python {python}", error=PublishError,
                         show_tail=False)  # fmt: skip
     except KestrelError as exc:
-        return {"ok": False, "detail": exc.message, "log": str(log),
+        said = _last_error_line(log)
+        return {"ok": False, "detail": exc.message + (f": {said}" if said else ""), "log": str(log),
                 "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
     seconds = round(time.monotonic() - started, 1)
     return {"ok": True, "detail": f"smoke_test.command passed in {seconds} s", "log": str(log), "seconds": seconds}
+
+
+def _last_error_line(log: Path) -> str:
+    """What the command said last about its failure: the last exception line of a traceback (`AssertionError:
+    ...`), else its last line; so the one error line says why without opening the log."""
+    import re
+
+    try:
+        with log.open("rb") as f:  # the tail only: a test suite's log can be large
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 65536))
+            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    lines = [ln for ln in lines if not ln.startswith("+ ")]  # the tool's own echo of the command
+    found = next((ln for ln in reversed(lines) if re.match(r"[\w.]*(Error|Exception|Interrupt)\b", ln)), "")
+    line = found or (lines[-1] if lines else "")
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 def failure_hint(rows: list[dict[str, Any]], where: str) -> str:

@@ -75,11 +75,14 @@ def test_the_command_runs_in_the_smoke_venv_after_the_install(tmp_path):
     assert last.startswith("gpu tests ok ") and str(project) not in last, last
 
 
-def test_a_failing_command_is_one_line_with_its_exit_status_and_log(tmp_path):
+def test_a_failing_command_is_one_line_with_its_exit_status_its_last_error_and_log(tmp_path):
     project = make_project(tmp_path / "kernels", pythons=("3.12",))
     (project / "pyproject.toml").write_text(
         (project / "pyproject.toml").read_text()
-        + ('[tool.kestrel-release.smoke_test]\ncommand = "{python} -c \\"import sys; print(42); sys.exit(3)\\""\n')
+        + (
+            '[tool.kestrel-release.smoke_test]\ncommand = "{python} -c '
+            '\\"import sys; print(42); sys.stdout.flush(); assert sys.argv == [0], \'gpu result off\'\\""\n'
+        )
     )
     wheel = _release_wheel(tmp_path)
     with PypiSandbox(directory=tmp_path / "index") as box:
@@ -87,7 +90,8 @@ def test_a_failing_command_is_one_line_with_its_exit_status_and_log(tmp_path):
     assert_one_line_error(
         result,
         6,
-        "smoke test failed on Python 3.12: smoke_test.command on Python 3.12 failed with exit code 3 (log: ",
+        "smoke test failed on Python 3.12: smoke_test.command on Python 3.12 failed with exit code 1 (log: ",
+        "): AssertionError: gpu result off",  # the command's own last word, without opening the log
         "smoke_test.command failed: read its log",
     )
     log = result.stderr.split("(log: ", 1)[1].split(")", 1)[0]
