@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from kestrel_release import console
+from kestrel_release import ci_output, console
 from kestrel_release.cli import app
 from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError
 
@@ -33,6 +33,7 @@ def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
     signal.signal(signal.SIGTERM, _sigterm)
     sys.argv[1:] = _global_flags_first(sys.argv[1:])
+    ci_output.install()  # in a CI job, warnings also become annotations (nothing changes elsewhere)
     try:
         code = _dispatch()
     except KeyboardInterrupt:  # a second Ctrl-C while reporting the first failure
@@ -78,7 +79,9 @@ def _wants_json() -> bool:
 def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
     global _failure
     _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
-    console.error(message if hint is None else f"{message} — {hint}")
+    line = message if hint is None else f"{message} — {hint}"
+    console.error(line)
+    ci_output.annotate("error", line, title="kestrel-release")  # the same line on the run's page
     return code
 
 

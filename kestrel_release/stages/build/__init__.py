@@ -223,7 +223,7 @@ def _precompile(
             nvcc = plan.nvcc_version or ""
             result = precompile.run(cfg, nvcc_version=nvcc, log_dir=logs, use_cache=use_cache, **where)
     except BaseException:
-        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
+        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}", _precompile_logs(logs))
         raise
     if where:
         result.ran_in = cfg.build.container
@@ -238,8 +238,14 @@ def _precompile(
         "skipped" if result.status == "none" else "ok",
         (f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
         + (f" for {len(result.pairs)} (toolkit, arch) pairs" if result.pairs else ""),
+        _precompile_logs(logs) if result.status == "compiled" else (),
     )
     return result
+
+
+def _precompile_logs(logs: Path) -> list[Path]:
+    """The logs precompile writes: one, or one per (toolkit, arch) pair (precompile_pairs)."""
+    return sorted(logs.glob("precompile*.log"))
 
 
 def _build_all(
@@ -353,13 +359,18 @@ def _build_one(
                 build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:
-        steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}")
+        steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}", _logs_of(logs, py))
         raise
     if store and found.key:
         _wheelcache.put(found.key, final, found.inputs)
         _wheelcache.remember(cfg, py, found)
-    steps.finish(name, "ok", final.name)
+    steps.finish(name, "ok", final.name, _logs_of(logs, py))
     return final
+
+
+def _logs_of(logs: Path, py: str) -> list[Path]:
+    """Python `py`'s build and repair logs, in the order they were written."""
+    return [logs / f"build-{py}.log", logs / f"repair-{py}.log"]
 
 
 def clean_dir(cfg: Config, py: str) -> Path:
