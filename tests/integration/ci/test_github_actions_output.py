@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.factories import make_c_ext_project, make_verify_project, make_wheel
+from tests.factories import make_c_ext_project, make_dist, make_project, make_verify_project, make_wheel
 from tests.helpers import assert_one_line_error, run_cli
 
 PKG = "kestrel_kernels"
@@ -74,3 +74,17 @@ def test_outside_actions_nothing_of_it_appears(tmp_path):
     )
     assert_one_line_error(result, 5, "verify found 1 error(s)")
     assert "::" not in result.stderr and not summary.exists()
+
+
+def test_publish_appends_its_table_to_the_job_summary(tmp_path):
+    project = make_project(tmp_path / "kernels")
+    with open(project / "pyproject.toml", "a") as fh:
+        fh.write('\n[tool.kestrel-release.targets.wheels]\nkind = "static-index"\ndir = "site/whl"\n')
+    wheels = make_dist(project / "dist-all")
+    summary = tmp_path / "summary.md"
+    result = run_cli(["publish", "--project", str(project), "--target", "wheels"], env=_actions(summary))
+    assert result.code == 0, result.output
+    text = summary.read_text()
+    assert "### kestrel-release publish to wheels" in text
+    for wheel in wheels:
+        assert f"| {wheel.name} | uploaded |" in text
