@@ -34,6 +34,8 @@ from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
 from kestrel_release.stages.build import pure as _pure
 from kestrel_release.stages.build import repair as _repair
+from kestrel_release.stages.build import size_plan as _size_plan
+from kestrel_release.stages.build import size_plan_text as _size_plan_text
 from kestrel_release.stages.build import variant_build as _variant
 from kestrel_release.stages.build import wheelcache as _wheelcache
 from kestrel_release.stages.build import wheelzip as _wheelzip
@@ -56,6 +58,7 @@ class BuildResult:
     platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
     hub: _hub.HubLayout | None = None  # --layout kernels-hub: build/<variant>/ for the kernels library
     pep825: _pep825.Pep825Result | None = None  # variants.format = "pep825": <out>/pep825/
+    size_plan: _size_plan.SizePlan | None = None  # the wheels against every limit, and each lever's effect
 
     def to_json(self) -> dict:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
@@ -72,6 +75,7 @@ class BuildResult:
             "reproducible": self.reproducible,
             **({"hub": self.hub.to_json()} if self.hub else {}),
             **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
+            **({"size_plan": self.size_plan.to_json()} if self.size_plan else {}),
         }
 
 
@@ -96,6 +100,7 @@ def run(
         result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache, variant)
         if variant is None:  # a variant's build: run_variants writes them once, from the whole output
             _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
+            result.size_plan = _size_plan_text.for_build(cfg, result.out_dir, result.wheels)
         return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
@@ -402,4 +407,6 @@ def render(result: BuildResult) -> None:
         console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
     if result.platforms is not None:
         build_platforms.render_left(result.platforms)
+    if result.size_plan is not None:
+        _size_plan_text.render(result.size_plan)
     _extras.render(result)

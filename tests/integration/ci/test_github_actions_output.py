@@ -31,6 +31,9 @@ def test_build_and_verify_write_groups_and_a_job_summary(tmp_path):
     assert built.stderr.count("::endgroup::") == len(groups) == 2
     python_group = built.stderr.split("::group::✓ python ", 1)[1].split("::endgroup::", 1)[0]
     assert "build-" in python_group and "Successfully built" in python_group
+    # The size plan: in the report, and in the job summary beside the verify table.
+    assert "size plan: 1 wheel(s)" in built.stderr and "GitHub release asset limit 2.0 GiB" in built.stderr
+    assert "### kestrel-release size plan: fits" in summary.read_text()
 
     verified = run_cli(["verify", "--project", str(project)], env=_actions(summary))
     assert verified.code == 0, verified.output
