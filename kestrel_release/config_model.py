@@ -151,6 +151,7 @@ class GithubTarget:
     """The GitHub release's settings (targets/github.py)."""
 
     verify_rules: ClassVar[str] = "asset"
+    max_asset_size: ClassVar[int] = 2 * 1024 * MIB  # GitHub refuses a release asset of 2 GiB or more
     repo: str = ""
     tag: str = ""
     title: str = ""

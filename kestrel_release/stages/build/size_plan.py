@@ -23,10 +23,11 @@ from typing import Any
 
 from kestrel_release.artifacts import cuda_binary
 from kestrel_release.artifacts.errors import CudaFormatError
+from kestrel_release.config_model import GithubTarget
 from kestrel_release.stages.verify import size_forecast
 from kestrel_release.stages.verify.dedupe import platform_of
 
-GITHUB_ASSET_LIMIT = 2 * 1024**3  # GitHub refuses a release asset of 2 GiB or more
+GITHUB_ASSET_LIMIT = GithubTarget.max_asset_size  # 2 GiB: declared once, with the GitHub target's settings
 ZSTD_LEVEL = 12  # close to level 19's ratio on cubins at a fraction of the time (two cores, many GiB)
 
 
@@ -131,6 +132,15 @@ def plan(paths: Sequence[Path], limits: list[Limit]) -> SizePlan:
     result = SizePlan(wheels, limits)
     largest = max(reads, key=lambda r: r.size, default=None)
     result.levers = [*_drop_arch(reads, largest), *_merge(reads), *_compress(reads, largest)]
+    for lever in result.levers:
+        lever.fits = not result.over(lever.file_saving, lever.release_saving)
+    return result
+
+
+def rejudge(measured: SizePlan, limits: list[Limit]) -> SizePlan:
+    """The same measurements against other limits (a release's targets), each lever's `fits` again."""
+    levers = [Lever(**{**vars(lever), "fits": False}) for lever in measured.levers]
+    result = SizePlan(list(measured.wheels), limits, levers)
     for lever in result.levers:
         lever.fits = not result.over(lever.file_saving, lever.release_saving)
     return result

@@ -105,3 +105,14 @@ def test_a_wheel_without_cuda_has_no_arch_or_compress_lever(tmp_path):
     wheel = make_wheel(tmp_path)
     plan = size_plan.plan([wheel], _limits())
     assert plan.fits and plan.levers == []
+
+
+def test_rejudged_against_a_release_targets_limits_without_reading_again(tmp_path):
+    wheels = _wheels(tmp_path)
+    measured = size_plan.plan(wheels, _limits())
+    largest = max(w.stat().st_size for w in wheels)
+    github_only = [size_plan.Limit("GitHub release asset limit", largest - 1, "file")]
+    again = size_plan.rejudge(measured, github_only)
+    assert measured.fits and not again.fits
+    assert [lv.fits for lv in again.levers if lv.kind == "drop-arch"] == [True, True]
+    assert all(lv.fits for lv in measured.levers)  # the measured plan is left as it was
