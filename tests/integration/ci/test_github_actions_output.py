@@ -3,6 +3,7 @@ as an annotation and appends the verify table to $GITHUB_STEP_SUMMARY; anywhere 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -34,6 +35,14 @@ def test_build_and_verify_write_groups_and_a_job_summary(tmp_path):
     # The size plan: in the report, and in the job summary beside the verify table.
     assert "size plan: 1 wheel(s)" in built.stderr and "GitHub release asset limit 2.0 GiB" in built.stderr
     assert "### kestrel-release size plan: fits" in summary.read_text()
+    doc = json.loads(run_cli(["build", "--project", str(project), "--json"]).stdout)  # a cache hit: seconds
+    plan = doc["size_plan"]
+    assert plan["fits"] is True and plan["over"] == [] and plan["total"] == plan["wheels"][0]["size"]
+    assert [lim["name"] for lim in plan["limits"]] == [
+        "per-file limit (verify.max_file_size)",
+        "project limit (verify.project_size_budget)",
+        "GitHub release asset limit",
+    ]
 
     verified = run_cli(["verify", "--project", str(project)], env=_actions(summary))
     assert verified.code == 0, verified.output
