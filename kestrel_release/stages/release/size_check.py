@@ -39,5 +39,6 @@ def after_build(cfg: Config, targets: tuple[str, ...], built: size_plan.SizePlan
     if not found.fits:
         raise PreflightError(
             size_plan_text.problem(found),
-            "nothing was uploaded; pull a lever above (or raise the limit the index granted) and release again",
+            "nothing was uploaded; pull one of the levers it names, or set verify.max_file_size / "
+            "verify.project_size_budget to the limit the index granted, and release again",
         )

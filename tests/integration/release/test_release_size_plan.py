@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kestrel_release import sizes
 from kestrel_release.sandbox.pypi.server import PypiSandbox
-from tests.factories import make_dist, make_project
+from tests.factories import make_c_ext_project, make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
 
 
@@ -61,3 +63,21 @@ def test_a_release_within_its_limits_passes_the_size_gate(tmp_path):
         "size plan: 1 wheel(s)" in result.stderr and "per-file limit (verify.max_file_size) 100.0 MiB" in result.stderr
     )
     assert "GitHub release asset limit" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_release_that_builds_stops_after_the_build_when_a_wheel_is_over_the_file_limit(tmp_path):
+    project = make_c_ext_project(tmp_path / "mini")
+    args = ["release", "--project", str(project), "--targets", "testpypi", "--yes", "--no-gpu-check", "--allow-dirty"]
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = run_cli(args, env=_env(tmp_path, box, KESTREL_RELEASE_VERIFY_MAX_FILE_SIZE="1024"))
+        uploaded = box.files()
+    (wheel,) = (project / "dist-all").glob("*.whl")
+    assert_one_line_error(
+        result,
+        3,
+        "release stopped at step 'build': the release does not fit",
+        f"{wheel.name} is {sizes.size(wheel.stat().st_size)}, over the 1.0 KiB per-file limit (verify.max_file_size)",
+        "nothing was uploaded",
+    )
+    assert uploaded == []
