@@ -294,6 +294,7 @@ class GithubTarget:
     """The GitHub release's settings (targets/github.py)."""
 
     verify_rules: ClassVar[str] = "asset"
+    max_asset_size: ClassVar[int] = 2 * 1024 * MIB  # GitHub refuses a release asset of 2 GiB or more
     repo: str = field(default="", metadata=doc('The repository, "OWNER/NAME"; "" = the github.com remote `origin`.'))
     tag: str = field(default="", metadata=doc("The release's tag."))
     title: str = field(default="", metadata=doc("The release's title."))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from kestrel_release import redact
@@ -117,8 +118,20 @@ def ok(message: str) -> None:
     get_console().print(_assemble(("✓ ", "bold green"), redact.mask(message)))
 
 
-def warn(message: str) -> None:
+def warn(message: str, *, file: str | None = None, line: int | None = None) -> None:
+    """A warning line; `file`/`line`: where it points, for listeners that can link it (ci_output)."""
     get_console().print(_assemble(("warning: ", "bold yellow"), redact.mask(message)))
+    for listener in _warning_listeners:
+        listener(message, file, line)
+
+
+_warning_listeners: list[Callable[[str, str | None, int | None], None]] = []
+
+
+def on_warning(listener: Callable[[str, str | None, int | None], None]) -> None:
+    """Call `listener(message, file, line)` after each warning printed (ci_output's annotations)."""
+    if listener not in _warning_listeners:
+        _warning_listeners.append(listener)
 
 
 def debug(message: str) -> None:

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from kestrel_release import console
+from kestrel_release import ci_output, console
 from kestrel_release.cli import app
 from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError
 
@@ -34,6 +34,7 @@ def main() -> None:
     try:
         signal.signal(signal.SIGTERM, _sigterm)
         sys.argv[1:] = _global_flags_first(sys.argv[1:])
+        ci_output.install()  # in a CI job, warnings also become annotations (nothing changes elsewhere)
         code = _dispatch()
         # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -82,7 +83,9 @@ def _wants_json() -> bool:
 def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
     global _failure
     _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
-    console.error(message if hint is None else f"{message} — {hint}")
+    line = message if hint is None else f"{message} — {hint}"
+    console.error(line)
+    ci_output.annotate("error", line, title="kestrel-release")  # the same line on the run's page
     return code
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -16,7 +18,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from rich.live import Live
 
-from kestrel_release import console
+from kestrel_release import ci_output, console
 
 _STYLE = {
     "waiting": "dim",
@@ -35,6 +37,7 @@ class Step:
     started: float | None = None
     seconds: float | None = None
     detail: str = ""
+    since: float = 0.0  # wall clock at start: a log older than that is an earlier run's
 
     def to_json(self) -> dict:
         return {
@@ -69,10 +72,11 @@ class Steps:
         with self._lock:
             step = self.steps.setdefault(name, Step(name))
             if step.state != "running":  # a later phase of a running step keeps its start time
-                step.started = time.monotonic()
+                step.started, step.since = time.monotonic(), time.time()
             step.state, step.detail = "running", detail
 
-    def finish(self, name: str, state: str, detail: str = "") -> None:
+    def finish(self, name: str, state: str, detail: str = "", logs: Sequence[Path] = ()) -> None:
+        """End step `name`; `logs`: its children's log files, folded under the step in a CI log."""
         with self._lock:
             step = self.steps.setdefault(name, Step(name))
             if step.started is not None:
@@ -81,8 +85,12 @@ class Steps:
         if self._live is None and not console.json_mode() and state != "stopped":
             took = f" ({step.seconds:.1f} s)" if step.seconds is not None else ""
             line = f"{name}: {detail}{took}"
+            good = state in ("ok", "skipped")
+            # In a CI log the line heads a folded group holding the step's logs.
+            if ci_output.group(f"{'✓' if good else '✗'} {line}", _log_lines(logs, step.since)):
+                return
             # not console.error: the one `error:` line is the final one entry.main prints
-            console.ok(line) if state in ("ok", "skipped") else console.info(f"✗ {line}")
+            console.ok(line) if good else console.info(f"✗ {line}")
 
     def __rich__(self) -> Table:
         return table(list(self.steps.values()))
@@ -100,3 +108,17 @@ def table(steps: list[Step]) -> Table:
             s.name, f"[{_STYLE.get(s.state, '')}]{s.state}[/]", f"{secs:6.1f} s" if secs is not None else "", s.detail
         )
     return out
+
+
+def _log_lines(logs: Sequence[Path], since: float) -> list[str]:
+    """The lines of those `logs` this step wrote (an older file is an earlier run's: a step that did not repair)."""
+    lines: list[str] = []
+    for log in logs:
+        try:
+            if log.stat().st_mtime < since - 1:  # file systems with coarse timestamps
+                continue
+            text = log.read_text(encoding="utf-8", errors="replace")
+        except OSError:  # a step that failed before its child started has no log
+            continue
+        lines += [f"--- {log}", *text.splitlines()]
+    return lines

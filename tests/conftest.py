@@ -48,6 +48,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = f"CI=true: this machine must run every test, but it {call.excinfo.value.msg}"
 
 
+@pytest.fixture(autouse=True)
+def _not_in_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process code under test speaks GitHub Actions only where a test sets GITHUB_ACTIONS itself: the suite
+    running in an Actions job must neither change what tests see nor write into that job's summary."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture(scope="session")
 def built_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Directory with the wheels, SHA256SUMS and manifest of one real build of kernels/."""

@@ -52,6 +52,9 @@ def run_cli(
     full_env.pop("PYTHONDONTWRITEBYTECODE", None)  # cache .pyc: each CLI run would recompile otherwise
     full_env["TWINE_NON_INTERACTIVE"] = "1"
     full_env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+    # The suite may itself run in a GitHub Actions job: the CLI under test speaks Actions only where a test asks.
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        full_env.pop(name, None)
     if env:
         full_env.update(env)
     proc = subprocess.run(

@@ -34,6 +34,8 @@ from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
 from kestrel_release.stages.build import pure as _pure
 from kestrel_release.stages.build import repair as _repair
+from kestrel_release.stages.build import size_plan as _size_plan
+from kestrel_release.stages.build import size_plan_text as _size_plan_text
 from kestrel_release.stages.build import variant_build as _variant
 from kestrel_release.stages.build import wheelcache as _wheelcache
 from kestrel_release.stages.build import wheelzip as _wheelzip
@@ -56,6 +58,7 @@ class BuildResult:
     platforms: build_platforms.PlatformPlan | None = None  # built here, and left for other machines
     hub: _hub.HubLayout | None = None  # --layout kernels-hub: build/<variant>/ for the kernels library
     pep825: _pep825.Pep825Result | None = None  # variants.format = "pep825": <out>/pep825/
+    size_plan: _size_plan.SizePlan | None = None  # the wheels against every limit, and each lever's effect
 
     def to_json(self) -> dict:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
@@ -72,6 +75,7 @@ class BuildResult:
             "reproducible": self.reproducible,
             **({"hub": self.hub.to_json()} if self.hub else {}),
             **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
+            **({"size_plan": self.size_plan.to_json()} if self.size_plan else {}),
         }
 
 
@@ -96,6 +100,7 @@ def run(
         result = _run(cfg, gpu_check, check_reproducible, platforms, use_cache, variant)
         if variant is None:  # a variant's build: run_variants writes them once, from the whole output
             _extras.write(cfg, result, layout)  # kernels-hub layout, PEP 825 wheels: from the wheels just written
+            result.size_plan = _size_plan_text.for_build(cfg, result.out_dir, result.wheels)
         return result
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli maps it): children are dead, staging is gone
         proc.kill_all()
@@ -224,7 +229,7 @@ def _precompile(
             nvcc = plan.nvcc_version or ""
             result = precompile.run(cfg, nvcc_version=nvcc, log_dir=logs, use_cache=use_cache, **where)
     except BaseException:
-        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}")
+        steps.finish("precompile", "failed", f"see {logs / 'precompile.log'}", _precompile_logs(logs))
         raise
     if where:
         result.ran_in = cfg.build.container
@@ -239,8 +244,14 @@ def _precompile(
         "skipped" if result.status == "none" else "ok",
         (f"{detail}, {len(result.kernels)} kernels" if result.kernels else detail)
         + (f" for {len(result.pairs)} (toolkit, arch) pairs" if result.pairs else ""),
+        _precompile_logs(logs) if result.status == "compiled" else (),
     )
     return result
+
+
+def _precompile_logs(logs: Path) -> list[Path]:
+    """The logs precompile writes: one, or one per (toolkit, arch) pair (precompile_pairs)."""
+    return sorted(logs.glob("precompile*.log"))
 
 
 def _build_all(
@@ -354,13 +365,18 @@ def _build_one(
                 build_native.check_min_glibc(cfg, final)
         check_built_wheel(final)  # PyPI's ZIP rules (pypi-zip): never hand out a wheel PyPI refuses
     except BuildError:
-        steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}")
+        steps.finish(name, "stopped" if proc.stopping() else "failed", f"log: {log}", _logs_of(logs, py))
         raise
     if store and found.key:
         _wheelcache.put(found.key, final, found.inputs)
         _wheelcache.remember(cfg, py, found)
-    steps.finish(name, "ok", final.name)
+    steps.finish(name, "ok", final.name, _logs_of(logs, py))
     return final
+
+
+def _logs_of(logs: Path, py: str) -> list[Path]:
+    """Python `py`'s build and repair logs, in the order they were written."""
+    return [logs / f"build-{py}.log", logs / f"repair-{py}.log"]
 
 
 def clean_dir(cfg: Config, py: str) -> Path:
@@ -393,4 +409,6 @@ def render(result: BuildResult) -> None:
         console.info(floor_text(tuple(int(p) for p in floor.split("."))))  # type: ignore[arg-type]
     if result.platforms is not None:
         build_platforms.render_left(result.platforms)
+    if result.size_plan is not None:
+        _size_plan_text.render(result.size_plan)
     _extras.render(result)

@@ -36,6 +36,9 @@ def run(cfg: Config, paths: list[Path], target: str, options: targets.Options) -
     result = targets.get(cfg, target).publish(paths, options)
     if left and hasattr(result, "left_out"):
         result.left_out = [{"filename": p.name, "reason": "not for the selected Pythons"} for p in left]
+    from kestrel_release.stages.publish import summary as ci_summary
+
+    ci_summary.publish(target, result)  # a CI job's summary page (nothing elsewhere)
     return result
 
 

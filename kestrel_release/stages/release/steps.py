@@ -33,8 +33,12 @@ def preflight(ctx: Context) -> str:
     cfg, opts = ctx.cfg, ctx.options
     problems: list[str] = []
     if opts.prebuilt:
+        from kestrel_release import manifest
+        from kestrel_release.stages.release import size_check
+
         detail = _preflight_prebuilt(ctx)
         cfg = ctx.cfg
+        problems += size_check.problems(cfg, opts.targets, manifest.wheel_paths(cfg.out_path, cfg.name))
     else:
         report = doctor.run(cfg)
         if console.verbose():
@@ -99,6 +103,10 @@ def build(ctx: Context) -> str:
         return variant_steps.build(ctx)
 
     built = build_stage.run(ctx.cfg, gpu_check=ctx.options.gpu_check)
+    from kestrel_release.stages.release import size_check
+
+    wheels = [built.out_dir / w["filename"] for w in built.wheels]
+    size_check.after_build(ctx.cfg, ctx.options.targets, built.size_plan, wheels)  # exit 3 before any upload
     ctx.state.artifacts = release_state.hash_wheels(built.out_dir, ctx.cfg.name)
     ctx.state.move_to(built.out_dir)
     return f"{len(built.wheels)} wheels in {built.out_dir}"

@@ -206,6 +206,9 @@ def run(
     if ask_index and kind == "index":
         found += verify_pypi.release_age_set(reports, cfg, target)
     report = VerifyReport(target, reports, found, "project" if project else "standalone")
+    from kestrel_release.stages.verify import summary as ci_summary
+
+    ci_summary.publish(report)  # a CI job's summary page and annotations (nothing elsewhere)
     if project:
         _forget_stale(reports)
     if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix

@@ -31,7 +31,7 @@ def binaries_of(wheel, binaries: list) -> dict[str, tuple[str, int]]:
     }
 
 
-def _platform_of(tags: list[str]) -> str | None:
+def platform_of(tags: list[str]) -> str | None:
     """The platform of a per-Python CPython wheel (cp312-cp312-<plat>, or its compressed platform set
     joined as in the filename); None for abi3/py3 and multi-Python wheels."""
     split = [tag.split("-") for tag in tags]
@@ -46,7 +46,7 @@ def check(wheels: list) -> list[Finding]:
     """A warning per platform whose per-Python wheels share byte-identical binaries, with the saving."""
     groups: dict[tuple, list] = {}
     for w in wheels:
-        plat = _platform_of(w.tags)
+        plat = platform_of(w.tags)
         if plat and w.binaries:
             groups.setdefault((w.name, w.version, plat), []).append(w)
     release = sum(w.size for w in wheels) or 1
