@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
+TIMEOUT = 900.0  # seconds for the whole download (--timeout): 4 GiB at ~5 MB/s
 _DRIVER = re.compile(r"^\d{3,4}(?:\.\d{1,3}){0,2}$")
 
 
@@ -35,6 +36,7 @@ class Request:
     driver: str | None = None
     python: str | None = None
     platform: str | None = None
+    timeout: float = TIMEOUT  # the whole download from --index, in seconds
 
 
 def _python(text: str | None) -> wheels.Python:
@@ -153,7 +155,7 @@ def run(request: Request) -> ExplainReport:
         from kestrel_release import statedir
 
         with statedir.temp_dir("explain") as tmp:
-            path = _download(listing[chosen.filename], tmp / chosen.filename)
+            path = _download(listing[chosen.filename], tmp / chosen.filename, request.timeout)
             groups = _read(path, report)
     else:
         assert request.source is not None
@@ -169,18 +171,19 @@ def run(request: Request) -> ExplainReport:
     return report
 
 
-def _download(row: dict[str, str], dest: Path) -> Path:
+def _download(row: dict[str, str], dest: Path, timeout: float = TIMEOUT) -> Path:
     from kestrel_release.adapters.pypi import client as pypi
     from kestrel_release.retry import RetryPolicy
 
     console.step(f"downloading {dest.name}")
+    policy = RetryPolicy(retries=2, timeout=min(60.0, timeout))
     try:
         return pypi.download(
-            row["url"], dest, RetryPolicy(retries=2, timeout=60), max_bytes=MAX_DOWNLOAD, sha256=row.get("sha256", "")
+            row["url"], dest, policy, max_bytes=MAX_DOWNLOAD, sha256=row.get("sha256", ""), deadline=timeout
         )
     except PublishError as exc:
         raise PublishError(
-            exc.message, "check the URL and the network, or download the wheel and pass its path"
+            exc.message, "check the URL and the network, raise --timeout, or download the wheel and pass its path"
         ) from None
 
 
