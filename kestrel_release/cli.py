@@ -262,6 +262,10 @@ def explain(
         str | None,
         typer.Option("--torch", help="A torch version (2.13, 2.13+cu126): which variant of the project to install."),
     ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds the whole download from --index may take.", min=1),
+    ] = 900.0,
     project: ProjectOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -283,7 +287,7 @@ def explain(
         return
     console.configure(json_mode=json)
     gpu = gpu or "auto"
-    request = stage.Request(source, index, gpu, driver, python, platform, _arch_source(project))
+    request = stage.Request(source, index, gpu, driver, python, platform, arches=_arch_source(project), timeout=timeout)
     report = stage.run(request)
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)

@@ -63,6 +63,27 @@ def sandbox_github(
     )
 
 
+def _check_port(port: int) -> None:
+    """UsageError (exit 2) for a --port that cannot be served on 127.0.0.1 (in use, out of range, privileged),
+    said before any server starts: their own failures come from deep inside (an internal error)."""
+    import errno
+    import socket
+
+    from kestrel_release.errors import UsageError
+
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port number", "pick one from 1024 to 65535, or 0 for a free one")
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: only a listener blocks
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
+            raise UsageError(f"--port {port} on 127.0.0.1 {why}", "pick another port, or 0 for a free one") from None
+
+
 def _default_github_repo() -> tuple[list[str], str]:
     """The repository of the project in the cwd (targets.github.repo, else its git remote 'origin').
 
@@ -86,6 +107,7 @@ def _default_github_repo() -> tuple[list[str], str]:
 
 def _serve(serve_forever, **options) -> None:
     """Ctrl-C (or SIGTERM) is how a user stops a sandbox: a clean stop, exit 0."""
+    _check_port(options.get("port") or 0)
     try:
         serve_forever(**options)
     except KeyboardInterrupt:

@@ -235,6 +235,21 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
     for name in cfg.smoke_test.reuse:
         if not _DIST_NAME.fullmatch(name):
             errors.append(f"{at('smoke_test.reuse')}: '{name}' is not a distribution name like torch")
+    _validate_nul(cfg, errors, at)
+
+
+def _validate_nul(cfg: Config, errors: list[str], at) -> None:
+    """No value holds a NUL byte: the OS refuses it in every path, argument and variable (a ValueError deep
+    inside a later step otherwise), and it is always a typing or quoting accident."""
+    sections = [("", cfg)] + [(f.name + ".", getattr(cfg, f.name)) for f in dataclasses.fields(cfg)]
+    for prefix, obj in sections:
+        if not dataclasses.is_dataclass(obj) or (prefix and obj is cfg):
+            continue
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            if any(isinstance(v, (str, Path)) and "\x00" in str(v) for v in values):
+                errors.append(f"{at(prefix + f.name)}: holds a NUL byte (\\x00): remove it")
 
 
 def _validate_cuda(cfg: Config, errors: list[str], at) -> None:

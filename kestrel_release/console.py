@@ -1,19 +1,48 @@
-"""The single Rich console. Everything printed goes through here and is masked.
+"""The single Rich console. Everything printed goes through here, masked and with control characters escaped.
 
 Human output goes to stderr so that `--json` output on stdout stays machine
 readable; `emit_json` and `answer` are the only writers of stdout.
+
+The terminal is an attack surface: a wheel member, a file or a server may name itself `\x1b[2J` (clear the
+screen), `\x1b]0;...` (the window title) or `a\nerror: forged`. Every string this module prints has its
+control characters (C0, DEL, C1) escaped as Python writes them; `error`, `warn`, `step` and `ok` print one
+line (`safe`: newlines escaped too), `info`, `plain`, `debug` and any str printed keep the tool's own line
+breaks and tabs. A name put in a table or a multi-line text goes through `safe(name)`. --json escapes through
+json.dumps.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from kestrel_release import redact
 from kestrel_release.sizes import size as size  # re-exported: console.size is the name commands use
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(found: re.Match) -> str:
+    char = found.group()
+    return _NAMED.get(char) or f"\\x{ord(char):02x}"
+
+
+def safe(text: str) -> str:
+    """`text` with every control character escaped (`\x1b`, `\n`, `\x9b`): for names from wheels, files and
+    servers, shown on one line whatever they hold."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _safe_lines(text: str) -> str:
+    """`text` with control characters escaped, its line breaks and tabs kept: the tool's own multi-line text."""
+    return _CONTROL_BUT_LINES.sub(_escape, text)
+
 
 _state = {"verbose": False, "json": False, "emitted": False}
 # Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
@@ -30,6 +59,9 @@ def _make_console():
 
         def _render_buffer(self, buffer):
             return redact.mask(super()._render_buffer(buffer))
+
+        def render_str(self, text, **kwargs):  # every str printed or put in a table cell
+            return super().render_str(_safe_lines(text), **kwargs)
 
     # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
     # progress as fragments; use COLUMNS or a wide default, and no live display (progress users
@@ -102,25 +134,25 @@ def json_mode() -> bool:
 
 
 def info(message: str) -> None:
-    get_console().print(Text(redact.mask(message)))
+    get_console().print(Text(_safe_lines(redact.mask(message))))
 
 
 def plain(message: str) -> None:
     """A line meant to be copied (a command): never wrapped, never styled."""
-    get_console().print(Text(redact.mask(message)), soft_wrap=True, markup=False, highlight=False)
+    get_console().print(Text(_safe_lines(redact.mask(message))), soft_wrap=True, markup=False, highlight=False)
 
 
 def step(message: str) -> None:
-    get_console().print(_assemble(("==> ", "bold cyan"), redact.mask(message)))
+    get_console().print(_assemble(("==> ", "bold cyan"), safe(redact.mask(message))))
 
 
 def ok(message: str) -> None:
-    get_console().print(_assemble(("✓ ", "bold green"), redact.mask(message)))
+    get_console().print(_assemble(("✓ ", "bold green"), safe(redact.mask(message))))
 
 
 def warn(message: str, *, file: str | None = None, line: int | None = None) -> None:
     """A warning line; `file`/`line`: where it points, for listeners that can link it (ci_output)."""
-    get_console().print(_assemble(("warning: ", "bold yellow"), redact.mask(message)))
+    get_console().print(_assemble(("warning: ", "bold yellow"), safe(redact.mask(message))))
     for listener in _warning_listeners:
         listener(message, file, line)
 
@@ -136,11 +168,11 @@ def on_warning(listener: Callable[[str, str | None, int | None], None]) -> None:
 
 def debug(message: str) -> None:
     if _state["verbose"]:
-        get_console().print(Text(redact.mask(message), style="dim"))
+        get_console().print(Text(_safe_lines(redact.mask(message)), style="dim"))
 
 
 def error(message: str) -> None:
-    get_console().print(_assemble(("error: ", "bold red"), redact.mask(message)))
+    get_console().print(_assemble(("error: ", "bold red"), safe(redact.mask(message))))  # one line, always
 
 
 def emit_json(payload: Any) -> None:

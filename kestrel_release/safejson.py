@@ -16,10 +16,39 @@ from typing import Any
 
 MAX_DEPTH = 64  # PyPI's JSON API, PEP 691 pages, GitHub's answers and our manifests nest under 10
 MIB = 1024 * 1024
+MAX_INT_DIGITS = 20  # 2**64 has 20 digits: every size, count and id a server sends fits
 
 
 class Unusable(ValueError):
     """An answer or file we will not use: too large, nested too deep, or not JSON at all."""
+
+
+class _Number(ValueError):
+    """A number no answer holds: 10**400 bytes, 1e999 (inf), NaN."""
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Number(f"the number {text[:12]}... ({len(text)} digits)")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    import math
+
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Number(f"the number {text[:24]}")
+    return value
+
+
+def _constant(text: str) -> float:
+    raise _Number(f"the number {text}")  # NaN, Infinity: not JSON, though Python's json reads them
+
+
+def parse(data: bytes | str) -> Any:
+    """json.loads with numbers bounded (at most 20 digits, finite); raises _Number (a ValueError) beyond."""
+    return json.loads(data, parse_int=_int, parse_float=_float, parse_constant=_constant)
 
 
 def _size(n: int) -> str:
@@ -46,7 +75,9 @@ def loads(data: bytes | str, what: str, *, max_bytes: int, max_depth: int = MAX_
     if len(data) > max_bytes:
         raise Unusable(f"{what} is larger than {_size(max_bytes)}")
     try:
-        doc = json.loads(data)
+        doc = parse(data)
+    except _Number as exc:
+        raise Unusable(f"{what} holds {exc}, larger than any real answer") from None
     except RecursionError:  # the C decoder's own depth guard: far deeper than max_depth
         raise Unusable(f"{what} is nested deeper than {max_depth} levels") from None
     except json.JSONDecodeError as exc:
@@ -76,3 +107,16 @@ def read_body(resp: Any, what: str, *, max_bytes: int) -> bytes:
             raise Unusable(f"{what} is larger than {_size(max_bytes)}")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def check_numbers(data: bytes, what: str) -> None:
+    """Unusable when the JSON document in `data` holds a number beyond parse's bounds (for answers another
+    library parses after us); anything else, not JSON included, is left to that library."""
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return
+    try:
+        parse(data)
+    except _Number as exc:
+        raise Unusable(f"{what} holds {exc}, larger than any real answer") from None
+    except (ValueError, RecursionError):
+        return

@@ -41,8 +41,20 @@ def without_userinfo(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
 
 
+def require_clean(url: str, what: str) -> None:
+    """UsageError (exit 2) for a URL holding a control character: a line break pasted with it would split
+    an HTTP request line (urllib's parsers drop CR/LF silently, requests refuses it with an internal error).
+    The URL is not quoted: it may carry credentials."""
+    bad = next((c for c in url if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        kind = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
+        raise UsageError(f"{what} holds {kind}", "give the URL on one line, without control characters")
+
+
 def require_secure(url: str, what: str) -> None:
-    """UsageError (exit 2) for an http:// URL to a host other than this machine, unless allowed."""
+    """UsageError (exit 2) for an http:// URL to a host other than this machine, unless allowed, or one
+    holding a control character (require_clean)."""
+    require_clean(url, what)
     parts = urlsplit(url)
     if parts.scheme.lower() != "http" or _allowed or is_loopback(parts.hostname):
         return

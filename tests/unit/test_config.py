@@ -150,3 +150,11 @@ def test_cuda_compress_takes_nvccs_modes_only(tmp_path):
     ):
         config.load(tmp_path, env={})
     assert config.load(tmp_path, env={"KESTREL_RELEASE_BUILD_CUDA_COMPRESS": "size"}).build.cuda_compress == "size"
+
+
+def test_a_nul_byte_in_any_value_is_a_config_error(tmp_path):
+    """Before: `out_dir = "dist\\u0000all"` was `internal error: ValueError: embedded null byte`."""
+    project = _project(tmp_path, 'out_dir = "dist\\u0000all"\n[tool.kestrel-release.build]\nexclude = ["a\\u0000"]\n')
+    with pytest.raises(ConfigError) as caught:
+        config.load(project, env={})
+    assert "out_dir: holds a NUL byte" in str(caught.value) and "build.exclude: holds a NUL byte" in str(caught.value)

@@ -58,3 +58,19 @@ def test_read_body_stops_at_the_bound_and_closes() -> None:
         safejson.read_body(resp, "body", max_bytes=100)
     assert resp.closed
     assert safejson.read_body(_Streamed([b"ab", b"c"]), "body", max_bytes=3) == b"abc"
+
+
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "1e400", "-1e999", "NaN", "Infinity", "-" + "9" * 21])
+def test_a_number_no_answer_holds_is_refused(number):
+    """Before: a JSON API reporting a file of 10**400 bytes was an OverflowError in the quota forecast."""
+    data = f'{{"size": {number}}}'.encode()
+    with pytest.raises(safejson.Unusable, match="larger than any real answer"):
+        safejson.loads(data, "the answer", max_bytes=1024)
+    with pytest.raises(safejson.Unusable, match="larger than any real answer"):
+        safejson.check_numbers(data, "the answer")
+
+
+def test_real_numbers_read_as_before():
+    doc = safejson.loads(b'{"size": 18446744073709551615, "ratio": 0.5, "id": -3}', "x", max_bytes=1024)
+    assert doc == {"size": 2**64 - 1, "ratio": 0.5, "id": -3}
+    safejson.check_numbers(b"not json", "x")  # left to whoever parses it

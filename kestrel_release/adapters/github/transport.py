@@ -91,6 +91,7 @@ def _on_response(resp, *args, session=None, **kwargs):
         what = f"GitHub's answer to {resp.request.method} {resp.url}"
         resp._content = safejson.read_body(resp, what, max_bytes=MAX_BODY)
         resp._content_consumed = True
+        safejson.check_numbers(resp._content, what)  # PyGithub parses it again, with no bound on numbers
     return resp
 
 

@@ -206,18 +206,33 @@ def project_page(url: str, policy: RetryPolicy) -> dict[str, dict[str, str]]:
 
 
 def download(
-    url: str, dest: Path, policy: RetryPolicy, *, max_bytes: int, sha256: str = "", auth: tuple[str, str] | None = None
+    url: str,
+    dest: Path,
+    policy: RetryPolicy,
+    *,
+    max_bytes: int,
+    sha256: str = "",
+    auth: tuple[str, str] | None = None,
+    deadline: float | None = None,
 ) -> Path:
     """Stream `url` into `dest`: at most `max_bytes` (a larger answer is refused, not cut), each read within
-    the policy's timeout, the sha256 the page listed checked; PublishError on any failure."""
+    the policy's timeout, the whole download (retries included) within `deadline` seconds, the sha256 the
+    page listed checked; PublishError on any failure."""
     import hashlib
+    import time
 
     import requests
+
+    from kestrel_release.adapters import _deadline
+
+    opened: list = []
+    ends = time.monotonic() + deadline if deadline is not None else None
 
     def get() -> Path:
         digest, got = hashlib.sha256(), 0
         try:
             with requests.get(url, timeout=policy.timeout, stream=True, auth=auth) as resp:
+                opened.append(resp)
                 if resp.status_code == 429 or resp.status_code >= 500:
                     raise Transient(f"HTTP {resp.status_code}", _retry_after(resp))
                 if resp.status_code != 200:
@@ -238,7 +253,19 @@ def download(
             raise PublishError(f"{url}: sha256 {digest.hexdigest()} is not the {sha256} its index page lists")
         return dest
 
-    return with_retries(get, policy, f"downloading {url}")
+    def attempt() -> Path:  # a server trickling bytes inside the read timeout still ends at the deadline
+        if ends is None:
+            return get()
+        try:
+            return _deadline.call(get, max(0.0, ends - time.monotonic()), f"downloading {url}", abandon)
+        except _deadline.DeadlineExceeded:
+            raise PublishError(f"downloading {url} took longer than {deadline:.0f} s") from None
+
+    def abandon() -> None:  # the worker's socket is shut down under it: its read ends now
+        for resp in opened:
+            _deadline.sever(resp)
+
+    return with_retries(attempt, policy, f"downloading {url}")
 
 
 def _retry_after(resp) -> float | None:

@@ -94,6 +94,7 @@ def resolve_index(
             f"unknown publish target '{target}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
             f"use one of {', '.join(known)}, add [{target}] to {pypirc_path}, or pass --repository-url",
         )
+    http_policy.require_clean(upload, f"the upload URL of {target} (from {source})")
     parsed = urlparse(upload)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise UsageError(
@@ -145,7 +146,28 @@ def resolve_credentials(
     else:
         user, password = _twine_credentials(index, env)
     redact.register(password, user=user)  # with its Basic-auth form: a reason phrase may echo the header
+    for what, value in (("username", user), ("password", password)):
+        problem = basic_auth_problem(value)
+        if problem:  # requests would fail deep inside (UnicodeEncodeError), or send a broken header
+            raise PublishError(
+                f"the {what} for {index.name} is not usable: it {problem}",
+                "set it again, one line, as the index gave it (TWINE_PASSWORD, --token-env, ~/.pypirc)",
+            )
     return user, password
+
+
+def basic_auth_problem(value: str) -> str | None:
+    """What keeps `value` out of an HTTP Basic Authorization header (None: nothing). The header is one
+    line of Latin-1 (what requests encodes it as); the message never quotes the value."""
+    for index, char in enumerate(value, 1):
+        where = f"(character {index} of {len(value)})"
+        if char in "\r\n":
+            return f"holds a line break {where}"
+        if ord(char) < 0x20 or ord(char) == 0x7F:
+            return f"holds the control character U+{ord(char):04X} {where}"
+        if ord(char) > 0xFF:
+            return f"holds a character HTTP Basic authentication cannot carry (not Latin-1) {where}"
+    return None
 
 
 def _twine_credentials(index: Index, env: Mapping[str, str]) -> tuple[str, str]:

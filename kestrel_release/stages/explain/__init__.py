@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
+TIMEOUT = 900.0  # seconds for the whole download (--timeout): 4 GiB at ~5 MB/s
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Request:
     python: str | None = None
     platform: str | None = None
     arches: ArchSource = field(default_factory=ArchSource)  # where the project's arch list comes from (a fix names it)
+    timeout: float = TIMEOUT  # the whole download from --index, in seconds
 
 
 def _python(text: str | None) -> wheels.Python:
@@ -158,7 +160,7 @@ def run(request: Request) -> ExplainReport:
         from kestrel_release import statedir
 
         with statedir.temp_dir("explain") as tmp:
-            path = _download(listing[chosen.filename], tmp / chosen.filename)
+            path = _download(listing[chosen.filename], tmp / chosen.filename, request.timeout)
             groups = _read(path, report)
     else:
         assert request.source is not None
@@ -176,18 +178,19 @@ def run(request: Request) -> ExplainReport:
     return report
 
 
-def _download(row: dict[str, str], dest: Path) -> Path:
+def _download(row: dict[str, str], dest: Path, timeout: float = TIMEOUT) -> Path:
     from kestrel_release.adapters.pypi import client as pypi
     from kestrel_release.retry import RetryPolicy
 
     console.step(f"downloading {dest.name}")
+    policy = RetryPolicy(retries=2, timeout=min(60.0, timeout))
     try:
         return pypi.download(
-            row["url"], dest, RetryPolicy(retries=2, timeout=60), max_bytes=MAX_DOWNLOAD, sha256=row.get("sha256", "")
+            row["url"], dest, policy, max_bytes=MAX_DOWNLOAD, sha256=row.get("sha256", ""), deadline=timeout
         )
     except PublishError as exc:
         raise PublishError(
-            exc.message, "check the URL and the network, or download the wheel and pass its path"
+            exc.message, "check the URL and the network, raise --timeout, or download the wheel and pass its path"
         ) from None
 
 

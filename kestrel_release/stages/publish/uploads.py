@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from kestrel_release import console
+from kestrel_release import console, pools
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.errors import PublishError
 
@@ -99,14 +98,14 @@ def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
                 result.failed.append({"filename": wheel.filename, "error": str(exc)})
                 progress.finish(wheel.filename, wheel.size, str(exc))
 
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="upload")
         try:
-            for future in [pool.submit(one, wheel) for wheel in order]:
-                future.result()
+            # Ctrl-C / SIGTERM: files not yet started are never sent, and the process ends now (pools.py):
+            # an upload cut mid-body is no file to an index (the request never completes), and one that
+            # landed is found by the re-run, which compares the index's sha256 (resolve_exists).
+            with pools.threads(workers, "upload") as pool:
+                for future in [pool.submit(one, wheel) for wheel in order]:
+                    future.result()
         finally:
-            # Ctrl-C: files not yet started are never sent; those in flight finish (or fail) whole,
-            # so the index is never left with a partial file and a re-run resumes cleanly.
-            pool.shutdown(wait=True, cancel_futures=True)
             uploader.close()
     result.planned.clear()
 

@@ -89,7 +89,7 @@ def grouped(rows: tuple) -> tuple:
 def _title(wheel, detail: str = "") -> Text:
     size = console.size(wheel.size, "MiB")  # one unit down the column
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
-    return Text.assemble(wheel.filename, f"  {size}  ", verdict, f"  {detail}" if detail else "")
+    return Text.assemble(console.safe(wheel.filename), f"  {size}  ", verdict, f"  {detail}" if detail else "")
 
 
 def _wheel_table(wheel, rows: tuple) -> Table:
@@ -101,8 +101,8 @@ def _wheel_table(wheel, rows: tuple) -> Table:
     if len(rows) > MAX_ROWS and not console.verbose():
         rows = grouped(rows)
         table.caption = f"{len(wheel.cuda)} CUDA binaries in {len(rows)} groups; -v or --json lists each"
-    for row in rows:
-        table.add_row(*row)
+    for member, *rest in rows:
+        table.add_row(Text(console.safe(member)), *rest)
     if not wheel.cuda:
         table.add_row("(no CUDA binaries)", "-", "-", "-")
     return table
@@ -114,5 +114,6 @@ def _findings_table(findings, title: str = "findings") -> Table:
         table.add_column(column, overflow="fold")
     for f in findings:
         style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")  # cyan: info, reported only
-        table.add_row(Text(f.severity, style=style), f.rule, f.member or "-", f.message)
+        cells = (Text(console.safe(text)) for text in (f.rule, f.member or "-", f.message))  # names: not markup
+        table.add_row(Text(f.severity, style=style), *cells)
     return table

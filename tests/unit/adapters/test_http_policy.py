@@ -59,3 +59,10 @@ def test_resolve_index_refuses_an_insecure_upload_or_simple_url(tmp_path) -> Non
         pypi_config.resolve_index("corp", {}, "http://127.0.0.1:8080/legacy/", None, rc, env={}).upload_url
         == "http://127.0.0.1:8080/legacy/"
     )
+
+
+@pytest.mark.parametrize("url", ["https://h.example/\r\nX: 1", "https://h.example/\n", "https://h.example/\x00a"])
+def test_a_url_with_a_control_character_is_a_usage_error_that_does_not_quote_it(url):
+    with pytest.raises(UsageError) as caught:
+        http_policy.require_secure(url, "the upload URL")
+    assert "h.example" not in str(caught.value) and "the upload URL holds" in str(caught.value)
