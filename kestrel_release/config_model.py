@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from kestrel_release import pyversions
 from kestrel_release.variants.model import VariantsConfig
 
-DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+DEFAULT_PYTHONS = pyversions.DEFAULT
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
 # time (docs/real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
 # "libcudart.so" and "libcudart.so.13".
@@ -182,6 +183,7 @@ class Config:
     # a stage may fill `version` from the backend, and that never makes [project].version exist.
     version_dynamic: bool = False
     abi: str = "auto"  # auto | abi3 | py3 | per-python: how many wheels one platform needs
+    # CPythons to build: "3.12", or "3.14t" for a free-threaded build (pyversions.problem checks them).
     python: tuple[str, ...] = DEFAULT_PYTHONS
     # Wheel platforms a release covers (manylinux_2_34_x86_64, win_amd64...): `ci init` writes one
     # build job each; () = the platform of the machine running the tool.

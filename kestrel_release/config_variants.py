@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kestrel_release import cuda_rules
+from kestrel_release import cuda_rules, pyversions
 from kestrel_release import platforms as platform_registry
 from kestrel_release.variants.model import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
 
@@ -70,8 +70,8 @@ def parse(
     index = _index(*raw.get("index", (f"{WHERE}.index", {})), cuda, errors)
     python = _strings(*raw.get("python", (f"{WHERE}.python", [])), errors)
     for py in python:
-        if not re.fullmatch(r"3\.\d+", py):
-            errors.append(f"{raw['python'][0]}: '{py}' is not a CPython version like 3.12")
+        if (why := pyversions.problem(py)) is not None:
+            errors.append(f"{raw['python'][0]}: {why}")
     platforms = _strings(*raw.get("platforms", (f"{WHERE}.platforms", [])), errors)
     where_plat = raw.get("platforms", (f"{WHERE}.platforms",))[0]
     errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]

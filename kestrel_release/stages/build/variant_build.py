@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kestrel_release import console, fsutil, manifest, outputs, proc
+from kestrel_release import console, fsutil, manifest, outputs, proc, pyversions
 from kestrel_release.build_env import TorchPin
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, ConfigError, PreflightError
@@ -146,7 +146,7 @@ def run(cfg: Config, selectors: tuple[str, ...], build: Callable[..., Any], **bu
             f"variants.python ({', '.join(vcfg.python)}) shares no Python with python ({', '.join(cfg.python)})"
         )
     interpreters = find_pythons.find_all(pys)
-    cfg = _named(cfg, vcfg, chosen, interpreters[min(pys, key=lambda p: int(p.split(".")[1]))])
+    cfg = _named(cfg, vcfg, chosen, interpreters[min(pys, key=pyversions.sort_key)])
     outcomes = []
     for v in chosen:
         out_dir = cfg.out_path / "variants" / v.name
