@@ -30,7 +30,6 @@ from kestrel_release.variants.model import (
     Variant,
     VariantError,
     VariantsConfig,
-    pypi_torch_cuda,
     same_cuda,
     torch_minor,
 )
@@ -242,9 +241,18 @@ def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tu
             None,
             f"--no-isolation builds with {python}'s own torch, and it has {what}, not {v.torch} + CUDA {v.cuda}",
         )
-    if v.cuda not in vcfg.index and pypi_torch_cuda(v.torch) == v.cuda:
+    if v.cuda not in vcfg.index and _pypi_cuda(v.torch) == v.cuda:
         return TorchPin(v.requirement), ""
     return TorchPin(v.requirement, index=vcfg.index_url(v.cuda)), ""
+
+
+def _pypi_cuda(torch: str) -> str | None:
+    """The CUDA of PyPI's torch wheels of this minor (read from PyPI, cached); None when unknown."""
+    from kestrel_release import statedir
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    minor = ".".join(map(str, torch_minor(torch)))
+    return torch_cuda.pypi_cuda([minor], statedir.cache_dir(), torch_cuda.root()).get(minor)
 
 
 _probed: dict[Path, dict | None] = {}
