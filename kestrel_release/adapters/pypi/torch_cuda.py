@@ -1,7 +1,7 @@
 """Which CUDA each torch minor's PyPI wheels are built with, read from PyPI's own metadata, cached.
 
 A new torch needs no release of this tool: the index says it. For a torch minor, the newest release of
-it in the JSON API (`/pypi/torch/json`), then the PEP 658 metadata of one of its manylinux x86_64 wheels
+it in the JSON API (`/pypi/torch/json`), then the PEP 658 metadata of one of its Linux wheels
 (`<wheel URL>.metadata`): torch >= 2.11 pins the whole toolkit (`Requires-Dist: cuda-toolkit[...]==13.0.3`),
 older torch pins the runtime (`nvidia-cuda-runtime-cu12==12.8.90`); the X.Y of that pin is the answer.
 
@@ -99,12 +99,26 @@ def read_from_index(minors: list[str], root: str = PYPI) -> dict[str, str | None
         versions = sorted((v for v in releases if _minor_of(v) == minor), key=Version, reverse=True)
         for version in versions:
             files = [f for f in releases[version] or [] if isinstance(f, dict) and not f.get("yanked")]
-            wheels = [f for f in files if re.search(r"-manylinux[^-]*x86_64\.whl$", str(f.get("filename", "")))]
+            wheels = [f for f in files if _linux(str(f.get("filename", "")))]
             answer = _first_metadata(project_url, wheels)
             if answer is not None:
                 out[minor] = cuda_of_metadata(answer)
                 break
     return out
+
+
+def _linux(filename: str) -> bool:
+    """A Linux wheel (its METADATA carries the CUDA pins; macOS and Windows wheels may not)."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    from kestrel_release import platforms
+
+    try:
+        tags = parse_wheel_filename(filename)[3]
+    except (InvalidWheelFilename, ValueError):
+        return False
+    found = [platforms.parse(t.platform) for t in tags]
+    return any(p is not None and p.system == "linux" for p in found)
 
 
 def _first_metadata(base: str, wheels: list[dict]) -> str | None:
