@@ -120,7 +120,9 @@ def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
 def build(
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    python: Annotated[str | None, typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13.")] = None,
+    python: Annotated[
+        str | None, typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13,3.14t (t: free-threaded).")
+    ] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Output directory (default: dist-all).")] = None,
     frontend: Annotated[str | None, typer.Option("--frontend", help="uv or build.")] = None,

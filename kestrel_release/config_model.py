@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from kestrel_release import pyversions
 from kestrel_release.variants.model import VariantsConfig
 
-DEFAULT_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+DEFAULT_PYTHONS = pyversions.DEFAULT
 # What auditwheel must never graft: torch and the CUDA runtime come from the user's install at run
 # time (docs/real-packages.md section 3). Patterns are fnmatch on the soname; "lib*" covers both
 # "libcudart.so" and "libcudart.so.13".
@@ -360,7 +361,11 @@ class Config:
         ),
     )
     python: tuple[str, ...] = field(
-        default=DEFAULT_PYTHONS, metadata=doc('The CPython versions to build for, e.g. `["3.12", "3.13"]`.')
+        default=DEFAULT_PYTHONS,
+        metadata=doc(
+            'The CPython versions to build for, e.g. `["3.12", "3.13"]`; `"3.14t"` is the free-threaded build '
+            "of 3.14 (from 3.13t on; an abi3 wheel does not serve it, an abi3t one from 3.15 does)."
+        ),
     )
     platforms: tuple[str, ...] = field(
         default=(),

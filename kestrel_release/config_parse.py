@@ -11,7 +11,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_settings, config_values, config_variants, platforms, targets, version_pattern
+from kestrel_release import (
+    config_settings,
+    config_values,
+    config_variants,
+    platforms,
+    pyversions,
+    targets,
+    version_pattern,
+)
 from kestrel_release.config_model import Config, VersionFile
 from kestrel_release.config_values import PREFIX, env_word, parse_structured, suggest
 
@@ -202,9 +210,8 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
         return origins.get(key, key)
 
     for py in cfg.python:
-        parts = py.split(".")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts) or parts[0] != "3":
-            errors.append(f"{at('python')}: '{py}' is not a CPython version like 3.12")
+        if (why := pyversions.problem(py)) is not None:
+            errors.append(f"{at('python')}: {why}")
     if not cfg.python:
         errors.append(f"{at('python')}: the list of Python versions is empty")
     errors += config_settings.choice_problems(cfg, "", at)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kestrel_release import cuda_rules
+from kestrel_release import cuda_rules, pyversions
 from kestrel_release import platforms as platform_registry
 from kestrel_release.variants.model import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
 
@@ -58,20 +58,24 @@ def parse(
             raw[dotted.split(".", 1)[1]] = (var, given)
     if table is None and not raw:
         return None
-    for key in ("torch", "cuda"):
-        if key not in raw:
-            errors.append(f'{WHERE}: `{key}` is missing (e.g. torch = ["2.12", "2.13"], cuda = ["12.6", "13.0"])')
+    if "torch" not in raw:
+        errors.append(f'{WHERE}: `torch` is missing (e.g. torch = ["2.12", "2.13"], cuda = ["12.6", "13.0"])')
     n_errors = len(errors)
     torch = _torch_list(*raw.get("torch", (f"{WHERE}.torch", [])), errors)
-    cuda = _cuda_list(*raw.get("cuda", (f"{WHERE}.cuda", [])), errors)
+    pairs: tuple[Exclude, ...] = ()
+    cuda: tuple[str, ...] = ()
+    if "cuda" in raw:
+        cuda = _cuda_list(*raw["cuda"], errors)
+    elif len(errors) == n_errors and torch:
+        cuda, pairs = _pypi_cuda(torch, errors)
     naming = _choice(*raw.get("naming", (f"{WHERE}.naming", "local")), NAMINGS, errors, suggest)
     fmt = _choice(*raw.get("format", (f"{WHERE}.format", "wheel")), FORMATS, errors, suggest)
-    exclude = _excludes(*raw.get("exclude", (f"{WHERE}.exclude", [])), torch, cuda, errors)
+    exclude = _excludes(*raw.get("exclude", (f"{WHERE}.exclude", [])), torch, cuda, errors) + pairs
     index = _index(*raw.get("index", (f"{WHERE}.index", {})), cuda, errors)
     python = _strings(*raw.get("python", (f"{WHERE}.python", [])), errors)
     for py in python:
-        if not re.fullmatch(r"3\.\d+", py):
-            errors.append(f"{raw['python'][0]}: '{py}' is not a CPython version like 3.12")
+        if (why := pyversions.problem(py)) is not None:
+            errors.append(f"{raw['python'][0]}: {why}")
     platforms = _strings(*raw.get("platforms", (f"{WHERE}.platforms", [])), errors)
     where_plat = raw.get("platforms", (f"{WHERE}.platforms",))[0]
     errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]
@@ -88,6 +92,25 @@ def parse(
     if naming == "package-suffix":
         _one_per_major(cfg, errors)
     return cfg
+
+
+def _pypi_cuda(torch: tuple[str, ...], errors: list[str]) -> tuple[tuple[str, ...], tuple[Exclude, ...]]:
+    """No `cuda`: each torch minor builds against the CUDA of its own PyPI wheels (read from PyPI's
+    metadata, cached: adapters/pypi/torch_cuda.py). (the CUDAs, the excludes that pair each torch with
+    its own alone)."""
+    from kestrel_release import statedir
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    known = torch_cuda.pypi_cuda(list(torch), statedir.cache_dir(), torch_cuda.root())
+    missing = [t for t in torch if t not in known]
+    if missing:
+        errors.append(
+            f"{WHERE}: `cuda` is not given and the CUDA of PyPI's torch {', '.join(missing)} could not be read "
+            f'from {torch_cuda.root()}: list the CUDAs to build (e.g. cuda = ["13.0"])'
+        )
+        return (), ()
+    cuda = tuple(sorted(set(known.values()), key=_minor))
+    return cuda, tuple(Exclude(torch=t, cuda=c) for t in torch for c in cuda if known[t] != c)
 
 
 def validate(cfg: Any, errors: list[str], at: Callable[[str], str]) -> None:

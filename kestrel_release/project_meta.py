@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kestrel_release import pyversions
 from kestrel_release.adapters import backend_meta
 from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError
@@ -23,9 +24,7 @@ if TYPE_CHECKING:
 
 
 def _oldest(cfg) -> str:
-    return min(
-        cfg.python, key=lambda py: int(py.split(".")[1]) if py.count(".") == 1 and py.split(".")[1].isdigit() else 0
-    )
+    return min(cfg.python, key=pyversions.sort_key)
 
 
 def _build_python(cfg, torch: TorchPin | None = None) -> Path | None:

@@ -1,7 +1,7 @@
 """Find CPython interpreters the way users have them installed.
 
-Search order for a version like "3.12" (first working CPython wins, cheapest
-first): PATH `python3.12`, pyenv's versions directory, `uv python find` (uv-managed
+Search order for a version like "3.12" or the free-threaded "3.14t" (first working CPython wins,
+cheapest first): PATH `python3.12` / `python3.14t`, pyenv's versions directory, `uv python find` (uv-managed
 and others uv knows; never downloading), conda environments. Every candidate is
 run once to confirm it really is CPython X.Y. pyenv shims are skipped: they exist
 for every version but fail for the non-global ones (and cost ~0.2 s each).
@@ -24,13 +24,19 @@ _PROBE = (
 )
 
 
+def _split(version: str) -> tuple[str, bool]:
+    """ "3.14t" -> ("3.14", True): the X.Y and whether the free-threaded build is asked for."""
+    return (version[:-1], True) if version.endswith("t") else (version, False)
+
+
 def _probe(path: Path, version: str) -> bool:
-    """True when `path` runs and is a regular (not free-threaded) CPython `version`."""
+    """True when `path` runs and is CPython `version`: free-threaded for "3.14t", regular for "3.14"."""
     out = proc.probe([path, "-c", _PROBE])
     if out is None:
         return False
     fields = out.output.split()
-    return out.returncode == 0 and fields[:2] == ["CPython", version] and "t" not in "".join(fields[2:])
+    base, threaded = _split(version)
+    return out.returncode == 0 and fields[:2] == ["CPython", base] and ("t" in "".join(fields[2:])) == threaded
 
 
 def _from_uv(version: str) -> Iterator[Path]:
@@ -60,8 +66,13 @@ def _from_pyenv(version: str) -> Iterator[Path]:
     versions = root / "versions"
     if not versions.is_dir():
         return
-    dirs = [d for d in versions.iterdir() if d.name == version or d.name.startswith(version + ".")]
-    for d in sorted(dirs, key=lambda d: _version_key(d.name), reverse=True):  # newest patch first
+    base, threaded = _split(version)  # pyenv names a free-threaded build "3.14.0t"
+    dirs = [
+        d
+        for d in versions.iterdir()
+        if (d.name == version or d.name.startswith(base + ".")) and d.name.endswith("t") == threaded
+    ]
+    for d in sorted(dirs, key=lambda d: _version_key(d.name.rstrip("t")), reverse=True):  # newest patch first
         yield d / "bin" / f"python{version}"
 
 
@@ -87,8 +98,9 @@ def _from_conda(version: str) -> Iterator[Path]:
 
 def _from_manylinux(version: str) -> Iterator[Path]:
     """A manylinux image's interpreters (not on its PATH): where `ci init`'s container jobs build."""
-    minor = version.split(".", 1)[-1]
-    yield Path(f"/opt/python/cp3{minor}-cp3{minor}/bin/python{version}")
+    base, threaded = _split(version)
+    minor = base.split(".", 1)[-1]
+    yield Path(f"/opt/python/cp3{minor}-cp3{minor}{'t' if threaded else ''}/bin/python{version}")
 
 
 SOURCES = (

@@ -18,14 +18,8 @@ OSES = ("linux", "windows", "macos")
 # kernel-builder writes macOS variants as `...-aarch64-darwin`.
 _OS_WORD = {"linux": "linux", "windows": "windows", "macos": "darwin"}
 PYTORCH_INDEX = "https://download.pytorch.org/whl/{cu}"
-# The CUDA build PyPI's Linux torch of a minor is (the other CUDA builds live on PyTorch's per-CUDA
-# indexes only): 2.7 CUDA 12.6, 2.8-2.10 CUDA 12.8 (PyTorch's release notes), 2.11-2.14 CUDA 13.0,
-# 2.15 CUDA 13.2 (torch.version.cuda of the PyPI wheels, seen installing them). A guide for planning
-# only: a build checks the installed torch's own torch.version.cuda (stages/build/variant_build.py).
-_PYPI_TORCH_CUDA = {
-    (2, 7): "12.6", (2, 8): "12.8", (2, 9): "12.8", (2, 10): "12.8",
-    (2, 11): "13.0", (2, 12): "13.0", (2, 13): "13.0", (2, 14): "13.0", (2, 15): "13.2",
-}  # fmt: skip
+# Which CUDA PyPI's torch of a minor is built with is read from PyPI itself, never written here:
+# adapters/pypi/torch_cuda.py.
 
 _TORCH_RE = re.compile(r"(\d+)\.(\d+)")
 _CUDA_RE = re.compile(r"(\d+)\.(\d+)")
@@ -225,11 +219,6 @@ def matches_selector(v: Variant, text: str) -> bool:
         if not ok:
             return False
     return True
-
-
-def pypi_torch_cuda(torch: str) -> str | None:
-    """The CUDA build PyPI's Linux torch of this minor is, as far as known; None = not known."""
-    return _PYPI_TORCH_CUDA.get(torch_minor(torch))
 
 
 def same_cuda(a: str, b: str) -> bool:

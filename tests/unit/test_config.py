@@ -93,6 +93,16 @@ def test_bad_python_version_listed(tmp_path):
         config.load(_project(tmp_path, 'python = ["3.12", "3.x"]\n'), env={})
 
 
+def test_free_threaded_and_new_pythons_are_accepted(tmp_path):
+    cfg = config.load(_project(tmp_path, 'python = ["3.14", "3.14t", "3.15"]\n'), env={})
+    assert cfg.python == ("3.14", "3.14t", "3.15")
+
+
+def test_a_free_threaded_python_before_3_13_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"python: '3\.12t': free-threaded builds exist from CPython 3\.13 on"):
+        config.load(_project(tmp_path, 'python = ["3.12t", "3.13t"]\n'), env={})
+
+
 @pytest.mark.parametrize(
     "size, expected",
     [("6KiB", 6 * 1024), ("6 KiB", 6 * 1024), ("1.5MiB", 3 * 2**19), ("2GB", 2 * 10**9), ("512B", 512)],

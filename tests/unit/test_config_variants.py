@@ -83,7 +83,7 @@ def test_env_alone_makes_variants(tmp_path):
 @pytest.mark.parametrize(
     ("table", "needle"),
     [
-        ('torch = ["2.13"]\n', "`cuda` is missing"),
+        ('cuda = ["13.0"]\n', "`torch` is missing"),
         ('torch = ["2.13.1"]\ncuda = ["13.0"]\n', "'2.13.1' is not a torch minor like 2.13"),
         ('torch = ["2.13"]\ncuda = ["thirteen"]\n', "'thirteen' is not a CUDA toolkit version"),
         ('torch = ["2.13", "2.13"]\ncuda = ["13.0"]\n', "2.13 listed twice"),
@@ -135,3 +135,44 @@ def test_unknown_variants_variable(tmp_path):
 
 def test_variants_as_a_plain_key_is_a_table(tmp_path):
     assert "variants]: expected a table" in _error(tmp_path, "", top='variants = "torch"\n')
+
+
+def _cached(cache: Path, answers: dict[str, str], read: str = "2026-11-28T00:00:00+00:00") -> None:
+    import json
+
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    entries = {m: {"cuda": c, "read": read} for m, c in answers.items()}
+    (cache / torch_cuda.CACHE_FILE).write_text(json.dumps({torch_cuda.PYPI: entries}))
+
+
+def test_torch_minors_alone_build_each_against_its_own_pypi_cuda(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(cache))
+    monkeypatch.delenv(torch_cuda.ROOT_ENV, raising=False)
+    _cached(cache, {"2.14": "13.0", "2.15": "13.2"}, dt.datetime.now(dt.timezone.utc).isoformat())
+    v = config.load(_project(tmp_path, '[tool.kestrel-release.variants]\ntorch = ["2.14", "2.15"]\n'), env={}).variants
+    assert v is not None
+    assert [(x.torch, x.cuda) for x in v.matrix()] == [("2.14", "13.0"), ("2.15", "13.2")]
+
+
+def test_torch_minors_alone_with_pypi_unreachable_and_nothing_cached_is_one_line(tmp_path, monkeypatch):
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    def unreachable(minors, root):
+        raise torch_cuda.Unreadable("https://pypi.org/pypi/torch/json could not be read (URLError)")
+
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(torch_cuda.ROOT_ENV, raising=False)
+    monkeypatch.setattr(torch_cuda, "read_from_index", unreachable)
+    with pytest.raises(ConfigError) as err:
+        config.load(_project(tmp_path, '[tool.kestrel-release.variants]\ntorch = ["2.14"]\n'), env={})
+    assert (
+        "variants]: `cuda` is not given and the CUDA of PyPI's torch 2.14 could not be read from "
+        'https://pypi.org: list the CUDAs to build (e.g. cuda = ["13.0"])'
+    ) in str(err.value)

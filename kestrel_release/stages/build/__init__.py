@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import build_env as _buildenv
-from kestrel_release import console, fsutil, outputs, proc, safepaths, source_copy, statedir
+from kestrel_release import console, fsutil, outputs, proc, pyversions, safepaths, source_copy, statedir
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import frontend, git, host, toolchain
 from kestrel_release.config_model import Config
@@ -152,7 +152,7 @@ def _run(
                     built = _build_all(cfg, plan, envs, stage / "a", logs, steps, skip_cache=read)
                     built = build_native.one_per_wheel(cfg, built)  # abi3 found from the tags: one wheel
                     build_native.check_metadata(cfg, built)
-                    oldest = min(built, key=lambda py: int(py.split(".")[1]))
+                    oldest = min(built, key=pyversions.sort_key)
                     plan.tool_versions["torch"] = (
                         (
                             None  # a container's Python is not runnable here

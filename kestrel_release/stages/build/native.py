@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from kestrel_release import console
+from kestrel_release import console, pyversions
 from kestrel_release._compat import tomllib
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
@@ -20,8 +20,7 @@ _CFG_LIMITED = re.compile(r"^\s*py[_-]limited[_-]api\s*=\s*(cp3\d+)", re.MULTILI
 _PY_LIMITED = re.compile(r"""["']py_limited_api["']\s*:\s*["'](cp3\d+)["']""")
 
 
-def _minor(py: str) -> int:
-    return int(py.split(".")[1])
+_minor = pyversions.sort_key  # "3.14" before "3.14t" before "3.15"
 
 
 def detect_abi(project: Path) -> str | None:
@@ -84,15 +83,22 @@ def _remember(project: Path, mode: str | None) -> None:
 
 
 def pythons_to_build(cfg: Config, pythons: dict[str, Path]) -> dict[str, Path]:
-    """abi3/py3: one build with the oldest configured Python serves them all."""
-    if abi_mode(cfg) not in ("abi3", "py3") or len(pythons) < 2:
+    """abi3/py3: one build with the oldest configured Python serves them all; an abi3 wheel serves
+    no free-threaded build, so each free-threaded Python (3.14t) keeps a build of its own."""
+    mode = abi_mode(cfg)
+    if mode not in ("abi3", "py3") or len(pythons) < 2:
         return pythons
-    oldest = min(pythons, key=_minor)
+    own = [py for py in pythons if mode == "abi3" and (pyversions.parse(py) or pyversions.Py(0)).free_threaded]
+    shared = [py for py in pythons if py not in own]
+    if not shared:
+        return pythons
+    oldest = min(shared, key=_minor)
     console.info(
-        f"{abi_mode(cfg)}: one wheel per platform, built with Python {oldest}, "
-        f"for Python {', '.join(sorted(pythons, key=_minor))}"
+        f"{mode}: one wheel per platform, built with Python {oldest}, "
+        f"for Python {', '.join(sorted(shared, key=_minor))}"
+        + (f"; free-threaded {', '.join(sorted(own, key=_minor))} built each on its own" if own else "")
     )
-    return {oldest: pythons[oldest]}
+    return {py: pythons[py] for py in sorted([oldest, *own], key=_minor)}
 
 
 def one_per_wheel(cfg: Config, built: dict[str, Path]) -> dict[str, Path]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kestrel_release import console, fsutil, manifest, outputs, proc
+from kestrel_release import console, fsutil, manifest, outputs, proc, pyversions
 from kestrel_release.build_env import TorchPin
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, ConfigError, PreflightError
@@ -30,7 +30,6 @@ from kestrel_release.variants.model import (
     Variant,
     VariantError,
     VariantsConfig,
-    pypi_torch_cuda,
     same_cuda,
     torch_minor,
 )
@@ -146,7 +145,7 @@ def run(cfg: Config, selectors: tuple[str, ...], build: Callable[..., Any], **bu
             f"variants.python ({', '.join(vcfg.python)}) shares no Python with python ({', '.join(cfg.python)})"
         )
     interpreters = find_pythons.find_all(pys)
-    cfg = _named(cfg, vcfg, chosen, interpreters[min(pys, key=lambda p: int(p.split(".")[1]))])
+    cfg = _named(cfg, vcfg, chosen, interpreters[min(pys, key=pyversions.sort_key)])
     outcomes = []
     for v in chosen:
         out_dir = cfg.out_path / "variants" / v.name
@@ -242,9 +241,18 @@ def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tu
             None,
             f"--no-isolation builds with {python}'s own torch, and it has {what}, not {v.torch} + CUDA {v.cuda}",
         )
-    if v.cuda not in vcfg.index and pypi_torch_cuda(v.torch) == v.cuda:
+    if v.cuda not in vcfg.index and _pypi_cuda(v.torch) == v.cuda:
         return TorchPin(v.requirement), ""
     return TorchPin(v.requirement, index=vcfg.index_url(v.cuda)), ""
+
+
+def _pypi_cuda(torch: str) -> str | None:
+    """The CUDA of PyPI's torch wheels of this minor (read from PyPI, cached); None when unknown."""
+    from kestrel_release import statedir
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    minor = ".".join(map(str, torch_minor(torch)))
+    return torch_cuda.pypi_cuda([minor], statedir.cache_dir(), torch_cuda.root()).get(minor)
 
 
 _probed: dict[Path, dict | None] = {}

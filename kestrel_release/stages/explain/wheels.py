@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kestrel_release import platforms
-
-_PYTHON = re.compile(r"^(?:cp|py)?(\d)\.?(\d{1,2})(t?)$")
+from kestrel_release import platforms, pyversions
 
 
 @dataclass(frozen=True)
@@ -25,23 +23,14 @@ class Python:
 
 def parse_python(text: str) -> Python | None:
     """'3.12', '312', 'cp312', '3.13t' -> Python; None otherwise."""
-    m = _PYTHON.match(text.strip().lower())
-    return Python(int(m.group(1)), int(m.group(2)), bool(m.group(3))) if m else None
+    py = pyversions.parse(text, loose=True)
+    return Python(3, py.minor, py.free_threaded) if py else None
 
 
 def python_tags(python: Python) -> list[tuple[str, str]]:
-    """(interpreter, abi) pairs the interpreter installs, best first (packaging's order: cpXY, abi3, none)."""
-    from packaging import tags
-
-    version = (python.major, python.minor)
-    interp = f"cp{python.major}{python.minor}"
-    abis = [interp + ("t" if python.free_threaded else "")]
-    out: list[tuple[str, str]] = []
-    for tag in [*tags.cpython_tags(version, abis=abis, platforms=["x"]), *tags.compatible_tags(version, interp, ["x"])]:
-        pair = (tag.interpreter, tag.abi)
-        if pair not in out:
-            out.append(pair)
-    return out
+    """(interpreter, abi) pairs the interpreter installs, best first (packaging's order: cpXY, abi3 or
+    abi3t for a free-threaded build, none): pyversions.tag_pairs."""
+    return list(pyversions.tag_pairs(pyversions.Py(python.minor, python.free_threaded)))
 
 
 def platform_accepts(wheel_platform: str, machine: str) -> int | None:
@@ -116,8 +105,10 @@ def describe_pythons(candidates: list[Candidate]) -> list[str]:
                 out.setdefault(interp, None)
                 continue
             version = f"{m.group(2)}.{m.group(3)}" if m.group(3) else m.group(2)
-            if abi in ("abi3", "abi3t"):
-                out.setdefault(f"{version}+ ({abi})", None)
+            if abi == "abi3t":  # the free-threaded stable ABI: 3.15t and later free-threaded builds
+                out.setdefault(f"{version}t+ (abi3t)", None)
+            elif abi == "abi3":
+                out.setdefault(f"{version}+ (abi3)", None)
             elif abi == "none" and m.group(1) == "py":
                 out.setdefault(f"any Python {version}" if not m.group(3) else f"{version}+ (pure)", None)
             else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kestrel_release import console, fsutil, pools
+from kestrel_release import console, fsutil, pools, pyversions
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons
 from kestrel_release.adapters.github.client import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
@@ -26,7 +26,8 @@ from kestrel_release.stages.init.choose import Plan, add_github_target, check_pl
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.stages.init.table import table_text
 
-CANDIDATE_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")  # 3.9 reached end of life in October 2025
+# Free-threaded builds too (found as python3.14t) from 3.14, where PEP 779 made them supported.
+CANDIDATE_PYTHONS = pyversions.known(free_threaded_from=pyversions.FREE_THREADED_SUPPORTED_FROM)
 NEXT = "kestrel-release release --rehearse"
 # Where fsutil.staging_dir stages a build beside the output dir; a SIGKILLed run leaves it behind.
 STAGING_GLOB = ".kestrel-staging-*"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_model, config_parse
+from kestrel_release import config_model, config_parse, pyversions
 from kestrel_release.errors import KestrelError
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.targets import github as github_target
@@ -57,12 +57,14 @@ class Plan:
 def python_allowed(version: str, d: Detected) -> bool:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    minor = int(version.split(".")[1])
-    if d.abi3 and d.abi3.startswith("cp3") and minor < int(d.abi3[3:]):
+    py = pyversions.parse(version)
+    if py is None:
+        return False
+    if d.abi3 and d.abi3.startswith("cp3") and py.minor < int(d.abi3[3:]):
         return False
     try:
         # X.Y.99: any patch release of X.Y satisfies ">=X.Y.2"-style bounds.
-        return not d.requires_python or f"{version}.99" in SpecifierSet(d.requires_python)
+        return not d.requires_python or f"3.{py.minor}.99" in SpecifierSet(d.requires_python)
     except InvalidSpecifier:
         return True
 

@@ -1,33 +1,45 @@
-"""Which configured Pythons a set of wheels covers, per platform (abi3 and py3 aware).
+"""Which configured Pythons a set of wheels covers, per platform (abi3, abi3t and py3 aware).
 
-`cp312-cp312` covers 3.12 only; `cp310-abi3` covers every CPython >= 3.10; `py3-none`
-covers every Python 3 and `py310-none` every Python >= 3.10 (packaging's compatible
-tags). A configured Python below an abi3 wheel's floor stays uncovered, and says why.
+`cp312-cp312` covers 3.12 only and `cp314-cp314t` the free-threaded 3.14t only; `cp310-abi3` covers
+every regular CPython >= 3.10 but no free-threaded one; `cp315-abi3t` every free-threaded CPython
+>= 3.15t; `py3-none` covers every Python 3 and `py310-none` every Python >= 3.10 (packaging's tags:
+pyversions.serves). A configured Python an open-ended wheel does not reach stays uncovered, and says why.
 """
 
 from __future__ import annotations
 
-import re
-
+from kestrel_release import pyversions
 from kestrel_release.stages.verify.finding import Finding
 
 
-def _minor(py: str) -> int:
-    return int(py.split(".")[1])
-
-
 def covered_by(tag: str, pythons: tuple[str, ...]) -> tuple[set[str], int | None]:
-    """(configured Pythons this tag installs on, the minor floor when it is an open-ended tag)."""
+    """(configured Pythons this tag installs on, the minor floor when it is an open-ended tag).
+
+    A tag for one Python only (cp312-cp312, cp314-cp314t) names that Python even when the
+    configuration does not list it (the matrix warns about it)."""
     interp, abi, _plat = tag.split("-")
-    m = re.fullmatch(r"(cp|py)3(\d*)", interp)
-    if not m:
-        return set(), None
-    if m.group(2) == "":  # py3-none: any Python 3
-        return set(pythons), 0
-    minor = int(m.group(2))
-    if abi == "abi3" or (m.group(1) == "py" and abi == "none"):
-        return {py for py in pythons if _minor(py) >= minor}, minor
-    return {f"3.{minor}"}, None
+    floor = pyversions.floor(interp, abi)
+    served = {py for py in pythons if pyversions.serves(interp, abi, py)}
+    if floor is None and not served:
+        own = pyversions.parse(abi if abi.startswith("cp") else interp, loose=True)
+        served = {own.name} if own else set()
+    return served, floor
+
+
+def _why_not(py: str, open_tags: list[str]) -> str:
+    """Why the open-ended tags seen on a platform leave `py` out: " (cp310-abi3 ...)" or ""."""
+    target = pyversions.parse(py)
+    reasons = []
+    for tag in sorted(set(open_tags)):
+        interp, abi = tag.split("-")
+        floor = pyversions.floor(interp, abi) or 0
+        if target is not None and target.free_threaded and abi == "abi3":
+            reasons.append(f"{tag} does not serve free-threaded builds; an abi3t wheel would")
+        elif target is not None and not target.free_threaded and abi == "abi3t":
+            reasons.append(f"{tag} serves free-threaded builds only")
+        elif target is not None and floor > target.minor:
+            reasons.append(f"{tag} starts above it")
+    return f" ({'; '.join(reasons)})" if reasons else ""
 
 
 def check(
@@ -78,7 +90,7 @@ def check(
         where = f" on {plat}" if many else ""
         for py in pythons:
             if py not in covered:
-                why = f" ({', '.join(sorted(set(floors[plat])))} starts above it)" if plat in floors else ""
+                why = _why_not(py, floors.get(plat, []))
                 on = f" on a {plat} machine" if platforms else ""
                 out.append(
                     Finding(
@@ -97,7 +109,7 @@ def check(
                         f"{len(covered[py])} wheels for Python {py}{where}: keep one ({', '.join(covered[py])})",
                     )
                 )
-        for py in sorted(set(covered) - set(pythons), key=_minor):
+        for py in sorted(set(covered) - set(pythons), key=pyversions.sort_key):
             out.append(
                 Finding("matrix", "warning", "", f"a wheel for Python {py}, which the configuration does not list")
             )

@@ -11,7 +11,6 @@ import io
 import re
 from collections.abc import Sequence
 
-from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -239,17 +238,6 @@ def check_binary_platform(tags: list[str], binaries: list) -> list[Finding]:
                     f"'{bad}' needs {wanted[bad].describe()}: build it on (or for) that platform",
                 )
             )
-    return out
-
-
-def python_of(tags: list[str]) -> set[str]:
-    """'3.12' for a cp312 tag; abi3 tags count for their version only (checked by the caller)."""
-    out = set()
-    for text in tags:
-        interp = Tag(*text.split("-")).interpreter
-        m = re.fullmatch(r"(?:cp|py)3(\d+)", interp)
-        if m:
-            out.add(f"3.{m.group(1)}")
     return out
 
 

@@ -44,6 +44,20 @@ def test_skips_broken_and_free_threaded_candidates(tmp_path, monkeypatch):
     assert "no working CPython 3.77 found (searched: PATH, pyenv" in str(info.value)
 
 
+def test_finds_free_threaded_builds_by_their_t_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    regular = _fake_python(tmp_path / "versions/3.77.2/bin/python3.77", "CPython 3.77 ")
+    threaded = _fake_python(tmp_path / "versions/3.77.2t/bin/python3.77t", "CPython 3.77 t")
+    on_path = _fake_python(tmp_path / "bin/python3.78t", "CPython 3.78 t")
+    _fake_python(tmp_path / "bin/python3.79t", "CPython 3.79 ")  # says it is a regular build: not taken
+    assert pythons.find_interpreter("3.77t") == threaded
+    assert pythons.find_interpreter("3.77") == regular
+    assert pythons.find_interpreter("3.78t") == on_path
+    with pytest.raises(PreflightError, match=r"no working CPython 3\.79t found"):
+        pythons.find_interpreter("3.79t")
+
+
 def test_find_all_names_every_missing_version(monkeypatch, tmp_path):
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
     with pytest.raises(PreflightError, match=r"no working CPython 3\.97, 3\.98 found"):

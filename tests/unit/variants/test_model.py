@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.variants.model import Exclude, Variant, VariantError, VariantsConfig, pypi_torch_cuda
+from kestrel_release.variants.model import Exclude, Variant, VariantError, VariantsConfig
 
 
 def _cfg(**kw) -> VariantsConfig:
@@ -74,9 +74,3 @@ def test_selectors(selector, names):
 def test_a_selector_naming_nothing_lists_the_matrix():
     with pytest.raises(VariantError, match=r"'cu118' names no variant of the matrix \(torch212-cxx11-cu126"):
         _cfg().select(("cu118",))
-
-
-def test_pypi_torch_cuda():
-    assert pypi_torch_cuda("2.13") == "13.0" and pypi_torch_cuda("2.15.0") == "13.2"
-    assert pypi_torch_cuda("2.8") == "12.8"
-    assert pypi_torch_cuda("2.1") is None

@@ -61,16 +61,25 @@ def _sums_cover(sums: Path, files: list[LocalFile]) -> bool:
 
 
 def python_of(filename: str) -> str:
-    """'3.12' for a cp312 wheel ('3.10+' for abi3)."""
+    """'3.12' for a cp312 wheel, '3.14t' for cp314t, '3.10+' for abi3, '3.15t+' for abi3t."""
     from packaging.utils import parse_wheel_filename
 
+    from kestrel_release import pyversions
+
     tags = parse_wheel_filename(filename)[3]
-    versions = sorted({t.interpreter for t in tags})
-    label = []
-    for interp in versions:
-        digits = interp[2:]
-        text = f"{digits[0]}.{digits[1:]}" if interp[:2] in ("cp", "py") and len(digits) > 1 else interp
-        label.append(text + ("+" if any(t.abi == "abi3" for t in tags) else ""))
+    label: list[str] = []
+    for interp in sorted({t.interpreter for t in tags}):
+        abis = {t.abi for t in tags if t.interpreter == interp}
+        py = pyversions.parse(interp, loose=True)
+        for abi in sorted(abis):
+            if py is None:
+                text = interp
+            elif abi in ("abi3", "abi3t"):
+                text = py.name + ("t" if abi == "abi3t" else "") + "+"
+            else:
+                text = py.name + ("t" if abi.endswith("t") and abi.startswith("cp") else "")
+            if text not in label:
+                label.append(text)
     return ", ".join(label)
 
 

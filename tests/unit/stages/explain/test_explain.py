@@ -212,3 +212,16 @@ def test_gpu_auto_uses_the_detected_gpus_and_driver(tmp_path, monkeypatch):
     (result,) = report.gpus  # two equal GPUs: one answer
     assert (result.gpu, result.name, result.driver) == ("sm_90", "NVIDIA H100", "535.104.05")
     assert report.to_json()["gpus"][0]["binaries"][0]["image"]["arch"] == "sm_90a"
+
+
+def test_a_free_threaded_python_installs_its_own_wheel_or_abi3t_never_abi3(tmp_path):
+    for tag in ("cp310-abi3", "cp314-cp314t", "cp315-abi3t"):
+        _wheel(tmp_path, {"_attn.so": "cu130-sm80.fatbin"}, tag=f"{tag}-manylinux_2_28_x86_64")
+    assert "-cp314-cp314t-" in _explain(tmp_path, "sm_89", python="3.14t").wheel
+    assert "-cp315-abi3t-" in _explain(tmp_path, "sm_89", python="3.15t").wheel
+    assert "-cp310-abi3-" in _explain(tmp_path, "sm_89", python="3.15").wheel
+    none = _explain(tmp_path, "sm_89", python="3.13t")
+    assert not none.wheel
+    assert none.why == (
+        "no wheel for Python 3.13t on manylinux_2_34_x86_64: the wheels are for Python 3.10+ (abi3), 3.14t, 3.15t+ (abi3t)"
+    )

@@ -269,9 +269,17 @@ def test_ignore_lines_follow_where_the_tool_writes(out_dir, lines):
 
 def test_pythons_respect_requires_python_and_the_abi3_floor():
     d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.11,!=3.12.*")
-    assert [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)] == ["3.11", "3.13", "3.14"]
+    allowed = [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)]
+    assert allowed == ["3.11", "3.13", "3.14", "3.14t", "3.15", "3.15t"]
     d = init_detect.Detected(project_dir=Path("."), abi3="cp312")
-    assert [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)] == ["3.12", "3.13", "3.14"]
+    allowed = [v for v in init.CANDIDATE_PYTHONS if init.python_allowed(v, d)]
+    assert allowed == ["3.12", "3.13", "3.14", "3.14t", "3.15", "3.15t"]
+
+
+def test_free_threaded_pythons_found_on_the_machine_are_listed():
+    d = init_detect.Detected(project_dir=Path("."), requires_python=">=3.12")
+    plan = init.choose(d, ("3.12", "3.14", "3.14t"))
+    assert plan.values["python"] == ["3.12", "3.14", "3.14t"]
 
 
 def test_no_python_found_lists_the_defaults_and_says_so():

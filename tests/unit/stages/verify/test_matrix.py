@@ -123,3 +123,43 @@ def test_wheels_sharing_a_platform_tag_are_one_platform() -> None:
         _named("k-0.1.0-cp313-cp313-manylinux_2_28_x86_64.whl"),
     ]
     assert verify_matrix.check(wheels, PYTHONS) == []
+
+
+FREE = ("3.14", "3.14t", "3.15", "3.15t")
+
+
+def test_per_python_wheels_for_free_threaded_builds_are_pythons_of_their_own() -> None:
+    tags = ["cp314-cp314", "cp314-cp314t", "cp315-cp315", "cp315-cp315t"]
+    assert verify_matrix.check([_wheel(f"{t}-manylinux_2_28_x86_64") for t in tags], FREE) == []
+    found = _messages(verify_matrix.check([_wheel(f"{t}-manylinux_2_28_x86_64") for t in tags[:3]], FREE))
+    assert found == [("error", "no wheel for Python 3.15t: build it (kestrel-release build --python 3.15t)")]
+
+
+def test_an_abi3_wheel_does_not_serve_free_threaded_pythons_and_says_so() -> None:
+    found = _messages(verify_matrix.check([_wheel("cp310-abi3-manylinux_2_28_x86_64")], ("3.13", "3.14", "3.14t")))
+    assert found == [
+        (
+            "error",
+            "no wheel for Python 3.14t (cp310-abi3 does not serve free-threaded builds; an abi3t wheel would): "
+            "build it (kestrel-release build --python 3.14t)",
+        )
+    ]
+
+
+def test_abi3_plus_abi3t_covers_both_builds_from_3_15() -> None:
+    wheels = [_wheel("cp310-abi3-manylinux_2_28_x86_64"), _wheel("cp315-abi3t-manylinux_2_28_x86_64")]
+    assert verify_matrix.check(wheels, ("3.14", "3.15", "3.15t")) == []
+    found = _messages(verify_matrix.check([wheels[1]], ("3.15", "3.15t")))
+    assert found == [
+        (
+            "error",
+            "no wheel for Python 3.15 (cp315-abi3t serves free-threaded builds only): "
+            "build it (kestrel-release build --python 3.15)",
+        )
+    ]
+
+
+def test_an_unlisted_free_threaded_wheel_is_named() -> None:
+    wheels = [_wheel("cp314-cp314-manylinux_2_28_x86_64"), _wheel("cp314-cp314t-manylinux_2_28_x86_64")]
+    found = _messages(verify_matrix.check(wheels, ("3.14",)))
+    assert found == [("warning", "a wheel for Python 3.14t, which the configuration does not list")]

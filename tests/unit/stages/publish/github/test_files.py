@@ -95,3 +95,10 @@ def test_versioned_tag_does_not_prune_and_cap_is_enforced(cfg) -> None:
         stage._plan(cfg, target, [local(WHL)], existing)
     rolling = stage._target(cfg, None, None, "u", None)
     assert stage._plan(cfg, rolling, [local(WHL)], existing).prune_first
+
+
+def test_python_of_free_threaded_and_abi3t_wheels() -> None:
+    assert python_of("k-1-cp314-cp314t-manylinux_2_28_x86_64.whl") == "3.14t"
+    assert python_of("k-1-cp315-abi3t-manylinux_2_28_x86_64.whl") == "3.15t+"
+    assert python_of("k-1-cp315-abi3.abi3t-manylinux_2_28_x86_64.whl") == "3.15+, 3.15t+"
+    assert python_of("k-1-py3-none-any.whl") == "py3"
