@@ -311,13 +311,34 @@ def _metadata(cfg: Config) -> list[Check]:
     """A project without [project]: can its build backend name it, the way builds will ask (build.isolation)?"""
     if cfg.metadata_source != "backend":
         return []
+    import time
+
     from kestrel_release import project_meta
 
+    # The backend runs in the build's environment: the first time, that installs the build requirements (a
+    # torch extension's isolated torch: a minute or more), so say so before the wait, and how long it took.
+    requires = _build_requires(cfg.project_dir) if cfg.build.isolation else []
+    what = f"installs {', '.join(requires)} the first time" if requires else "runs setup.py"
+    console.step(f"project metadata: asking the build backend ({what})")
+    started = time.monotonic()
     try:
         meta = project_meta.for_config(cfg)
     except KestrelError as exc:  # the cause (the installer's or backend's words) and its fitting hint
         return [Check("project metadata", "fail", exc.message, exc.hint or "")]
-    return [Check("project metadata", "ok", f"{meta.name} {meta.version} (from the build backend)")]
+    detail = f"{meta.name} {meta.version} (from the build backend, {time.monotonic() - started:.1f} s)"
+    return [Check("project metadata", "ok", detail)]
+
+
+def _build_requires(project_dir: Path) -> list[str]:
+    """[build-system].requires as written (setuptools' legacy default when there is none)."""
+    from kestrel_release._compat import tomllib
+
+    try:
+        data = tomllib.loads((project_dir / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ["setuptools"]
+    requires = data.get("build-system", {}).get("requires", ["setuptools"])
+    return [r for r in requires if isinstance(r, str)] if isinstance(requires, list) else []
 
 
 def _credentials(cfg: Config) -> list[Check]:

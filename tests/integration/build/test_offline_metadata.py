@@ -143,6 +143,10 @@ def test_doctor_reports_the_metadata_failure_as_one_check_in_its_table(
     assert result.code == 3, result.output
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: doctor:"), result.stderr
+    # Said before the wait for the backend's build requirements, which can take minutes (torch), not after.
+    assert "project metadata: asking the build backend (installs setuptools, nonexistent-pkg-kestrel==0 the " in (
+        result.stderr
+    )
     assert result.stderr.index("project metadata") < result.stderr.index("error: doctor:")  # a row of the table
     assert "credentials: github" in result.stderr  # the rest of the report is there
     as_json = run_cli(["doctor", "--project", str(project), "--json"], env=env)
