@@ -232,8 +232,37 @@ def _pythons(cfg: Config) -> list[Check]:
             continue
         torch = torches[py]
         extra = f"; {torch_probe.describe(torch)}" if torch else ""
-        checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
+        clash = _torch_nvcc_clash(cfg, torch) if torch else None
+        if clash:
+            checks.append(Check(f"Python {py}", "fail", f"{path}{extra}; {clash[0]}", clash[1]))
+        else:
+            checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
     return checks
+
+
+def _torch_nvcc_clash(cfg: Config, torch: dict) -> tuple[str, str] | None:
+    """torch's cpp_extension refuses an nvcc of another CUDA major than torch was built with, minutes into
+    the build: with build.isolation off the build uses this Python's torch, so compare the two before."""
+    from kestrel_release.stages.build import cuda_tools
+
+    wanted = str(torch.get("cuda") or "")
+    if cfg.build.isolation or not wanted or not cuda_tools.builds_with_torch(cfg.project_dir):
+        return None
+    home, _source = cuda_tools.torch_cuda_home({**os.environ, **cfg.build.env})
+    nvcc = home / "bin" / "nvcc" if home else None
+    if nvcc is None or not nvcc.exists():
+        return None  # the CUDA_HOME row says what is missing
+    try:
+        have = toolchain.nvcc_version(nvcc)
+    except KestrelError:
+        return None  # the toolkit rows say what is wrong with it
+    if have.split(".")[0] == wanted.split(".")[0]:
+        return None
+    return (
+        f"torch was built with CUDA {wanted}, the build's nvcc ({nvcc}) is CUDA {have}: torch refuses to build "
+        "an extension across CUDA majors",
+        f"point CUDA_HOME at a CUDA {wanted.split('.')[0]}.x toolkit, or install a torch built for CUDA {have.split('.')[0]}",
+    )
 
 
 def _pythons_or_container(cfg: Config) -> list[Check]:

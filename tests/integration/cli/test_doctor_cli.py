@@ -228,3 +228,31 @@ def test_a_compiler_with_a_private_libstdcxx_is_named_before_any_torch_build(tmp
     fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": "g++"})
     row = _by_name(json.loads(fixed.stdout))["C++ runtime for torch"]
     assert row == {**row, "status": "ok", "detail": "g++ links the shared libstdc++"}
+
+
+def test_a_torch_of_another_cuda_major_than_the_builds_nvcc_fails_its_python_row(tmp_path):
+    """build.isolation off: the build uses this Python's torch, and torch's cpp_extension refuses an nvcc of
+    another CUDA major minutes into the build; doctor compares the two first (a stand-in torch built for 12.8,
+    this machine's CUDA 13 toolkit as CUDA_HOME)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("needs nvcc")
+    dry = subprocess.run([nvcc, "--dryrun", "-E", "-x", "cu", os.devnull], capture_output=True, text=True)
+    top = next(ln.split("=", 1)[1] for ln in (dry.stdout + dry.stderr).splitlines() if ln.startswith("#$ TOP="))
+    toolkit = Path(os.path.normpath(top.strip()))
+    fake = tmp_path / "site" / "torch"
+    (fake / "_C").mkdir(parents=True)
+    (fake / "__init__.py").write_text("from torch import version, _C\n__version__ = '2.9.1+cu128'\n")
+    (fake / "version.py").write_text("cuda = '12.8'\n")
+    (fake / "_C" / "__init__.py").write_text("_GLIBCXX_USE_CXX11_ABI = True\n")
+    project = tmp_path / "ext"
+    project.mkdir()
+    (project / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
+    (project / "pyproject.toml").write_text("[tool.kestrel-release]\nbuild.isolation = false\n")
+    env = {**ONE_PY, "PYTHONPATH": str(tmp_path / "site"), "CUDA_HOME": str(toolkit)}
+    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    row = _by_name(json.loads(result.stdout))[f"Python {python_version()}"]
+    assert row["status"] == "fail", row
+    assert "torch was built with CUDA 12.8, the build's nvcc" in row["detail"] and "is CUDA 13." in row["detail"]
+    assert row["fix"].startswith("point CUDA_HOME at a CUDA 12.x toolkit")
+    assert result.code == 3
