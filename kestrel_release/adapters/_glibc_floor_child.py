@@ -17,30 +17,9 @@ import zipfile
 from pathlib import Path
 from typing import Any, cast
 
+from kestrel_release.adapters._auditwheel_auto import best_policy
+
 _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)")
-
-
-def best_policy(wheel: Path, exclude: list[str]) -> tuple[str, str]:
-    from auditwheel.error import NonPlatformWheelError, WheelToolsError
-    from auditwheel.libc import Libc
-    from auditwheel.wheel_abi import analyze_wheel_abi
-    from auditwheel.wheeltools import get_wheel_architecture, get_wheel_libc
-
-    try:
-        arch = get_wheel_architecture(wheel.name)
-    except (WheelToolsError, NonPlatformWheelError):  # a tag auditwheel cannot read: let it detect
-        arch = None
-    try:
-        libc = get_wheel_libc(wheel.name)
-    except (
-        WheelToolsError
-    ):  # linux_x86_64: the host's libc (auditwheel cannot tell from an extension without libc.so.6)
-        libc = Libc.detect()
-    info = analyze_wheel_abi(libc, arch, wheel, frozenset(exclude), disable_isa_ext_check=False, allow_graft=True)
-    overall = info.overall_policy
-    if overall == info.policies.linux:
-        overall = info.policies.lowest
-    return overall.name, info.sym_policy.name
 
 
 def allowed_versions(wheel: Path, floor: tuple[int, int]) -> dict[str, frozenset[str]] | None:

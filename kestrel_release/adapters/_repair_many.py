@@ -18,6 +18,8 @@ import os
 import sys
 import traceback
 
+from kestrel_release.adapters._auditwheel_auto import resolve_auto
+
 
 def _run_one(main, argv: list[str], log: str) -> int:
     sys.stdout.flush()
@@ -27,7 +29,8 @@ def _run_one(main, argv: list[str], log: str) -> int:
         os.dup2(fh.fileno(), 1)
         os.dup2(fh.fileno(), 2)
         try:
-            sys.argv = ["auditwheel", *_resolve_auto(argv)]  # inside: its failure is this wheel's, logged
+            # --plat auto resolved inside: its failure is this wheel's, logged (_auditwheel_auto: why not auditwheel's)
+            sys.argv = ["auditwheel", *resolve_auto(argv)]
             code = main()
             code = 0 if code is None else int(code)
         except SystemExit as exc:
@@ -44,26 +47,6 @@ def _run_one(main, argv: list[str], log: str) -> int:
                 os.close(fd)
     _forget_wheels()
     return code
-
-
-def _resolve_auto(argv: list[str]) -> list[str]:
-    """`--plat auto` -> the best tag by auditwheel's own analysis, taken with the host's libc.
-
-    Why not leave "auto" to auditwheel: it cannot tell the libc of an extension that links no
-    libc.so.6 directly (one that calls only torch/CUDA) and stops with InvalidLibcError.
-    """
-    if "--plat" not in argv or argv[argv.index("--plat") + 1] != "auto":
-        return argv
-    from pathlib import Path
-
-    from kestrel_release.adapters._glibc_floor_child import best_policy
-
-    excludes = [argv[i + 1] for i, a in enumerate(argv) if a == "--exclude"]
-    policy, _ = best_policy(Path(argv[-1]), excludes)
-    print(f"kestrel-release: --plat auto resolved to {policy}", flush=True)
-    out = list(argv)
-    out[out.index("--plat") + 1] = policy
-    return out
 
 
 def _forget_wheels() -> None:

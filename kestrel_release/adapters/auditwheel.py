@@ -36,6 +36,12 @@ def repair_command(wheel: Path, out_dir: Path, plat: str, exclude: tuple[str, ..
     return [sys.executable, "-m", "auditwheel", *repair_args(wheel, out_dir, plat, exclude)]
 
 
+def in_root_script() -> Path:
+    """The file a container build runs with the image's Python instead of `python -m auditwheel`
+    (_auditwheel_auto.py: `--plat auto` resolved by auditwheel's analysis in that root, with its libc)."""
+    return Path(__file__).with_name("_auditwheel_auto.py")
+
+
 def worker_command() -> list[str]:
     """argv of the child that repairs many wheels (protocol: adapters/_repair_many.py)."""
     return [sys.executable, "-m", "kestrel_release.adapters._repair_many"]

@@ -6,8 +6,9 @@ Per Python: the clean source copy (never the user's tree), the build requirement
 (resolved here by uv for the image's Python and platform, so the image needs no index or network),
 uv and patchelf (static or glibc 2.17 binaries) go into one workspace; the image's Python builds
 the wheel there (uv build, no isolation: the carried requirements are the build env) and the image's
-auditwheel run repairs it against the image's libraries; the host takes the wheels out and goes on
-as for a host build (normalize, floor checks, staging). The run sees only the workspace and the
+auditwheel run repairs it against the image's libraries (`--plat auto` resolved there, with the
+image's libc: adapters/_auditwheel_auto.py); the host takes the wheels out and goes on as for a
+host build (normalize, floor checks, staging). The run sees only the workspace and the
 variables the build needs (build.env and the fixed ones, listed with -v); no credential is passed.
 """
 
@@ -333,7 +334,10 @@ def build_one(
                 rep = auditwheel.repair_args(Path(f"{inside}/raw/{raw.name}"), Path(f"{inside}/fixed"), cfg.build.plat,
                                              cfg.build.exclude)  # fmt: skip
                 script = build_env_script({"SOURCE_DATE_EPOCH": str(plan.source_date_epoch)}, inside, "tools")
-                (ws / "repair.sh").write_text(script + shlex.join([python, "-m", "auditwheel", *rep]) + "\n")
+                # Not `python -m auditwheel`: its --plat auto reads the libc from the extension (adapters/_auditwheel_auto.py)
+                shutil.copy2(auditwheel.in_root_script(), ws / "tools" / "kestrel_auditwheel.py")
+                repair = [python, f"{inside}/tools/kestrel_auditwheel.py", *rep]
+                (ws / "repair.sh").write_text(script + shlex.join(repair) + "\n")
                 with build_native.floor_explained(cfg, wheel, logs / f"glibc-floor-{py}.log"):
                     what = f"auditwheel repair for Python {py} in {image}"
                     proc.run_logged(engine.run_argv(image, ws, f"{inside}/repair.sh"), log=log, what=what)
