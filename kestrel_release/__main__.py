@@ -114,7 +114,7 @@ class _frozen_imports:  # a class, not contextlib.contextmanager: contextlib is 
 
 
 def _early_answer(path: str, project: str | None) -> bytes:
-    """In early.py's child: its share of the wheel read with the configuration `verify` chooses (cli.verify):
+    """In early.py's child: its share of the wheel read with the configuration `verify` chooses (commands/verify.py):
     --project, else the project around this directory, else the standalone rules. Any error ends the child,
     and the CLI then reads and reports as usual."""
     from pathlib import Path

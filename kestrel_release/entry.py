@@ -1,6 +1,6 @@
 """Entry and exit plumbing around the Typer app in cli.py: every failure becomes its exit code and one line.
 
-Why apart from cli.py: cli.py holds the commands (parse, build a config, call one stage, render);
+Why apart from cli.py: cli.py and commands/ hold the commands (parse, build a config, call one stage, render);
 this module holds what happens around any command: SIGTERM as Ctrl-C, global flags anywhere,
 KestrelError -> exit code + one `error:` line, --json's failure document, and "internal error" for bugs.
 """
@@ -89,32 +89,12 @@ def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
     return code
 
 
-def _invoked(args: list[str]):
-    """The app with only the command this run names: typer builds a click command from the signature of
-    every registered function on each start (0.1 s for the whole CLI), and one is enough. No name, or one
-    that is no command, keeps them all (the listing, click's "No such command")."""
-    import copy
-
-    from typer.main import get_command_name
-
-    name = next((a for a in args if not a.startswith("-")), None)
-    commands = [
-        c for c in app.registered_commands if c.callback and (c.name or get_command_name(c.callback.__name__)) == name
-    ]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if not commands and not groups:
-        return app
-    only = copy.copy(app)  # tests run the CLI many times in one process: the shared app stays whole
-    only.registered_commands, only.registered_groups = commands, groups
-    return only
-
-
 def _run_app() -> int:
     from typer import Abort, Exit
 
     click_exc = _click_exceptions()
     try:
-        code = _invoked(sys.argv[1:])(standalone_mode=False)
+        code = app(standalone_mode=False)  # registers only the command sys.argv names (cli.py)
         # typer answers a KeyboardInterrupt inside a command by returning 130.
         code = code if isinstance(code, int) else 0
         if code == EXIT_INTERRUPTED:

@@ -30,9 +30,9 @@ def commands_markdown() -> str:
     import click
     import typer.main
 
-    from kestrel_release.cli import app
+    from kestrel_release.cli import full_app
 
-    root = typer.main.get_command(app)
+    root = typer.main.get_command(full_app())
     out = [
         "# Commands\n",
         "Every command, its arguments and options, as `kestrel-release COMMAND --help` prints them. "

@@ -27,7 +27,8 @@ PACKAGE = "kestrel_release"
 # parse their tables, and a target's upload runs stages.publish: the three share the stage layer, kept
 # apart by the no-cycle rule and by CONFIG_LOADERS below.
 # reference: generates the docs site's reference pages from the CLI and the stages, so it sits above them.
-ENTRY = {"__main__", "entry", "cli", "cli_sandbox", "reference"}
+# commands: the CLI's command modules (commands/), registered by cli.py: the CLI layer.
+ENTRY = {"__main__", "entry", "cli", "commands", "reference"}
 CONFIG = {"config", "config_parse"}
 LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/artifacts/sandbox"}
 # A stage or a target reads the Config dataclasses from config_model, never from the loader: config

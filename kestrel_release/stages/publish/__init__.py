@@ -8,18 +8,49 @@ the release stage never branch on a target's name (hatch's `publish/` plugins ar
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release import targets
+from kestrel_release.errors import UsageError
 
 if TYPE_CHECKING:  # config pulls in more than `--help` needs
     from kestrel_release.config_model import Config
 
 
 def options(cfg: Config, target: str, **flags: Any) -> targets.Options:
-    """`target`'s own options from the publish command's flags (a flag of another kind is not its own)."""
-    return targets.get(cfg, target).options(flags)
+    """`target`'s own options from the publish command's flags. A flag given that is another kind's (`--repo`
+    with an index) is a UsageError (exit 2) naming the targets it applies to: never dropped silently."""
+    chosen = targets.get(cfg, target)
+    own = chosen.options(flags)
+    mine = {f.name for f in dataclasses.fields(own)}
+    takers = _takers(cfg)
+    stray = {n: v for n, v in flags.items() if n not in mine and n in takers and v != takers[n][0]}
+    if stray:
+        spelled = [_spelling(n, v) for n, v in stray.items()]
+        where = [f"{s} applies to {', '.join(takers[n][1])}" for s, n in zip(spelled, stray, strict=True)]
+        one = len(stray) == 1
+        raise UsageError(
+            f"{', '.join(spelled)} {'does' if one else 'do'} not apply to target '{target}' (kind {chosen.kind})",
+            f"{'; '.join(where)}: drop {'it' if one else 'them'}, or choose such a target with --target",
+        )
+    return own
+
+
+def _takers(cfg: Config) -> dict[str, tuple[Any, list[str]]]:
+    """Each publish option of the project's targets -> (its default: left at it, a flag was not given; the
+    targets whose kind takes it)."""
+    found: dict[str, tuple[Any, list[str]]] = {}
+    for name in targets.names(cfg):
+        for field in dataclasses.fields(targets.get(cfg, name).options({})):
+            found.setdefault(field.name, (field.default, []))[1].append(name)
+    return found
+
+
+def _spelling(name: str, value: Any) -> str:
+    """The command line's spelling of option `name` (`--no-prune` for prune=False)."""
+    return f"--{'no-' if value is False else ''}{name.replace('_', '-')}"
 
 
 def run(cfg: Config, paths: list[Path], target: str, options: targets.Options) -> Any:

@@ -100,10 +100,10 @@ def test_a_changed_source_file_is_not_answered_from_the_cache(tmp_path: Path) ->
     _run(["verify", "--help"], cache, env, cwd=copy)
     code, out, _, modules = _run(["verify", "--help"], cache, env, cwd=copy)
     assert code == 0 and modules == [] and b"Inspect wheels" in out
-    cli = copy / "kestrel_release" / "cli.py"
-    text = cli.read_text(encoding="utf-8")
+    command = copy / "kestrel_release" / "commands" / "verify.py"  # the module that holds its help
+    text = command.read_text(encoding="utf-8")
     assert '"""Inspect wheels' in text
-    cli.write_text(text.replace('"""Inspect wheels', '"""Examine wheels'), encoding="utf-8")
+    command.write_text(text.replace('"""Inspect wheels', '"""Examine wheels'), encoding="utf-8")
     code, out, _, modules = _run(["verify", "--help"], cache, env, cwd=copy)
     assert code == 0 and b"Examine wheels" in out and b"Inspect wheels" not in out
     assert "kestrel_release.cli" in modules

@@ -39,9 +39,9 @@ def test_every_text_command_is_accepted_by_the_cli() -> None:
     import click
     import typer.main
 
-    from kestrel_release.cli import app
+    from kestrel_release.cli import full_app
 
-    root = typer.main.get_command(app)
+    root = typer.main.get_command(full_app())
     checked = 0
     for page, line in blocks("text"):
         if not line.startswith("kestrel-release "):

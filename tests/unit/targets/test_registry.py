@@ -84,7 +84,7 @@ def test_an_unknown_target_name_is_a_usage_error_listing_the_known_ones(tmp_path
 MAY_NAME = (
     "kestrel_release/targets/",
     "kestrel_release/sandbox/",
-    "kestrel_release/cli_sandbox.py",
+    "kestrel_release/commands/sandbox.py",
     "kestrel_release/adapters/pypi/config.py",
     "kestrel_release/static_target.py",
     "kestrel_release/stages/explain/",

@@ -1,12 +1,13 @@
-"""The `sandbox` commands (Typer): local stand-ins for a strict PyPI and GitHub, served until Ctrl-C.
+"""`sandbox pypi|github`: local stand-ins for a strict PyPI and GitHub, served until Ctrl-C.
 
-Registered on the main app by cli.py; the servers are imported inside the commands (fast --help).
+The servers are imported inside the commands (fast --help).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -105,10 +106,14 @@ def _default_github_repo() -> tuple[list[str], str]:
     return [repo], f"from {source}"
 
 
-def _serve(serve_forever, **options) -> None:
+def _serve(serve_forever: Callable[..., object], **options: Any) -> None:
     """Ctrl-C (or SIGTERM) is how a user stops a sandbox: a clean stop, exit 0."""
     _check_port(options.get("port") or 0)
     try:
         serve_forever(**options)
     except KeyboardInterrupt:
         console.ok("stopped")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")
