@@ -12,7 +12,6 @@ never in the user's tree.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -269,7 +268,8 @@ def _build_all(
     `skip_cache`: why the wheel cache is not read (the flag); `store`: refresh it with what was built."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
-    slots = threading.BoundedSemaphore(max(1, jobs))
+    lead = min(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
+    slots = _compile_cache.LeadFirst(jobs, lead if len(plan.pythons) > 1 else None)
     pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     proc.reset()
@@ -297,7 +297,7 @@ def _build_one(
     py: str,
     envs: _buildenv.Envs | None,
     repairer: _repair.Repairer,
-    slots: threading.BoundedSemaphore,
+    slots: _compile_cache.LeadFirst,
     root: Path,
     logs: Path,
     steps: _progress.Steps,
@@ -323,7 +323,7 @@ def _build_one(
     repairer.start()  # auditwheel's import overlaps this build
     try:
         settings = plan.config_settings(cfg, not skip_cache, found.inputs)
-        with slots:
+        with slots.slot(py):
             steps.start(name, "building")
             # Each Python builds from its own clean copy: never setuptools' in-tree build/ or egg-info.
             with source_copy.at(cfg.project_dir, clean_dir(cfg, py), **copy_rules(cfg)) as src:

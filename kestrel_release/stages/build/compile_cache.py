@@ -23,14 +23,18 @@ The wheel cache's key leaves all of this out (cachekey.NOT_KEYED): it changes ho
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
-from kestrel_release import console
+from kestrel_release import console, proc
 from kestrel_release.adapters import ccache, toolchain
 from kestrel_release.config_model import Config
+from kestrel_release.errors import BuildError
 
 CMAKE_BACKENDS = ("scikit_build_core.build",)
 LAUNCHED = ("C", "CXX", "CUDA")
@@ -116,3 +120,32 @@ def explain(py: str, log: Path) -> None:
     console.debug(
         f"compile cache, Python {py}: {hits} hits, {misses} misses ({rate}% hit), {other} not cacheable (links)"
     )
+
+
+class LeadFirst:
+    """Build slots where, with the compile cache on, one Python (the lead) compiles alone first.
+
+    ccache shares only finished objects: Pythons that compile the same file at the same time all miss
+    (4 Pythons cold: 0 of 8 compiles from the cache with 2 at once). After the lead's compile, every
+    file that does not depend on the Python is a hit for the rest, which then build `jobs` at once."""
+
+    def __init__(self, jobs: int, lead: str | None) -> None:
+        self._slots = threading.BoundedSemaphore(max(1, jobs))
+        self.lead = lead
+        self._done = threading.Event()
+        if lead is None:
+            self._done.set()
+
+    @contextlib.contextmanager
+    def slot(self, py: str) -> Iterator[None]:
+        """Hold one build slot for Python `py` (after the lead's build, unless `py` is the lead)."""
+        if py != self.lead:
+            self._done.wait()
+            if proc.stopping():  # the lead failed: the whole build stops, start nothing more
+                raise BuildError(f"build for Python {py} not started: another build failed")
+        try:
+            with self._slots:
+                yield
+        finally:
+            if py == self.lead:
+                self._done.set()

@@ -88,3 +88,30 @@ def test_the_wheel_key_is_the_same_with_and_without_the_compile_cache(
     launched = {"PATH": "", **{f"CMAKE_{lang}_COMPILER_LAUNCHER": "ccache" for lang in ("C", "CXX", "CUDA")}}
     assert wheelcache.key_of(wheelcache.inputs(cfg, plan, "3.12", launched, None)) == wheelcache.key_of(plain)
     assert "compile_cache" in cachekey.NOT_KEYED_SETTINGS
+
+
+def test_the_lead_python_builds_alone_first_then_the_rest_at_once() -> None:
+    import threading
+
+    slots = compile_cache.LeadFirst(2, "3.10")
+    order: list[str] = []
+    lead_in, release = threading.Event(), threading.Event()
+
+    def build(py: str) -> None:
+        with slots.slot(py):
+            order.append(py)
+            if py == "3.10":
+                lead_in.set()
+                release.wait(5)
+
+    others = [threading.Thread(target=build, args=(py,)) for py in ("3.11", "3.12")]
+    for t in others:
+        t.start()
+    lead = threading.Thread(target=build, args=("3.10",))
+    lead.start()
+    assert lead_in.wait(5)
+    assert order == ["3.10"]  # the others wait although a slot is free
+    release.set()
+    for t in (lead, *others):
+        t.join(5)
+    assert order[0] == "3.10" and sorted(order[1:]) == ["3.11", "3.12"]
