@@ -268,7 +268,8 @@ def _build_all(
     `skip_cache`: why the wheel cache is not read (the flag); `store`: refresh it with what was built."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
-    lead = min(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
+    # The newest Python leads: 3.12 on compile extensions with the flags of every later one (-fwrapv before).
+    lead = max(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
     slots = _compile_cache.LeadFirst(jobs, lead if len(plan.pythons) > 1 else None)
     pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)

@@ -66,9 +66,9 @@ def test_the_second_python_gets_the_python_independent_file_from_the_cache(tmp_p
     # 3.12 and 3.13 compile extensions with the same flags (-fno-strict-overflow; 3.11 has -fwrapv instead).
     found = need_pythons("3.12", "3.13")
     project = _project(tmp_path, ("3.12", "3.13"))
-    # Two builds at once, but the lead (the oldest Python) compiles first: the other then compiles only its
+    # Two builds at once, but the lead (the newest Python) compiles first: the other then compiles only its
     # binding (Python.h differs) and gets kernel.c from the cache.
-    assert _build(project, tmp_path, KESTREL_RELEASE_BUILD_JOBS="2") == {"3.12": (0, 2), "3.13": (1, 1)}
+    assert _build(project, tmp_path, KESTREL_RELEASE_BUILD_JOBS="2") == {"3.13": (0, 2), "3.12": (1, 1)}
     assert {_value(project, py, str(found[py]), tmp_path) for py in found} == {1}
 
 
