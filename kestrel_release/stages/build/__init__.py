@@ -386,10 +386,9 @@ def _compile_env(
     and none with --no-cache or --check-reproducible: those really compile."""
     if plan.ccache is None or skip_cache:
         return {}
-    sysconfig = (found.facts or {}).get("sysconfig") or {}
     env = {**os.environ, **plan.build_env(cfg)}
     log = _compile_cache.statslog(logs, py)
-    return _compile_cache.wiring(cfg, plan.ccache, plan.backend, src, env, sysconfig, log)
+    return _compile_cache.wiring(cfg, plan.ccache, plan.backend, src, env, found.facts or {}, log)
 
 
 def _logs_of(logs: Path, py: str) -> list[Path]:

@@ -14,8 +14,9 @@ info), so the same file compiled for another Python is a hit.
 Wired in the build's environment only, never the user's shell:
 - setuptools, meson-python and others: CC/CXX prefixed with ccache (the user's own CC/CXX, else the
   interpreter's sysconfig ones, which setuptools would use: "gcc -pthread" stays "gcc -pthread");
-  torch's cpp_extension: PYTORCH_NVCC for nvcc, and TORCH_NO_COMPILER_WRAPPER (its own ccache
-  wrapping of an already prefixed CXX would break it);
+- a build that requires torch (cpp_extension): CC/CXX as they are (torch checks CXX's version and
+  refuses `ccache` as a compiler too old for CUDA), PYTORCH_NVCC prefixed for nvcc, and ccache on PATH
+  (a folder holding only it), where cpp_extension's own wrapper (torch >= 2.9) finds it for CXX;
 - scikit-build-core: CMAKE_<LANG>_COMPILER_LAUNCHER (CMake >= 3.17 reads them on a build dir's
   first configure).
 The wheel cache's key leaves all of this out (cachekey.NOT_KEYED): it changes how fast, not what.
@@ -24,6 +25,7 @@ The wheel cache's key leaves all of this out (cachekey.NOT_KEYED): it changes ho
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shlex
 import shutil
@@ -66,11 +68,17 @@ def statslog(logs: Path, py: str) -> Path:
 
 
 def wiring(
-    cfg: Config, binary: Path, backend: str, src: Path, env: dict[str, str], sysconfig: dict, log: Path
+    cfg: Config,
+    binary: Path,
+    backend: str,
+    src: Path,
+    env: dict[str, str],
+    facts: dict,
+    log: Path,
 ) -> dict[str, str]:
     """The variables that put ccache in front of the compilers of one build, run in the clean copy
-    `src` with `env` (os.environ and build.env); `sysconfig`: the build env's CC/CXX (when known);
-    `log`: this build's stats log (emptied here)."""
+    `src` with `env` (os.environ and build.env); `facts`: the build env's sysconfig CC/CXX and
+    requirements (cachekey.build_env_facts; {} when unknown); `log`: this build's stats log (emptied here)."""
     log.unlink(missing_ok=True)
     launcher = str(binary)
     out = {
@@ -83,15 +91,31 @@ def wiring(
     if backend in CMAKE_BACKENDS:
         out.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in LAUNCHED})
         return out
+    if "torch" in (facts.get("requirements") or {}):
+        nvcc = env.get("PYTORCH_NVCC") or _nvcc(env)
+        if nvcc and not _launched(nvcc):
+            out["PYTORCH_NVCC"] = f"{shlex.quote(launcher)} {nvcc}"
+        out["PATH"] = f"{_on_path(binary)}{os.pathsep}{env.get('PATH', os.defpath)}"
+        return out
+    sysconfig = facts.get("sysconfig") or {}
     for name, default in (("CC", sysconfig.get("CC")), ("CXX", sysconfig.get("CXX"))):
         compiler = env.get(name) or default
         if compiler and not _launched(compiler):
             out[name] = f"{shlex.quote(launcher)} {compiler}"
-    nvcc = env.get("PYTORCH_NVCC") or _nvcc(env)
-    if nvcc and not _launched(nvcc):
-        out["PYTORCH_NVCC"] = f"{shlex.quote(launcher)} {nvcc}"
-    out["TORCH_NO_COMPILER_WRAPPER"] = "1"  # torch would prefix the prefixed CXX again
     return out
+
+
+def _on_path(binary: Path) -> Path:
+    """A folder that holds only `ccache` (a link to `binary`): on PATH it adds no other tool."""
+    folder = toolchain.cache_dir() / "ccache-bin" / hashlib.sha256(str(binary).encode()).hexdigest()[:12]
+    link = folder / "ccache"
+    if not link.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".ccache.{os.getpid()}.{threading.get_ident()}"
+        tmp.unlink(missing_ok=True)
+        os.symlink(binary, tmp)
+        os.replace(tmp, link)  # atomic: concurrent builds see the link or nothing
+    return folder
 
 
 def _launched(compiler: str) -> bool:

@@ -26,10 +26,16 @@ def test_setuptools_builds_get_the_compilers_they_would_use_prefixed(tmp_path: P
     cfg = _cfg(tmp_path, 'compile_cache_dir = "cc-cache"')
     src, log = tmp_path / "copy", tmp_path / "logs" / "ccache-3.12.log"
     got = compile_cache.wiring(
-        cfg, CCACHE, "setuptools.build_meta", src, {"PATH": ""}, {"CC": "gcc -pthread", "CXX": "g++ -pthread"}, log
+        cfg,
+        CCACHE,
+        "setuptools.build_meta",
+        src,
+        {"PATH": ""},
+        {"sysconfig": {"CC": "gcc -pthread", "CXX": "g++"}},
+        log,
     )
     assert got["CC"] == "/opt/tool/bin/ccache gcc -pthread"  # sysconfig's CC, flags and all, as setuptools runs it
-    assert got["CXX"] == "/opt/tool/bin/ccache g++ -pthread"
+    assert got["CXX"] == "/opt/tool/bin/ccache g++"
     assert got["CCACHE_DIR"] == str(tmp_path / "cc-cache")
     assert got["CCACHE_BASEDIR"] == str(src.resolve())  # another Python's copy is another path: hashed relative
     assert got["CCACHE_NOHASHDIR"] == "1" and got["CCACHE_COMPILERCHECK"] == "content"
@@ -40,26 +46,43 @@ def test_setuptools_builds_get_the_compilers_they_would_use_prefixed(tmp_path: P
 def test_a_users_compiler_is_prefixed_and_a_launched_one_kept(tmp_path: Path) -> None:
     cfg = _cfg(tmp_path)
     env = {"PATH": "", "CC": "/usr/bin/clang-18", "CXX": "sccache g++"}
-    got = compile_cache.wiring(cfg, CCACHE, "", tmp_path, env, {"CC": "gcc"}, tmp_path / "s.log")
+    got = compile_cache.wiring(cfg, CCACHE, "", tmp_path, env, {"sysconfig": {"CC": "gcc"}}, tmp_path / "s.log")
     assert got["CC"] == "/opt/tool/bin/ccache /usr/bin/clang-18"
     assert "CXX" not in got  # the user's own launcher stays in charge
     assert got["CCACHE_DIR"] == str(toolchain.cache_dir() / "ccache")
 
 
-def test_torch_cpp_extension_gets_nvcc_prefixed_and_its_own_wrapper_off(tmp_path: Path) -> None:
+def test_a_torch_build_gets_nvcc_prefixed_and_ccache_on_path_with_its_compilers_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))  # the PATH folder lives there
     cuda = tmp_path / "cuda"
     (cuda / "bin").mkdir(parents=True)
     (cuda / "bin" / "nvcc").write_text("#!/bin/sh\n")
-    got = compile_cache.wiring(
-        _cfg(tmp_path), CCACHE, "setuptools.build_meta", tmp_path, {"CUDA_HOME": str(cuda)}, {}, tmp_path / "s"
-    )
-    assert got["PYTORCH_NVCC"] == f"/opt/tool/bin/ccache {cuda / 'bin' / 'nvcc'}"
-    assert got["TORCH_NO_COMPILER_WRAPPER"] == "1"
+    binary = tmp_path / "tool" / "ccache"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\n")
+    facts = {"requirements": {"torch": "2.13.0", "setuptools": "80"}, "sysconfig": {"CC": "gcc", "CXX": "g++"}}
+    env = {"CUDA_HOME": str(cuda), "PATH": "/usr/bin", "CXX": "g++-13"}
+    got = compile_cache.wiring(_cfg(tmp_path), binary, "setuptools.build_meta", tmp_path, env, facts, tmp_path / "s")
+    assert got["PYTORCH_NVCC"] == f"{binary} {cuda / 'bin' / 'nvcc'}"
+    # torch checks CXX's version (`ccache` is no compiler to it); its own wrapper finds ccache on PATH.
+    assert "CC" not in got and "CXX" not in got and "TORCH_NO_COMPILER_WRAPPER" not in got
+    folder, rest = got["PATH"].split(":", 1)
+    assert rest == "/usr/bin" and sorted(p.name for p in Path(folder).iterdir()) == ["ccache"]
+    assert Path(folder).is_relative_to(tmp_path / "cache")
+    assert (Path(folder) / "ccache").resolve() == binary
 
 
 def test_scikit_build_core_gets_cmake_launchers_and_its_compilers_untouched(tmp_path: Path) -> None:
     got = compile_cache.wiring(
-        _cfg(tmp_path), CCACHE, "scikit_build_core.build", tmp_path, {"CC": "gcc"}, {"CC": "gcc"}, tmp_path / "s"
+        _cfg(tmp_path),
+        CCACHE,
+        "scikit_build_core.build",
+        tmp_path,
+        {"CC": "gcc"},
+        {"sysconfig": {"CC": "gcc"}},
+        tmp_path / "s",
     )
     assert {got[f"CMAKE_{lang}_COMPILER_LAUNCHER"] for lang in ("C", "CXX", "CUDA")} == {str(CCACHE)}
     assert "CC" not in got and "CXX" not in got
