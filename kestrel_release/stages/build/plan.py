@@ -26,9 +26,9 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config_model import Config
 from kestrel_release.errors import PreflightError
+from kestrel_release.stages.build import compile_cache, cuda_tools, host_fit
 from kestrel_release.stages.build import container as build_container
 from kestrel_release.stages.build import container_precompile as build_container_precompile
-from kestrel_release.stages.build import cuda_tools, host_fit
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Plan:
     repair_tool: Any = None  # adapters.repair.RepairTool of this host's system
     container: Any = None  # stages.build.container.Target: build.container's image, engine and Pythons
     toolkits: dict = field(default_factory=dict)  # configured toolkit -> adapters.cuda_toolkit.Toolkit (pairs mode)
+    ccache: Path | None = None  # the compile cache's binary (compile_cache.py); None: builds compile everything
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
@@ -102,6 +103,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         _check_glibc(cfg, problems)
     if gpu_check and cuda_tools.gpu_relevant(cfg):
         _check_gpu(cfg, problems, warnings)
+    ccache = compile_cache.find(cfg, problems)
     if problems:
         raise PreflightError(f"build preflight: {'; '.join(problems)}")
     sde, note = source_date_epoch(cfg)
@@ -115,6 +117,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     plan = Plan(found, uv_bin, nvcc_version, sde, _backend(cfg), warnings, tool_versions=tools, repair_tool=tool)
     plan.toolkits = toolkits
     plan.container = target
+    plan.ccache = ccache
     return plan
 
 

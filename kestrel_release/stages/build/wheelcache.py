@@ -4,7 +4,7 @@ Builds are byte-reproducible (fixed SOURCE_DATE_EPOCH, normalised zips), so a wh
 same inputs is the wheel a rebuild would produce: reusing it skips the whole per-Python build. The
 key covers every input by name (`inputs`): the project's sources as its clean copy holds them (never
 git-ignored files, build outputs, the tool's output and rehearsal dirs or hidden files),
-the interpreter binary, cfg.build (not `jobs`), SOURCE_DATE_EPOCH, the tools' versions, and the
+the interpreter binary, cfg.build (not `jobs` or the compile cache), SOURCE_DATE_EPOCH, the tools' versions, and the
 toolchain (stages/build/cachekey.py: compilers and their versions, flags, CUDA paths and arches,
 the build requirements' installed versions), and the version: a version from git (setuptools-scm,
 hatch-vcs, versioneer) changes with a tag or a commit while no file does, so a dynamic version's
@@ -63,6 +63,7 @@ class Lookup:
     key: str | None
     inputs: dict[str, str]
     why_not: str = ""
+    facts: dict | None = None  # the build env's requirements and sysconfig CC/CXX, when it could be asked
 
 
 def lookup(cfg: Config, plan, py: str, env_python: Path | None, env: dict[str, str]) -> Lookup:
@@ -76,7 +77,7 @@ def lookup(cfg: Config, plan, py: str, env_python: Path | None, env: dict[str, s
         return Lookup(None, values, why)
     if facts is None:
         return Lookup(None, values, f"{env_python} did not say which build requirements it has installed")
-    return Lookup(key_of(values), values)
+    return Lookup(key_of(values), values, facts=facts)
 
 
 def inputs(cfg: Config, plan, py: str, env: dict[str, str], facts: dict | None) -> dict[str, str]:
@@ -95,7 +96,7 @@ def inputs(cfg: Config, plan, py: str, env: dict[str, str], facts: dict | None) 
         value = getattr(cfg.build, f.name)
         if f.name == "env":
             out.update({f"build.env {k}": cachekey.short(v) for k, v in sorted(value.items())})
-        elif f.name != "jobs":  # parallelism: how fast, not what
+        elif f.name not in cachekey.NOT_KEYED_SETTINGS:  # parallelism, the compile cache: how fast, not what
             out[f"build.{f.name}"] = json.dumps(value, default=str)
     out.update({f"tool {k}": str(v) for k, v in sorted(plan.tool_versions.items()) if k != "torch"})
     out.update({f"env {k}": v for k, v in cachekey.keyed_env(env).items() if k not in cfg.build.env})

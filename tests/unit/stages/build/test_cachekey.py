@@ -21,6 +21,9 @@ def test_keyed_env_holds_what_changes_the_output_and_not_parallelism_or_noise() 
         "TORCH_CUDA_ARCH_LIST": "9.0a", "CMAKE_ARGS": "-DFOO=1", "SKBUILD_CMAKE_BUILD_TYPE": "Debug",
         "MAX_JOBS": "4", "CMAKE_BUILD_PARALLEL_LEVEL": "8", "MAKEFLAGS": "-j8", "NVCC_THREADS": "4",
         "PATH": "/usr/bin", "HOME": "/root", "CUDA_VISIBLE_DEVICES": "0", "TERM": "xterm",
+        # the compile cache's wiring (stages/build/compile_cache.py): how fast, not what
+        "CMAKE_C_COMPILER_LAUNCHER": "ccache", "CMAKE_CXX_COMPILER_LAUNCHER": "ccache",
+        "CMAKE_CUDA_COMPILER_LAUNCHER": "ccache", "CCACHE_DIR": "/c", "CCACHE_BASEDIR": "/s", "PYTORCH_NVCC": "x",
     }  # fmt: skip
     keyed = cachekey.keyed_env(env)
     assert set(keyed) == {
