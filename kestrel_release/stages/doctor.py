@@ -136,7 +136,7 @@ def _torch_cuda_home(cfg: Config) -> list[Check]:
 
     from kestrel_release.stages.build import cuda_tools
 
-    if not cuda_tools.builds_with_torch(cfg.project_dir):
+    if not cuda_tools.builds_cuda_with_torch(cfg.project_dir):
         return []
     env = {**os.environ, **cfg.build.env}
     home, source = cuda_tools.torch_cuda_home(env)
@@ -246,7 +246,7 @@ def _torch_nvcc_clash(cfg: Config, torch: dict) -> tuple[str, str] | None:
     from kestrel_release.stages.build import cuda_tools
 
     wanted = str(torch.get("cuda") or "")
-    if cfg.build.isolation or not wanted or not cuda_tools.builds_with_torch(cfg.project_dir):
+    if cfg.build.isolation or not wanted or not cuda_tools.builds_cuda_with_torch(cfg.project_dir):
         return None
     home, _source = cuda_tools.torch_cuda_home({**os.environ, **cfg.build.env})
     nvcc = home / "bin" / "nvcc" if home else None

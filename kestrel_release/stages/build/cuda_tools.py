@@ -110,6 +110,19 @@ def builds_with_torch(project_dir: Path) -> bool:
     return any(re.match(r"\s*torch\s*($|[<>=!~\[;( ])", r) for r in requires if isinstance(r, str))
 
 
+def builds_cuda_with_torch(project_dir: Path) -> bool:
+    """A torch build that compiles CUDA code (a CUDAExtension, or .cu sources): only then does the toolkit
+    torch derives (CUDA_HOME, its nvcc) matter; a CppExtension never runs nvcc."""
+    if not builds_with_torch(project_dir):
+        return False
+    try:
+        if "CUDAExtension" in (project_dir / "setup.py").read_text(encoding="utf-8", errors="replace"):
+            return True
+    except OSError:
+        pass
+    return first_cuda_source(project_dir) is not None
+
+
 def torch_cuda_home(env: dict[str, str]) -> tuple[Path | None, str]:
     """The CUDA_HOME torch.utils.cpp_extension will use, and where it comes from: CUDA_HOME, else CUDA_PATH,
     else two folders above `which nvcc` (the PATH entry itself, symlinks and wrapper scripts NOT resolved:

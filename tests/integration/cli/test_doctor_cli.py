@@ -171,6 +171,8 @@ def _torch_project(root: Path) -> Path:
         '[build-system]\nrequires = ["setuptools", "torch>=2.4"]\nbuild-backend = "setuptools.build_meta"\n\n'
         '[project]\nname = "torch-ext"\nversion = "0.1.0"\n\n[tool.kestrel-release]\n'
     )
+    (root / "csrc").mkdir()
+    (root / "csrc" / "k.cu").write_text("__global__ void k() {}\n")  # CUDA code: torch's CUDA_HOME matters
     return root
 
 
@@ -203,6 +205,10 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
     fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
     row = _by_name(json.loads(fixed.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "ok" and row["detail"].startswith(f"{toolkit} (from CUDA_HOME)"), row
+    # A C++-only torch extension never runs nvcc: the same machine is no problem for it.
+    (project / "csrc" / "k.cu").unlink()
+    cpp_only = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    assert "CUDA_HOME (as torch derives it)" not in _by_name(json.loads(cpp_only.stdout))
 
 
 def test_a_compiler_with_a_private_libstdcxx_is_named_before_any_torch_build(tmp_path):
