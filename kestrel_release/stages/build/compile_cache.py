@@ -37,6 +37,7 @@ from kestrel_release import console, proc
 from kestrel_release.adapters import ccache, toolchain
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError
+from kestrel_release.stages.build import cuda_tools
 
 CMAKE_BACKENDS = ("scikit_build_core.build",)
 LAUNCHED = ("C", "CXX", "CUDA")
@@ -91,7 +92,9 @@ def wiring(
     if backend in CMAKE_BACKENDS:
         out.update({f"CMAKE_{lang}_COMPILER_LAUNCHER": launcher for lang in LAUNCHED})
         return out
-    if "torch" in (facts.get("requirements") or {}):
+    # A torch build: torch in the build env's requirements, or (build.isolation off: the host's torch, no
+    # requirement listed) a setup.py importing torch's cpp_extension, as chamferdist's does.
+    if "torch" in (facts.get("requirements") or {}) or cuda_tools.builds_with_torch(src):
         nvcc = env.get("PYTORCH_NVCC") or _nvcc(env)
         if nvcc and not _launched(nvcc):
             out["PYTORCH_NVCC"] = f"{shlex.quote(launcher)} {nvcc}"

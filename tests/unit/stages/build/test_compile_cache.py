@@ -138,3 +138,23 @@ def test_the_lead_python_builds_alone_first_then_the_rest_at_once() -> None:
     for t in (lead, *others):
         t.join(5)
     assert order[0] == "3.10" and sorted(order[1:]) == ["3.11", "3.12"]
+
+
+def test_a_setup_py_importing_torch_without_declaring_it_is_a_torch_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build.isolation off (chamferdist: setup.py imports torch, [build-system] does not list it): the build env
+    lists no torch, yet torch checks CXX's version, so CXX must stay a compiler (on a GPU host a prefixed CXX
+    failed: "ccache (0.0.0) is less than the minimum required version by CUDA 13.0")."""
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n")
+    binary = tmp_path / "tool" / "ccache"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\n")
+    facts = {"requirements": {"setuptools": "80"}, "sysconfig": {"CC": "gcc", "CXX": "g++"}}
+    env = {"PATH": "/usr/bin", "CXX": "/usr/bin/g++"}
+    got = compile_cache.wiring(
+        _cfg(tmp_path), binary, "setuptools.build_meta:__legacy__", tmp_path, env, facts, tmp_path / "s"
+    )
+    assert "CC" not in got and "CXX" not in got
+    assert got["PATH"].endswith(":/usr/bin")
