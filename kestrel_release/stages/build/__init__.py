@@ -305,6 +305,25 @@ def _build_one(
     skip_cache: str,
     store: bool,
 ) -> Path:
+    try:
+        return _build_wheel(cfg, plan, py, envs, repairer, slots, root, logs, steps, skip_cache, store)
+    finally:  # the lead's wheel may come from the wheel cache, or fail before its compile: never leave the rest waiting
+        slots.finished(py)
+
+
+def _build_wheel(
+    cfg: Config,
+    plan: Plan,
+    py: str,
+    envs: _buildenv.Envs | None,
+    repairer: _repair.Repairer,
+    slots: _compile_cache.LeadFirst,
+    root: Path,
+    logs: Path,
+    steps: _progress.Steps,
+    skip_cache: str,
+    store: bool,
+) -> Path:
     if plan.container is not None:  # built and repaired inside the image; not served from the wheel cache
         return _container.build_one(cfg, plan, py, root, logs, steps, copy_rules(cfg))
     name = f"python {py}"

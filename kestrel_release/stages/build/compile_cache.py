@@ -167,12 +167,19 @@ class LeadFirst:
     def slot(self, py: str) -> Iterator[None]:
         """Hold one build slot for Python `py` (after the lead's build, unless `py` is the lead)."""
         if py != self.lead:
-            self._done.wait()
-            if proc.stopping():  # the lead failed: the whole build stops, start nothing more
+            while not self._done.wait(0.2):
+                if proc.stopping():  # a failure or an interrupt stops the whole build: start nothing more
+                    break
+            if proc.stopping():
                 raise BuildError(f"build for Python {py} not started: another build failed")
         try:
             with self._slots:
                 yield
         finally:
-            if py == self.lead:
-                self._done.set()
+            self.finished(py)
+
+    def finished(self, py: str) -> None:
+        """The lead is done with its compile, or will not compile at all (its wheel came from the wheel cache,
+        or it failed first): the others may start."""
+        if py == self.lead:
+            self._done.set()

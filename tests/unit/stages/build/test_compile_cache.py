@@ -158,3 +158,23 @@ def test_a_setup_py_importing_torch_without_declaring_it_is_a_torch_build(
     )
     assert "CC" not in got and "CXX" not in got
     assert got["PATH"].endswith(":/usr/bin")
+
+
+def test_the_rest_start_when_the_lead_needs_no_compile() -> None:
+    """The lead Python's wheel can come from the wheel cache (or its build fail before compiling): it never takes
+    a slot, and the others must not wait for it forever (a CI build hung there)."""
+    import threading
+
+    slots = compile_cache.LeadFirst(2, "3.13")
+    entered = threading.Event()
+
+    def other() -> None:
+        with slots.slot("3.12"):
+            entered.set()
+
+    thread = threading.Thread(target=other, daemon=True)
+    thread.start()
+    assert not entered.wait(0.3)  # waits for the lead, as designed
+    slots.finished("3.13")  # the lead's wheel came from the wheel cache
+    assert entered.wait(5)
+    thread.join(5)
