@@ -19,11 +19,30 @@ def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 13
     raise KeyboardInterrupt
 
 
+def _unraisable(unraisable) -> None:
+    """A signal that lands inside a finalizer (a weakref callback, a __del__ run by the garbage collector) raises
+    there, where Python only prints "Exception ignored ... Traceback" and goes on as if nothing happened: the
+    interrupt would be lost and a traceback printed. Deliver it again, outside the finalizer."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        # A timer, not a signal sent now: any Python code run here (this hook included) would take the
+        # interrupt again inside the hook, where it is "ignored" too; 10 ms later the program is past it.
+        if hasattr(signal, "setitimer") and signal.getsignal(signal.SIGINT) is _interrupt:  # not once over (SIG_IGN)
+            signal.signal(signal.SIGALRM, _interrupt)
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _install() -> None:
+    sys.unraisablehook = _unraisable
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)  # last: a test's "ready" is this one caught
+
+
 def main() -> None:
     recorder = None
     try:  # the handlers inside: a Ctrl-C between the two calls is Python's default KeyboardInterrupt, caught below
-        signal.signal(signal.SIGINT, _interrupt)
-        signal.signal(signal.SIGTERM, _interrupt)  # last: a test's "ready" is this one caught
+        _install()
         args = sys.argv[1:]
         from kestrel_release import helpcache
 
