@@ -274,11 +274,15 @@ def _build_all(
     pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     proc.reset()
+
+    def one(py: str) -> Path:
+        try:
+            return _build_one(cfg, plan, py, envs, repairer, slots, root, logs, steps, skip_cache, store)
+        finally:  # the lead's wheel may come from the wheel cache or fail before compiling: never leave the rest waiting
+            slots.finished(py)
+
     try:
-        futures = {
-            pool.submit(_build_one, cfg, plan, py, envs, repairer, slots, root, logs, steps, skip_cache, store): py
-            for py in plan.pythons
-        }
+        futures = {pool.submit(one, py): py for py in plan.pythons}
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for fut in done:
             if fut.exception() is not None:
@@ -293,25 +297,6 @@ def _build_all(
 
 
 def _build_one(
-    cfg: Config,
-    plan: Plan,
-    py: str,
-    envs: _buildenv.Envs | None,
-    repairer: _repair.Repairer,
-    slots: _compile_cache.LeadFirst,
-    root: Path,
-    logs: Path,
-    steps: _progress.Steps,
-    skip_cache: str,
-    store: bool,
-) -> Path:
-    try:
-        return _build_wheel(cfg, plan, py, envs, repairer, slots, root, logs, steps, skip_cache, store)
-    finally:  # the lead's wheel may come from the wheel cache, or fail before its compile: never leave the rest waiting
-        slots.finished(py)
-
-
-def _build_wheel(
     cfg: Config,
     plan: Plan,
     py: str,
