@@ -150,7 +150,30 @@ class BuildConfig:
         default_factory=dict,
         metadata=doc("Environment variables for the builds, e.g. `TORCH_CUDA_ARCH_LIST`."),
     )
-    jobs: int = field(default=0, metadata=doc("Parallel builds; 0 = the number of cores."))
+    jobs: int = field(
+        default=0,
+        metadata=doc(
+            "Python builds at once; 0 = fitted to this machine: its cores and its free memory (MemAvailable) "
+            "divided by what one compile takes (build.memory_per_job)."
+        ),
+    )
+    compile_jobs: int = field(
+        default=0,
+        metadata=doc(
+            "Compiles at once within one Python's build (`MAX_JOBS` for torch's cpp_extension, "
+            "`CMAKE_BUILD_PARALLEL_LEVEL` for CMake); 0 = the compile slots that fit in cores and memory, shared "
+            "between the Pythons building at once. Variables set in the environment or build.env win."
+        ),
+    )
+    memory_per_job: int = field(
+        default=0,
+        metadata=doc(
+            "The memory one compile is counted at, e.g. `3GiB`; 0 = measured: the largest process of the last "
+            "build of this project on this machine (+25%), else 2 GiB for a first build that may run nvcc "
+            "(512 MiB for C/C++). The builds never run more compiles at once than free memory holds.",
+            size=True,
+        ),
+    )
     cuda_compress: str = field(
         default="",
         metadata=doc(

@@ -16,7 +16,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,8 +161,10 @@ def run_logged(
     what: str,
     error: type[KestrelError] = BuildError,
     show_tail: bool = True,
+    started: Callable[[subprocess.Popen], None] | None = None,
 ) -> None:
-    """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure."""
+    """Run `argv` with stdout+stderr into `log`; raise `error` with the log's tail on failure.
+    `started`: told the child once it runs (build's meter samples its process tree)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
     with open(log, "w", encoding="utf-8") as fh:
@@ -170,6 +172,8 @@ def run_logged(
         fh.flush()
         child = spawn(argv, cwd=cwd, env=full_env, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
+            if started is not None:
+                started(child)
             code = child.wait()
         finally:
             forget(child)

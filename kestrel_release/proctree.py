@@ -78,6 +78,19 @@ def members(roots: Iterable[tuple[int, str | None]]) -> set[int]:
     return found
 
 
+def rss(pids: Iterable[int]) -> list[int]:
+    """The resident memory of each process, in bytes (0 for one gone since: /proc/PID/statm's second field)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    out = []
+    for pid in pids:
+        try:
+            with open(f"{_PROC}/{pid}/statm", "rb") as fh:
+                out.append(int(fh.read().split()[1]) * page)
+        except (OSError, IndexError, ValueError):
+            out.append(0)
+    return out
+
+
 def signal_all(pids: Iterable[int], sig: int) -> None:
     for pid in pids:
         try:

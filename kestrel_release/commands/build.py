@@ -17,7 +17,10 @@ def build(
     python: Annotated[
         str | None, typer.Option("--python", help="Comma-separated versions, e.g. 3.12,3.13,3.14t (t: free-threaded).")
     ] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Parallel builds (default: cores).")] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", help="Python builds at once (default: fitted to cores and free memory)."),
+    ] = None,
     out: Annotated[str | None, typer.Option("--out", help="Output directory (default: dist-all).")] = None,
     frontend: Annotated[str | None, typer.Option("--frontend", help="uv or build.")] = None,
     no_isolation: Annotated[

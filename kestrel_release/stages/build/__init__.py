@@ -29,6 +29,8 @@ from kestrel_release.stages.build import compile_cache as _compile_cache
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
 from kestrel_release.stages.build import extras as _extras
+from kestrel_release.stages.build import fit as _fit
+from kestrel_release.stages.build import history as _history
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -134,6 +136,7 @@ def _run(
         plan.tool_versions["variant"] = variant.variant.name
     for warning in plan.warnings:
         console.warn(warning)
+    plan.fit = _fit.announce(cfg, plan, lead=bool(plan.ccache) and use_cache and not check_reproducible)
     with fsutil.project_lock(cfg.project_dir, "build"):
         logs = statedir.build_logs(cfg.project_dir)  # outside the work tree: never untracked in git
         safepaths.collect_leftovers(cfg.out_path.parent, cfg.out_path, swapped=cfg.out_path.name)
@@ -173,6 +176,7 @@ def _run(
                     wheels = _collected.collect(cfg, plan, built, pre, stage / "out", plats, variant)
                     package = variant.package(cfg.name) if variant is not None else cfg.name
                     outputs.install(stage / "out", cfg.out_path, package)  # only its own files; others stay
+            _history.save(cfg.project_dir, plan.measured)  # the next build's parallelism and forecast
         except BaseException:
             proc.kill_all()  # env creation or precompile may still be running
             raise
@@ -266,7 +270,7 @@ def _build_all(
 ) -> dict[str, Path]:
     """python -> repaired wheel, built in parallel; the first failure stops the rest.
     `skip_cache`: why the wheel cache is not read (the flag); `store`: refresh it with what was built."""
-    jobs = cfg.build.jobs or os.cpu_count() or 1
+    jobs = plan.fit.pythons if plan.fit else cfg.build.jobs or os.cpu_count() or 1  # fit.py: cores and memory
     # `jobs` wheel builds at once; a thread waiting for its repair does not hold a build slot.
     # The newest Python leads: 3.12 on compile extensions with the flags of every later one (-fwrapv before).
     lead = max(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
@@ -343,8 +347,12 @@ def _build_one(
                     config_settings=settings,
                 )
                 env = {**plan.build_env(cfg), **_compile_env(cfg, plan, py, src, found, logs, skip_cache)}
+                if plan.fit is not None:  # MAX_JOBS and the like, unless the user set them
+                    env.update(plan.fit.env({**os.environ, **env}, lead=py == slots.lead))
                 try:
-                    proc.run_logged(argv, log=log, cwd=src, env=env, what=f"build for Python {py}")
+                    plan.measured[py] = _history.run_measured(
+                        argv, log=log, cwd=src, env=env, what=f"build for Python {py}"
+                    )
                 except BuildError as exc:  # a file the tree has but git ignores: say so, not just "No such file"
                     missing = source_copy.left_out(src, proc.tail(log, 400), git.ignored_files(cfg.project_dir))
                     if not missing:

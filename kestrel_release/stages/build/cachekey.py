@@ -61,7 +61,7 @@ NOT_KEYED = {
     *("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"),
 }
 # The build settings that change how a build runs, not what it writes (left out of every key).
-NOT_KEYED_SETTINGS = ("jobs", "compile_cache", "compile_cache_dir")
+NOT_KEYED_SETTINGS = ("jobs", "compile_jobs", "memory_per_job", "compile_cache", "compile_cache_dir")
 # Compilers: the variable, and what is used when it is unset (None: nothing).
 COMPILERS = (("CC", "cc"), ("CXX", "c++"), ("CUDAHOSTCXX", None), ("NVCC_CCBIN", None))
 

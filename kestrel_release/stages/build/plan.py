@@ -45,6 +45,8 @@ class Plan:
     container: Any = None  # stages.build.container.Target: build.container's image, engine and Pythons
     toolkits: dict = field(default_factory=dict)  # configured toolkit -> adapters.cuda_toolkit.Toolkit (pairs mode)
     ccache: Path | None = None  # the compile cache's binary (compile_cache.py); None: builds compile everything
+    fit: Any = None  # fit.Fit: compiles at once, fitted to cores and free memory (set by build's _run)
+    measured: dict = field(default_factory=dict)  # Python -> history.Measured of its build in this run
 
     def build_env(self, cfg: Config) -> dict[str, str]:
         """Env of every wheel build: the configured env, a fixed clock, no downloads, no prompts."""
