@@ -35,6 +35,8 @@ if __package__ in (None, ""):  # run as a script: the repository root on sys.pat
 from benchmarks.common import ROOT, BenchFailed, Comparison, Figure, NotAvailable, Section, bench_env
 
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+# torch 2.14+ headers need C++20 and chamferdist compiles with -std=c++17: the newest torch that builds it.
+TORCH = "torch==2.13.0"
 NAME, VERSION, SHA256 = "chamferdist", "1.0.3", "ac9d3a723329d230bcdd5ee8a01f13632ebae31b2ae221116579637ed57a4567"
 LINE = re.compile(r"compile cache, Python (\S+): (\d+) hits, (\d+) misses")
 PLAN = re.compile(r"^(parallelism|forecast): .*$", re.M)
@@ -60,7 +62,7 @@ def project(tarball: Path, dest: Path, pythons: tuple[str, ...], torch: str, env
     dest.mkdir(parents=True)
     subprocess.run(["tar", "--no-same-owner", "-xzf", str(tarball), "-C", str(dest)], check=True)
     root = dest / f"{NAME}-{VERSION}"
-    requires = '"setuptools>=64", "wheel"' + (', "torch"' if torch == "requires" else "")
+    requires = '"setuptools>=64", "wheel"' + (f', "{TORCH}"' if torch == "requires" else "")
     build_env = ", ".join(f'{k} = "{v}"' for k, v in env.items())
     (root / "pyproject.toml").write_text(
         f'[build-system]\nrequires = [{requires}]\nbuild-backend = "setuptools.build_meta"\n\n'

@@ -52,7 +52,7 @@ def test_a_users_compiler_is_prefixed_and_a_launched_one_kept(tmp_path: Path) ->
     assert got["CCACHE_DIR"] == str(toolchain.cache_dir() / "ccache")
 
 
-def test_a_torch_build_gets_nvcc_prefixed_and_ccache_on_path_with_its_compilers_untouched(
+def test_a_torch_build_gets_nvcc_prefixed_and_cxx_named_like_its_compiler_in_front_of_ccache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))  # the PATH folder lives there
@@ -63,13 +63,20 @@ def test_a_torch_build_gets_nvcc_prefixed_and_ccache_on_path_with_its_compilers_
     binary.parent.mkdir()
     binary.write_text("#!/bin/sh\n")
     facts = {"requirements": {"torch": "2.13.0", "setuptools": "80"}, "sysconfig": {"CC": "gcc", "CXX": "g++"}}
-    env = {"CUDA_HOME": str(cuda), "PATH": "/usr/bin", "CXX": "g++-13"}
+    compilers = tmp_path / "gcc13"
+    compilers.mkdir()
+    (compilers / "g++-13").write_text("#!/bin/sh\n")
+    (compilers / "g++-13").chmod(0o755)
+    env = {"CUDA_HOME": str(cuda), "PATH": str(compilers), "CXX": "g++-13"}
     got = compile_cache.wiring(_cfg(tmp_path), binary, "setuptools.build_meta", tmp_path, env, facts, tmp_path / "s")
     assert got["PYTORCH_NVCC"] == f"{binary} {cuda / 'bin' / 'nvcc'}"
-    # torch checks CXX's version (`ccache` is no compiler to it); its own wrapper finds ccache on PATH.
-    assert "CC" not in got and "CXX" not in got and "TORCH_NO_COMPILER_WRAPPER" not in got
+    # torch checks CXX's name and version (`ccache g++-13` is no compiler to it): a script named g++-13 runs ccache.
+    script = Path(got["CXX"])
+    assert script.name == "g++-13" and script.is_relative_to(tmp_path / "cache")
+    assert script.read_text().splitlines()[-1] == f'exec {binary} {compilers / "g++-13"} "$@"'
+    assert "CC" not in got and "TORCH_NO_COMPILER_WRAPPER" not in got
     folder, rest = got["PATH"].split(":", 1)
-    assert rest == "/usr/bin" and sorted(p.name for p in Path(folder).iterdir()) == ["ccache"]
+    assert rest == str(compilers) and sorted(p.name for p in Path(folder).iterdir()) == ["ccache"]
     assert Path(folder).is_relative_to(tmp_path / "cache")
     assert (Path(folder) / "ccache").resolve() == binary
 
@@ -144,7 +151,7 @@ def test_a_setup_py_importing_torch_without_declaring_it_is_a_torch_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """build.isolation off (chamferdist: setup.py imports torch, [build-system] does not list it): the build env
-    lists no torch, yet torch checks CXX's version, so CXX must stay a compiler (on a GPU host a prefixed CXX
+    lists no torch, yet torch checks CXX's version, so CXX must stay named like a compiler (on a GPU host a prefixed CXX
     failed: "ccache (0.0.0) is less than the minimum required version by CUDA 13.0")."""
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "setup.py").write_text("from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n")
@@ -156,7 +163,7 @@ def test_a_setup_py_importing_torch_without_declaring_it_is_a_torch_build(
     got = compile_cache.wiring(
         _cfg(tmp_path), binary, "setuptools.build_meta:__legacy__", tmp_path, env, facts, tmp_path / "s"
     )
-    assert "CC" not in got and "CXX" not in got
+    assert "CC" not in got and Path(got["CXX"]).name == "g++"  # a script of that name in front of ccache
     assert got["PATH"].endswith(":/usr/bin")
 
 
