@@ -8,7 +8,6 @@ callers only show it, their decisions come from the mangling (artifacts/torch_sy
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from typing import Any
 
@@ -16,9 +15,8 @@ from typing import Any
 @functools.cache
 def _runtime() -> tuple[Any, Any] | None:
     """(__cxa_demangle, free), or None where no C++ runtime can be loaded."""
-    for name in (ctypes.util.find_library("stdc++"), "libstdc++.so.6", ctypes.util.find_library("c++")):
-        if not name:
-            continue
+    # By soname, never ctypes.util.find_library: on Linux it runs `ldconfig -p` (a child process per verify).
+    for name in ("libstdc++.so.6", "libc++.1.dylib", "libc++.so.1"):
         try:
             lib = ctypes.CDLL(name)
             fn = lib.__cxa_demangle

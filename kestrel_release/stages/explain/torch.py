@@ -137,6 +137,14 @@ def answer(
             out.fix = f"use torch {cfg.stable_abi} or later, or lower [tool.kestrel-release.variants] stable_abi"
             return out
         same = [v for v in matrix if cu is None or _serves(v, cu)]
+        if not same:
+            have = ", ".join(sorted({v.cuda for v in matrix}, key=cuda_version)) or "none"
+            out.why = f"{project}'s stable-ABI wheels are built for CUDA {have}, and none loads with torch {minor}+{cu}"
+            out.fix = (
+                "use a torch of one of those CUDA majors, or add a CUDA toolkit of that major (no newer minor than "
+                "torch's) to [tool.kestrel-release.variants] cuda"
+            )
+            return out
     else:
         same = [v for v in matrix if v.torch == minor and (cu is None or v.cu == cu)]
     if not same:
