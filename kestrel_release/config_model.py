@@ -488,7 +488,10 @@ class Config:
         default=None,
         metadata=table(
             "The torch x CUDA matrix (variants/model.py): build a torch extension once per torch minor x CUDA "
-            "toolkit; without the table a project builds once per Python."
+            'toolkit; without the table a project builds once per Python. `stable_abi = "2.10"` builds it once '
+            "per CUDA major against the LibTorch stable ABI instead (TORCH_TARGET_VERSION of that torch; the "
+            "wheels require torch>=2.10 and are named `torch-stable-abi210-cu130-<cpu>-<os>`; `torch` then "
+            "names the one torch the build compiles against, the target by default)."
         ),
     )
 

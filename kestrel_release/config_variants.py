@@ -17,7 +17,9 @@ from kestrel_release.variants.model import FORMATS, NAMINGS, OSES, Exclude, Vari
 
 WHERE = "[tool.kestrel-release.variants]"
 ENV_PREFIX = "KESTREL_RELEASE_VARIANTS_"
-KEYS = ("torch", "cuda", "default", "exclude", "naming", "format", "index", "python", "platforms")
+KEYS = ("torch", "cuda", "default", "exclude", "naming", "format", "index", "python", "platforms", "stable_abi")
+# TORCH_TARGET_VERSION (torch/csrc/stable/version.h) and the versioned C shim start with torch 2.10.
+STABLE_ABI_FLOOR = (2, 10)
 _LISTS = ("torch", "cuda", "python", "platforms")
 _EXCLUDE_KEYS = ("torch", "cuda", "os", "arch")
 
@@ -58,6 +60,9 @@ def parse(
             raw[dotted.split(".", 1)[1]] = (var, given)
     if table is None and not raw:
         return None
+    stable = _stable_abi(*raw.get("stable_abi", (f"{WHERE}.stable_abi", "")), errors)
+    if stable and "torch" not in raw:  # built against the target's own torch unless told otherwise
+        raw["torch"] = (f"{WHERE}.stable_abi", [stable])
     if "torch" not in raw:
         errors.append(f'{WHERE}: `torch` is missing (e.g. torch = ["2.12", "2.13"], cuda = ["12.6", "13.0"])')
     n_errors = len(errors)
@@ -79,7 +84,9 @@ def parse(
     platforms = _strings(*raw.get("platforms", (f"{WHERE}.platforms", [])), errors)
     where_plat = raw.get("platforms", (f"{WHERE}.platforms",))[0]
     errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]
-    cfg = VariantsConfig(torch, cuda, None, exclude, naming, fmt, index, python, platforms)
+    if stable:
+        _stable_torch(raw["torch"][0], torch, stable, errors)
+    cfg = VariantsConfig(torch, cuda, None, exclude, naming, fmt, index, python, platforms, stable)
     if len(errors) > n_errors or not torch or not cuda:
         return cfg
     matrix = cfg.matrix()
@@ -88,10 +95,41 @@ def parse(
         return cfg
     where_default, default_raw = raw.get("default", (f"{WHERE}.default", None))
     default = _default(where_default, default_raw, cfg, errors)
-    cfg = VariantsConfig(torch, cuda, default, exclude, naming, fmt, index, python, platforms)
-    if naming == "package-suffix":
+    cfg = VariantsConfig(torch, cuda, default, exclude, naming, fmt, index, python, platforms, stable)
+    if naming == "package-suffix" or stable:
         _one_per_major(cfg, errors)
     return cfg
+
+
+def _stable_abi(where: str, value: Any, errors: list[str]) -> str:
+    """`stable_abi = "2.10"`: the torch minor a stable-ABI build targets ("" when not set)."""
+    if value in ("", None):
+        return ""
+    text = str(value).strip() if isinstance(value, (str, int, float)) else ""
+    if not re.fullmatch(r"\d+\.\d+", text):
+        errors.append(f'{where}: {value!r} is not a torch minor like "2.10" (the oldest torch the wheel loads on)')
+        return ""
+    if tuple(int(p) for p in text.split(".")) < STABLE_ABI_FLOOR:
+        errors.append(
+            f"{where}: torch {text} has no stable ABI to target (TORCH_TARGET_VERSION starts with torch 2.10); "
+            'use stable_abi = "2.10" or later'
+        )
+        return ""
+    return text
+
+
+def _stable_torch(where: str, torch: tuple[str, ...], stable: str, errors: list[str]) -> None:
+    """A stable-ABI build compiles once, against one torch no older than its target."""
+    if len(torch) > 1:
+        errors.append(
+            f"{where}: a stable-ABI build compiles against one torch ({', '.join(torch)} given); name one, "
+            f"at least {stable}, or leave torch out to build against {stable}"
+        )
+    elif torch and _minor(torch[0]) < _minor(stable):
+        errors.append(
+            f"{where}: torch {torch[0]} is older than stable_abi {stable}: the build's torch must have the "
+            f'target\'s headers; use torch = ["{stable}"] or later'
+        )
 
 
 def _pypi_cuda(torch: tuple[str, ...], errors: list[str]) -> tuple[tuple[str, ...], tuple[Exclude, ...]]:
@@ -241,7 +279,7 @@ def _default(where: str, value: Any, cfg: VariantsConfig, errors: list[str]) -> 
     """The variant PyPI gets: the one named, else the newest torch with the newest CUDA."""
     matrix = cfg.matrix()
     if value is None:
-        newest = Variant(max(cfg.torch, key=_minor), max(cfg.cuda, key=_minor))
+        newest = Variant(max(cfg.torch, key=_minor), max(cfg.cuda, key=_minor), stable_abi=cfg.stable_abi)
         if newest in matrix:
             return newest
         errors.append(
@@ -263,7 +301,7 @@ def _default(where: str, value: Any, cfg: VariantsConfig, errors: list[str]) -> 
         errors.append(f'{where}: expected {{torch = "2.13", cuda = "13.0"}}, got {value!r}')
         return None
     try:
-        chosen = Variant(str(value["torch"]), _cuda_name(str(value["cuda"])))
+        chosen = Variant(str(value["torch"]), _cuda_name(str(value["cuda"])), stable_abi=cfg.stable_abi)
     except cuda_rules.ArchError as exc:
         errors.append(f"{where}.cuda: {exc}")
         return None
@@ -279,13 +317,21 @@ def _default(where: str, value: Any, cfg: VariantsConfig, errors: list[str]) -> 
 
 def _one_per_major(cfg: VariantsConfig, errors: list[str]) -> None:
     """package-suffix gives one project per CUDA major (`<name>-cu13`) with the plain version, so two
-    variants of one major would ship the same filename."""
+    variants of one major would ship the same filename; a stable-ABI build is one per CUDA major too
+    (a binary of CUDA 13.0 loads with every 13.x runtime: a second 13.x build is the same wheel again)."""
     by_major: dict[int, list[Variant]] = {}
     for v in cfg.matrix():
         by_major.setdefault(v.cuda_major, []).append(v)
     for major, vs in sorted(by_major.items()):
         if len(vs) > 1:
             names = ", ".join(f"torch {v.torch}/CUDA {v.cuda}" for v in vs)
+            if cfg.stable_abi:
+                errors.append(
+                    f"{WHERE}.cuda: a stable-ABI build is one wheel per CUDA major, and {', '.join(v.cuda for v in vs)} "
+                    f"are all CUDA {major}; keep the oldest ({min((v.cuda for v in vs), key=_minor)}: it loads with "
+                    f"every CUDA {major}.x)"
+                )
+                continue
             errors.append(
                 f"{WHERE}.naming: 'package-suffix' names one project per CUDA major, and {names} would all be "
                 f"<name>-cu{major} with one version (the same filenames); exclude all but one, or use naming = 'local'"

@@ -115,6 +115,7 @@ def _variants_schema(doc: str) -> dict[str, Any]:
         "default": {"type": "object"},
         "exclude": {"type": "array", "items": {"type": "object"}},
         "index": {"type": "object", "additionalProperties": {"type": "string"}},
+        "stable_abi": {"type": "string", "pattern": r"^\d+\.\d+$"},
     }
     properties = {k: shapes.get(k, words) for k in config_variants.KEYS}
     return {"type": "object", "description": doc, "properties": properties, "additionalProperties": False}

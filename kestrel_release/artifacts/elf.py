@@ -193,3 +193,22 @@ def defined_dynamic_symbols(elf: Elf, wanted: frozenset[str] | None = None) -> s
         if wanted is None or name in wanted:
             out.add(name)
     return out
+
+
+def undefined_dynamic_symbols(elf: Elf, prefix: str = "") -> list[str]:
+    """Names the object references but does not define in .dynsym (what the dynamic linker must find in
+    a library it loads), in table order; only those starting with `prefix` when given."""
+    dynsym = next((s for s in elf.sections if s.type == SHT_DYNSYM), None)
+    if dynsym is None or not 0 < dynsym.link < len(elf.sections):
+        return []
+    strtab = bytes(elf.content(elf.sections[dynsym.link]))
+    data = elf.content(dynsym)
+    out = []
+    for offset in range(_SYM.size, len(data) - _SYM.size + 1, _SYM.size):  # entry 0 is the null symbol
+        name_off, _info, _other, shndx, _value, _size = _SYM.unpack_from(data, offset)
+        if shndx != SHN_UNDEF:
+            continue
+        name = _name(strtab, name_off)
+        if name and name.startswith(prefix):
+            out.append(name)
+    return out

@@ -55,6 +55,9 @@ class Variant:
     cxx11_abi: bool = True
     os: str = "linux"  # "linux" | "windows" | "macos"
     arch: str = "x86_64"
+    # The LibTorch stable ABI's target minor ("2.10"): built against `torch` with TORCH_TARGET_VERSION
+    # set to it, the wheel loads on every torch from it up; "" = bound to `torch`'s minor.
+    stable_abi: str = ""
 
     @property
     def cu(self) -> str:
@@ -74,7 +77,12 @@ class Variant:
     @property
     def name(self) -> str:
         """kernel-builder's build-variant name: torch213-cxx11-cu130-x86_64-linux (the ABI word on
-        Linux only, as kernel-builder writes Windows and macOS variants without it)."""
+        Linux only, as kernel-builder writes Windows and macOS variants without it); a stable-ABI build
+        is `torch-stable-abi210-cu130-x86_64-linux` (kernel-builder's nix-builder/lib/variants/torch.nix,
+        kernels' TorchStableAbi: no C++ ABI word, the target minor instead of the torch minor)."""
+        if self.stable_abi:
+            major, minor = torch_minor(self.stable_abi)
+            return "-".join([f"torch-stable-abi{major}{minor}", self.cu, self.arch, _OS_WORD.get(self.os, self.os)])
         parts = [self.torch_tag]
         if self.os == "linux":
             parts.append("cxx11" if self.cxx11_abi else "cxx98")
@@ -83,8 +91,24 @@ class Variant:
 
     @property
     def requirement(self) -> str:
-        """The pin a variant wheel's METADATA carries: torch==2.13.*."""
+        """The pin a variant wheel's METADATA carries: torch==2.13.*, or torch>=2.10 for a stable-ABI
+        build (it loads on every torch from its target up)."""
+        return f"torch>={self.stable_abi}" if self.stable_abi else f"torch=={self.torch}.*"
+
+    @property
+    def build_requirement(self) -> str:
+        """The torch its build env holds: torch==2.13.* (a stable-ABI build too: the headers of that torch,
+        held to the target's API by TORCH_TARGET_VERSION)."""
         return f"torch=={self.torch}.*"
+
+    @property
+    def target_version(self) -> str:
+        """TORCH_TARGET_VERSION of a stable-ABI build, as torch/csrc/stable/version.h reads it:
+        major << 56 | minor << 48 ('2.10' -> 0x020a000000000000); "" for a build bound to its torch."""
+        if not self.stable_abi:
+            return ""
+        major, minor = torch_minor(self.stable_abi)
+        return f"0x{(major << 56) | (minor << 48):016x}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +119,7 @@ class Variant:
             "cxx11_abi": self.cxx11_abi,
             "os": self.os,
             "arch": self.arch,
+            **({"stable_abi": self.stable_abi} if self.stable_abi else {}),
         }
 
     @classmethod
@@ -107,6 +132,7 @@ class Variant:
                 cxx11_abi=bool(data.get("cxx11_abi", True)),
                 os=str(data.get("os", "linux")),
                 arch=str(data.get("arch", "x86_64")),
+                stable_abi=str(data.get("stable_abi") or ""),
             )
         except (KeyError, TypeError) as exc:
             raise VariantError(f"not a variant record (needs torch and cuda): {data!r}") from exc
@@ -139,6 +165,7 @@ class VariantsConfig:
     index: dict[str, str] = field(default_factory=dict)  # cuda -> torch index URL (overrides PyTorch's)
     python: tuple[str, ...] = ()  # () = the project's `python`
     platforms: tuple[str, ...] = ()  # () = the project's `platforms`
+    stable_abi: str = ""  # the LibTorch stable ABI's target minor: one build per CUDA major, torch>=X.Y
 
     @property
     def pythons(self) -> tuple[str, ...]:
@@ -146,7 +173,7 @@ class VariantsConfig:
 
     def matrix(self, os: str = "linux", arch: str = "x86_64") -> list[Variant]:
         """Every torch x cuda for one platform, minus the excludes, sorted."""
-        every = (Variant(t, c, os=os, arch=arch) for t in self.torch for c in self.cuda)
+        every = (Variant(t, c, os=os, arch=arch, stable_abi=self.stable_abi) for t in self.torch for c in self.cuda)
         return sorted(v for v in every if not any(e.matches(v) for e in self.exclude))
 
     def is_default(self, v: Variant) -> bool:
@@ -202,7 +229,11 @@ def matches_selector(v: Variant, text: str) -> bool:
     if not words:
         return False
     for word in words:
-        if word.startswith("torch"):
+        if word in ("torch", "stable", "abi"):  # the words of torch-stable-abi210
+            ok = bool(v.stable_abi)
+        elif re.fullmatch(r"abi\d+", word):
+            ok = bool(v.stable_abi) and word[3:] == "".join(map(str, torch_minor(v.stable_abi)))
+        elif word.startswith("torch"):
             body = word.removeprefix("torch")
             ok = body in (v.torch, v.torch_tag.removeprefix("torch"))
         elif word.startswith("cu"):

@@ -176,3 +176,44 @@ def test_torch_minors_alone_with_pypi_unreachable_and_nothing_cached_is_one_line
         "variants]: `cuda` is not given and the CUDA of PyPI's torch 2.14 could not be read from "
         'https://pypi.org: list the CUDAs to build (e.g. cuda = ["13.0"])'
     ) in str(err.value)
+
+
+STABLE = """\
+[tool.kestrel-release.variants]
+stable_abi = "2.10"
+torch = ["2.13"]
+cuda = ["12.6", "13.0"]
+"""
+
+
+def test_stable_abi_builds_once_per_cuda_major(tmp_path):
+    v = config.load(_project(tmp_path, STABLE), env={}).variants
+    assert v is not None and v.stable_abi == "2.10"
+    assert [w.name for w in v.matrix()] == [
+        "torch-stable-abi210-cu126-x86_64-linux",
+        "torch-stable-abi210-cu130-x86_64-linux",
+    ]
+    assert v.default == Variant("2.13", "13.0", stable_abi="2.10")
+    # one wheel per CUDA major: the local version names the CUDA alone, never the torch it compiled against
+    assert [v.wheel_version("1.0", w) for w in v.matrix()] == ["1.0+cu126", "1.0"]
+
+
+def test_stable_abi_without_torch_builds_against_its_target(tmp_path):
+    v = config.load(
+        _project(tmp_path, '[tool.kestrel-release.variants]\nstable_abi = "2.11"\ncuda = ["13.0"]\n'), env={}
+    )
+    assert v.variants is not None and v.variants.torch == ("2.11",)
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ('stable_abi = "2.9"\ncuda = ["13.0"]', 'torch 2.9 has no stable ABI to target (TORCH_TARGET_VERSION starts with torch 2.10); use stable_abi = "2.10" or later'),
+        ('stable_abi = "two"\ncuda = ["13.0"]', "stable_abi: 'two' is not a torch minor like \"2.10\""),
+        ('stable_abi = "2.10"\ntorch = ["2.13", "2.14"]\ncuda = ["13.0"]', "a stable-ABI build compiles against one torch (2.13, 2.14 given)"),
+        ('stable_abi = "2.12"\ntorch = ["2.11"]\ncuda = ["13.0"]', "torch 2.11 is older than stable_abi 2.12"),
+        ('stable_abi = "2.10"\ntorch = ["2.13"]\ncuda = ["13.0", "13.2"]', "a stable-ABI build is one wheel per CUDA major, and 13.0, 13.2 are all CUDA 13; keep the oldest (13.0"),
+    ],
+)  # fmt: skip
+def test_stable_abi_mistakes_are_one_line(tmp_path, table, needle):
+    assert needle in _error(tmp_path, "[tool.kestrel-release.variants]\n" + table + "\n")

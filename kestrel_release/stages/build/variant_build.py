@@ -178,7 +178,7 @@ def _one(
             return Outcome(v, default, "left", out_dir, why=why, command=f"on another machine: {again}")
         pins[py] = pin
     try:
-        extra_env = toolkit_env(cfg, v)
+        extra_env = {**toolkit_env(cfg, v), **stable_abi_env(cfg, v)}
     except PreflightError as exc:
         return Outcome(v, default, "left", out_dir, why=str(exc), command=f"where CUDA {v.cuda} is installed: {again}")
     cfg_v = dataclasses.replace(
@@ -234,7 +234,7 @@ def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tu
 
     have = _probe(python, torch_probe.probe)
     if have and _matches(v, have):
-        return TorchPin(v.requirement, reuse=True), ""
+        return TorchPin(v.build_requirement, reuse=True), ""
     if not cfg.build.isolation:
         what = torch_probe.describe(have) if have else "no torch"
         return (
@@ -242,8 +242,8 @@ def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tu
             f"--no-isolation builds with {python}'s own torch, and it has {what}, not {v.torch} + CUDA {v.cuda}",
         )
     if v.cuda not in vcfg.index and _pypi_cuda(v.torch) == v.cuda:
-        return TorchPin(v.requirement), ""
-    return TorchPin(v.requirement, index=vcfg.index_url(v.cuda)), ""
+        return TorchPin(v.build_requirement), ""
+    return TorchPin(v.build_requirement, index=vcfg.index_url(v.cuda)), ""
 
 
 def _pypi_cuda(torch: str) -> str | None:
@@ -329,6 +329,22 @@ def toolkit_env(cfg: Config, v: Variant) -> dict[str, str]:
         )
     path = os.pathsep.join([str(tk.nvcc.parent), env.get("PATH", "")])
     return {"CUDA_HOME": str(tk.root), "CUDACXX": str(tk.nvcc), "PATH": path}
+
+
+def stable_abi_env(cfg: Config, v: Variant) -> dict[str, str]:
+    """A stable-ABI build's TORCH_TARGET_VERSION, as kernel-builder passes it (a compile definition):
+    torch's stable headers then offer only what the target minor has, so the binary loads on it. Added
+    to the flags every build route reads: setuptools and torch's cpp_extension (CPPFLAGS, CXXFLAGS),
+    nvcc itself (NVCC_APPEND_FLAGS), CMake (CXXFLAGS, CUDAFLAGS); a project that defines it too with the
+    same value is unaffected."""
+    if not v.stable_abi:
+        return {}
+    env = {**os.environ, **cfg.build.env}
+    flag = f"-DTORCH_TARGET_VERSION={v.target_version}"
+    out = {}
+    for name in ("CPPFLAGS", "CXXFLAGS", "CUDAFLAGS", "NVCC_APPEND_FLAGS"):
+        out[name] = f"{env[name]} {flag}" if env.get(name, "").strip() else flag
+    return out
 
 
 def _unreachable_index(exc: BuildError, pins: dict[str, TorchPin]) -> str | None:

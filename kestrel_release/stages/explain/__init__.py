@@ -297,6 +297,8 @@ def render_torch(answer: TorchAnswer) -> None:
     where = "PyPI" if answer.index == "pypi" else answer.index
     kind = ", the default variant," if v.get("default") else ""
     console.ok(f"torch {answer.torch}{on}: {v['name']}{kind} from {where}")
+    if answer.loads_on:
+        console.info(f"one stable-ABI wheel per CUDA major: it loads on {answer.loads_on}")
     console.console.print(answer.pip, markup=False, highlight=False, soft_wrap=True)
     console.console.print(answer.uv, markup=False, highlight=False, soft_wrap=True)
     for c in answer.considered:

@@ -35,6 +35,7 @@ class TorchAnswer:
     why: str = ""
     fix: str = ""
     considered: list[dict[str, str]] = field(default_factory=list)  # every variant of that torch, and why not
+    loads_on: str = ""  # a stable-ABI project's wheels: "torch>=2.10"
 
     @property
     def ok(self) -> bool:
@@ -54,6 +55,7 @@ class TorchAnswer:
             "why": self.why or None,
             "fix": self.fix or None,
             "considered": self.considered,
+            **({"loads_on": self.loads_on} if self.loads_on else {}),
         }
 
 
@@ -96,6 +98,15 @@ def _gpu_problem(v: Variant, device: tuple[int, int] | None) -> str | None:
     return f"{v.name}: {why}" if why else None
 
 
+def _serves(v: Variant, cu: str) -> bool:
+    """A stable-ABI variant serves a torch of CUDA `cu` of its major and no older minor (one binary of
+    CUDA 13.0 loads with every 13.x runtime), as kernels picks such variants."""
+    if cu == "cpu":
+        return False
+    want, have = cuda_version(cu), cuda_version(v.cuda)
+    return want[0] == have[0] and have[1] <= want[1]
+
+
 def _requirement(project: str, version: str | None) -> str:
     return f"{project}=={version}" if version else project
 
@@ -116,7 +127,26 @@ def answer(
     gpu = f"sm_{device[0]}{device[1]}" if device else None
     out = TorchAnswer(minor, gpu, platform, project)
     matrix = cfg.matrix(os_name, arch)
-    same = [v for v in matrix if v.torch == minor and (cu is None or v.cu == cu)]
+    if cfg.stable_abi:
+        out.loads_on = f"torch>={cfg.stable_abi}"
+        if torch_minor(minor) < torch_minor(cfg.stable_abi):
+            out.why = (
+                f"torch {minor} is older than {project}'s stable-ABI target {cfg.stable_abi}: its wheels load on "
+                f"torch {cfg.stable_abi} and later only"
+            )
+            out.fix = f"use torch {cfg.stable_abi} or later, or lower [tool.kestrel-release.variants] stable_abi"
+            return out
+        same = [v for v in matrix if cu is None or _serves(v, cu)]
+        if not same:
+            have = ", ".join(sorted({v.cuda for v in matrix}, key=cuda_version)) or "none"
+            out.why = f"{project}'s stable-ABI wheels are built for CUDA {have}, and none loads with torch {minor}+{cu}"
+            out.fix = (
+                "use a torch of one of those CUDA majors, or add a CUDA toolkit of that major (no newer minor than "
+                "torch's) to [tool.kestrel-release.variants] cuda"
+            )
+            return out
+    else:
+        same = [v for v in matrix if v.torch == minor and (cu is None or v.cu == cu)]
     if not same:
         built = sorted({v.torch for v in matrix}, key=torch_minor)
         flavour = f"+{cu}" if cu else ""

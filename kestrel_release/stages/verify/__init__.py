@@ -330,7 +330,7 @@ def _verify_one(
     kind: str = "index",
     variant: dict | None = None,
 ) -> WheelReport:
-    from kestrel_release.stages.verify import cuda_matrix, rules, size_forecast, variant_rules
+    from kestrel_release.stages.verify import cuda_matrix, rules, size_forecast, stable_abi, variant_rules
     from kestrel_release.stages.verify import dedupe as verify_dedupe
     from kestrel_release.stages.verify import native as verify_native
     from kestrel_release.stages.verify import part as verify_part
@@ -386,6 +386,7 @@ def _verify_one(
     findings += native.findings + native_findings
     if variant:
         findings += variant_rules.wheel_findings(variant, rules.requirements(wheel), native.needed)
+        findings += stable_abi.findings(variant["variant"], native.torch_cxx)
     if kind == "index":
         findings += verify_pypi.pypi_findings(path)
     report.findings = findings if project else verify_pypi.standalone_severity(findings)

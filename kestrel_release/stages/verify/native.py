@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release.artifacts import elf
+from kestrel_release.artifacts import elf, torch_symbols
 from kestrel_release.artifacts.errors import CudaFormatError
 from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.finding import Finding
@@ -75,6 +75,8 @@ class NativeScanner:
 
     exclude: tuple[str, ...]
     needed: dict[str, list[str]] = field(default_factory=dict)
+    # member -> the mangled torch C++ symbols it imports (the stable-ABI rule reads them: stable_abi.py)
+    torch_cxx: dict[str, list[str]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
     def fresh(self) -> NativeScanner:
@@ -82,6 +84,7 @@ class NativeScanner:
 
     def merge(self, other: NativeScanner) -> None:
         self.needed.update(other.needed)
+        self.torch_cxx.update(other.torch_cxx)
         self.findings += other.findings
 
     def visit(self, member, data) -> None:
@@ -96,6 +99,9 @@ class NativeScanner:
         if parsed.machine == elf.EM_CUDA:
             return
         self.needed[member.name] = elf.needed(parsed)
+        imported = [n for n in elf.undefined_dynamic_symbols(parsed, "_Z") if torch_symbols.is_torch_cxx(n)]
+        if imported:
+            self.torch_cxx[member.name] = imported
         private_runtime = cxx_runtime.check(member.name, parsed, self.needed[member.name])
         if private_runtime:
             self.findings.append(private_runtime)

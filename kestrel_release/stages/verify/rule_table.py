@@ -212,7 +212,8 @@ _CORE: tuple[Rule, ...] = (
     Rule(
         "variant-torch-pin",
         "error",
-        "a variant wheel that does not pin the torch minor it was built against",
+        "a variant wheel that does not pin the torch minor it was built against (`torch>=X.Y` of its target for "
+        "a stable-ABI variant)",
         "rebuild the variant with the tool (`build --variant`)",
     ),
     Rule(
@@ -220,6 +221,15 @@ _CORE: tuple[Rule, ...] = (
         "error",
         "a variant wheel whose binaries were built by another CUDA major than its variant names",
         "rebuild the variant with its own toolkit",
+    ),
+    Rule(
+        "torch-stable-abi",
+        "error",
+        "a stable-ABI variant wheel (`variants.stable_abi`) whose binaries import torch's C++ ABI: mangled "
+        "`at::`, `c10::`, `torch::` (not `torch::stable::`) or libtorch_python `THP*` symbols, named demangled "
+        "with the header they come from",
+        "use only torch/csrc/stable, torch/headeronly and the C shim (`aoti_torch_*`); include no ATen, c10 "
+        "or torch/extension.h header",
     ),
     Rule(
         "variant-filename",

@@ -53,7 +53,19 @@ def wheel_findings(record: dict[str, Any], requires: list[str], needed: dict[str
             continue
         if canonicalize_name(req.name) == "torch" and req.marker is None:
             pins.append(str(req.specifier))
-    if pins != [f"=={torch}.*"]:
+    stable = str(variant.get("stable_abi") or "")
+    if stable and pins != [f">={stable}"]:
+        found = ", ".join(f"torch{p}" for p in pins) or "no torch requirement"
+        out.append(
+            Finding(
+                PIN,
+                "error",
+                "METADATA",
+                f"built for the torch {stable} stable ABI ({variant.get('name')}) but requires {found}: it must "
+                f"require torch>={stable} (it loads on every torch from {stable} up, and on none before); rebuild it",
+            )
+        )
+    elif not stable and pins != [f"=={torch}.*"]:
         found = ", ".join(f"torch{p}" for p in pins) or "no torch requirement"
         out.append(
             Finding(

@@ -74,3 +74,26 @@ def test_selectors(selector, names):
 def test_a_selector_naming_nothing_lists_the_matrix():
     with pytest.raises(VariantError, match=r"'cu118' names no variant of the matrix \(torch212-cxx11-cu126"):
         _cfg().select(("cu118",))
+
+
+def test_a_stable_abi_variant_is_named_and_pinned_as_kernel_builder_does():
+    v = Variant("2.13", "13.0", stable_abi="2.10")
+    assert v.name == "torch-stable-abi210-cu130-x86_64-linux"  # no C++ ABI word, the target not the build torch
+    assert Variant("2.13", "12.6", os="windows", stable_abi="2.11").name == "torch-stable-abi211-cu126-x86_64-windows"
+    assert v.requirement == "torch>=2.10"  # the wheel's METADATA: every torch from the target up
+    assert v.build_requirement == "torch==2.13.*"  # its build env: the torch it compiles against
+    assert v.target_version == "0x020a000000000000"  # torch/csrc/stable/version.h: major << 56 | minor << 48
+    assert Variant("2.13", "13.0").target_version == ""
+    assert Variant.from_json(v.to_json()) == v
+    assert "stable_abi" not in Variant("2.13", "13.0").to_json()  # old manifests read back the same
+
+
+def test_stable_abi_selectors():
+    from kestrel_release.variants.model import matches_selector
+
+    v = Variant("2.13", "13.0", stable_abi="2.10")
+    for text in ("torch-stable-abi210-cu130-x86_64-linux", "torch-stable-abi210", "abi210", "stable-cu130", "cu13.0"):
+        assert matches_selector(v, text), text
+    for text in ("abi211", "torch2.14", "cu126"):
+        assert not matches_selector(v, text), text
+    assert not matches_selector(Variant("2.13", "13.0"), "stable")

@@ -88,3 +88,32 @@ def test_static_root_reads_the_static_index_target() -> None:
     assert t.static_root({"mirror": StaticIndexTarget(dir="idx", base_url=ROOT)}) == (ROOT, "mirror")
     assert t.static_root({"mirror": StaticIndexTarget(dir="idx")}) == (None, "mirror")
     assert t.static_root({}) == (None, "")
+
+
+STABLE = VariantsConfig(
+    torch=("2.13",), cuda=("12.6", "13.0"), default=Variant("2.13", "13.0", stable_abi="2.10"), stable_abi="2.10"
+)
+
+
+def test_a_stable_abi_project_serves_every_torch_from_its_target() -> None:
+    for torch in ("2.10", "2.14", "2.15.1"):  # never built against these: the one wheel loads on each
+        a = ask(torch, cfg=STABLE)
+        assert a.variant is not None and a.variant["name"] == "torch-stable-abi210-cu130-x86_64-linux", torch
+        assert a.loads_on == "torch>=2.10" and a.index == "pypi"
+    old_gpu = ask("2.14+cu126", cfg=STABLE)
+    assert old_gpu.variant is not None and old_gpu.variant["name"] == "torch-stable-abi210-cu126-x86_64-linux"
+    assert old_gpu.pip.startswith("pip install 'kestrel-kernels==0.3.0+cu126' --index-url")
+
+
+def test_a_torch_older_than_the_stable_target_is_refused_with_why() -> None:
+    a = ask("2.9", cfg=STABLE)
+    assert not a.ok
+    assert (
+        a.why
+        == "torch 2.9 is older than kestrel-kernels's stable-ABI target 2.10: its wheels load on torch 2.10 and later only"
+    )
+    newer_cuda = ask("2.14+cu129", cfg=VariantsConfig(torch=("2.13",), cuda=("13.0",), stable_abi="2.10"))
+    assert (
+        newer_cuda.why
+        == "kestrel-kernels's stable-ABI wheels are built for CUDA 13.0, and none loads with torch 2.14+cu129"
+    )

@@ -21,3 +21,19 @@ def test_wrong_pin_and_cuda_12_runtime_in_a_cuda_13_variant():
         ("variant-cuda-major", "ext/_C.so"),
     ]
     assert "needs libcudart.so.12 (CUDA 12) but is the CUDA 13.0 variant" in found[1].message
+
+
+STABLE = {
+    "variant": {"name": "torch-stable-abi210-cu130-x86_64-linux", "torch": "2.13", "cuda": "13.0", "stable_abi": "2.10"}
+}
+
+
+def test_a_stable_abi_variant_requires_its_target_and_up():
+    assert wheel_findings(STABLE, ["torch>=2.10"], {}) == []
+    (found,) = wheel_findings(STABLE, ["torch==2.13.*"], {})
+    assert found.rule == "variant-torch-pin"
+    assert (
+        "built for the torch 2.10 stable ABI (torch-stable-abi210-cu130-x86_64-linux) but requires torch==2.13.*"
+        in (found.message)
+    )
+    assert "it must require torch>=2.10" in found.message

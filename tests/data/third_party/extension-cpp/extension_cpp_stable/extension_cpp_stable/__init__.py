@@ -1,0 +1,1 @@
+from . import _C, ops  # noqa: F401
