@@ -82,7 +82,8 @@ RESERVED_ENV = {
     "KESTREL_RELEASE_CACHE_DIR",
     "KESTREL_RELEASE_FAIL_AT",
     "KESTREL_RELEASE_BUILDER",
-}  # BUILDER: the CI leg's label, recorded in the build manifest
+    "KESTREL_RELEASE_SIGN_PASSPHRASE",
+}  # BUILDER: the CI leg's label, recorded in the build manifest; SIGN_PASSPHRASE: sign_key's (adapters/ssh_sign.py)
 
 
 def doc(
@@ -459,6 +460,15 @@ class Config:
         default="", metadata=doc("The directory the precompile step fills (cached by content).")
     )
     out_dir: str = field(default="dist-all", metadata=doc("The build output's directory, relative to the project."))
+    sign_key: str = field(
+        default="",
+        metadata=doc(
+            "An OpenSSH private key file (relative to the project; `~` allowed) that signs each SHA256SUMS that "
+            "build and assemble write (`ssh-keygen -Y sign -n file`): `SHA256SUMS.sig` beside it, checked back at "
+            "once and uploaded with it to the GitHub release. Its passphrase, if any, comes from "
+            'KESTREL_RELEASE_SIGN_PASSPHRASE only; "" = unsigned.'
+        ),
+    )
     version_files: tuple[VersionFile, ...] = field(
         default=(),
         metadata=doc(

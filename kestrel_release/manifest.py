@@ -23,6 +23,7 @@ from kestrel_release.fsutil import atomic_write_text, sha256_file
 
 MANIFEST = "release-manifest.json"
 SUMS = "SHA256SUMS"
+SIG = ".sig"  # sign_key's OpenSSH signature of the sums, beside them (adapters/ssh_sign.py)
 SCHEMA = 1
 MAX_BYTES = 32 * 1024 * 1024  # a manifest of thousands of wheels is a few MiB
 
@@ -163,6 +164,16 @@ def write_sums(out_dir: Path, wheels: list[dict[str, Any]], name: str = SUMS) ->
     path = Path(out_dir) / name
     atomic_write_text(path, "".join(lines))
     return path
+
+
+def sign_sums(sums: Path, key: str, project_dir: Path) -> Path | None:
+    """`sums` + ".sig" signed with the OpenSSH key `sign_key` names (relative to the project); None unsigned."""
+    if not key:
+        return None
+    from kestrel_release.adapters import ssh_sign
+
+    path = Path(key).expanduser()
+    return ssh_sign.sign(sums, path if path.is_absolute() else Path(project_dir) / path)
 
 
 def record_verified(out_dir: Path, target: str | None, hashes: dict[str, str]) -> None:

@@ -72,6 +72,7 @@ def owned(final: Path, package: str | None = None) -> set[str]:
             data = manifest.read(path)
             names |= {str(w.get("filename")) for w in data.get("wheels", []) if isinstance(w, dict)}
             names.add(manifest.sums_for(path).name)
+            names.add(manifest.sums_for(path).name + manifest.SIG)  # sign_key's signature of the sums
     with contextlib.suppress(OSError):  # our `*` .gitignore; a user's own one is never ours
         if (final / statedir.GITIGNORE).read_text(encoding="utf-8") == statedir.GITIGNORE_TEXT:
             names.add(statedir.GITIGNORE)
@@ -132,7 +133,8 @@ def _install(staged: Path, final: Path, package: str | None) -> list[str]:
     if not (final / statedir.GITIGNORE).exists():  # keeps the output out of `git status`, as venv does
         (staged / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")
     manifest_name, sums_name = target_names(final, package)
-    for plain, name in ((manifest.MANIFEST, manifest_name), (manifest.SUMS, sums_name)):
+    sig = (manifest.SUMS + manifest.SIG, sums_name + manifest.SIG)
+    for plain, name in ((manifest.MANIFEST, manifest_name), (manifest.SUMS, sums_name), sig):
         if name != plain and (staged / plain).exists():
             os.replace(staged / plain, staged / name)  # another project's manifest is in the folder
     names = _order([p.name for p in staged.iterdir()], manifest_name, sums_name)
@@ -155,7 +157,10 @@ def _install(staged: Path, final: Path, package: str | None) -> list[str]:
     with _signals_deferred():  # Ctrl-C waits the few renames out: the set is never left half-moved
         for name in names:
             _move(staged / name, final / name)
-        for name in superseded:  # after the commit point: readers never miss a wheel the manifest names
+        # After the commit point: readers never miss a wheel the manifest names. A signature of the
+        # previous sums that this build did not sign again no longer matches them.
+        stale_sig = [sig[1]] if sig[1] not in names and sig[1] in ours else []
+        for name in [*superseded, *stale_sig]:
             with contextlib.suppress(FileNotFoundError):
                 (final / name).unlink()
         journal.unlink()

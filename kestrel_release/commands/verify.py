@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -41,12 +42,37 @@ def verify(
         str | None,
         typer.Option("--python", help="The Pythons the matrix expects (a subset of the configured ones), e.g. 3.12."),
     ] = None,
+    attestation: Annotated[
+        Path | None,
+        typer.Option(
+            "--attestation",
+            help="Check each wheel against this attestation: a PEP 740 *.publish.attestation or a Sigstore "
+            "bundle (*.sigstore.json, GitHub's artifact attestations): subject name and sha256.",
+        ),
+    ] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option(
+            "--identity",
+            help="With --attestation: the signer expected (a GitHub workflow's URI, e.g. "
+            "https://github.com/OWNER/REPO/.github/workflows/kernels-release.yml@refs/tags/v1.0.0); "
+            "the Sigstore signature is then verified (needs Sigstore's trust root online).",
+        ),
+    ] = None,
+    issuer: Annotated[
+        str | None,
+        typer.Option("--issuer", help="With --identity: its OIDC issuer (default: GitHub Actions')."),
+    ] = None,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
     from kestrel_release.stages import verify as stage
     from kestrel_release.stages.verify import pypi as verify_pypi
 
+    if (identity or issuer) and attestation is None:
+        from kestrel_release.errors import UsageError
+
+        raise UsageError("--identity and --issuer check an attestation's signer", "pass --attestation FILE too")
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
     cfg = load_config(found, json, python=comma_list(python)) if found else verify_pypi.standalone_config()
     if found is None:
@@ -59,6 +85,7 @@ def verify(
         ask_index=target is not None,
         platforms=comma_list(platform) or (),
         partial=partial,
+        attest=stage.Attested(attestation, identity, issuer) if attestation is not None else None,
     )
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)

@@ -85,7 +85,7 @@ def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> Assemb
             for row in rows:
                 _copy_checked(row, staged)
             manifest.save(staged, _manifest(package, version, loaded, rows))
-            manifest.write_sums(staged, rows)
+            manifest.sign_sums(manifest.write_sums(staged, rows), cfg.sign_key, cfg.project_dir)
             fsutil.atomic_write_text(staged / statedir.GITIGNORE, statedir.GITIGNORE_TEXT)  # as build's output
             hub = (
                 hub_layout.write(staged, package, cfg.variants is not None) if layout else None

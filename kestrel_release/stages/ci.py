@@ -7,7 +7,10 @@ platform and Python (once per platform when the wheel is abi3/py3), on the GPU r
 its build output; `assemble` combines the outputs (`kestrel-release assemble`) and verifies
 them; `publish` (tags only, the protected environment, the only job with `id-token: write`)
 signs PEP 740 attestations with pypi-attestations and uploads them with the wheels by
-trusted publishing; `github` (the only job with `contents: write`) publishes the GitHub release.
+trusted publishing; `github` (with `contents: write`) publishes the GitHub release. The GitHub release's
+assets and each static index's files are attested with GitHub's artifact attestations (Sigstore build
+provenance, `id-token: write` + `attestations: write` in those jobs alone); each job keeps its bundle as a
+workflow artifact, which `kestrel-release verify WHEEL --attestation FILE` checks.
 Actions are pinned to full commit SHAs; untrusted values reach `run:` only via `env:`.
 A project without uv.lock gets the tool by `uv tool install` of one exact git commit (`ci.tool_source`,
 else the running tool's own commit): the name kestrel-release is on no index, and installing an unclaimed
@@ -37,6 +40,8 @@ ACTIONS = {
     "download_artifact": {"sha": "d3f86a106a0bac45b974a628896c90dbdf5c8093", "version": "v4.3.0"},
     "setup_uv": {"sha": "e92bafb6253dcd438e0484186d7669ea7a8ca1cc", "version": "v6.4.3"},
     "pypi_publish": {"sha": "76f52bc884231f62b9a034ebfe128415bbaabdfc", "version": "v1.12.4"},
+    # GitHub's artifact attestations (a Sigstore bundle per run, kept by GitHub; `gh attestation verify`).
+    "attest_provenance": {"sha": "a2bbfa25375fe432b6a289bc6b6cd05ecd0c4c32", "version": "v4.1.0"},
 }
 # What may appear unquoted in YAML and shell lines: keep the workflow injection-free.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")

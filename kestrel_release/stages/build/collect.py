@@ -69,7 +69,7 @@ def collect(
             built_with.KEY: built_with.record(cfg.project_dir),  # verify and publish compare it with now
         },
     )
-    manifest.write_sums(out, wheels)
+    manifest.sign_sums(manifest.write_sums(out, wheels), cfg.sign_key, cfg.project_dir)
     return wheels
 
 

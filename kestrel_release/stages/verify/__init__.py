@@ -38,7 +38,7 @@ def _default_target() -> str:
 
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 
-__all__ = ["Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
+__all__ = ["Attested", "Finding", "VerifyReport", "WheelReport", "raise_for", "render", "resolve_wheels", "run"]
 
 
 @dataclass
@@ -155,6 +155,7 @@ def run(
     ask_index: bool = False,
     platforms: tuple[str, ...] = (),
     partial: bool = False,
+    attest: Attested | None = None,
 ) -> VerifyReport:
     """Verify the wheels at `paths` (see resolve_wheels) against `target`'s rules.
     project=False (no kernel project; cfg from verify_pypi.standalone_config): no matrix, no
@@ -162,7 +163,8 @@ def run(
     14-day rule (the CLI does when --target names an index). `platforms` (--platform) checks the
     matrix of those configured platforms only, `partial` makes configured platforms without wheels
     warnings (one machine's build before assemble); either way nothing is recorded for publish,
-    which needs the whole matrix."""
+    which needs the whole matrix. `attest` (--attestation): each wheel is checked against that attestation
+    (stages/verify/attestation.py)."""
     from kestrel_release.stages.verify import dedupe as verify_dedupe
     from kestrel_release.stages.verify import part as verify_part
     from kestrel_release.stages.verify import pypi as verify_pypi
@@ -182,6 +184,7 @@ def run(
         )
     required = _required_platforms(cfg, platforms)
     wheels = resolve_wheels(cfg, paths)
+    statements = _attestation(attest)  # a file that is no attestation stops here, before any wheel is read
     plan = _planned_version(cfg, wheels) if project else None
     # Variant wheels (a manifest entry with a `variant` record): each variant is a release of its own.
     records = {p: r for p in wheels if (r := variant_rules.entry(p))} if project and cfg.variants else {}
@@ -194,6 +197,8 @@ def run(
         reports = list(
             pool.map(lambda p: _verify_cached(cfg, p, target, project, plan, ctx, kind, records.get(p)), wheels)
         )
+    if attest is not None:
+        _check_attested(reports, attest, statements)
     found = (
         variant_rules.check_sets(
             cfg, reports, records, target, plan, cfg.platforms or platforms, required, partial, kind == "index"
@@ -214,6 +219,34 @@ def run(
     if record and project and report.ok and not (platforms or partial):  # publish needs the whole matrix
         _record(report)
     return report
+
+
+@dataclass(frozen=True)
+class Attested:
+    """--attestation FILE, and the signer the user expects (--identity, --issuer)."""
+
+    path: Path
+    identity: str | None = None
+    issuer: str | None = None
+
+
+def _attestation(attest: Attested | None) -> list:
+    if attest is None:
+        return []
+    from kestrel_release.stages.verify import attestation
+
+    return attestation.load(attest.path)
+
+
+def _check_attested(reports: list[WheelReport], attest: Attested, statements: list) -> None:
+    """Each wheel against the attestation, hashed again now (a stored verdict's sha256 is not evidence)."""
+    from kestrel_release.fsutil import sha256_file
+    from kestrel_release.stages.verify import attestation
+
+    for report in reports:
+        issuer = attest.issuer or attestation.GITHUB_ISSUER
+        found = attestation.check(report.path, sha256_file(report.path), statements, attest.identity, issuer)
+        report.findings = [*report.findings, *found]
 
 
 def _stale(cfg: Config, wheels: list[Path]) -> list[Finding]:

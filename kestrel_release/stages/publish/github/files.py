@@ -42,10 +42,18 @@ def collect(wheels: list[Path], scratch: Path) -> list[LocalFile]:
     # The build's manifest that names these wheels (each project's own in a shared folder).
     found = manifest.for_wheel(wheels[0]) if len(dirs) == 1 and wheels else None
     sums = manifest.sums_for(found[0]) if found else None
+    signature = None
     if sums is None or not sums.is_file() or not _sums_cover(sums, files):
         sums = scratch / manifest.SUMS
         atomic_write_text(sums, "".join(f"{f.sha256}  {f.name}\n" for f in files))
+    elif Path(str(sums) + manifest.SIG).is_file():  # sign_key's signature goes with the build's own sums
+        from kestrel_release.adapters import ssh_sign
+
+        signature = Path(str(sums) + manifest.SIG)
+        ssh_sign.check(sums, signature)  # a signature that does not match is never uploaded
     files.append(LocalFile.of(sums, name=manifest.SUMS))
+    if signature is not None:
+        files.append(LocalFile.of(signature, name=manifest.SUMS + manifest.SIG))
     if found:
         files.append(LocalFile.of(found[0], name=manifest.MANIFEST))
     return files
