@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,12 +78,13 @@ def _req_name(requirement: str) -> str:
     return m.group(1).lower().replace("_", "-") if m else ""
 
 
-def build_system(project: Path) -> dict:
-    """The project's [build-system] table, with PEP 517's defaults filled in."""
+def build_system(project: Path, extra: Sequence[str] = ()) -> dict:
+    """The project's [build-system] table, with PEP 517's defaults filled in; `extra`: build.requires,
+    the requirements the user adds without editing the project (a setup.py importing an undeclared torch)."""
     data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
     table = data.get("build-system", {})
     return {
-        "requires": [str(r) for r in table.get("requires", DEFAULT_SYSTEM["requires"])],
+        "requires": [str(r) for r in table.get("requires", DEFAULT_SYSTEM["requires"])] + list(extra),
         "build-backend": str(table.get("build-backend", DEFAULT_SYSTEM["build-backend"])),
         "backend-path": [str(p) for p in table.get("backend-path", [])],
     }
@@ -119,13 +121,14 @@ def ensure(
     tag: str,
     env: dict[str, str],
     torch: TorchPin | None = None,
+    extra: Sequence[str] = (),
 ) -> Path:
     """The python of a ready build env for `project` on `python`; BuildError when it cannot be made.
-    `torch`: a variant's env (its torch pinned, or reused from the interpreter)."""
+    `torch`: a variant's env (its torch pinned, or reused from the interpreter); `extra`: build.requires."""
     from filelock import FileLock
 
     try:
-        system = build_system(project)
+        system = build_system(project, extra)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise BuildError(f"cannot read {project / 'pyproject.toml'}: {exc}") from None
     if torch is not None:
@@ -283,12 +286,15 @@ class Envs:
         log_dir: Path,
         env: dict[str, str],
         torch: dict[str, TorchPin] | None = None,
+        extra: Sequence[str] = (),
     ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(2, len(pythons))), thread_name_prefix="build-env")
-        self.strict = torch is not None  # a variant's env: no fallback to an isolated build (wrong torch)
+        # No fallback to uv's isolated build for a variant's env (wrong torch) or with build.requires (uv's
+        # own env would lack them: the build fails later, at `import torch`, instead of saying why now).
+        self.strict = torch is not None or bool(extra)
         self._futures: dict[str, Future] = {
             py: self._pool.submit(
-                ensure, uv, path, project, log_dir=log_dir, tag=py, env=env, torch=(torch or {}).get(py)
+                ensure, uv, path, project, log_dir=log_dir, tag=py, env=env, torch=(torch or {}).get(py), extra=extra
             )
             for py, path in pythons.items()
         }

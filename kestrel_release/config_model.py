@@ -187,6 +187,14 @@ class BuildConfig:
     isolation: bool = field(
         default=True, metadata=doc("Build in an isolated environment; `false` = `--no-isolation`, for offline hosts.")
     )
+    requires: tuple[str, ...] = field(
+        default=(),
+        metadata=doc(
+            "Requirements added to the project's `[build-system].requires` in each Python's isolated build env "
+            '(PEP 508), e.g. `["torch"]` for a setup.py that imports torch without declaring it; the project\'s '
+            "files are left as they are. Needs `build.isolation = true` and the `uv` frontend."
+        ),
+    )
     container: str = field(
         default="",
         metadata=doc(

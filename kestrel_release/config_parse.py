@@ -239,10 +239,29 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
     _validate_cuda(cfg, errors, at)
     config_variants.validate(cfg, errors, at)
     targets.validate(cfg, errors, at)
+    _validate_build_requires(cfg, errors, at)
     for name in cfg.smoke_test.reuse:
         if not _DIST_NAME.fullmatch(name):
             errors.append(f"{at('smoke_test.reuse')}: '{name}' is not a distribution name like torch")
     _validate_nul(cfg, errors, at)
+
+
+def _validate_build_requires(cfg: Config, errors: list[str], at) -> None:
+    """build.requires goes into the tool's own build envs: a frontend or mode without them would ignore it."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for text in cfg.build.requires:
+        try:
+            Requirement(text)
+        except InvalidRequirement:
+            errors.append(f"{at('build.requires')}: '{text}' is not a PEP 508 requirement like torch==2.11.*")
+    if cfg.build.requires and not cfg.build.isolation:
+        errors.append(
+            f"{at('build.requires')}: needs build.isolation = true (without isolation the build uses each "
+            "Python's own packages): remove build.isolation = false, or install the requirements into each Python"
+        )
+    elif cfg.build.requires and cfg.build.frontend != "uv":
+        errors.append(f"{at('build.requires')}: needs build.frontend = 'uv' (pypa/build installs only the project's)")
 
 
 def _validate_nul(cfg: Config, errors: list[str], at) -> None:

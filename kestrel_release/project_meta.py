@@ -43,7 +43,14 @@ def _build_python(cfg, torch: TorchPin | None = None) -> Path | None:
         logs = toolchain.cache_dir() / "metadata" / "logs"
         # ensure asks the backend in a clean copy of the sources: `version` writes nothing in the project
         return _buildenv.ensure(
-            uv.find_uv(), python, cfg.project_dir, log_dir=logs, tag="metadata", env=cfg.build.env, torch=torch
+            uv.find_uv(),
+            python,
+            cfg.project_dir,
+            log_dir=logs,
+            tag="metadata",
+            env=cfg.build.env,
+            torch=torch,
+            extra=cfg.build.requires,
         )
     except KestrelError:
         return None  # no such Python or env here: fall back to pypa/build's own isolation

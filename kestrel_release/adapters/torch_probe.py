@@ -41,3 +41,10 @@ def probe(python: Path | None) -> dict | None:
 def describe(info: dict) -> str:
     abi = "cxx11 ABI" if info.get("cxx11_abi") else "pre-cxx11 ABI"
     return f"torch {info.get('version')} (CUDA {info.get('cuda') or 'none'}, {abi})"
+
+
+def installed(python: Path) -> bool:
+    """Whether the interpreter has a torch to import (found, not imported: a fraction of a second)."""
+    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
+    out = proc.probe([python, "-c", code], timeout=60)
+    return out is not None and out.returncode == 0

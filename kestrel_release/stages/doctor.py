@@ -14,6 +14,7 @@ from pathlib import Path
 from kestrel_release import console, pools
 from kestrel_release.adapters import (
     git,
+    gpu,
     pythons,
     toolchain,
     torch_probe,
@@ -102,7 +103,7 @@ def _nvcc(cfg: Config) -> list[Check]:
 def _package_cuda(cfg: Config) -> list[Check]:
     """cuda_arch/cuda against what setup.py, CMake and build.env make nvcc compile, before any build:
     one row naming the file and line of the package's own arch list and the one edit that fixes it."""
-    from kestrel_release import package_cuda
+    from kestrel_release import cuda_gate, package_cuda
     from kestrel_release.stages.build import cuda_tools
 
     if not cuda_tools.gpu_relevant(cfg):
@@ -115,6 +116,15 @@ def _package_cuda(cfg: Config) -> list[Check]:
     elif got.archs:
         names = ", ".join(f"sm_{a}" for a in got.names())
         rows.append(Check("CUDA archs", "ok", f"{got.at} ({got.source}) compiles {names}; cuda_arch agrees"))
+    gate = (
+        cuda_gate.read(_text(cfg.project_dir / "setup.py"))
+        if cuda_tools.builds_cuda_with_torch(cfg.project_dir)
+        else None
+    )
+    if gate is not None:
+        rows.append(
+            Check("CUDA build gate", *cuda_gate.check(gate, {**os.environ, **cfg.build.env}, bool(gpu.detect()[0])))
+        )
     flags = [f"{flag} at {place}" for flag, place in got.debug if flag == "-G" or not cfg.verify.allow_debug]
     if flags:
         rows.append(
@@ -126,6 +136,13 @@ def _package_cuda(cfg: Config) -> list[Check]:
             )
         )
     return rows
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _torch_cuda_home(cfg: Config) -> list[Check]:
@@ -232,12 +249,26 @@ def _pythons(cfg: Config) -> list[Check]:
             continue
         torch = torches[py]
         extra = f"; {torch_probe.describe(torch)}" if torch else ""
-        clash = _torch_nvcc_clash(cfg, torch) if torch else None
+        clash = _torch_nvcc_clash(cfg, torch) if torch else _torch_missing(cfg)
         if clash:
             checks.append(Check(f"Python {py}", "fail", f"{path}{extra}; {clash[0]}", clash[1]))
         else:
             checks.append(Check(f"Python {py}", "ok", f"{path}{extra}"))
     return checks
+
+
+def _torch_missing(cfg: Config) -> tuple[str, str] | None:
+    """build.isolation off builds with this Python's own packages: a setup.py importing torch then fails
+    at its first line, after the metadata step has already said so in the backend's words."""
+    from kestrel_release.stages.build import cuda_tools
+
+    if cfg.build.isolation or not cuda_tools.builds_with_torch(cfg.project_dir):
+        return None
+    return (
+        "no torch to import, which setup.py imports: build.isolation = false builds with this Python's own packages",
+        f"in {cfg.project_dir / 'pyproject.toml'} [tool.kestrel-release.build], replace isolation = false "
+        'with requires = ["torch"] (each build env installs it), or install torch into this Python',
+    )
 
 
 def _torch_nvcc_clash(cfg: Config, torch: dict) -> tuple[str, str] | None:
@@ -346,7 +377,7 @@ def _metadata(cfg: Config) -> list[Check]:
 
     # The backend runs in the build's environment: the first time, that installs the build requirements (a
     # torch extension's isolated torch: a minute or more), so say so before the wait, and how long it took.
-    requires = _build_requires(cfg.project_dir) if cfg.build.isolation else []
+    requires = [*_build_requires(cfg.project_dir), *cfg.build.requires] if cfg.build.isolation else []
     what = f"installs {', '.join(requires)} the first time" if requires else "runs setup.py"
     console.step(f"project metadata: asking the build backend ({what})")
     started = time.monotonic()

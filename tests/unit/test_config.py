@@ -168,3 +168,13 @@ def test_a_nul_byte_in_any_value_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as caught:
         config.load(project, env={})
     assert "out_dir: holds a NUL byte" in str(caught.value) and "build.exclude: holds a NUL byte" in str(caught.value)
+
+
+def test_build_requires_needs_the_isolated_build_env_it_goes_into(tmp_path):
+    project = _project(tmp_path, '[tool.kestrel-release.build]\nrequires = ["torch==2.11.*"]\n')
+    assert config.load(project, env={}).build.requires == ("torch==2.11.*",)
+    project = _project(tmp_path, '[tool.kestrel-release.build]\nrequires = ["torch=2.11"]\nisolation = false\n')
+    with pytest.raises(ConfigError) as info:
+        config.load(project, env={})
+    assert "build.requires: 'torch=2.11' is not a PEP 508 requirement" in str(info.value)
+    assert "build.requires: needs build.isolation = true" in str(info.value)

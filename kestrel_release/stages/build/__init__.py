@@ -208,10 +208,12 @@ def _start_envs(
     """Reusable build envs replace uv's per-build isolated ones; not with --no-isolation or pypa/build.
     A variant always builds in one (its torch pinned), whatever the frontend."""
     if variant is not None and cfg.build.isolation:
-        return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg), variant.pins)
+        return _buildenv.Envs(
+            plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg), variant.pins, cfg.build.requires
+        )
     if not cfg.build.isolation or cfg.build.frontend != "uv" or plan.container is not None:
         return None  # a container build carries its requirements in (stages/build/container.py)
-    return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg))
+    return _buildenv.Envs(plan.uv, plan.pythons, cfg.project_dir, logs, plan.build_env(cfg), extra=cfg.build.requires)
 
 
 def _precompile(

@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from kestrel_release import fsutil
@@ -92,24 +93,24 @@ def compilers(env: dict[str, str], sysconfig: dict[str, str] | None = None) -> d
     return out
 
 
-def requirement_names(project: Path) -> list[str]:
-    """The names in [build-system].requires (setuptools when there is none, as PEP 517 says)."""
+def requirement_names(project: Path, extra: Sequence[str] = ()) -> list[str]:
+    """The names in [build-system].requires (setuptools when there is none, as PEP 517 says) and build.requires."""
     from kestrel_release import build_env
 
     try:
-        requires = build_env.build_system(project)["requires"]
+        requires = build_env.build_system(project, extra)["requires"]
     except Exception:  # an unreadable pyproject.toml: the build itself reports it
         return []
     names = (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", r) for r in requires)
     return sorted({m.group(1) for m in names if m})
 
 
-def build_env_facts(python: Path, project: Path, env: dict[str, str]) -> dict | None:
+def build_env_facts(python: Path, project: Path, env: dict[str, str], extra: Sequence[str] = ()) -> dict | None:
     """The build env's installed requirement versions and default compilers, or None (no answer).
 
     Asked of the env's interpreter (a child process per Python, seconds of a warm build on a busy
     machine), and remembered for a virtual env whose inputs are unchanged: see `_facts_key`."""
-    names = requirement_names(project)
+    names = requirement_names(project, extra)
     key = _facts_key(python, names, env)
     entry = toolchain.cache_dir() / "build-facts" / f"{key}.json" if key else None
     if entry is not None:

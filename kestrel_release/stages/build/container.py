@@ -296,7 +296,7 @@ def build_one(
             src = source_copy.make(cfg.project_dir, ws / "src", **copy_rules)
             if (ws / "src" / ".git").is_dir():
                 git.dissociate(ws / "src")  # the objects it borrows are outside the image
-            requires = _requires(src)
+            requires = [*_requires(src), *cfg.build.requires]
             _carry(carried_env(plan.uv, target, py, requires, logs / f"env-{py}.log"), ws / "env")
             (ws / "bin").mkdir()
             shutil.copy2(plan.uv, ws / "bin" / "uv")

@@ -70,7 +70,11 @@ def lookup(cfg: Config, plan, py: str, env_python: Path | None, env: dict[str, s
     """The key of Python `py`'s wheel. `env_python`: the interpreter of the env the build runs in
     (the reusable build env, or the interpreter itself with isolation off); None when the frontend
     installs the build requirements afresh, so their versions cannot be known beforehand."""
-    facts = cachekey.build_env_facts(env_python, cfg.project_dir, env) if env_python is not None else None
+    facts = (
+        cachekey.build_env_facts(env_python, cfg.project_dir, env, cfg.build.requires)
+        if env_python is not None
+        else None
+    )
     values = inputs(cfg, plan, py, env, facts)
     if env_python is None:
         why = "an isolated frontend installs the build requirements afresh, so their versions are unknown"

@@ -18,7 +18,7 @@ from typing import Any
 
 from kestrel_release import console, fsutil, pools, pyversions
 from kestrel_release._compat import tomllib
-from kestrel_release.adapters import git, pythons
+from kestrel_release.adapters import git, pythons, torch_probe
 from kestrel_release.adapters.github.client import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.stages.init import detect as init_detect
@@ -85,7 +85,10 @@ def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = Non
         _vcs_version(detected)
     result = InitResult(project_dir, detected, None)
     if not detected.configured:
-        result.plan = choose(detected, python or _pythons_on_machine(detected))
+        chosen = python or _pythons_on_machine(detected)
+        if detected.torch_unlisted:
+            detected.pythons_with_torch = _with_torch(chosen)
+        result.plan = choose(detected, chosen)
         add_github_target(result.plan, github_repo(git.remote_url(project_dir) or ""))
         check_plan(result.plan)
         result.table_text = table_text(result.plan, detected)
@@ -184,6 +187,20 @@ def _pythons_on_machine(d: Detected) -> tuple[str, ...]:
     with pools.threads(len(wanted) or 1) as pool:
         present = [v for v, ok in zip(wanted, pool.map(found, wanted), strict=True) if ok]
     return tuple(present)
+
+
+def _with_torch(versions: tuple[str, ...]) -> tuple[str, ...]:
+    """The Pythons that have their own torch: a setup.py importing an undeclared torch builds with it
+    (build.isolation off) only when every one has it; otherwise each build env installs it."""
+
+    def has(version: str) -> bool:
+        try:
+            return torch_probe.installed(pythons.find_interpreter(version))
+        except KestrelError:
+            return False
+
+    with pools.threads(len(versions) or 1) as pool:
+        return tuple(v for v, ok in zip(versions, pool.map(has, versions), strict=True) if ok)
 
 
 def working_files(out_dir: str) -> list[str]:

@@ -141,20 +141,30 @@ def _choose_cuda(d: Detected, plan: Plan) -> dict[str, Any]:
         return {}
     got = d.compiled
     _cuda_notes(d, plan)
+    env = {}
     if got and got.archs:
         plan.values["cuda_arch"] = got.names()
         plan.comments["cuda_arch"] = f"what {got.at} compiles ({got.source}); edit that list to change it"
-        return {}
-    plan.values["cuda_arch"] = "90a"
-    plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
-    env = {}
-    if d.torch and not (got and got.computed):
-        env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
-    if d.cmake and not d.cmake_sets_arch:
-        env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+    else:
+        plan.values["cuda_arch"] = "90a"
+        plan.comments["cuda_arch"] = "H100 (sm_90a); add more arches in build.env as well"
+        if d.torch and not (got and got.computed):
+            env["TORCH_CUDA_ARCH_LIST"] = "9.0a"  # torch.utils.cpp_extension reads it
+        if d.cmake and not d.cmake_sets_arch:
+            env["CUDAARCHS"] = "90a"  # CMake's default for CMAKE_CUDA_ARCHITECTURES
+    why = ["the CUDA architectures the build compiles for"] if env else []
+    gate = d.cuda_gate
+    if gate and gate.force:  # the same wheel on a GPU host and on a CPU build machine or CI runner
+        env[gate.force] = "1"
+        why.append(f"{gate.force}: setup.py:{gate.line} compiles CUDA only where torch sees a GPU, unless it is set")
+    elif gate:
+        plan.notes.append(
+            f"setup.py:{gate.line} compiles CUDA only where torch sees a GPU (torch.cuda.is_available()) and reads "
+            "no variable to force it: build on a GPU host, or the wheel carries no CUDA code"
+        )
     if not env:
         return {}
-    plan.comments["build.env"] = "the CUDA architectures the build compiles for"
+    plan.comments["build.env"] = "; ".join(why)
     return {"env": env}
 
 
@@ -238,10 +248,18 @@ def _extension_allow(d: Detected) -> list[str]:
 
 def _torch_build(d: Detected, plan: Plan, build: dict[str, Any]) -> None:
     """Which torch the extension is compiled against: it ties the wheel to that torch's C++ ABI."""
-    if d.torch_unlisted:  # an isolated build would fail at `import torch` in setup.py
+    if d.torch_unlisted and set(plan.values.get("python", ())) <= set(d.pythons_with_torch):
+        # an isolated build would fail at `import torch` in setup.py; every Python has its own (a GPU host)
         build["isolation"] = False
         plan.comments["build.isolation"] = "setup.py imports torch, which [build-system].requires does not list"
         plan.notes.append("builds use the torch installed with each Python (build.isolation = false)")
+    elif d.torch_unlisted:  # not every Python has torch: each build env gets it, the project's files unchanged
+        build["requires"] = ["torch"]
+        plan.comments["build.requires"] = "setup.py imports torch, which [build-system].requires does not list"
+        plan.notes.append(
+            "an isolated build compiles against the newest torch on the index: pin it in build.requires "
+            "(torch==X.Y.*) to match the torch your users run"
+        )
     elif d.torch:
         plan.notes.append(
             "an isolated build compiles against the newest torch on the index: pin it in "

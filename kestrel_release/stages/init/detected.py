@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kestrel_release.cuda_gate import Gate
 from kestrel_release.package_cuda import Compiled
 
 
@@ -35,6 +36,8 @@ class Detected:
     cuda: list[str] = field(default_factory=list)  # why we think there is CUDA code
     torch: bool = False
     torch_unlisted: bool = False  # setup.py imports torch but [build-system].requires lacks it
+    cuda_gate: Gate | None = None  # setup.py compiles CUDA only where torch sees a GPU (cuda_gate.py)
+    pythons_with_torch: tuple[str, ...] = ()  # with torch_unlisted: the Pythons that have their own torch
     cmake: bool = False  # CMake builds it (a root CMakeLists.txt or a target in any)
     cmake_sets_arch: bool = False
     compiled: Compiled | None = None  # the archs and flags the package's own build files pass to nvcc

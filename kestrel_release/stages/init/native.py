@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kestrel_release import cuda_gate
 from kestrel_release.stages.init.detected import Detected
 from kestrel_release.stages.init.version_sources import norm, read, table
 
@@ -54,6 +55,7 @@ def find(d: Detected, setup_py: str, pyproject: dict[str, Any], files: list[Path
         d.cuda.append(f"{exts.get('.cu', 0)} .cu / {exts.get('.cuh', 0)} .cuh files")
     if "CUDAExtension" in setup_py:
         d.cuda.append("setup.py uses torch CUDAExtension")
+        d.cuda_gate = cuda_gate.read(setup_py)
     if "torch.utils.cpp_extension" in setup_py:
         d.torch = True
     imports_torch = re.search(r"^\s*(?:import torch\b|from torch[ .])", setup_py, re.MULTILINE)
@@ -82,9 +84,12 @@ def find(d: Detected, setup_py: str, pyproject: dict[str, Any], files: list[Path
 
 def _cmake_builds(d: Detected, setup_py: str) -> bool:
     """CMake runs in this build: a root CMakeLists.txt, a CMake backend, or a setup.py driving cmake.
-    (ujson vendors double-conversion with its CMakeLists.txt; setup.py compiles the sources itself.)"""
+    (ujson vendors double-conversion with its CMakeLists.txt; setup.py compiles the sources itself. A root
+    CMakeLists.txt beside a setup.py that never runs cmake builds something else: torch-spline-conv's
+    installs its C++ library for libtorch users, while setup.py compiles the wheel's extensions.)"""
+    setup_alone = d.backend == "setuptools" and bool(setup_py.strip())  # "cmake" not in it: tested below
     return (
-        (d.project_dir / "CMakeLists.txt").is_file()
+        ((d.project_dir / "CMakeLists.txt").is_file() and not setup_alone)
         or d.backend == "scikit-build-core"
         or "cmake" in setup_py.lower()
         or any(norm(r) in ("cmake", "py-build-cmake", "scikit-build") for r in d.build_requires)

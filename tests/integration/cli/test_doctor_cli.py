@@ -262,3 +262,40 @@ def test_a_torch_of_another_cuda_major_than_the_builds_nvcc_fails_its_python_row
     assert "torch was built with CUDA 12.8, the build's nvcc" in row["detail"] and "is CUDA 13." in row["detail"]
     assert row["fix"].startswith("point CUDA_HOME at a CUDA 12.x toolkit")
     assert result.code == 3
+
+
+@no_gpu_only
+def test_a_torch_extension_that_cannot_build_here_is_named_with_the_edit_that_fixes_it(tmp_path):
+    """chamferdist's shape on a GPU-less build host whose Pythons have no torch: setup.py imports an
+    undeclared torch (build.isolation off then fails at its first line) and compiles CUDAExtension only where
+    torch sees a GPU or FORCE_CUDA=1 (else the wheel has no CUDA code). Both rows say so before any build."""
+    project = tmp_path / "ext"
+    project.mkdir()
+    (project / "setup.py").write_text(
+        "import os\nimport torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension\n"
+        "cuda = torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1'\n"
+        "Ext = CUDAExtension if cuda else CppExtension\n"
+        "setup(name='ext', version='0.1.0', ext_modules=[Ext('ext._C', ['ext/a.cpp', 'ext/a.cu'])])\n"
+    )
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "ext"\nversion = "0.1.0"\n'
+        '[tool.kestrel-release]\ncuda_arch = "90a"\n[tool.kestrel-release.build]\nisolation = false\n'
+    )
+    result = run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY)
+    rows = _by_name(json.loads(result.stdout))
+    py = rows[f"Python {python_version()}"]
+    assert py["status"] == "fail" and "no torch to import, which setup.py imports" in py["detail"], py
+    assert py["fix"] == (
+        f"in {project / 'pyproject.toml'} [tool.kestrel-release.build], replace isolation = false with "
+        'requires = ["torch"] (each build env installs it), or install torch into this Python'
+    )
+    gate = rows["CUDA build gate"]
+    assert gate["status"] == "fail" and gate["detail"] == (
+        "setup.py:5 compiles CUDA only where torch sees a GPU, and this host has none: the wheel would carry "
+        "no CUDA code"
+    )
+    assert gate["fix"].startswith('set FORCE_CUDA = "1" in build.env')
+    assert result.code == 3
+    forced = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "FORCE_CUDA": "1"})
+    assert _by_name(json.loads(forced.stdout))["CUDA build gate"]["status"] == "ok"

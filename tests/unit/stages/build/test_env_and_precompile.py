@@ -84,3 +84,16 @@ def test_build_env_keyed_by_interpreter_and_requirements(tmp_path, monkeypatch):
     assert one.parent == tmp_path / "cache" / "build-envs"
     assert _buildenv.env_dir(py, ["scikit-build-core>=0.10"]) == one
     assert _buildenv.env_dir(py, ["scikit-build-core>=0.11"]) != one
+
+
+def test_build_requires_joins_the_projects_own_in_the_env_and_the_wheel_cache_key(tmp_path):
+    """build.requires (a setup.py importing an undeclared torch): the build env holds it, another env than
+    the project's list alone, and its installed version is among the facts the wheel cache keys on."""
+    from kestrel_release import build_env as _buildenv
+    from kestrel_release.stages.build import cachekey
+
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
+    assert _buildenv.build_system(tmp_path, ("torch",))["requires"] == ["setuptools", "torch"]
+    assert cachekey.requirement_names(tmp_path, ("torch==2.11.*",)) == ["setuptools", "torch"]
+    py = Path(sys.executable)
+    assert _buildenv.env_dir(py, ["setuptools", "torch"]) != _buildenv.env_dir(py, ["setuptools"])

@@ -448,8 +448,17 @@ def test_version_files_named_by_the_backend(tmp_path, files, expected):
     assert version_files._regex(expected[0][1]).findall((tmp_path / expected[0][0]).read_text()) == [expected[1]]
 
 
-@pytest.mark.parametrize(("requires", "isolation"), [('["setuptools"]', False), ('["setuptools", "torch>=2.6"]', None)])
-def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tmp_path, requires, isolation):
+@pytest.mark.parametrize(
+    ("requires", "with_torch", "isolation", "extra"),
+    [
+        ('["setuptools"]', ("3.12",), False, None),  # every Python has its own torch (an offline GPU host)
+        ('["setuptools"]', (), None, ["torch"]),  # not every Python has torch: each build env installs it
+        ('["setuptools", "torch>=2.6"]', (), None, None),
+    ],
+)
+def test_setup_py_importing_torch_without_listing_it(tmp_path, requires, with_torch, isolation, extra):
+    """A Python without torch cannot build without isolation (setup.py fails at `import torch`): then the
+    build env gets torch through build.requires, the project's own files unchanged."""
     d = detect(
         make(
             tmp_path,
@@ -459,8 +468,10 @@ def test_setup_py_importing_torch_without_listing_it_builds_without_isolation(tm
             },
         )
     )
+    d.pythons_with_torch = with_torch
     plan = init.choose(d, ("3.12",))
     assert plan.values["build"].get("isolation") is isolation
+    assert plan.values["build"].get("requires") == extra
     assert any("torch" in note for note in plan.notes)  # which torch the wheel is built against is said
 
 
@@ -536,3 +547,21 @@ def test_setup_py_with_its_own_gencode_list_gets_that_list_and_no_ignored_env(tm
     errors: list[str] = []
     config_parse.build(tmp_path, "x", "1.0", table, {}, errors)
     assert errors == []
+
+
+def test_a_cuda_build_gated_on_a_visible_gpu_is_forced_by_its_own_variable(tmp_path):
+    """chamferdist and torch-spline-conv compile CUDAExtension only under torch.cuda.is_available() (or their
+    FORCE_CUDA): on a GPU-less build host the wheel would carry no CUDA code; init sets the variable."""
+    d = detect(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools", "torch"]\n',
+                "setup.py": "import os, torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                "if torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1':\n    ext = CUDAExtension\n",
+            },
+        )
+    )
+    plan = init.choose(d, ("3.12",))
+    assert plan.values["build"]["env"] == {"TORCH_CUDA_ARCH_LIST": "9.0a", "FORCE_CUDA": "1"}
+    assert "FORCE_CUDA: setup.py:3 compiles CUDA only where torch sees a GPU" in plan.comments["build.env"]

@@ -113,6 +113,26 @@ def test_vendored_cmakelists_that_cmake_never_runs_is_not_cmake(tmp_path):
     assert d.native == ["setup.py builds extension modules"] and not d.cmake
 
 
+def test_a_root_cmakelists_beside_a_setup_py_that_never_runs_cmake_gets_no_cmake_variable(tmp_path):
+    """torch-spline-conv: its root CMakeLists.txt (CUDA on) installs a C++ library for libtorch users; setup.py
+    compiles the wheel with torch's cpp_extension. CUDAARCHS would be a variable the build ignores (doctor
+    then warns about init's own table)."""
+    d, plan = planned(
+        make(
+            tmp_path,
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools", "torch"]\n',
+                "setup.py": "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                "setup(name='s', ext_modules=[CUDAExtension('s._s', ['csrc/s.cu'])])\n",
+                "CMakeLists.txt": "project(s LANGUAGES CXX)\nenable_language(CUDA)\nadd_library(s SHARED csrc/s.cu)\n",
+                "csrc/s.cu": "",
+            },
+        )
+    )
+    assert not d.cmake and "CMakeLists.txt" not in d.native
+    assert "CUDAARCHS" not in plan.values["build"]["env"] and plan.values["build"]["env"]["TORCH_CUDA_ARCH_LIST"]
+
+
 @pytest.mark.parametrize(
     ("files", "why"),
     [
