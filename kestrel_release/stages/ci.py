@@ -16,6 +16,7 @@ name in a job that holds `id-token: write` would run whatever someone uploads un
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,11 @@ ACTIONS = {
     "download_artifact": {"sha": "d3f86a106a0bac45b974a628896c90dbdf5c8093", "version": "v4.3.0"},
     "setup_uv": {"sha": "e92bafb6253dcd438e0484186d7669ea7a8ca1cc", "version": "v6.4.3"},
     "pypi_publish": {"sha": "76f52bc884231f62b9a034ebfe128415bbaabdfc", "version": "v1.12.4"},
+    "cache": {"sha": "5a3ec84eff668545956fd18022155c47e93e2684", "version": "v4.2.3"},
 }
+# The compile cache's folder in a build job (build.compile_cache_dir, relative to the project): restored
+# before the build and saved after it by actions/cache, so a CI build compiles only what changed.
+CI_COMPILE_CACHE = ".kestrel-ccache"
 # What may appear unquoted in YAML and shell lines: keep the workflow injection-free.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9._-]+")
@@ -144,6 +149,8 @@ def render_workflow(cfg, root: Path, tool: ToolInstall | None = None) -> str:
     return env.get_template(TEMPLATE).render(
         name=cfg.name,
         project=project,
+        compile_cache=CI_COMPILE_CACHE,
+        compile_cache_path=posixpath.normpath(posixpath.join(project, CI_COMPILE_CACHE)),
         workflow_name="kernels-release",
         cron=NIGHTLY_CRON,
         out_dir=_relative(cfg.out_path, root, "output directory"),
