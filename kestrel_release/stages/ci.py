@@ -19,6 +19,7 @@ name in a job that holds `id-token: write` would run whatever someone uploads un
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,11 @@ ACTIONS = {
     "pypi_publish": {"sha": "76f52bc884231f62b9a034ebfe128415bbaabdfc", "version": "v1.12.4"},
     # GitHub's artifact attestations (a Sigstore bundle per run, kept by GitHub; `gh attestation verify`).
     "attest_provenance": {"sha": "a2bbfa25375fe432b6a289bc6b6cd05ecd0c4c32", "version": "v4.1.0"},
+    "cache": {"sha": "5a3ec84eff668545956fd18022155c47e93e2684", "version": "v4.2.3"},
 }
+# The compile cache's folder in a build job (build.compile_cache_dir, relative to the project): restored
+# before the build and saved after it by actions/cache, so a CI build compiles only what changed.
+CI_COMPILE_CACHE = ".kestrel-ccache"
 # What may appear unquoted in YAML and shell lines: keep the workflow injection-free.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9._-]+")
@@ -149,6 +154,8 @@ def render_workflow(cfg, root: Path, tool: ToolInstall | None = None) -> str:
     return env.get_template(TEMPLATE).render(
         name=cfg.name,
         project=project,
+        compile_cache=CI_COMPILE_CACHE,
+        compile_cache_path=posixpath.normpath(posixpath.join(project, CI_COMPILE_CACHE)),
         workflow_name="kernels-release",
         cron=NIGHTLY_CRON,
         out_dir=_relative(cfg.out_path, root, "output directory"),
