@@ -204,6 +204,7 @@ def _one(
     try:
         result = build(cfg_v, variant=VariantRun(v, vcfg, pins), **build_kwargs)
     except BuildError as exc:
+        variant_env.raise_unstable(exc, v)
         unreachable = _unreachable_index(exc, pins)
         if unreachable is None:
             raise

@@ -7,6 +7,7 @@ import os
 
 from kestrel_release.build_env import TorchPin
 from kestrel_release.config_model import Config
+from kestrel_release.errors import BuildError
 from kestrel_release.variants.model import Variant, VariantsConfig
 
 
@@ -43,3 +44,20 @@ def unserved(vcfg: VariantsConfig, v: Variant, pins: dict[str, TorchPin]) -> str
         f"PyTorch's index serves torch {v.torch} for CUDA {', '.join(served)}, not {v.cuda} "
         f"(read from {pytorch_index.root()}/torch/)"
     )
+
+
+# What torch's non-stable headers say when TORCH_TARGET_VERSION is defined (ATen/ATen.h, torch/extension.h, ...).
+_UNSTABLE = "TORCH_TARGET_VERSION is defined"
+
+
+def raise_unstable(exc: BuildError, v: Variant) -> None:
+    """A stable-ABI build that failed because the sources include torch headers outside the stable ABI:
+    the same error, with what it means and the two ways out."""
+    if not v.stable_abi or _UNSTABLE not in f"{exc.message} {exc.hint or ''}":
+        return
+    raise BuildError(
+        f"{exc.message}; {exc.hint or ''} (variant {v.name}: the sources include torch headers outside the "
+        "stable ABI, which refuse to compile in a stable-ABI build)",
+        "write the extension against torch/csrc/stable and torch/headeronly (STABLE_TORCH_LIBRARY), or remove "
+        "[tool.kestrel-release.variants] stable_abi to build one wheel per torch minor",
+    ) from None
