@@ -86,6 +86,10 @@ def parse(
     errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]
     if stable:
         _stable_torch(raw["torch"][0], torch, stable, errors)
+        if fmt == "pep825":  # its labels name one torch version; a stable-ABI wheel serves a range
+            errors.append(
+                f"{WHERE}.format: 'pep825' labels each wheel with one torch minor; with stable_abi use 'wheel'"
+            )
     cfg = VariantsConfig(torch, cuda, None, exclude, naming, fmt, index, python, platforms, stable)
     if len(errors) > n_errors or not torch or not cuda:
         return cfg

@@ -212,6 +212,7 @@ def test_stable_abi_without_torch_builds_against_its_target(tmp_path):
         ('stable_abi = "two"\ncuda = ["13.0"]', "stable_abi: 'two' is not a torch minor like \"2.10\""),
         ('stable_abi = "2.10"\ntorch = ["2.13", "2.14"]\ncuda = ["13.0"]', "a stable-ABI build compiles against one torch (2.13, 2.14 given)"),
         ('stable_abi = "2.12"\ntorch = ["2.11"]\ncuda = ["13.0"]', "torch 2.11 is older than stable_abi 2.12"),
+        ('stable_abi = "2.10"\nformat = "pep825"\ncuda = ["13.0"]', "format: 'pep825' labels each wheel with one torch minor; with stable_abi use 'wheel'"),
         ('stable_abi = "2.10"\ntorch = ["2.13"]\ncuda = ["13.0", "13.2"]', "a stable-ABI build is one wheel per CUDA major, and 13.0, 13.2 are all CUDA 13; keep the oldest (13.0"),
     ],
 )  # fmt: skip

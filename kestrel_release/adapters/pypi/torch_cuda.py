@@ -49,7 +49,7 @@ def cuda_of_metadata(text: str) -> str | None:
     return pins.get(True) or pins.get(False)
 
 
-def _get(url: str, max_bytes: int) -> bytes:
+def read_url(url: str, max_bytes: int) -> bytes:
     """The body at `url` (at most `max_bytes`), the whole request within TIMEOUT (json_api's way)."""
     from kestrel_release.adapters import _deadline
 
@@ -88,7 +88,7 @@ def read_from_index(minors: list[str], root: str = PYPI) -> dict[str, str | None
 
     project_url = f"{root.rstrip('/')}/pypi/torch/json"
     try:
-        doc = json.loads(_get(project_url, 64 * 1024 * 1024))
+        doc = json.loads(read_url(project_url, 64 * 1024 * 1024))
     except ValueError:
         raise Unreadable(f"{project_url} is not JSON") from None
     releases = doc.get("releases") if isinstance(doc, dict) else None
@@ -126,7 +126,7 @@ def _first_metadata(base: str, wheels: list[dict]) -> str | None:
     for wheel in wheels:
         url = urllib.parse.urljoin(base, str(wheel.get("url", ""))) + ".metadata"
         try:
-            return _get(url, METADATA_MAX).decode("utf-8", "replace")
+            return read_url(url, METADATA_MAX).decode("utf-8", "replace")
         except Unreadable:
             continue
     return None

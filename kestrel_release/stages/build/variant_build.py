@@ -169,6 +169,8 @@ def _one(
     build: Callable[..., Any],
     build_kwargs: dict[str, Any],
 ) -> Outcome:
+    from kestrel_release.stages.build import variant_env
+
     default = vcfg.is_default(v)
     again = f"kestrel-release build --variant {v.name}"
     pins: dict[str, TorchPin] = {}
@@ -177,8 +179,19 @@ def _one(
         if pin is None:
             return Outcome(v, default, "left", out_dir, why=why, command=f"on another machine: {again}")
         pins[py] = pin
+    unserved = variant_env.unserved(vcfg, v, pins)
+    if unserved:
+        return Outcome(
+            v,
+            default,
+            "left",
+            out_dir,
+            why=unserved,
+            command=f'exclude it (exclude = [{{torch = "{v.torch}", cuda = "{v.cuda}"}}]) or set '
+            f'variants.index."{v.cuda}" to an index that has it',
+        )
     try:
-        extra_env = {**toolkit_env(cfg, v), **stable_abi_env(cfg, v)}
+        extra_env = {**toolkit_env(cfg, v), **variant_env.stable_abi_env(cfg, v)}
     except PreflightError as exc:
         return Outcome(v, default, "left", out_dir, why=str(exc), command=f"where CUDA {v.cuda} is installed: {again}")
     cfg_v = dataclasses.replace(
@@ -191,6 +204,7 @@ def _one(
     try:
         result = build(cfg_v, variant=VariantRun(v, vcfg, pins), **build_kwargs)
     except BuildError as exc:
+        variant_env.raise_unstable(exc, v)
         unreachable = _unreachable_index(exc, pins)
         if unreachable is None:
             raise
@@ -329,22 +343,6 @@ def toolkit_env(cfg: Config, v: Variant) -> dict[str, str]:
         )
     path = os.pathsep.join([str(tk.nvcc.parent), env.get("PATH", "")])
     return {"CUDA_HOME": str(tk.root), "CUDACXX": str(tk.nvcc), "PATH": path}
-
-
-def stable_abi_env(cfg: Config, v: Variant) -> dict[str, str]:
-    """A stable-ABI build's TORCH_TARGET_VERSION, as kernel-builder passes it (a compile definition):
-    torch's stable headers then offer only what the target minor has, so the binary loads on it. Added
-    to the flags every build route reads: setuptools and torch's cpp_extension (CPPFLAGS, CXXFLAGS),
-    nvcc itself (NVCC_APPEND_FLAGS), CMake (CXXFLAGS, CUDAFLAGS); a project that defines it too with the
-    same value is unaffected."""
-    if not v.stable_abi:
-        return {}
-    env = {**os.environ, **cfg.build.env}
-    flag = f"-DTORCH_TARGET_VERSION={v.target_version}"
-    out = {}
-    for name in ("CPPFLAGS", "CXXFLAGS", "CUDAFLAGS", "NVCC_APPEND_FLAGS"):
-        out[name] = f"{env[name]} {flag}" if env.get(name, "").strip() else flag
-    return out
 
 
 def _unreachable_index(exc: BuildError, pins: dict[str, TorchPin]) -> str | None:

@@ -123,3 +123,24 @@ def test_one_stable_abi_wheel_runs_next_to_two_torch_minors(tmp_path, torch_envs
         assert run.returncode == 0, run.stderr[-2000:]
         version, values = run.stdout.strip().split(" ", 1)
         assert version.startswith(f"{minor}.") and values == "[3.5, 3.5]"
+
+
+@pytest.mark.slow
+def test_an_extension_on_torchs_full_api_fails_its_stable_abi_build_saying_why(tmp_path):
+    """examples/torch-cpp-ext includes ATen/ATen.h and torch/library.h: with TORCH_TARGET_VERSION set torch refuses them."""
+    project = tmp_path / "torch-cpp-ext"
+    shutil.copytree(
+        ROOT / "examples" / "torch-cpp-ext", project, ignore=shutil.ignore_patterns("build", "*.egg-info", "dist-all")
+    )
+    text = (project / "pyproject.toml").read_text()
+    table = text.index("[tool.kestrel-release.variants]")
+    stable = '[tool.kestrel-release.variants]\nstable_abi = "2.10"\ntorch = ["2.13"]\ncuda = ["13.0"]\n'
+    (project / "pyproject.toml").write_text(text[:table] + stable)
+    for argv in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *argv], cwd=project, check=True, timeout=60)
+    result = run_cli(["build", "--project", str(project)], timeout=3000)
+    assert result.code == 4, result.stderr[-3000:]
+    error = next(line for line in result.stderr.splitlines() if line.startswith("error: "))
+    assert "TORCH_TARGET_VERSION is defined" in error
+    assert f"(variant {NAME}: the sources include torch headers outside the stable ABI" in error
+    assert "remove [tool.kestrel-release.variants] stable_abi" in error
