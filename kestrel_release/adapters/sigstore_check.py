@@ -12,11 +12,18 @@ from typing import Any
 
 
 class SignatureProblem(Exception):
-    """The signature does not verify, the signer is another, or the trust root could not be read."""
+    """The signature does not verify, the signer is another, or the trust root could not be read (`hint`)."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
-def verify_statement(kind: str, document: dict[str, Any], identity: str, issuer: str) -> bytes:
-    """The signed in-toto statement of `document` ("pep740" or "bundle") once verified for `identity`."""
+def verify_statement(kind: str, document: dict[str, Any], identity: str, issuer: str, offline: bool = False) -> bytes:
+    """The signed in-toto statement of `document` ("pep740" or "bundle") once verified for `identity`.
+
+    `offline`: check against the trust root sigstore-python ships (and last cached), without refreshing it
+    over TUF: for a machine that cannot reach Sigstore; it would miss a key rotated since that release."""
     import json
 
     # Heavy (cryptography, pydantic, TUF): only when a signature is checked.
@@ -34,10 +41,11 @@ def verify_statement(kind: str, document: dict[str, Any], identity: str, issuer:
     except (ConversionError, InvalidBundle, ValueError) as exc:
         raise SignatureProblem(f"it is not a valid Sigstore bundle ({exc})") from None
     try:
-        verifier = Verifier.production()
+        verifier = Verifier.production(offline=offline)
     except (sigstore.errors.Error, OSError) as exc:
         raise SignatureProblem(
-            f"Sigstore's trust root could not be read ({exc}); run it where it is reachable"
+            f"Sigstore's trust root could not be read ({exc})",
+            "run it where Sigstore is reachable, or pass --sigstore-offline (the trust root sigstore-python ships)",
         ) from None
     try:
         _, payload = verifier.verify_dsse(bundle, Identity(identity=identity, issuer=issuer))

@@ -63,16 +63,26 @@ def verify(
         str | None,
         typer.Option("--issuer", help="With --identity: its OIDC issuer (default: GitHub Actions')."),
     ] = None,
+    sigstore_offline: Annotated[
+        bool,
+        typer.Option(
+            "--sigstore-offline",
+            help="With --identity: use the Sigstore trust root sigstore-python ships instead of refreshing it "
+            "online (a machine that cannot reach Sigstore; it misses keys rotated since).",
+        ),
+    ] = False,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
     from kestrel_release.config import discover_project
     from kestrel_release.stages import verify as stage
     from kestrel_release.stages.verify import pypi as verify_pypi
 
-    if (identity or issuer) and attestation is None:
+    if (identity or issuer or sigstore_offline) and attestation is None:
         from kestrel_release.errors import UsageError
 
-        raise UsageError("--identity and --issuer check an attestation's signer", "pass --attestation FILE too")
+        raise UsageError(
+            "--identity, --issuer and --sigstore-offline check an attestation's signer", "pass --attestation FILE too"
+        )
     found = project or discover_project()  # no kernel project: any wheel, integrity and PyPI's rules only
     cfg = load_config(found, json, python=comma_list(python)) if found else verify_pypi.standalone_config()
     if found is None:
@@ -85,7 +95,7 @@ def verify(
         ask_index=target is not None,
         platforms=comma_list(platform) or (),
         partial=partial,
-        attest=stage.Attested(attestation, identity, issuer) if attestation is not None else None,
+        attest=stage.Attested(attestation, identity, issuer, sigstore_offline) if attestation is not None else None,
     )
     console.emit_json(report.to_json()) if json else stage.render(report)
     stage.raise_for(report)

@@ -90,19 +90,21 @@ def wheel_path(out_dir: Path, row: dict[str, Any]) -> Path:
     )
 
 
-def _license(zf: zipfile.ZipFile) -> str | None:
+def _license(zf: zipfile.ZipFile) -> tuple[str | None, str | None]:
+    """(license, upstream repository URL) from the wheel's METADATA."""
     from kestrel_release.artifacts import core_metadata
 
     meta = next((n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None)
     if meta is None:
-        return None
+        return None, None
     msg = core_metadata.headers(zf.read(meta))
     value = msg.get("License-Expression") or msg.get("License")
-    return value.strip().splitlines()[0] if value and value.strip() else None
+    lic = value.strip().splitlines()[0] if value and value.strip() else None
+    return lic, hub_metadata.upstream(msg.get_all("Project-URL") or [])
 
 
-def _extract(wheel: Path, dest: Path, seen: dict[str, bytes]) -> tuple[set[str], str | None]:
-    """The wheel's files outside .dist-info/.data into dest; (top-level package dirs, license)."""
+def _extract(wheel: Path, dest: Path, seen: dict[str, bytes]) -> tuple[set[str], tuple[str | None, str | None]]:
+    """The wheel's files outside .dist-info/.data into dest; (top-level package dirs, (license, upstream))."""
     packages: set[str] = set()
     with zipfile.ZipFile(wheel) as zf:
         lic = _license(zf)
@@ -199,11 +201,11 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             vdir.mkdir()
             seen: dict[str, bytes] = {}
             packages: set[str] = set()
-            lic = None
+            lic = upstream = None
             for _, path, _ in rows:
-                found, lic_found = _extract(path, vdir, seen)
+                found, (lic_found, upstream_found) = _extract(path, vdir, seen)
                 packages |= found
-                lic = lic or lic_found
+                lic, upstream = lic or lic_found, upstream or upstream_found
             data = rows[0][2]
             pkg = _main_package(packages, str(data.get("package") or package or ""), name)
             kernel = hub_metadata.kernel_name(pkg)
@@ -221,6 +223,7 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
                 git=data.get("git") or {},
                 files_digest=files_digest,
                 unique=unique,
+                upstream=upstream,
             )
             (vdir / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             fsutil.replace_dir(vdir, root / name)

@@ -17,6 +17,13 @@ from kestrel_release.errors import UsageError
 _KERNEL_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")  # kernels-data's KernelName
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # kernels-data's Oid: a full git object id
 WRITER = "kestrel-release"  # our mark in metadata.json: a variant directory we may replace
+# The oldest kernels whose Metadata reads `digest` (kernels-data, v0.16.0): `kernels verify` re-hashes the
+# variant against it. An older kernels would load the variant unchecked; with `kernels-minver` the newer
+# ones refuse to (MinverValidator), and say which version to install.
+KERNELS_MINVER = "0.16.0"
+# Project-URL labels that name the source repository (PEP 753's well-known labels, normalized).
+_REPO_LABELS = ("source", "sourcecode", "repository", "code", "homepage")
+_GIT_URL = re.compile(r"^https://[A-Za-z0-9.-]+(?::\d+)?/[A-Za-z0-9._~/-]+$")  # what kernels' GitUrl accepts
 
 
 def kernel_name(package: str) -> str:
@@ -59,6 +66,17 @@ def digest(variant_dir: Path) -> dict[str, Any]:
     return {"algorithm": "sha256", "files": files}
 
 
+def upstream(project_urls: list[str]) -> str | None:
+    """The source repository among METADATA's `Project-URL: label, url` lines (kernels' `upstream`), or None."""
+    found: dict[str, str] = {}
+    for line in project_urls:
+        label, _, url = line.partition(",")
+        key = re.sub(r"[^a-z]", "", label.lower())
+        if key in _REPO_LABELS and _GIT_URL.match(url.strip()):
+            found.setdefault(key, url.strip())
+    return next((found[k] for k in _REPO_LABELS if k in found), None)
+
+
 def metadata(
     *,
     kernel: str,
@@ -70,6 +88,7 @@ def metadata(
     git: dict[str, Any],
     files_digest: dict[str, Any],
     unique: str,
+    upstream: str | None = None,
 ) -> dict[str, Any]:
     """metadata.json as kernels-data's Metadata reads it (kebab-case keys; unknown keys are ignored)."""
     backend: dict[str, Any] = {"type": "cuda" if cuda else "cpu"}
@@ -85,6 +104,8 @@ def metadata(
         # kernel-builder's ops id shape (_<name>_<backend>_<unique>): the module's name in sys.modules.
         "id": f"_{kernel.replace('-', '_')}_{'cuda' if cuda else 'cpu'}_{unique}",
         "version": int(major.group(0)) if major else 1,  # kernels' API version: the release's major
+        "kernels-minver": KERNELS_MINVER,
+        **({"upstream": upstream} if upstream else {}),  # kernels shows it (`kernels info`); a git URL only
         "license": license or "unknown",
         # kernels accepts only dependencies on its own list (einops, ...); the wheel's own requirements
         # (torch==X.Y.*) are met by the environment that picked this variant.

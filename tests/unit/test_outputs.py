@@ -104,3 +104,20 @@ def test_verify_records_in_each_projects_own_manifest(tmp_path: Path) -> None:
     manifest.record_verified(out, "pypi", {theirs: _sha(b"other-ext 2.0.0")})
     assert manifest.load(out, "other-ext")["verified"]["pypi"]["wheels"] == {theirs: _sha(b"other-ext 2.0.0")}
     assert "verified" not in manifest.load(out, "mini-ext")
+
+
+def test_the_sums_signature_moves_with_its_sums_and_goes_when_the_next_build_is_unsigned(tmp_path: Path) -> None:
+    """sign_key's SHA256SUMS.sig: renamed like its sums in a shared folder, and never left beside sums it
+    did not sign (a user's own file of that name is not touched)."""
+    out = tmp_path / "out"
+    staged, _ = _staged(tmp_path, "mini-ext", "0.1.0")
+    (staged / "SHA256SUMS.sig").write_text("sig 1")
+    outputs.install(staged, out, "mini-ext")
+    assert (out / "SHA256SUMS.sig").read_text() == "sig 1"
+    staged, _ = _staged(tmp_path, "other-ext", "0.2.0")  # a second project: its own names
+    (staged / "SHA256SUMS.sig").write_text("sig 2")
+    outputs.install(staged, out, "other-ext")
+    assert (out / "other_ext.SHA256SUMS.sig").read_text() == "sig 2" and (out / "SHA256SUMS.sig").read_text() == "sig 1"
+    staged, _ = _staged(tmp_path, "mini-ext", "0.1.1")  # unsigned
+    outputs.install(staged, out, "mini-ext")
+    assert not (out / "SHA256SUMS.sig").exists() and (out / "other_ext.SHA256SUMS.sig").is_file()

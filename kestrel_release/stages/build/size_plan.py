@@ -8,9 +8,11 @@ The levers, measured on the release's own wheels where the bytes say it:
 - merging payload that is byte-identical in every per-Python wheel of a platform into one (an abi3/py3
   wheel, or a shared data package): measured (the identical members' compressed bytes, once instead of
   N times); it shrinks the release, not its largest file;
-- nvcc --compress-mode=size: estimated, by compressing each CUDA binary that holds uncompressed SASS with
-  zstd (the algorithm class nvcc's size mode uses) against its deflated size in the wheel; it raises the
-  driver floor to CUDA 12.4's (r550).
+- nvcc --compress-mode=size: measured where the CUDA toolkit's `fatbinary` is found, by re-packing each
+  binary's uncompressed SASS images with `fatbinary --compress-mode=size` (size_repack.py) against the
+  binary's deflated size in the wheel; without it estimated, by compressing each such binary with zstd (the
+  algorithm class nvcc's size mode uses); the lever's basis and detail say which. It raises the driver floor
+  to CUDA 12.4's (r550).
 Stages read it (build's report, release's preflight); render and markdown are in size_plan_text.py.
 """
 
@@ -120,18 +122,23 @@ class _Read:
     tags: list[str]
     members: list[Any] = field(default_factory=list)
     cuda: list[cuda_binary.CudaInfo] = field(default_factory=list)
-    compressed_estimate: dict[str, int] = field(default_factory=dict)  # member -> zstd bytes (uncompressed SASS)
+    compressed_estimate: dict[str, int] = field(default_factory=dict)  # member -> bytes with size-mode SASS
+    repacked: set[str] = field(default_factory=set)  # members whose estimate fatbinary measured
 
 
 def plan(paths: Sequence[Path], limits: list[Limit]) -> SizePlan:
     """Read each wheel once and measure every lever on its bytes."""
-    reads = [_read(Path(p)) for p in paths]
+    from kestrel_release.adapters import fatbinary
+
+    exe = fatbinary.find()
+    reads = [_read(Path(p), exe) for p in paths]
     wheels: list[dict[str, Any]] = [
         {"filename": r.path.name, "size": r.size} for r in sorted(reads, key=lambda r: -r.size)
     ]
     result = SizePlan(wheels, limits)
     largest = max(reads, key=lambda r: r.size, default=None)
-    result.levers = [*_drop_arch(reads, largest), *_merge(reads), *_compress(reads, largest)]
+    toolkit = fatbinary.version(exe) if exe and any(r.repacked for r in reads) else ""
+    result.levers = [*_drop_arch(reads, largest), *_merge(reads), *_compress(reads, largest, toolkit)]
     for lever in result.levers:
         lever.fits = not result.over(lever.file_saving, lever.release_saving)
     return result
@@ -146,8 +153,9 @@ def rejudge(measured: SizePlan, limits: list[Limit]) -> SizePlan:
     return result
 
 
-def _read(path: Path) -> _Read:
+def _read(path: Path, exe: str | None = None) -> _Read:
     from kestrel_release.artifacts.wheel import read_wheel
+    from kestrel_release.stages.build import size_repack
 
     budget = cuda_binary.wheel_budget()
 
@@ -158,8 +166,10 @@ def _read(path: Path) -> _Read:
             info = cuda_binary.inspect_bytes(data, member.name, budget)
         except CudaFormatError:
             return None
-        raw = [e for e in info.entries if e["kind"] == "sass" and not e.get("compressed")]
-        return info, (_zstd(data) if raw else None)
+        if not [e for e in info.entries if e["kind"] == "sass" and not e.get("compressed")]:
+            return info, None
+        measured = size_repack.measure(exe, bytes(data), info) if exe else None
+        return info, ((measured, True) if measured is not None else (_zstd(data), False))
 
     found: list[tuple[Any, Any]] = []
     wheel = read_wheel(path, visit=lambda m, done: found.append((m, done)) if done else None, work=work)
@@ -168,7 +178,9 @@ def _read(path: Path) -> _Read:
         if info.has_cuda:
             out.cuda.append(info)
             if estimate is not None:
-                out.compressed_estimate[member.name] = estimate
+                out.compressed_estimate[member.name] = estimate[0]
+                if estimate[1]:
+                    out.repacked.add(member.name)
     return out
 
 
@@ -233,8 +245,9 @@ def _payload(r: _Read) -> list[Any]:
     return [m for m in r.members if m.digest and not m.is_dir and ".dist-info/" not in m.name]
 
 
-def _compress(reads: list[_Read], largest: _Read | None) -> list[Lever]:
-    """nvcc --compress-mode=size, estimated: zstd of each binary with uncompressed SASS vs its deflated bytes."""
+def _compress(reads: list[_Read], largest: _Read | None, toolkit: str = "") -> list[Lever]:
+    """nvcc --compress-mode=size: each binary with uncompressed SASS re-packed by fatbinary (measured), else
+    zstd of it (estimated), against its deflated bytes in the wheel."""
 
     def saved(r: _Read) -> int:
         by_name = {m.name: m for m in r.members}
@@ -243,17 +256,14 @@ def _compress(reads: list[_Read], largest: _Read | None) -> list[Lever]:
     total = sum(saved(r) for r in reads)
     if not total:
         return []
-    detail = (
-        f"zstd level {ZSTD_LEVEL} of the binaries holding uncompressed SASS; needs NVIDIA driver >= "
-        f"{size_forecast.COMPRESSED_DRIVER} (CUDA 12.4's)"
-    )
-    return [
-        Lever(
-            "nvcc --compress-mode=size",
-            "compress-size",
-            total,
-            saved(largest) if largest else 0,
-            "estimated",
-            detail,
-        )
-    ]
+    binaries = sum(len(r.compressed_estimate) for r in reads)
+    repacked = sum(len(r.repacked) for r in reads)
+    if repacked == binaries:
+        how, basis = f"the SASS re-packed with fatbinary --compress-mode=size ({toolkit})", "measured"
+    elif repacked:
+        how = f"{repacked} of {binaries} binaries re-packed with fatbinary ({toolkit}), zstd level {ZSTD_LEVEL} for the rest"
+        basis = "estimated"
+    else:
+        how, basis = f"no CUDA toolkit's fatbinary found: zstd level {ZSTD_LEVEL} of the binaries", "estimated"
+    detail = f"{how}; needs NVIDIA driver >= {size_forecast.COMPRESSED_DRIVER} (CUDA 12.4's)"
+    return [Lever("nvcc --compress-mode=size", "compress-size", total, saved(largest) if largest else 0, basis, detail)]

@@ -71,7 +71,8 @@ class Snapshots:
             folder = self.root / str(len(self._folders)) / (source_dir.resolve().name or "root")
             folder.mkdir(mode=0o700, parents=True)
             for found in manifest.manifest_files(source_dir):
-                for extra in (found, manifest.sums_for(found)):
+                sums = manifest.sums_for(found)  # and sign_key's signature of them, checked before upload
+                for extra in (found, sums, sums.with_name(sums.name + manifest.SIG)):
                     if extra.is_file():
                         _copy(extra, folder / extra.name)
             self._folders[key] = folder

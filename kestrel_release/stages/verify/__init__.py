@@ -228,6 +228,7 @@ class Attested:
     path: Path
     identity: str | None = None
     issuer: str | None = None
+    offline: bool = False  # --sigstore-offline
 
 
 def _attestation(attest: Attested | None) -> list:
@@ -245,7 +246,8 @@ def _check_attested(reports: list[WheelReport], attest: Attested, statements: li
 
     for report in reports:
         issuer = attest.issuer or attestation.GITHUB_ISSUER
-        found = attestation.check(report.path, sha256_file(report.path), statements, attest.identity, issuer)
+        digest = sha256_file(report.path)
+        found = attestation.check(report.path, digest, statements, attest.identity, issuer, attest.offline)
         report.findings = [*report.findings, *found]
 
 

@@ -100,6 +100,7 @@ def check(
     statements: list[Statement],
     identity: str | None = None,
     issuer: str = GITHUB_ISSUER,
+    offline: bool = False,
 ) -> list[Finding]:
     """Findings for one wheel: the subject of its name and its digest, then (with `identity`) the signature.
 
@@ -118,18 +119,20 @@ def check(
     if not identity:
         note = "digest matches the attestation; its signature and signer were not checked (pass --identity)"
         return [Finding(RULE, "warning", wheel.name, note)]
-    return _signature(wheel, matching[0], identity, issuer)
+    return _signature(wheel, matching[0], identity, issuer, offline)
 
 
-def _signature(wheel: Path, statement: Statement, identity: str, issuer: str) -> list[Finding]:
+def _signature(wheel: Path, statement: Statement, identity: str, issuer: str, offline: bool) -> list[Finding]:
     from kestrel_release.adapters import sigstore_check
 
     try:
-        signed = sigstore_check.verify_statement(statement.kind, statement.document, identity, issuer)
+        signed = sigstore_check.verify_statement(statement.kind, statement.document, identity, issuer, offline)
     except sigstore_check.SignatureProblem as exc:
-        hint = "check --identity/--issuer against who published it; a signature that does not verify is not theirs"
+        hint = exc.hint or "check --identity/--issuer against who published it; a signature that fails is not theirs"
         return [Finding(RULE, "error", wheel.name, f"the attestation's signature: {exc} — {hint}", hint)]
     if signed != statement.payload:  # the digest above was read from the statement the signature covers
         hint = "download the attestation again"
         return [Finding(RULE, "error", wheel.name, f"the signed statement is not the one read — {hint}", hint)]
-    return [Finding(RULE, "info", wheel.name, f"attested by {identity} (issuer {issuer}); signature verified")]
+    root = "the trust root sigstore-python ships (--sigstore-offline)" if offline else "Sigstore's current trust root"
+    note = f"attested by {identity} (issuer {issuer}); signature verified against {root}"
+    return [Finding(RULE, "info", wheel.name, note)]

@@ -92,3 +92,30 @@ def test_a_missing_passphrase_or_key_is_one_line_and_writes_nothing(project: Pat
     result = assemble(project, tmp_path, {"KESTREL_RELEASE_SIGN_KEY": str(tmp_path / "nope")})
     assert_one_line_error(result, 2, "sign_key names no readable file")
     assert str(tmp_path / "nope") not in result.output
+
+
+def test_the_github_release_gets_the_signature_and_refuses_one_that_does_not_match(tmp_path: Path) -> None:
+    import hashlib
+
+    from kestrel_release import manifest
+    from kestrel_release.sandbox.github.emulator import GithubEmulator
+    from tests.factories import build_output, make_github_project
+    from tests.integration.github_support import CANARY, REPO, TAG
+
+    key = keypair(tmp_path)
+    project = make_github_project(tmp_path / "kernels", "0.1.0")
+    with GithubEmulator(repos=(REPO,), token=CANARY) as gh:
+        out = build_output(project, "0.1.0", gh.add_commit(REPO))
+        sig = manifest.sign_sums(out / "SHA256SUMS", str(key), project)
+        assert sig == out / "SHA256SUMS.sig"
+        args = ["publish", "--target", "github", "--project", str(project), "--api-url", gh.api_url]
+        env = {"GH_TOKEN": CANARY, "GITHUB_TOKEN": ""}
+        result = run_cli(args, env=env, timeout=300)
+        assert result.code == 0, result.output
+        assets = gh.assets(REPO, TAG)
+        assert hashlib.sha256(assets["SHA256SUMS.sig"].data).digest() == hashlib.sha256(sig.read_bytes()).digest()
+        sig.write_text(sig.read_text().replace("U1NI", "U1NJ", 1))  # a damaged signature
+        mark = len(gh.requests())
+        result = run_cli(args, env=env, timeout=300)
+        assert_one_line_error(result, 5, "SHA256SUMS.sig does not verify SHA256SUMS")
+        assert not [r for r in gh.requests()[mark:] if r["method"] != "GET"]

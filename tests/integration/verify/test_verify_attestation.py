@@ -1,7 +1,9 @@
 """`verify WHEEL --attestation FILE`: a downloaded wheel against its PEP 740 attestation or Sigstore bundle.
 
-The digest check is real everywhere; Sigstore's trust root cannot be reached here, so the signature tests
-replace only the one Sigstore call (adapters/sigstore_check.verify_statement) and nothing that hashes.
+The digest check is real everywhere. The signature is checked for real on a real attestation (tests/data/
+attestations: Sigstore's production instance) against the trust root sigstore-python ships
+(--sigstore-offline: Sigstore's online trust root cannot be reached here); the tests of our own logic around
+it replace only the one Sigstore call (adapters/sigstore_check.verify_statement), never what hashes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from kestrel_release.adapters import sigstore_check
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.verify import attestation
 from tests.factories import make_wheel
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import ROOT, assert_one_line_error, run_cli
 
 IDENTITY = "https://github.com/acme/kernels/.github/workflows/kernels-release.yml@refs/tags/v0.1.0"
 
@@ -140,7 +142,9 @@ def test_a_file_that_is_no_attestation_is_one_line_exit_2(wheel: Path, tmp_path:
 
 def test_identity_without_attestation_is_a_usage_error(wheel: Path) -> None:
     result = run_cli(["verify", str(wheel), "--identity", IDENTITY], cwd=wheel.parent)
-    assert_one_line_error(result, 2, "--identity and --issuer check an attestation's signer", "--attestation")
+    assert_one_line_error(
+        result, 2, "--identity, --issuer and --sigstore-offline check an attestation's signer", "--attestation"
+    )
 
 
 # The signature: only Sigstore's verification call is replaced (its trust root is online).
@@ -149,7 +153,7 @@ def test_identity_without_attestation_is_a_usage_error(wheel: Path) -> None:
 def _signed_by(expected: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     calls: list[tuple] = []
 
-    def fake(kind: str, document: dict, identity: str, issuer: str) -> bytes:
+    def fake(kind: str, document: dict, identity: str, issuer: str, offline: bool = False) -> bytes:
         calls.append((kind, identity, issuer))
         if identity != expected:
             raise sigstore_check.SignatureProblem(f"certificate's identity is {expected}, not {identity}")
@@ -193,3 +197,65 @@ def test_the_stage_hashes_the_wheel_itself(wheel: Path, tmp_path: Path) -> None:
     assert not stage.run(cfg, [wheel], project=False, attest=attest).ok
     with pytest.raises(UsageError):
         stage.run(cfg, [wheel], project=False, attest=stage.Attested(tmp_path / "missing.json"))
+
+
+# A real attestation: a CircleCI pipeline's PEP 740 attestation of its wheel (pypi-attestations' test assets).
+REAL = ROOT / "tests" / "data" / "attestations" / "circleci_sign_publish_example-0.0.1.dev137-py3-none-any.whl"
+REAL_IDENTITY = (
+    "https://circleci.com/api/v2/projects/fdd9283f-e619-46af-8f9c-851f7d3e8b2b/pipeline-definitions/"
+    "8e4f8ab2-8d7c-4827-9f15-de076d6d647f"
+)
+REAL_ISSUER = "https://oidc.circleci.com"
+
+
+@pytest.fixture
+def real(tmp_path: Path) -> tuple[Path, Path]:
+    wheel = tmp_path / REAL.name
+    wheel.write_bytes(REAL.read_bytes())
+    att = tmp_path / (REAL.name + ".publish.attestation")
+    att.write_bytes(Path(str(REAL) + ".publish.attestation").read_bytes())
+    return wheel, att
+
+
+def real_verify(wheel: Path, att: Path, identity: str = REAL_IDENTITY):
+    args = ["--attestation", str(att), "--identity", identity, "--issuer", REAL_ISSUER, "--sigstore-offline"]
+    return verify(wheel, *args)
+
+
+def test_a_real_attestation_verifies_its_signature_and_signer_with_no_mock(real: tuple[Path, Path]) -> None:
+    result = real_verify(*real)
+    assert result.code == 0, result.output
+    (found,) = findings(result)
+    assert found["severity"] == "info" and f"attested by {REAL_IDENTITY}" in found["message"]
+    assert "signature verified against the trust root sigstore-python ships" in found["message"]
+
+
+def test_a_real_attestation_refuses_another_signer(real: tuple[Path, Path]) -> None:
+    result = real_verify(*real, identity=REAL_IDENTITY.replace("fdd9283f", "00000000"))
+    assert result.code == 5
+    (found,) = findings(result)
+    assert found["severity"] == "error" and "the attestation's signature:" in found["message"]
+
+
+def test_the_real_wheel_with_one_byte_changed_fails(real: tuple[Path, Path]) -> None:
+    wheel, att = real
+    tamper(wheel)
+    result = real_verify(wheel, att)
+    assert result.code == 5
+    assert any("is not the attested sha256" in f["message"] for f in findings(result))
+
+
+def test_a_statement_edited_after_signing_fails_the_signature(real: tuple[Path, Path]) -> None:
+    """The subject renamed in the statement (a wheel of another name passes the name check) breaks the
+    signature: the signature covers the statement the digest was read from."""
+    wheel, att = real
+    doc = json.loads(att.read_text())
+    body = base64.b64decode(doc["envelope"]["statement"]).replace(b"dev137", b"dev138")
+    doc["envelope"]["statement"] = base64.b64encode(body).decode()
+    renamed = wheel.with_name(wheel.name.replace("dev137", "dev138"))
+    wheel.rename(renamed)
+    att.write_text(json.dumps(doc))
+    result = real_verify(renamed, att)
+    assert result.code == 5
+    (found,) = findings(result)
+    assert "the attestation's signature:" in found["message"]

@@ -118,3 +118,33 @@ def test_a_build_without_variants_or_torch_is_refused_with_what_to_add() -> None
     with pytest.raises(UsageError) as err:
         hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, {"toolchain": {}})
     assert "[tool.kestrel-release.variants]" in (err.value.hint or "")
+
+
+def test_kernels_minver_and_upstream_are_what_kernels_reads_and_checks(tmp_path: Path, monkeypatch) -> None:
+    """kernels' MinverValidator refuses an older kernels than `kernels-minver` (the first that reads `digest`);
+    `upstream` is the repository from the wheel's Project-URL, a git URL kernels accepts."""
+    rust = _kernels_rust()
+    from kernels import validate
+
+    data = _meta(tmp_path, upstream="https://github.com/acme/my-ops")
+    meta = rust.Metadata.from_bytes(json.dumps(data).encode())
+    assert str(meta.kernels_minver) == hub_metadata.KERNELS_MINVER and meta.upstream == "https://github.com/acme/my-ops"
+    validate.MinverValidator().validate_metadata(metadata=meta, variant="v")  # the installed kernels is newer
+    monkeypatch.setattr(validate, "_installed_version", lambda: rust.Version.from_str("0.15.2"))
+    with pytest.raises(RuntimeError, match=r"requires kernels>=0\.16"):
+        validate.MinverValidator().validate_metadata(metadata=meta, variant="v")
+    assert "upstream" not in _meta(tmp_path)  # none known: none written (kernels' key is optional)
+
+
+@pytest.mark.parametrize(
+    ("urls", "expected"),
+    [
+        (["Homepage, https://acme.dev/ops", "Source, https://github.com/acme/ops"], "https://github.com/acme/ops"),
+        (["Source Code, https://gitlab.com/acme/ops.git"], "https://gitlab.com/acme/ops.git"),
+        (["Repository, git@github.com:acme/ops.git", "Documentation, https://docs.acme.dev"], None),
+        (["Bug Tracker, https://github.com/acme/ops/issues"], None),
+        ([], None),
+    ],
+)
+def test_upstream_is_the_source_repository_url(urls: list[str], expected: str | None) -> None:
+    assert hub_metadata.upstream(urls) == expected

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kestrel_release.adapters import fatbinary
 from kestrel_release.stages.build import size_plan, size_plan_text
 from tests.factories import make_wheel
 
@@ -12,6 +15,13 @@ CUDA = Path(__file__).resolve().parents[3] / "data" / "cuda" / "release"
 PKG = "kestrel_kernels"
 SM90 = (CUDA / "cu130-sm90a.cubin").read_bytes()
 SM100 = (CUDA / "cu130-sm100a.cubin").read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def _no_toolkit(monkeypatch):
+    """No CUDA toolkit: the compression lever is the zstd estimate (tests/integration/build/test_size_plan_repack.py
+    measures it with the toolkit's fatbinary)."""
+    monkeypatch.setattr(fatbinary, "find", lambda: None)
 
 
 def _wheels(tmp_path: Path, pythons=("312", "313")) -> list[Path]:
@@ -42,6 +52,7 @@ def test_a_release_within_its_limits_fits_and_lists_each_lever(tmp_path):
     ]
     names = {lv.name for lv in plan.levers}
     assert {"drop sm_90a (CUDA 13.0)", "drop sm_100a (CUDA 13.0)"} <= names
+    assert plan.levers[-1].detail.startswith("no CUDA toolkit's fatbinary found: zstd level")
 
 
 def test_dropping_an_arch_saves_its_share_of_every_wheel(tmp_path):
