@@ -186,6 +186,8 @@ def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen
     """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after.
     Its environment carries a tag (proctree.TAG_VAR) that finds its descendants even when they left its
     session and their parent died."""
+    if _stopping.is_set():  # kill_all has run: a thread that waited (a build slot, a lock) starts nothing more
+        raise BuildError(f"{os.fspath(argv[0])} not started: the command is stopping")
     tag = proctree.new_tag()
     popen_kwargs["env"] = {
         **(os.environ if popen_kwargs.get("env") is None else popen_kwargs["env"]),
@@ -198,6 +200,11 @@ def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen
         child = popen(argv, start_new_session=True, **popen_kwargs)
     with _lock:
         _live[child] = tag
+        late = _stopping.is_set()
+    if late:  # kill_all ran while it started, and did not see it: its tree ends here instead
+        kill_group(child)
+        forget(child)
+        raise BuildError(f"{os.fspath(argv[0])} stopped as it started: the command is stopping")
     return child
 
 

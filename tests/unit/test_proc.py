@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from kestrel_release import proc
+from kestrel_release.errors import BuildError
 
 
 class FakeChild:
@@ -85,3 +88,37 @@ def test_spawn_on_windows_asks_for_a_new_process_group(monkeypatch):
     assert "start_new_session" not in seen
     assert seen["creationflags"] & 0x200
     assert child in proc._live
+
+
+def test_nothing_starts_once_kill_all_has_run(monkeypatch):
+    """A build thread that waited (for a build slot) while an interrupt's kill_all ran must not start its build
+    then: kill_all never sees it, and the tool waited 20 minutes for that nvcc before exiting (seen with
+    torchsort, 4 Pythons, SIGTERM during the lead's wheel)."""
+    started = []
+    monkeypatch.setattr(proc, "popen", lambda argv, **kw: started.append(argv) or FakeChild())
+    monkeypatch.setattr(proc, "_live", {})
+    monkeypatch.setattr(proc, "_stopping", proc.threading.Event())
+    monkeypatch.setattr(proc.proctree, "available", lambda: False)
+    proc.kill_all()
+    with pytest.raises(BuildError, match="uv not started: the command is stopping"):
+        proc.spawn(["uv", "build"])
+    assert started == [] and proc._live == {}
+
+
+def test_a_child_that_starts_while_kill_all_runs_is_killed_at_once(monkeypatch):
+    child = FakeChild()
+    stopping = proc.threading.Event()
+
+    def popen(argv, **kw):
+        stopping.set()  # kill_all, in another thread, between spawn's check and its registration
+        return child
+
+    monkeypatch.setattr(proc, "popen", popen)
+    monkeypatch.setattr(proc, "_live", {})
+    monkeypatch.setattr(proc, "_stopping", stopping)
+    monkeypatch.setattr(proc.proctree, "available", lambda: False)
+    killed = []
+    monkeypatch.setattr(proc, "kill_group", killed.append)
+    with pytest.raises(BuildError, match="stopped as it started"):
+        proc.spawn(["nvcc"])
+    assert killed == [child] and proc._live == {}

@@ -199,6 +199,8 @@ class LeadFirst:
                 raise BuildError(f"build for Python {py} not started: another build failed")
         try:
             with self._slots:
+                if proc.stopping():  # it waited for a slot that a killed build gave back
+                    raise BuildError(f"build for Python {py} not started: the build is stopping")
                 yield
         finally:
             self.finished(py)

@@ -87,9 +87,24 @@ def _cython(d: Detected, setup_py: str, pyproject: dict[str, Any], cfg: dict[str
     ]
     if _includes_package_data(setup_py, pyproject, cfg):
         declared.append((_manifest_lines(read(d.project_dir / "MANIFEST.in")), "MANIFEST.in with include_package_data"))
+        declared.append((_package_ext_sources(d, setup_py), _EXT_SOURCES_WHY))
     for texts, why in declared:
         for suffix in _named(texts, _CYTHON):
             d.shipped_sources.setdefault(suffix, why)
+
+
+_EXT_SOURCES_WHY = "setup.py's extension sources inside the package, which include_package_data installs"
+_SOURCE_PATH = re.compile(r"""["']([\w./-]+\.(?:c|cc|cpp|cxx|cu))["']""")
+_JOINED_PATH = re.compile(r"""join\(\s*["']([\w.-]+)["']\s*,\s*["']([\w./-]+\.(?:c|cc|cpp|cxx|cu))["']""")
+
+
+def _package_ext_sources(d: Detected, setup_py: str) -> list[str]:
+    """setup.py's extension sources that sit inside a package directory: setuptools' file manifest always lists
+    ext_modules' sources, and include_package_data installs every listed file inside a package (torchsort 0.1.10
+    ships torchsort/isotonic_cpu.cpp so, with only `*.cu` in its MANIFEST.in)."""
+    paths = _SOURCE_PATH.findall(setup_py) + [f"{a}/{b}" for a, b in _JOINED_PATH.findall(setup_py)]
+    dirs = tuple(f"{rel.rstrip('/')}/" for rel in d.packages.values() if rel not in ("", "."))
+    return [p for p in paths if p.lstrip("./").startswith(dirs)]
 
 
 def _includes_package_data(setup_py: str, pyproject: dict[str, Any], cfg: dict[str, dict[str, str]]) -> bool:

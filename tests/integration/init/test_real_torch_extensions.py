@@ -70,3 +70,5 @@ def test_torchsort_declares_torch_and_gates_cuda_on_nvcc_not_on_a_gpu(sdists: Pa
     got = _init(sdists, "torchsort-0.1.10")
     assert got["build"] == {"env": {"TORCH_CUDA_ARCH_LIST": "9.0a"}}
     assert got["version_files"] == [{"path": "setup.py", "pattern": 'version="{version}"'}]
+    # include_package_data ships its extension sources inside the package: isotonic_cpu.cpp and isotonic_cuda.cu
+    assert "*.cpp" not in got["verify"]["forbid"] and "*.cu" not in got["verify"]["forbid"]

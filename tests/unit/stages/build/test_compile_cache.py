@@ -185,3 +185,42 @@ def test_the_rest_start_when_the_lead_needs_no_compile() -> None:
     slots.finished("3.13")  # the lead's wheel came from the wheel cache
     assert entered.wait(5)
     thread.join(5)
+
+
+def test_a_python_that_waited_for_a_slot_does_not_start_once_the_build_is_stopping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two builds hold the slots; a third waits. An interrupt kills the two, and their slots come back: the
+    third must not start its build then (kill_all has run and would never stop it)."""
+    import threading
+
+    from kestrel_release import proc
+    from kestrel_release.errors import BuildError
+
+    monkeypatch.setattr(proc, "_stopping", threading.Event())
+    slots = compile_cache.LeadFirst(1, None)
+    holding, release = threading.Event(), threading.Event()
+    outcome: list[str] = []
+
+    def first() -> None:
+        with slots.slot("3.12"):
+            holding.set()
+            release.wait(5)
+
+    def waiting() -> None:
+        try:
+            with slots.slot("3.11"):
+                outcome.append("started")
+        except BuildError as exc:
+            outcome.append(str(exc))
+
+    t1 = threading.Thread(target=first)
+    t1.start()
+    assert holding.wait(5)
+    t2 = threading.Thread(target=waiting)
+    t2.start()
+    proc._stopping.set()  # kill_all
+    release.set()  # the killed build gives its slot back
+    for t in (t1, t2):
+        t.join(5)
+    assert outcome == ["build for Python 3.11 not started: the build is stopping"]

@@ -201,3 +201,25 @@ def test_chamferdist_ships_the_sources_its_package_data_names_and_init_says_so(t
     assert "*.c" in forbid and "*.pyx" in forbid
     assert "*.cpp ships on purpose (setup.py package_data)" in plan.comments["verify.forbid"]
     assert any("ships CUDA sources (*.cu, *.cuh" in note for note in plan.notes), plan.notes
+
+
+def test_extension_sources_inside_the_package_ship_with_include_package_data(tmp_path):
+    """torchsort 0.1.10: MANIFEST.in names only `*.cu`, yet its wheel holds torchsort/isotonic_cpu.cpp too
+    (setuptools' manifest lists ext_modules' sources; include_package_data installs them): init's forbid list
+    must not refuse the unmodified package's wheel (verify failed on `*.cpp` after a 20-minute build)."""
+    forbid, plan = forbid_of(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools", "torch"]\n',
+            "MANIFEST.in": "recursive-include ts *.cu\n",
+            "setup.py": "from torch.utils import cpp_extension\nsetup(name='ts', packages=['ts'], "
+            "include_package_data=True, ext_modules=[cpp_extension.CppExtension('ts.cpu', "
+            "sources=['ts/cpu.cpp']), cpp_extension.CUDAExtension('ts.cuda', sources=['ts/cuda.cu'])])\n",
+            "ts/__init__.py": "",
+            "ts/cpu.cpp": "",
+            "ts/cuda.cu": "",
+        },
+    )
+    assert "*.cpp" not in forbid and "*.cu" not in forbid and "*.c" in forbid
+    assert "*.cpp ships on purpose (setup.py's extension sources inside the package" in plan.comments["verify.forbid"]
+    assert flagged(forbid, "ts/cpu.cpp", "ts/cuda.cu", "ts/x.c") == ["ts/x.c"]
