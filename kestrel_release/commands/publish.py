@@ -65,7 +65,7 @@ def publish(
     http_policy.allow_insecure(allow_insecure_http)
     if target is None:
         target = target_registry.default_publish_target(repository_url=repository_url)
-    from kestrel_release.stages import publish as stage
+    from kestrel_release.targets import publishing as stage
 
     cfg = load_config(project, json, python=comma_list(python))
     options = stage.options(

@@ -1,4 +1,4 @@
-"""A new kind of publish target is one module plus one registry line: this file is that module.
+"""A new kind of publish target is one package plus one registry line: this file stands for its `__init__`.
 
 The `directory` kind below copies the verified wheels into a folder. `register()` adds it to the
 registry (the one line); the CLI then runs in a child process that registers it first, and a real
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from kestrel_release.config_values import PREFIX, env_word, fields, section
-from kestrel_release.targets.base import Check, Options
+from kestrel_release.targets.base import Check, Options, options_from
 from tests.factories import make_dist, make_project
 from tests.helpers import ROOT, CliResult, assert_one_line_error
 
@@ -39,6 +39,9 @@ class Settings:
 @dataclass(frozen=True)
 class DirectoryOptions(Options):
     folder: str | None = None
+
+
+OPTIONS = DirectoryOptions  # the publish flags it accepts: the shared ones and --folder
 
 
 @dataclass
@@ -81,13 +84,14 @@ class Target:
     kind = KIND
     verify_rules = Settings.verify_rules
     installable = INSTALLABLE
+    serves_variants = False
 
     def __init__(self, name: str, cfg: Any, settings: Settings | None) -> None:
         self.name, self.cfg, self.settings = name, cfg, settings or Settings()
         self.label = name
 
     def options(self, flags: dict[str, Any]) -> DirectoryOptions:
-        return DirectoryOptions(**{f.name: flags[f.name] for f in dataclasses.fields(Options) if f.name in flags})
+        return options_from(DirectoryOptions, flags)
 
     def publish(self, paths: list[Path], options: DirectoryOptions) -> Copied:
         from kestrel_release.stages import verify
@@ -124,6 +128,9 @@ class Target:
 
     def doctor_checks(self) -> list[Check]:
         return []
+
+    def variant_index(self) -> None:
+        return None
 
 
 def register() -> None:
