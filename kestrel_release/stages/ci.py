@@ -228,7 +228,9 @@ def static_jobs(cfg, root: Path) -> list[dict]:
     an artifact for the static host; with `github`, the wheels as that release's assets)."""
     from kestrel_release import targets
 
-    jobs = []
+    jobs: list[dict] = []
+    if not getattr(cfg, "targets", None):  # a plan without targets (ci's own callers pass a bare namespace)
+        return jobs
     for name, index in sorted(targets.variant_indexes(cfg).items()):
         if not _SAFE_WORD.fullmatch(name):
             raise UsageError(f"ci: the target name '{name}' cannot be a job name", "use letters, digits, '.', '_', '-'")

@@ -9,6 +9,8 @@ capabilities, and never branch on a name or a kind. Adding a kind: write its pac
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release.config_values import env_word, suggest
@@ -149,3 +151,28 @@ def variant_indexes(cfg: Config) -> dict[str, VariantIndex]:
         if index is not None:
             out[name] = index
     return out
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One publish command-line flag a kind declares (a field of its OPTIONS with `base.flag` metadata)."""
+
+    name: str  # the Options field, and the command function's parameter
+    type: Any
+    default: Any
+    help: str
+    spelling: str  # "--repository-url", "--prune/--no-prune"
+
+
+def publish_flags() -> list[Flag]:
+    """The flags the kinds add to `publish`, in registry order, each once (two kinds may take one flag)."""
+    import typing
+
+    found: dict[str, Flag] = {}
+    for kind in KINDS.values():
+        hints = typing.get_type_hints(kind.OPTIONS)
+        for f in dataclasses.fields(kind.OPTIONS):
+            if "flag" in f.metadata and f.name not in found:
+                spelling = f.metadata["flag"] or f"--{f.name.replace('_', '-')}"
+                found[f.name] = Flag(f.name, hints[f.name], f.default, f.metadata["help"], spelling)
+    return list(found.values())

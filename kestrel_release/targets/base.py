@@ -34,6 +34,13 @@ class Options:
     pythons: tuple[str, ...] | None = None  # --python: upload only the wheels that install on these
 
 
+def flag(help: str, spelling: str = "") -> dict[str, str]:
+    """A kind's Options field that is a publish command-line flag (its field metadata): the command
+    (commands/publish.py) adds the flag from it; a field without it is set only by a release's step.
+    `spelling`: the flag's declaration when it is not `--<name>` ("--prune/--no-prune")."""
+    return {"help": help, "flag": spelling}
+
+
 OptionsT = TypeVar("OptionsT", bound="Options")
 
 

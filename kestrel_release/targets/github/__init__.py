@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release.config_model import GithubTarget as Settings
 from kestrel_release.config_values import PREFIX, env_word, fields, section
-from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
+from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
@@ -35,10 +35,13 @@ REPO_HINT = (
 
 @dataclass(frozen=True)
 class GithubOptions(Options):
-    repo: str | None = None
-    tag: str | None = None
-    api_url: str | None = None
-    prune: bool | None = None
+    repo: str | None = field(default=None, metadata=flag("GitHub OWNER/NAME."))
+    tag: str | None = field(default=None, metadata=flag("GitHub release tag (default: the rolling nightly)."))
+    api_url: str | None = field(default=None, metadata=flag("GitHub API URL (Enterprise: https://HOST/api/v3)."))
+    prune: bool | None = field(
+        default=None,
+        metadata=flag("Remove wheels of other versions from the rolling release.", "--prune/--no-prune"),
+    )
     token: str | None = None
     commit: str | None = None
 

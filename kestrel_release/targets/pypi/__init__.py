@@ -12,14 +12,14 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release import config_model
 from kestrel_release.config_model import IndexTarget as Settings
 from kestrel_release.config_values import PREFIX, env_word, suggest
-from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
+from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
@@ -43,9 +43,11 @@ ENV_HELP = f"an index target's variables are {PREFIX}TARGETS_<NAME>_<KEY>"
 
 @dataclass(frozen=True)
 class IndexOptions(Options):
-    repository_url: str | None = None
-    simple_url: str | None = None
-    smoke_test: bool = False
+    repository_url: str | None = field(default=None, metadata=flag("Upload URL of the index."))
+    simple_url: str | None = field(
+        default=None, metadata=flag("Simple index URL (default: derived from the upload URL).")
+    )
+    smoke_test: bool = field(default=False, metadata=flag("Install the published version into fresh venvs."))
     credentials: tuple[str, str] | None = None
 
 

@@ -1,6 +1,6 @@
 """The static-index kind: every variant's wheels in a static PEP 503/691 index in a folder (PyTorch's layout).
 
-Its table (static_target.py reads it: kind = "static-index", dir, base_url, github = {repo, tag}); no
+Its table (settings.py reads it: kind = "static-index", dir, base_url, github = {repo, tag}); no
 variables. Writing: targets/static_index/publish.py; the rehearsal's stand-in: the index written under the
 rehearsal folder and served by the sandbox static host (read back over HTTP after publishing), with a
 GitHub emulator of its own when its wheels are release assets.
@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
-from kestrel_release.targets.static_index import settings as static_target
+from kestrel_release.targets.static_index import settings as static_settings
 from kestrel_release.targets.static_index.settings import StaticIndexTarget as Settings
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
 
-KIND = static_target.KIND
+KIND = static_settings.KIND
 BUILTIN: dict[str, Settings] = {}
 INSTALLABLE = False
 ENV_HELP = "a static index is set in pyproject.toml only"
@@ -53,7 +53,7 @@ def describe(name: str) -> tuple[str, str]:
 
 
 def parse(name: str, body: Any, where: str, errors: list[str], env: dict[str, str]) -> Settings:
-    return static_target.parse({"kind": KIND, **body} if isinstance(body, dict) else {}, where, errors)
+    return static_settings.parse({"kind": KIND, **body} if isinstance(body, dict) else {}, where, errors)
 
 
 def env_names() -> dict[str, str]:
@@ -69,7 +69,7 @@ def from_env(targets: dict[str, Any], errors: list[str], env: dict[str, str], el
 
 
 def validate(name: str, settings: Settings, errors: list[str], at: Any) -> None:
-    """parse checked everything (static_target.parse)."""
+    """parse checked everything (static_settings.parse)."""
 
 
 class Target:

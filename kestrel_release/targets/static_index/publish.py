@@ -192,7 +192,7 @@ def flavour_of(wheel: Path) -> str:
 def _verify(cfg: Config, wheels: list[Path], target: str) -> None:
     """verify's checks for each build folder (a variant's folder is a build of its own), with the target's own
     rules: PyPI's do not apply to an index of our own (local versions are its point), a release asset's
-    size limit does (targets/static_index.py, `verify_rules`)."""
+    size limit does (targets/static_index/, `verify_rules`)."""
     from kestrel_release.stages import verify
 
     by_dir: dict[Path, list[Path]] = {}
