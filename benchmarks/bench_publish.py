@@ -60,8 +60,8 @@ def run(quick: bool, wheels_dir: Path | None, log: Path) -> Section:
     """Rounds of: tool upload, tool re-run, twine upload (quick: 2 rounds, full: 5)."""
     if wheels_dir is None or not sorted(wheels_dir.glob("*.whl")):
         raise NotAvailable("no wheels from the build benchmark")
-    if not importlib.util.find_spec("kestrel_release.stages.publish.index"):
-        raise NotAvailable("kestrel_release.stages.publish.index does not exist yet")
+    if not importlib.util.find_spec("kestrel_release.targets.pypi.publish"):
+        raise NotAvailable("kestrel_release.targets.pypi.publish does not exist yet")
     from kestrel_release.sandbox.pypi.server import PypiSandbox
 
     wheels = sorted(wheels_dir.glob("*.whl"))

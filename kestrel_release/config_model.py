@@ -329,11 +329,17 @@ class SmokeTestConfig:
     )
 
 
+# The target whose acceptance rules `verify` applies without --target: a built-in index (targets/pypi/
+# re-exports it). Data here, beside the index kind's settings, because verify sits below the registry
+# (every target's publish runs it) and reads each target's rules from its settings, `verify_rules`.
+VERIFY_DEFAULT = "pypi"
+
+
 @dataclass(frozen=True)
 class IndexTarget:
-    """An index target's settings (targets/pypi.py); `verify_rules`: see targets/base.py Target."""
+    """An index target's settings (targets/pypi/); `verify_rules`: see targets/base.py Target."""
 
-    kind: ClassVar[str] = "index"  # the table's `kind = "..."` (targets/pypi.py's KIND)
+    kind: ClassVar[str] = "index"  # the table's `kind = "..."` (targets/pypi/'s KIND)
     verify_rules: ClassVar[str] = "index"
     repository_url: str = field(metadata=doc("The index's upload URL."))
     simple_url: str = field(
@@ -344,7 +350,7 @@ class IndexTarget:
 
 @dataclass(frozen=True)
 class GithubTarget:
-    """The GitHub release's settings (targets/github.py)."""
+    """The GitHub release's settings (targets/github/)."""
 
     verify_rules: ClassVar[str] = "asset"
     max_asset_size: ClassVar[int] = 2 * 1024 * MIB  # GitHub refuses a release asset of 2 GiB or more
@@ -523,5 +529,5 @@ class Config:
         return self.name.replace("-", "_").replace(".", "_").lower()
 
     def github(self) -> GithubTarget:
-        """The GitHub release's settings (the first target of that kind; targets/github.py owns the name)."""
+        """The GitHub release's settings (the first target of that kind; targets/github/ owns the name)."""
         return next((t for t in self.targets.values() if isinstance(t, GithubTarget)), GithubTarget())

@@ -13,7 +13,7 @@ from typing import Any
 
 from kestrel_release import cuda_rules, pyversions
 from kestrel_release import platforms as platform_registry
-from kestrel_release.variants.model import FORMATS, NAMINGS, OSES, Exclude, Variant, VariantError, VariantsConfig
+from kestrel_release.variants.model import FORMATS, NAMINGS, Exclude, Variant, VariantError, VariantsConfig
 
 WHERE = "[tool.kestrel-release.variants]"
 ENV_PREFIX = "KESTREL_RELEASE_VARIANTS_"
@@ -246,7 +246,7 @@ def _excludes(
             except cuda_rules.ArchError as exc:
                 errors.append(f"{at}.cuda: {exc}")
                 continue
-        listed = {"torch": torch, "cuda": cuda, "os": OSES}
+        listed = {"torch": torch, "cuda": cuda, "os": platform_registry.systems()}
         wrong = [k for k, options in listed.items() if k in fields and fields[k] not in options]
         if wrong:
             k = wrong[0]

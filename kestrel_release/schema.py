@@ -11,9 +11,10 @@ import dataclasses
 import json
 from typing import Any
 
-from kestrel_release import config_settings, config_variants, static_target
+from kestrel_release import config_settings, config_variants
 from kestrel_release.config_model import MIB, Config, GithubTarget, IndexTarget, VersionFile
 from kestrel_release.config_settings import Setting
+from kestrel_release.targets.static_index import settings as static_target
 from kestrel_release.variants.model import FORMATS, NAMINGS
 
 SCHEMA_FILE, REFERENCE_FILE = "config-schema.json", "configuration.md"

@@ -8,36 +8,27 @@ from __future__ import annotations
 
 import platform
 import sys
-from dataclasses import dataclass
 
+from kestrel_release import platforms
 from kestrel_release.adapters import toolchain
 from kestrel_release.platforms import arches
+from kestrel_release.platforms.base import Host
 
-
-@dataclass(frozen=True)
-class Host:
-    system: str  # "linux", "windows", "macos"
-    arch: str  # a CPU of platforms/arches.py (x86_64, aarch64, ...), else platform.machine() as given
-    libc: str = ""  # "glibc" or "musl" on Linux
-    libc_version: tuple[int, int] | None = None  # glibc (2, 36); for macOS the OS version (14, 0)
-
-    def describe(self) -> str:
-        version = ".".join(map(str, self.libc_version)) if self.libc_version else ""
-        libc = f" {self.libc} {version}" if self.libc else f" {version}" if version else ""
-        return f"{self.system}-{self.arch}{libc}"
+__all__ = ["Host", "current"]  # Host is the platforms' record (platforms/base.py); read here
 
 
 def current() -> Host:
     machine = platform.machine().lower()
     arch = arches.canonical(machine) or machine  # AMD64, arm64 -> the names wheel tags use on Linux
-    if sys.platform.startswith("win"):
-        return Host("windows", arch)
-    if sys.platform == "darwin":
+    os_ = platforms.for_sys_platform(sys.platform)  # the registry's: each OS says what its floor is read from
+    if os_.host_floor == "os":
         release = platform.mac_ver()[0] or "0.0"
         parts = [int(p) for p in release.split(".")[:2] if p.isdigit()] + [0, 0]
-        return Host("macos", arch, libc_version=(parts[0], parts[1]))
+        return Host(os_.system, arch, libc_version=(parts[0], parts[1]))
+    if os_.host_floor != "libc":
+        return Host(os_.system, arch)
     glibc = toolchain.glibc_version()
     if glibc:
         major, minor = (int(p) for p in glibc.split(".")[:2])
-        return Host("linux", arch, "glibc", (major, minor))
-    return Host("linux", arch, "musl")
+        return Host(os_.system, arch, "glibc", (major, minor))
+    return Host(os_.system, arch, "musl")

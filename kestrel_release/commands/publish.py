@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import inspect
+from typing import Annotated, Any
 
 import typer
 
@@ -35,57 +36,50 @@ def publish(
     ] = None,
     project: ProjectOpt = None,
     json: JsonOpt = False,
-    repository_url: Annotated[str | None, typer.Option("--repository-url", help="Upload URL of the index.")] = None,
-    simple_url: Annotated[
-        str | None, typer.Option("--simple-url", help="Simple index URL (default: derived from the upload URL).")
-    ] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
-    smoke_test: Annotated[
-        bool, typer.Option("--smoke-test", help="Install the published version into fresh venvs.")
-    ] = False,
     token_env: TokenEnvOpt = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
-    tag: Annotated[str | None, typer.Option("--tag", help="GitHub release tag (default: the rolling nightly).")] = None,
-    api_url: Annotated[
-        str | None, typer.Option("--api-url", help="GitHub API URL (Enterprise: https://HOST/api/v3).")
-    ] = None,
-    prune: Annotated[
-        bool | None,
-        typer.Option("--prune/--no-prune", help="Remove wheels of other versions from the rolling release."),
-    ] = None,
     python: Annotated[
         str | None, typer.Option("--python", help="The Pythons the verify matrix and --smoke-test expect, e.g. 3.12.")
     ] = None,
     allow_insecure_http: InsecureOpt = False,
+    **kind_flags: Any,
 ) -> None:
     """Upload verified wheels to a package index or a GitHub release, idempotently."""
     from kestrel_release.adapters import http_policy
 
     http_policy.allow_insecure(allow_insecure_http)
     if target is None:
-        target = target_registry.default_publish_target(repository_url=repository_url)
-    from kestrel_release.stages import publish as stage
+        target = target_registry.default_publish_target(repository_url=kind_flags.get("repository_url"))
+    from kestrel_release.targets import publishing as stage
 
     cfg = load_config(project, json, python=comma_list(python))
     options = stage.options(
-        cfg,
-        target,
-        dry_run=dry_run,
-        yes=yes,
-        token_env=token_env,
-        repository_url=repository_url,
-        simple_url=simple_url,
-        smoke_test=smoke_test,
-        repo=repo,
-        tag=tag,
-        api_url=api_url,
-        prune=prune,
-        pythons=comma_list(python),
+        cfg, target, dry_run=dry_run, yes=yes, token_env=token_env, pythons=comma_list(python), **kind_flags
     )
     result = stage.run(cfg, paths or [], target, options)
     console.emit_json(result.to_json()) if json else stage.render(cfg, target, result)
 
 
+def _signature() -> inspect.Signature:
+    """publish's parameters: its own, then each kind's flags (targets.publish_flags: a kind declares the
+    flags it takes on its Options; the stage refuses a flag of another kind, exit 2)."""
+    vars(publish).pop("__signature__", None)  # registered before in this process: start from the function's own
+    own = inspect.signature(publish, eval_str=True)
+    fixed = [p for p in own.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    kinds = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=f.default,
+            annotation=Annotated[f.type, typer.Option(*f.spelling.split(" "), help=f.help)],
+        )
+        for f in target_registry.publish_flags()
+    ]
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in fixed[-2:]]  # --python, insecure last
+    return own.replace(parameters=[*fixed[:-2], *kinds, *keyword])
+
+
 def register(app: typer.Typer) -> None:
+    publish.__signature__ = _signature()  # type: ignore[attr-defined]
     app.command()(publish)

@@ -9,6 +9,8 @@ Adding a platform is one module and one line in REGISTRY. Pure, below the stages
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import TYPE_CHECKING
 
 from kestrel_release.errors import UsageError
@@ -16,8 +18,8 @@ from kestrel_release.platforms import linux, macos, windows
 from kestrel_release.platforms.base import OSPlatform, Platform
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.host import Host
     from kestrel_release.adapters.repair import RepairTool
+    from kestrel_release.platforms.base import Host
 
 __all__ = [
     "CI_EXAMPLES",
@@ -29,16 +31,21 @@ __all__ = [
     "ci_plat",
     "ci_runner",
     "covers",
+    "for_sys_platform",
     "for_system",
     "for_tag",
     "host_tag",
     "parse",
     "problems",
+    "pypi_accepts",
     "repair_tool",
     "runner_key",
+    "systems",
 ]
 
 REGISTRY: dict[str, OSPlatform] = {p.system: p for p in (linux.PLATFORM, windows.PLATFORM, macos.PLATFORM)}
+# The running system when no platform claims its sys.platform (another Unix): read as Linux, glibc else musl.
+HOST_FALLBACK = linux.PLATFORM
 
 EXAMPLES = ", ".join(tag for p in REGISTRY.values() for tag in p.examples)
 CI_EXAMPLES = ", ".join(tag for p in REGISTRY.values() for tag in p.ci_examples)
@@ -50,6 +57,33 @@ def for_system(system: str) -> OSPlatform:
         return REGISTRY[system]
     except KeyError:
         raise ValueError(f"no platform {system!r} (known: {', '.join(REGISTRY)})") from None
+
+
+def systems() -> tuple[str, ...]:
+    """The OS names a variant's `os` and Host.system take, in registry order."""
+    return tuple(REGISTRY)
+
+
+def pypi_accepts(tag: str) -> bool:
+    """Does PyPI accept a wheel of platform tag `tag` (warehouse's list: `any`, and each OS's own)?"""
+    return _pypi_pattern(tuple(p.pypi_tags for p in REGISTRY.values() if p.pypi_tags)).match(tag) is not None
+
+
+@functools.lru_cache(maxsize=4)
+def _pypi_pattern(fragments: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(rf"^(any|{'|'.join(fragments)})$")
+
+
+def for_sys_platform(sys_platform: str) -> OSPlatform:
+    """The OS family of a `sys.platform` value (adapters/host: the running system)."""
+    found = (p for p in REGISTRY.values() if p.sys_platform and sys_platform.startswith(p.sys_platform))
+    return next(found, HOST_FALLBACK)
+
+
+def variant_word(system: str) -> str:
+    """How kernel-builder names OS `system` in a variant's name (variants/model)."""
+    os_ = REGISTRY.get(system)
+    return (os_.variant_word or os_.system) if os_ is not None else system
 
 
 def parse(name: str) -> Platform | None:

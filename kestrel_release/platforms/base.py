@@ -6,10 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from kestrel_release.adapters.host import Host
+
+@dataclass(frozen=True)
+class Host:
+    """A machine as wheel platforms see it (adapters/host.current reads the running one)."""
+
+    system: str  # "linux", "windows", "macos"
+    arch: str  # a CPU of platforms/arches.py (x86_64, aarch64, ...), else platform.machine() as given
+    libc: str = ""  # "glibc" or "musl" on Linux
+    libc_version: tuple[int, int] | None = None  # glibc (2, 36); for macOS the OS version (14, 0)
+
+    def describe(self) -> str:
+        version = ".".join(map(str, self.libc_version)) if self.libc_version else ""
+        libc = f" {self.libc} {version}" if self.libc else f" {version}" if version else ""
+        return f"{self.system}-{self.arch}{libc}"
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,15 @@ class OSPlatform:
     ci_examples: tuple[str, ...] = ()  # tags shown where ci init refuses a platform
     runners: ClassVar[dict[str, str]]  # CPU -> the GitHub-hosted runner that builds it (ci init)
     ci_containers: bool = False  # its CI jobs run in build.container's image (GitHub runs containers on Linux)
+    # The platform tags PyPI accepts for this OS's wheels (warehouse's list), as regex alternatives; "" = none.
+    pypi_tags: str = ""
+    sys_platform: str = ""  # how `sys.platform` starts on this OS (adapters/host reads the running system)
+    # Where a host's floor comes from: "libc" (glibc's version, else musl), "os" (the OS release), "" (none).
+    host_floor: str = ""
+    # How kernel-builder names this OS in a variant (torch213-cxx11-cu130-x86_64-linux; "" = `system`),
+    # and whether that name carries the C++ ABI word (cxx11/cxx98).
+    variant_word: str = ""
+    variant_abi: bool = False
 
     def parse(self, name: str) -> Platform | None:
         """A wheel platform tag or sysconfig platform name of this OS; None if it is not one."""

@@ -10,7 +10,7 @@ from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.host import Host
+    from kestrel_release.platforms.base import Host
 
 # The CPUs Linux wheel tags name (PEP 599/600/656 and PyPI's linux_armv6l/armv7l).
 ARCHES = ("x86_64", "aarch64", "i686", "armv7l", "armv6l", "ppc64le", "ppc64", "s390x", "riscv64")
@@ -33,6 +33,13 @@ class Linux(OSPlatform):
     examples = ("manylinux_2_28_x86_64", "manylinux_2_28_aarch64", "musllinux_1_2_x86_64")
     ci_examples = ("manylinux_2_34_x86_64", "manylinux_2_28_aarch64")
     runners: ClassVar[dict[str, str]] = {"x86_64": "ubuntu-latest", "aarch64": "ubuntu-24.04-arm"}
+    pypi_tags = (
+        f"{'|'.join(f'linux_{a}' for a in PYPI_PLAIN)}|manylinux1_(x86_64|i686)|manylinux2010_(x86_64|i686)"
+        f"|manylinux2014_({'|'.join(PYPI_ARCHES)})|(many|musl)linux_\\d+_\\d+_({'|'.join(PYPI_ARCHES)})"
+    )
+    sys_platform = "linux"
+    host_floor = "libc"
+    variant_abi = True
     ci_containers = True
 
     def parse(self, name: str) -> Platform | None:

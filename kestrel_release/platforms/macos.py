@@ -12,7 +12,7 @@ from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.host import Host
+    from kestrel_release.platforms.base import Host
 
 ARCHES = ("x86_64", "aarch64", "i686")
 # Words naming several slices in one binary (a fat Mach-O).
@@ -30,6 +30,10 @@ class MacOS(OSPlatform):
     examples = ("macosx_14_0_arm64",)
     ci_examples = ("macosx_14_0_arm64",)
     runners: ClassVar[dict[str, str]] = {"aarch64": "macos-14", "x86_64": "macos-13"}
+    pypi_tags = r"macosx_\d+_\d+_(x86_64|arm64|universal2|intel|fat3|fat64|universal|i386|ppc|ppc64)"
+    sys_platform = "darwin"
+    host_floor = "os"
+    variant_word = "darwin"  # kernel-builder writes macOS variants as `...-aarch64-darwin`
 
     def parse(self, name: str) -> Platform | None:
         m = _TAG.match(name) or _SYSCONFIG.match(name)

@@ -9,7 +9,7 @@ from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.host import Host
+    from kestrel_release.platforms.base import Host
 
 TAGS = {"win_amd64": "x86_64", "win32": "i686", "win_arm64": "aarch64"}
 SYSCONFIG = {"win-amd64": "x86_64", "win-arm64": "aarch64"}  # sysconfig.get_platform(), any case
@@ -22,6 +22,8 @@ class Windows(OSPlatform):
     examples = ("win_amd64",)
     ci_examples = ("win_amd64",)
     runners: ClassVar[dict[str, str]] = {"x86_64": "windows-latest", "aarch64": "windows-11-arm"}
+    pypi_tags = "|".join([*TAGS, "win_ia64"])  # PyPI still takes Itanium wheels, which nothing here builds
+    sys_platform = "win"
 
     def parse(self, name: str) -> Platform | None:
         cpu = TAGS.get(name) or SYSCONFIG.get(name.lower())

@@ -238,16 +238,16 @@ def variant_names(cfg, configured: str) -> list[str]:
 def static_jobs(cfg, root: Path) -> list[dict]:
     """One job per static-index target: every variant of the assembled release into its index (`dir`, kept as
     an artifact for the static host; with `github`, the wheels as that release's assets)."""
-    from kestrel_release.static_target import StaticIndexTarget
+    from kestrel_release import targets
 
-    jobs = []
-    for name, target in sorted((getattr(cfg, "targets", None) or {}).items()):
-        if not isinstance(target, StaticIndexTarget):
-            continue
+    jobs: list[dict] = []
+    if not getattr(cfg, "targets", None):  # a plan without targets (ci's own callers pass a bare namespace)
+        return jobs
+    for name, index in sorted(targets.variant_indexes(cfg).items()):
         if not _SAFE_WORD.fullmatch(name):
             raise UsageError(f"ci: the target name '{name}' cannot be a job name", "use letters, digits, '.', '_', '-'")
-        folder = _relative(cfg.project_dir / target.dir, root, f"static index directory of {name}")
-        jobs.append({"name": name, "dir": folder, "github": bool(target.github_repo)})
+        folder = _relative(cfg.project_dir / index.dir, root, f"static index directory of {name}")
+        jobs.append({"name": name, "dir": folder, "github": index.holds_assets})
     return jobs
 
 

@@ -2,35 +2,39 @@
 
 A target is a name (`testpypi`, `pypi`, `github`, or a `[tool.kestrel-release.targets.<name>]` table) of a
 kind: the table's `kind = "..."`, else the kind that has the name built in, else the index kind. Each kind
-is one module of this package (base.py says what it holds); config_parse, publish, release, verify, doctor
-and the CLI ask this module and never branch on a name. Adding a kind: write its module, add it to KINDS.
+is one package of this folder whose `__init__` satisfies base.TargetKind (mypy checks it through KINDS's
+type); config_parse, publish, release, doctor, ci, explain and the CLI ask this module and a target's
+capabilities, and never branch on a name or a kind. Adding a kind: write its package, add it to KINDS.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release.config_values import env_word, suggest
-from kestrel_release.targets import base, github, pypi, static_index
-from kestrel_release.targets.base import Options, Target
+from kestrel_release.targets import github, pypi, static_index
+from kestrel_release.targets.base import Options, Target, TargetKind, VariantIndex
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
 
-# kind -> its module, in the order a release publishes to their built-in targets.
-KINDS: dict[str, ModuleType] = {m.KIND: m for m in (pypi, github, static_index)}
+# kind name -> its package, in the order a release publishes to their built-in targets.
+KINDS: dict[str, TargetKind] = {k.KIND: k for k in (pypi, github, static_index)}
 DEFAULT_KIND = pypi.KIND  # the kind of a name no kind has built in (a .pypirc repository, a custom index)
 
 DEFAULT_PUBLISH = pypi.DEFAULT  # publish's target without --target (or twine's variables)
-VERIFY_DEFAULT = base.VERIFY_DEFAULT
+# The target whose acceptance rules `verify` applies without --target; the callers above the registry
+# (the verify command, the release) pass it: verify sits below the targets (every target's publish runs it).
+VERIFY_DEFAULT = pypi.VERIFY_DEFAULT
 
-__all__ = ["KINDS", "Options", "Target", "get", "names", "parse"]
+__all__ = ["KINDS", "Options", "Target", "TargetKind", "get", "names", "parse"]
 
 
 def builtin() -> dict[str, Any]:
     """Every built-in target name -> its default settings, in release order."""
-    return {name: settings for module in KINDS.values() for name, settings in module.BUILTIN.items()}
+    return {name: settings for kind in KINDS.values() for name, settings in kind.BUILTIN.items()}
 
 
 def _kind_of(name: str, body: Any) -> str:
@@ -40,7 +44,7 @@ def _kind_of(name: str, body: Any) -> str:
     return next((k for k, m in KINDS.items() if name in m.BUILTIN), DEFAULT_KIND)
 
 
-def _module_of(settings: Any) -> ModuleType:
+def _kind_of_settings(settings: Any) -> TargetKind:
     return next((m for m in KINDS.values() if isinstance(settings, m.Settings)), KINDS[DEFAULT_KIND])
 
 
@@ -62,27 +66,29 @@ def parse(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, Any]:
         settings = KINDS[kind].parse(name, own, where, errors, env)
         if settings is not None:
             targets[name] = settings
-    for module in KINDS.values():  # each kind's variables, over its tables and built-in names
+    for owner in KINDS.values():  # each kind's variables, over its tables and built-in names
         elsewhere = {
-            env_word(n): str(_module_of(s).ENV_HELP) for n, s in targets.items() if _module_of(s) is not module
+            env_word(n): str(_kind_of_settings(s).ENV_HELP)
+            for n, s in targets.items()
+            if _kind_of_settings(s) is not owner
         }
-        module.from_env(targets, errors, env, elsewhere)
+        owner.from_env(targets, errors, env, elsewhere)
     return targets
 
 
 def env_names() -> dict[str, str]:
     """Every fixed variable name of a target's key -> the key's dotted path."""
-    return {var: key for module in KINDS.values() for var, key in module.env_names().items()}
+    return {var: key for kind in KINDS.values() for var, key in kind.env_names().items()}
 
 
 def is_env(var: str) -> bool:
     """A variable some kind reads (fixed, or open-ended like KESTREL_RELEASE_TARGETS_<NAME>_<KEY>)."""
-    return var in env_names() or any(m.parse_env_name(var) is not None for m in KINDS.values())
+    return var in env_names() or any(k.parse_env_name(var) is not None for k in KINDS.values())
 
 
 def validate(cfg: Config, errors: list[str], at: Any) -> None:
     for name, settings in cfg.targets.items():
-        _module_of(settings).validate(name, settings, errors, at)
+        _kind_of_settings(settings).validate(name, settings, errors, at)
 
 
 def names(cfg: Config) -> list[str]:
@@ -95,21 +101,21 @@ def known(configured: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys([*builtin(), *configured]))
 
 
-def module_of(name: str, configured: dict[str, Any]) -> ModuleType:
-    """The kind module of target `name` (a name nothing configures is an index: a .pypirc repository)."""
+def kind_of(name: str, configured: dict[str, Any]) -> TargetKind:
+    """The kind of target `name` (a name nothing configures is an index: a .pypirc repository)."""
     settings = configured.get(name, builtin().get(name))
-    return _module_of(settings) if settings is not None else KINDS[DEFAULT_KIND]
+    return _kind_of_settings(settings) if settings is not None else KINDS[DEFAULT_KIND]
 
 
 def get(cfg: Config, name: str) -> Target:
     """The target `name` of `cfg`."""
     settings = cfg.targets.get(name, builtin().get(name))
-    return module_of(name, cfg.targets).Target(name, cfg, settings)
+    return kind_of(name, cfg.targets).Target(name, cfg, settings)
 
 
 def default_publish_target(repository_url: str | None = None) -> str:
     """`publish`'s target when --target is not given (twine's TWINE_REPOSITORY, else an index)."""
-    return str(KINDS[DEFAULT_KIND].default_target(repository_url=repository_url))
+    return pypi.default_target(repository_url=repository_url)
 
 
 def help_names(first: str = "", last: str = ", ", sep: str = ", ") -> str:
@@ -132,3 +138,41 @@ def check(configured: dict[str, Any], wanted: tuple[str, ...], what: str) -> lis
             f"(kind = {' | '.join(KINDS)})",
         )
     return [n for n in listed if n in wanted]
+
+
+def variant_indexes(cfg: Config) -> dict[str, VariantIndex]:
+    """The project's targets that serve every variant (`serves_variants`) -> where they put them, in the
+    order of cfg.targets (ci writes a job for each, explain --torch names the first, a release verifies
+    each variant for them)."""
+    out = {}
+    for name in cfg.targets:
+        target = get(cfg, name)
+        index = target.variant_index() if target.serves_variants else None
+        if index is not None:
+            out[name] = index
+    return out
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One publish command-line flag a kind declares (a field of its OPTIONS with `base.flag` metadata)."""
+
+    name: str  # the Options field, and the command function's parameter
+    type: Any
+    default: Any
+    help: str
+    spelling: str  # "--repository-url", "--prune/--no-prune"
+
+
+def publish_flags() -> list[Flag]:
+    """The flags the kinds add to `publish`, in registry order, each once (two kinds may take one flag)."""
+    import typing
+
+    found: dict[str, Flag] = {}
+    for kind in KINDS.values():
+        hints = typing.get_type_hints(kind.OPTIONS)
+        for f in dataclasses.fields(kind.OPTIONS):
+            if "flag" in f.metadata and f.name not in found:
+                spelling = f.metadata["flag"] or f"--{f.name.replace('_', '-')}"
+                found[f.name] = Flag(f.name, hints[f.name], f.default, f.metadata["help"], spelling)
+    return list(found.values())

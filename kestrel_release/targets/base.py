@@ -1,31 +1,27 @@
-"""What every publish target is: one protocol, the options every target shares, a doctor line.
+"""What every publish target kind is: two protocols, the options every target shares, a doctor line.
 
-A target kind is a module of this package (pypi.py, github.py, ...) holding:
-- KIND (its name in `kind = "..."`), BUILTIN (the names that exist without a table, with their settings),
-  Settings (its config dataclass, with a `verify_rules` class attribute), INSTALLABLE (a release may
-  smoke-test it), ENV_HELP, and the functions `describe` (its release steps' lines), `parse`,
-  `env_names`, `parse_env_name`, `from_env`, `validate` that read `[tool.kestrel-release.targets.<name>]`
-  and its KESTREL_RELEASE_* variables;
-- Target, the class the registry instantiates for one configured name: options, preflight,
-  rehearsal stand-in, upload, rendering, the release plan's lines.
+A target kind is one package of this folder (pypi/, github/, static_index/) whose `__init__` is a module that
+satisfies TargetKind (checked by mypy through the registry's type, as cibuildwheel's platform modules): its
+name, its settings class, its table's parser and variables, the release plan's lines, its Options class (the
+publish flags it accepts: any other kind's flag is refused, exit 2) and its Target class, which the registry
+instantiates for one configured name (preflight, rehearsal stand-in, publish, read-back, rendering). Its own
+publishing code lives beside it in the package and uses the shared publish library (stages/publish:
+snapshot, uploads, confirm, summary, smoke), never the reverse. Stages ask a target's capabilities
+(`installable`, `serves_variants`, `verify_rules`), never its class or its kind's name.
 The registry (__init__.py) lists the kinds; nothing else names a target or a kind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-if TYPE_CHECKING:  # the model is data; importing it here costs nothing at run time either way
+if TYPE_CHECKING:
     from kestrel_release.config_model import Config
-
-
-# The target whose acceptance rules `verify` applies without --target (targets/pypi.py has it built in);
-# verify reads each target's rules from its settings (`verify_rules`), never from this registry, since
-# every target's publish runs verify.
-VERIFY_DEFAULT = "pypi"
 
 
 @dataclass(frozen=True)
@@ -36,6 +32,21 @@ class Options:
     yes: bool = False
     token_env: str | None = None
     pythons: tuple[str, ...] | None = None  # --python: upload only the wheels that install on these
+
+
+def flag(help: str, spelling: str = "") -> dict[str, str]:
+    """A kind's Options field that is a publish command-line flag (its field metadata): the command
+    (commands/publish.py) adds the flag from it; a field without it is set only by a release's step.
+    `spelling`: the flag's declaration when it is not `--<name>` ("--prune/--no-prune")."""
+    return {"help": help, "flag": spelling}
+
+
+OptionsT = TypeVar("OptionsT", bound="Options")
+
+
+def options_from(cls: type[OptionsT], flags: dict[str, Any]) -> OptionsT:
+    """A kind's options (`cls`) from the publish command's flags: those of its fields that were passed."""
+    return cls(**{f.name: flags[f.name] for f in dataclasses.fields(cls) if f.name in flags})
 
 
 class Taken(str):
@@ -52,6 +63,16 @@ class Check:
     fix: str = ""
 
 
+@dataclass(frozen=True)
+class VariantIndex:
+    """Where a target that serves every variant (`serves_variants`) puts them: what ci, explain and the
+    release ask of it."""
+
+    dir: str  # the index's root, relative to the project
+    base_url: str  # where a static host serves it ("" = not said)
+    holds_assets: bool  # its wheels are a GitHub release's assets (the pages link to them)
+
+
 class Target(Protocol):
     """One configured target: `name` in `cfg`, read through its kind's module."""
 
@@ -61,6 +82,8 @@ class Target(Protocol):
     verify_rules: ClassVar[str]
     # A release smoke-tests (installs from) the first target of the plan that can be installed from.
     installable: ClassVar[bool]
+    # A release publishes every torch x CUDA variant to it (each into its own index), not only the default one.
+    serves_variants: ClassVar[bool]
     label: str  # the release plan's title word when no target of the plan names a URL
     name: str
     cfg: Config
@@ -103,4 +126,78 @@ class Target(Protocol):
 
     def doctor_checks(self) -> list[Check]:
         """Presence (never values) of what publishing to this target needs."""
+        ...
+
+    def variant_index(self) -> VariantIndex | None:
+        """Where its variants go (None for a kind that does not serve variants)."""
+        ...
+
+
+# The names TargetKind's members shadow inside its body.
+OneTarget = Target
+SharedOptions = Options
+
+
+class TargetKind(Protocol):
+    """A kind's package (its `__init__` module): what the registry, config loading and the release plan ask.
+    Read-only members (properties), so a module's narrower types satisfy them."""
+
+    @property
+    def KIND(self) -> str:
+        """Its word in `kind = "..."`."""
+        ...
+
+    @property
+    def BUILTIN(self) -> Mapping[str, Any]:
+        """The names that exist without a table, with their settings, in release order."""
+        ...
+
+    @property
+    def INSTALLABLE(self) -> bool:
+        """A release may smoke-test (install from) its targets."""
+        ...
+
+    @property
+    def ENV_HELP(self) -> str:
+        """Where its variables are (said when a variable of another kind names one of its targets)."""
+        ...
+
+    @property
+    def Settings(self) -> type[Any]:
+        """Its settings dataclass (with a `verify_rules` class attribute)."""
+        ...
+
+    @property
+    def OPTIONS(self) -> type[SharedOptions]:
+        """Its publish options: the shared ones plus the command-line flags it accepts (others are refused)."""
+        ...
+
+    def Target(self, name: str, cfg: Config, settings: Any) -> OneTarget:
+        """Its Target class: one configured name."""
+        ...
+
+    def describe(self, name: str) -> tuple[str, str]:
+        """(what its publish step does, what its smoke-test step does: "" for none) for the release plan."""
+        ...
+
+    def parse(self, name: str, body: Any, where: str, errors: list[str], env: dict[str, str]) -> Any:
+        """Its table -> its settings (None after appending to `errors`)."""
+        ...
+
+    def env_names(self) -> dict[str, str]:
+        """Its fixed variable names -> the keys' dotted paths."""
+        ...
+
+    def parse_env_name(self, var: str) -> tuple[str, str] | None:
+        """An open-ended variable of its: (NAME as written, key); else None."""
+        ...
+
+    def from_env(
+        self, targets: dict[str, Any], errors: list[str], env: dict[str, str], elsewhere: dict[str, str]
+    ) -> None:
+        """Apply its variables to `targets` (name -> settings)."""
+        ...
+
+    def validate(self, name: str, settings: Any, errors: list[str], at: Any) -> None:
+        """Checks across its keys, after loading."""
         ...

@@ -12,11 +12,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kestrel_release import platforms
+
 NAMINGS = ("local", "package-suffix")
 FORMATS = ("wheel", "pep825")
-OSES = ("linux", "windows", "macos")
-# kernel-builder writes macOS variants as `...-aarch64-darwin`.
-_OS_WORD = {"linux": "linux", "windows": "windows", "macos": "darwin"}
 PYTORCH_INDEX = "https://download.pytorch.org/whl/{cu}"
 # Which CUDA PyPI's torch of a minor is built with is read from PyPI itself, never written here:
 # adapters/pypi/torch_cuda.py.
@@ -84,9 +83,10 @@ class Variant:
             major, minor = torch_minor(self.stable_abi)
             return "-".join([f"torch-stable-abi{major}{minor}", self.cu, self.arch, _OS_WORD.get(self.os, self.os)])
         parts = [self.torch_tag]
-        if self.os == "linux":
+        os_ = platforms.REGISTRY.get(self.os)
+        if os_ is not None and os_.variant_abi:
             parts.append("cxx11" if self.cxx11_abi else "cxx98")
-        parts += [self.cu, self.arch, _OS_WORD.get(self.os, self.os)]
+        parts += [self.cu, self.arch, platforms.variant_word(self.os)]
         return "-".join(parts)
 
     @property
@@ -243,7 +243,7 @@ def matches_selector(v: Variant, text: str) -> bool:
                 ok = False
         elif word in ("cxx11", "cxx98"):
             ok = (word == "cxx11") == v.cxx11_abi
-        elif word in (v.arch, v.os, _OS_WORD.get(v.os)):
+        elif word in (v.arch, v.os, platforms.variant_word(v.os)):
             ok = True
         else:
             ok = word == v.torch

@@ -7,10 +7,11 @@ import dataclasses
 import inspect
 from dataclasses import dataclass, field
 
-from kestrel_release import config_model, config_parse, config_settings, static_target
+from kestrel_release import config_model, config_parse, config_settings
 from kestrel_release.config_model import BuildConfig, GithubTarget, doc
+from kestrel_release.targets.static_index import settings as static_target
 
-# Every dataclass config_model defines, and the static-index target's settings (static_target.py).
+# Every dataclass config_model defines, and the static-index target's settings (targets/static_index/settings.py).
 CLASSES = (
     *(
         c

@@ -23,16 +23,25 @@ PACKAGE = "kestrel_release"
 # Layers, highest first; a module may import its own layer and those below it, never one above.
 # Everything not named here (adapters, inspect, sandbox, the top-level helpers) is the bottom layer;
 # config_model (the frozen dataclasses and defaults, stdlib only) is data every layer may read.
-# Loading and parsing the configuration (config, config_parse) asks the publish targets (targets/) to
-# parse their tables, and a target's upload runs stages.publish: the three share the stage layer, kept
-# apart by the no-cycle rule and by CONFIG_LOADERS below.
+# The target kinds (targets/) sit above the shared publish library they call (stages/publish: snapshot,
+# uploads, confirm, summary, smoke) and the stages that library runs (verify, and build's wheel cache);
+# the stages that choose targets (release, ci, doctor, explain, ...) and the configuration loader, which
+# asks each kind to parse its table (config, config_parse, and schema, which describes those tables), sit
+# above the targets.
 # reference: generates the docs site's reference pages from the CLI and the stages, so it sits above them.
 # commands: the CLI's command modules (commands/), registered by cli.py: the CLI layer.
 ENTRY = {"__main__", "entry", "cli", "commands", "reference"}
-CONFIG = {"config", "config_parse"}
-LAYER_NAMES = {3: "cli", 2: "stages/targets/config", 0: "helpers/adapters/artifacts/sandbox"}
+CONFIG = {"config", "config_parse", "schema"}
+PUBLISH_LIBRARY = {"publish", "verify", "build"}  # the stage packages a target kind's publish may import
+LAYER_NAMES = {
+    4: "cli",
+    3: "stages/config",
+    2: "targets",
+    1: "publish library (stages publish/verify/build)",
+    0: "helpers/adapters/artifacts/sandbox",
+}
 # A stage or a target reads the Config dataclasses from config_model, never from the loader: config
-# loading reaches every target, and through them stages.publish, so that arrow would close a cycle.
+# loading reaches every target, so that arrow would close a cycle.
 CONFIG_LOADERS = {"config"}
 
 # Third-party packages cheap enough to import when a module is imported (`--help` stays fast); every
@@ -172,8 +181,12 @@ def layer(module: str) -> int:
     if len(parts) < 2:
         return 0
     if parts[1] in ENTRY:
+        return 4
+    if parts[1] == "stages" and len(parts) > 2:
+        return 1 if parts[2] in PUBLISH_LIBRARY else 3
+    if parts[1] in CONFIG:
         return 3
-    if (parts[1] == "stages" and len(parts) > 2) or parts[1] == "targets" or parts[1] in CONFIG:
+    if parts[1] == "targets":
         return 2
     return 0
 
@@ -292,16 +305,34 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         (
             {
                 "adapters/__init__.py": "",
-                "adapters/git.py": "def f():\n    from pkg.stages import build\n",
+                "adapters/git.py": "def f():\n    from pkg.stages import release\n",
                 "stages/__init__.py": "",
-                "stages/build.py": "",
+                "stages/release.py": "",
             },
-            "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox) imports pkg.stages.build (stages/targets/config)",
+            "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox) imports pkg.stages.release (stages/config)",
         ),
         ({"helper.py": "def f():\n    from pkg.config import load\n"}, "upward: pkg.helper"),
         (
             {"stages/__init__.py": "", "stages/run.py": "from pkg import cli\n", "cli.py": ""},
-            "upward: pkg.stages.run (stages/targets/config)",
+            "upward: pkg.stages.run (stages/config)",
+        ),
+        (
+            {
+                "stages/__init__.py": "",
+                "stages/publish/__init__.py": "",
+                "targets/__init__.py": "",
+                "stages/publish/snapshot.py": "def f():\n    from pkg import targets\n",
+            },
+            "upward: pkg.stages.publish.snapshot (publish library (stages publish/verify/build)) imports pkg.targets",
+        ),
+        (
+            {
+                "stages/__init__.py": "",
+                "stages/release.py": "",
+                "targets/__init__.py": "",
+                "targets/x.py": "from pkg.stages import release\n",
+            },
+            "upward: pkg.targets.x (targets) imports pkg.stages.release (stages/config)",
         ),
         (
             {"stages/__init__.py": "", "stages/run.py": "from pkg.config import Config\n", "config.py": ""},
@@ -376,7 +407,10 @@ def test_allowed_shapes_are_not_violations(tmp_path):
             "config.py": "from pkg import helper\ndef load():\n    from pkg import config_parse\n",
             "config_parse.py": "from pkg import config_model, targets\n",
             "config_model.py": "",
-            "targets/__init__.py": "def publish():\n    from pkg.stages import build\n",
+            "targets/__init__.py": "def publish():\n    from pkg.stages.publish import snapshot\n",
+            "stages/publish/__init__.py": "",
+            "stages/publish/snapshot.py": "from pkg.stages import build\n",
+            "stages/release.py": "from pkg import targets\n",
             "helper.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rich.live import Live\n",
             "adapters/__init__.py": "",
             "adapters/_deadline.py": "",

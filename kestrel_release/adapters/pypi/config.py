@@ -68,7 +68,7 @@ def resolve_index(
 
     --repository-url > TWINE_REPOSITORY_URL > [tool.kestrel-release.targets.NAME] > .pypirc [NAME]
     `repository =` (pypi/testpypi included) > the built-in PyPI/TestPyPI URLs (`builtin`: the target's
-    own defaults, an IndexTarget, when it has any; targets/pypi.py passes them).
+    own defaults, an IndexTarget, when it has any; targets/pypi/ passes them).
     """
     env = os.environ if env is None else env
     pypirc = read_pypirc(pypirc_path)

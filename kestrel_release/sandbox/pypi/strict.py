@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from kestrel_release import platforms
 from kestrel_release.sandbox.pypi import body as pypi_body
 from kestrel_release.sandbox.pypi import form as pypi_form
 from kestrel_release.sandbox.pypi import index_rules as pypi_index_rules
@@ -39,14 +40,6 @@ from kestrel_release.sandbox.pypi import index_rules as pypi_index_rules
 FAULTS_HELP = __doc__
 _JSON_API = re.compile(r"^/pypi/([^/]+)/([^/]+)/json/?$")
 _PROJECT_JSON = re.compile(r"^/pypi/([^/]+)/json/?$")  # the whole project: sizes for quota forecasts
-_ARCHES = "x86_64|i686|aarch64|armv7l|ppc64le|s390x|riscv64|ppc64"
-# warehouse/forklift/legacy.py: the platform tags PyPI accepts for binary wheels.
-_PLATFORM_OK = re.compile(
-    rf"^(any|win32|win_amd64|win_arm64|win_ia64|linux_armv6l|linux_armv7l"
-    rf"|manylinux1_(x86_64|i686)|manylinux2010_(x86_64|i686)|manylinux2014_({_ARCHES})"
-    rf"|manylinux_\d+_\d+_({_ARCHES})|musllinux_\d+_\d+_({_ARCHES})"
-    rf"|macosx_\d+_\d+_(x86_64|arm64|universal2|intel|fat3|fat64|universal|i386|ppc|ppc64))$"
-)
 
 
 class _Refused(Exception):
@@ -64,7 +57,7 @@ def check_wheel_rules(filename: str, form_version: str, size: int, max_size: int
     except InvalidWheelFilename:
         raise _Refused(f"Invalid distribution file. Filename '{filename}' is not a valid wheel name.") from None
     for tag in sorted({t.platform for t in tags}):
-        if not _PLATFORM_OK.match(tag):
+        if not platforms.pypi_accepts(tag):  # warehouse/forklift/legacy.py's list
             raise _Refused(f"Binary wheel '{filename}' has an unsupported platform tag '{tag}'.")
     if version.local or "+" in form_version:
         raise _Refused(f"The use of local versions in '{form_version or version}' is not allowed.")

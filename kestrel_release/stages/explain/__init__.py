@@ -266,7 +266,9 @@ def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) ->
     device = None
     if gpu:
         device = _gpus(Request(gpu=gpu))[0][0]  # auto: this machine's (first) GPU
-    root, target = torch_mod.static_root(cfg.targets)
+    from kestrel_release import targets
+
+    root, target = torch_mod.static_root(targets.variant_indexes(cfg))
     try:
         return torch_mod.answer(
             cfg.variants,

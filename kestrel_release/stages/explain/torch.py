@@ -68,13 +68,11 @@ def parse_request(text: str) -> tuple[str, str | None]:
     return f"{major}.{minor}", m.group(2)
 
 
-def static_root(targets: dict[str, Any]) -> tuple[str | None, str]:
-    """(base_url of the project's static-index target or None, the target's name or "")."""
-    from kestrel_release.static_target import StaticIndexTarget
-
-    for name, target in targets.items():
-        if isinstance(target, StaticIndexTarget):
-            return (target.base_url or None), name
+def static_root(indexes: dict[str, Any]) -> tuple[str | None, str]:
+    """(base_url of the project's first target that serves variants or None, the target's name or "");
+    `indexes`: name -> its VariantIndex (targets.variant_indexes)."""
+    for name, index in indexes.items():
+        return (index.base_url or None), name
     return None, ""
 
 

@@ -83,8 +83,8 @@ def _next_bump(opts: RunOptions) -> str:
 
 def for_failure(step: str, exc: KestrelError, opts: RunOptions, version: str | None) -> str:
     """The hint for `exc`, raised by `step`: its own advice first, then the command that gets on."""
-    from kestrel_release.stages.publish.index import NeedsNewVersion
     from kestrel_release.stages.publish.smoke import SmokeTestError
+    from kestrel_release.targets.pypi.publish import NeedsNewVersion
 
     if isinstance(exc, NeedsNewVersion):
         why = f"{version} can never be published with these bytes on {exc.target} (an index never replaces a file)"

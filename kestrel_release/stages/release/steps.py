@@ -186,9 +186,9 @@ def plan(options: Options) -> list[Step]:
     configured = dict(options.configured)
     order = targets.check(configured, options.targets, "release")
     steps = [step for step in STEPS if step.runs(options)]
-    smoke = next((name for name in order if targets.module_of(name, configured).INSTALLABLE), None)
+    smoke = next((name for name in order if targets.kind_of(name, configured).INSTALLABLE), None)
     for name in order:
-        upload, install = targets.module_of(name, configured).describe(name)
+        upload, install = targets.kind_of(name, configured).describe(name)
         steps.append(Step(f"publish-{name}", upload, _always, publish(name)))
         if name == smoke:
             steps.append(Step("smoke-test", install, _always, smoke_test(name)))

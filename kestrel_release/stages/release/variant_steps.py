@@ -79,6 +79,5 @@ def _variant_folders(out: Path) -> list[Path]:
 
 def _static_targets(ctx: Context) -> set[str]:
     from kestrel_release import targets
-    from kestrel_release.static_target import KIND
 
-    return {t for t in ctx.options.targets if targets.get(ctx.cfg, t).kind == KIND}
+    return {t for t in ctx.options.targets if targets.get(ctx.cfg, t).serves_variants}

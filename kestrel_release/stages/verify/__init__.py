@@ -30,8 +30,8 @@ from kestrel_release.stages.verify.leaks import (
 
 
 def _default_target() -> str:
-    """The target whose rules apply without --target (the registry's)."""
-    from kestrel_release.targets.base import VERIFY_DEFAULT
+    """The target whose rules apply without --target (config_model's: verify never imports the registry)."""
+    from kestrel_release.config_model import VERIFY_DEFAULT
 
     return VERIFY_DEFAULT
 

@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Sequence
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from kestrel_release import sizes
+from kestrel_release import platforms, sizes
 from kestrel_release.artifacts import core_metadata
 from kestrel_release.artifacts.wheel import Member, WheelFile
-from kestrel_release.platforms import linux, windows
 from kestrel_release.stages.verify.finding import Finding
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
-# The platform tags PyPI accepts (warehouse's list), from each platform's own names.
-_ARCHES = "|".join(linux.PYPI_ARCHES)
-_PYPI_PLATFORM = re.compile(
-    rf"^(any|{'|'.join(f'linux_{a}' for a in linux.PYPI_PLAIN)}|manylinux(1|2010|2014)_({_ARCHES})"
-    rf"|(many|musl)linux_\d+_\d+_({_ARCHES})|{'|'.join(windows.TAGS)}|macosx_\d+_\d+_\w+)$"
-)
 UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)
 
 
@@ -183,7 +175,7 @@ def check_target(
     for tag in facts["tags"]:
         platform = tag.rsplit("-", 1)[-1]
         for plat in platform.split("."):
-            if not _PYPI_PLATFORM.match(plat):
+            if not platforms.pypi_accepts(plat):  # warehouse's list, from each platform's own
                 out.append(
                     error(
                         "platform-tag",

@@ -71,7 +71,7 @@ def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_pyth
 
     # The one wheel installs and imports on every configured Python.
     from kestrel_release import config
-    from kestrel_release.stages.publish import index as publish_index
+    from kestrel_release.targets.pypi import publish as publish_index
 
     cfg = config.load(stub_project)
     rows = publish_index.smoke_test(cfg, _local_index(tmp_path / "index", wheels[0]), "0.1.0", PYTHONS)

@@ -17,7 +17,7 @@ import pytest
 from kestrel_release import config, console, manifest
 from kestrel_release.errors import PublishError, UsageError, VerifyError
 from kestrel_release.sandbox.pypi.server import PypiSandbox
-from kestrel_release.stages.publish import index as publish_index
+from kestrel_release.targets.pypi import publish as publish_index
 from tests.factories import make_dist, make_project
 
 

@@ -13,7 +13,7 @@ from kestrel_release.adapters import static_index as writer
 from kestrel_release.adapters import static_index_readback
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.static_host import StaticHost
-from kestrel_release.stages.publish import static_index
+from kestrel_release.targets.static_index import publish as static_index
 from tests.factories import NAME, make_project, make_variant_dist
 from tests.helpers import python_version
 

@@ -1,6 +1,7 @@
 """Adding a platform is one module and one registry line: a throwaway FreeBSD platform, registered
 here only, is accepted by the configuration, planned by build, given a CI job by `ci init`,
-named by explain and checked by verify's binary rule, with no other code knowing its name."""
+named by explain, checked by verify's binary and PyPI rules, taken as a variant's OS, and read as the
+running host, with no other code knowing its name (every list of platforms derives from the registry)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class FreeBSD(OSPlatform):
     binary_format = "elf"
     examples = (TAG,)
     runners: ClassVar[dict[str, str]] = {"x86_64": "freebsd-14-runner"}
+    sys_platform = "freebsd"
+    host_floor = "os"
+    variant_word = "fbsd"
     _TAG = re.compile(r"^freebsd_(\d+)_(\d+)_release_(\w+)$")
 
     def parse(self, name: str) -> Platform | None:
@@ -95,3 +99,34 @@ def test_registered_explain_and_verify_know_it(freebsd: None) -> None:
     assert platforms.host_tag(Host("freebsd", "x86_64", libc_version=(14, 0))) == TAG
     assert binformat.expected_binary(TAG) == binformat.Expected("elf", ("x86_64",))
     assert platforms.covers(TAG.replace("14_0", "13_2"), TAG) and not platforms.covers(LINUX, TAG)
+
+
+def test_registered_it_is_a_variant_os_named_in_its_own_word(tmp_path: Path, freebsd: None) -> None:
+    from kestrel_release.variants.model import Variant
+
+    assert "freebsd" in platforms.systems()
+    assert Variant(torch="2.13", cuda="13.0", os="freebsd").name == "torch213-cu130-x86_64-fbsd"  # no ABI word
+    (tmp_path / "pyproject.toml").write_text(
+        _project(tmp_path).joinpath("pyproject.toml").read_text()
+        + '\n[tool.kestrel-release.variants]\ntorch = ["2.13"]\ncuda = ["13.0"]\nexclude = [{os = "freebsd"}]\n'
+    )
+    config.load(tmp_path, env={})  # an exclude naming its OS is valid: the OS list is the registry's
+
+
+def test_registered_verify_and_the_strict_sandbox_refuse_its_tags_as_pypi_does(freebsd: None) -> None:
+    from kestrel_release.sandbox.pypi import strict
+
+    assert not platforms.pypi_accepts(TAG)  # it declares no PyPI tags: PyPI refuses them
+    assert platforms.pypi_accepts(LINUX) and platforms.pypi_accepts("any")
+    with pytest.raises(Exception, match=f"unsupported platform tag '{TAG}'"):
+        strict.check_wheel_rules(f"demo-1.0-cp312-cp312-{TAG}.whl", "1.0", 1, 2**20)
+    strict.check_wheel_rules(f"demo-1.0-cp312-cp312-{LINUX}.whl", "1.0", 1, 2**20)  # a Linux tag PyPI takes
+
+
+def test_registered_the_running_system_is_read_through_it(monkeypatch: pytest.MonkeyPatch, freebsd: None) -> None:
+    from kestrel_release.adapters import host
+
+    assert platforms.for_sys_platform("freebsd14") is platforms.REGISTRY["freebsd"]
+    monkeypatch.setattr(host.sys, "platform", "freebsd14")
+    monkeypatch.setattr(host.platform, "mac_ver", lambda: ("14.1", ("", "", ""), ""))  # its floor: the OS release
+    assert host.current().system == "freebsd" and host.current().libc_version == (14, 1)

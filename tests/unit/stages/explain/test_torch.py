@@ -83,10 +83,10 @@ def test_a_bad_torch_version_is_refused(bad: str) -> None:
 
 
 def test_static_root_reads_the_static_index_target() -> None:
-    from kestrel_release.static_target import StaticIndexTarget
+    from kestrel_release.targets.base import VariantIndex
 
-    assert t.static_root({"mirror": StaticIndexTarget(dir="idx", base_url=ROOT)}) == (ROOT, "mirror")
-    assert t.static_root({"mirror": StaticIndexTarget(dir="idx")}) == (None, "mirror")
+    assert t.static_root({"mirror": VariantIndex("idx", ROOT, False)}) == (ROOT, "mirror")
+    assert t.static_root({"mirror": VariantIndex("idx", "", False)}) == (None, "mirror")
     assert t.static_root({}) == (None, "")
 
 

@@ -2,7 +2,7 @@
 
 Its table: `[tool.kestrel-release.targets.<name>]` with repository_url (and simple_url); the variables
 KESTREL_RELEASE_TARGETS_<NAME>_REPOSITORY_URL / _SIMPLE_URL override one or add one. Uploads are twine's
-(stages/publish/index.py), credentials twine's sources (adapters/pypi/config.py), the rehearsal's
+(targets/pypi/publish.py), credentials twine's sources (adapters/pypi/config.py), the rehearsal's
 stand-in a strict sandbox PyPI per index.
 """
 
@@ -12,13 +12,14 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kestrel_release import config_model
 from kestrel_release.config_model import IndexTarget as Settings
 from kestrel_release.config_values import PREFIX, env_word, suggest
-from kestrel_release.targets.base import Check, Options
+from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
@@ -30,6 +31,7 @@ BUILTIN = {
     "testpypi": Settings("https://test.pypi.org/legacy/", "https://test.pypi.org/simple/"),
     "pypi": Settings("https://upload.pypi.org/legacy/", "https://pypi.org/simple/"),
 }
+VERIFY_DEFAULT = config_model.VERIFY_DEFAULT  # the rules verify applies without --target: PyPI's
 CONFIRMED = "pypi"  # the index whose uploads ask before the first byte (its files can never be replaced)
 DEFAULT = "testpypi"  # publish's target without --target, TWINE_REPOSITORY or an upload URL
 CUSTOM = "custom-index"  # the target of --repository-url (or TWINE_REPOSITORY_URL) without --target
@@ -41,10 +43,15 @@ ENV_HELP = f"an index target's variables are {PREFIX}TARGETS_<NAME>_<KEY>"
 
 @dataclass(frozen=True)
 class IndexOptions(Options):
-    repository_url: str | None = None
-    simple_url: str | None = None
-    smoke_test: bool = False
+    repository_url: str | None = field(default=None, metadata=flag("Upload URL of the index."))
+    simple_url: str | None = field(
+        default=None, metadata=flag("Simple index URL (default: derived from the upload URL).")
+    )
+    smoke_test: bool = field(default=False, metadata=flag("Install the published version into fresh venvs."))
     credentials: tuple[str, str] | None = None
+
+
+OPTIONS = IndexOptions
 
 
 @dataclass(frozen=True)
@@ -149,20 +156,24 @@ class Target:
     kind = KIND
     verify_rules = Settings.verify_rules
     installable = INSTALLABLE
+    serves_variants = False  # the default variant's plain wheels only (a labelled one is refused)
 
     def __init__(self, name: str, cfg: Config, settings: Settings | None) -> None:
         self.name, self.cfg, self.settings = name, cfg, settings
         self.label = name
 
+    def variant_index(self) -> VariantIndex | None:
+        return None
+
     def options(self, flags: dict[str, Any]) -> IndexOptions:
-        return IndexOptions(**{f.name: flags[f.name] for f in dataclasses.fields(IndexOptions) if f.name in flags})
+        return options_from(IndexOptions, flags)
 
     def publish(self, paths: list[Path], options: IndexOptions) -> Any:
-        from kestrel_release.stages.publish import index
+        from kestrel_release.targets.pypi import publish
 
         refuse_variant_labels(paths, self.name)
         o = options
-        return index.run(
+        return publish.run(
             self.cfg,
             paths,
             target=self.name,
@@ -179,9 +190,9 @@ class Target:
         )
 
     def render(self, result: Any) -> None:
-        from kestrel_release.stages.publish import index
+        from kestrel_release.targets.pypi import publish
 
-        index.render(result)
+        publish.render(result)
 
     def endpoint(self) -> Endpoint:
         return Endpoint(None, None)
@@ -204,9 +215,9 @@ class Target:
         return f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
 
     def preflight(self, endpoint: Endpoint, *, version: str, prebuilt: bool, resume: bool) -> list[str]:
-        from kestrel_release.stages.publish import index_preflight
+        from kestrel_release.targets.pypi import preflight
 
-        return index_preflight.problems(
+        return preflight.problems(
             self.cfg, self.name, endpoint, version, prebuilt, resume, builtin=BUILTIN.get(self.name)
         )
 

@@ -25,12 +25,12 @@ from kestrel_release.adapters import git
 from kestrel_release.adapters.github import client as gh_adapter
 from kestrel_release.adapters.github.client import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError, UsageError
-from kestrel_release.stages.publish.github import confirm as confirm_mod
-from kestrel_release.stages.publish.github import dated as dated_mod
-from kestrel_release.stages.publish.github import files as files_mod
-from kestrel_release.stages.publish.github.files import LocalFile
-from kestrel_release.stages.publish.github.result import GithubResult, Target
-from kestrel_release.stages.publish.github.result import render as render  # the module's render, as index.py's
+from kestrel_release.targets.github import confirm as confirm_mod
+from kestrel_release.targets.github import dated as dated_mod
+from kestrel_release.targets.github import files as files_mod
+from kestrel_release.targets.github.files import LocalFile
+from kestrel_release.targets.github.result import GithubResult, Target
+from kestrel_release.targets.github.result import render as render  # the module's render, as index.py's
 
 TMP_PREFIX = "kestrel-tmp-"
 ASSET_CAP = 1000

@@ -77,7 +77,7 @@ def run(
     """Verify, compare with the index, confirm, upload what is missing; raise PublishError on failure.
 
     `pypi_rules`: the index is PyPI's (its 14-day rule; verify by its name); `confirm`: ask before the
-    first upload unless `yes`; `builtin`: the index's built-in URLs (targets/pypi.py decides all three)."""
+    first upload unless `yes`; `builtin`: the index's built-in URLs (targets/pypi/ decides all three)."""
     from kestrel_release.stages.publish import snapshot
 
     index = pypi_config.resolve_index(target, cfg.targets, repository_url, simple_url, builtin=builtin)

@@ -10,8 +10,8 @@ import pytest
 from kestrel_release import config
 from kestrel_release.adapters.github.client import Asset
 from kestrel_release.errors import PublishError, UsageError
-from kestrel_release.stages.publish.github import release as stage
-from kestrel_release.stages.publish.github.files import LocalFile, python_of, render_notes
+from kestrel_release.targets.github import release as stage
+from kestrel_release.targets.github.files import LocalFile, python_of, render_notes
 
 WHL = "kestrel_kernels-0.2.0-cp312-cp312-manylinux_2_34_x86_64.whl"
 

@@ -1,7 +1,7 @@
 """The static-index kind: every variant's wheels in a static PEP 503/691 index in a folder (PyTorch's layout).
 
-Its table (static_target.py reads it: kind = "static-index", dir, base_url, github = {repo, tag}); no
-variables. Writing: stages/publish/static_index.py; the rehearsal's stand-in: the index written under the
+Its table (settings.py reads it: kind = "static-index", dir, base_url, github = {repo, tag}); no
+variables. Writing: targets/static_index/publish.py; the rehearsal's stand-in: the index written under the
 rehearsal folder and served by the sandbox static host (read back over HTTP after publishing), with a
 GitHub emulator of its own when its wheels are release assets.
 """
@@ -9,19 +9,18 @@ GitHub emulator of its own when its wheels are release assets.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import static_target
-from kestrel_release.static_target import StaticIndexTarget as Settings
-from kestrel_release.targets.base import Check, Options
+from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
+from kestrel_release.targets.static_index import settings as static_settings
+from kestrel_release.targets.static_index.settings import StaticIndexTarget as Settings
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
 
-KIND = static_target.KIND
+KIND = static_settings.KIND
 BUILTIN: dict[str, Settings] = {}
 INSTALLABLE = False
 ENV_HELP = "a static index is set in pyproject.toml only"
@@ -33,6 +32,9 @@ class StaticIndexOptions(Options):
     api_url: str | None = None  # the GitHub API of a target whose wheels are release assets
     token: str | None = None
     commit: str | None = None
+
+
+OPTIONS = StaticIndexOptions
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def describe(name: str) -> tuple[str, str]:
 
 
 def parse(name: str, body: Any, where: str, errors: list[str], env: dict[str, str]) -> Settings:
-    return static_target.parse({"kind": KIND, **body} if isinstance(body, dict) else {}, where, errors)
+    return static_settings.parse({"kind": KIND, **body} if isinstance(body, dict) else {}, where, errors)
 
 
 def env_names() -> dict[str, str]:
@@ -67,33 +69,37 @@ def from_env(targets: dict[str, Any], errors: list[str], env: dict[str, str], el
 
 
 def validate(name: str, settings: Settings, errors: list[str], at: Any) -> None:
-    """parse checked everything (static_target.parse)."""
+    """parse checked everything (static_settings.parse)."""
 
 
 class Target:
     kind = KIND
     verify_rules = Settings.verify_rules
     installable = INSTALLABLE
+    serves_variants = True  # every variant's wheels, each variant an index of its own (PyTorch's layout)
 
     def __init__(self, name: str, cfg: Config, settings: Settings | None) -> None:
         self.name, self.cfg, self.settings = name, cfg, settings
         self.label = name
 
+    def variant_index(self) -> VariantIndex | None:
+        s = self.settings
+        return VariantIndex(s.dir, s.base_url, bool(s.github_repo)) if s else None
+
     def options(self, flags: dict[str, Any]) -> StaticIndexOptions:
-        own = dataclasses.fields(StaticIndexOptions)
-        return StaticIndexOptions(**{f.name: flags[f.name] for f in own if f.name in flags})
+        return options_from(StaticIndexOptions, flags)
 
     def publish(self, paths: list[Path], options: StaticIndexOptions) -> Any:
-        from kestrel_release.stages.publish import static_index
+        from kestrel_release.targets.static_index import publish
 
         o = options
         github = {"api_url": o.api_url, "token": o.token, "token_env": o.token_env, "commit": o.commit}
-        return static_index.run(self.cfg, paths, target=self.name, dry_run=o.dry_run, root=o.index_dir, github=github)
+        return publish.run(self.cfg, paths, target=self.name, dry_run=o.dry_run, root=o.index_dir, github=github)
 
     def render(self, result: Any) -> None:
-        from kestrel_release.stages.publish import static_index
+        from kestrel_release.targets.static_index import publish
 
-        static_index.render(result)
+        publish.render(result)
 
     def endpoint(self) -> Endpoint:
         return Endpoint()
@@ -132,7 +138,7 @@ class Target:
         from kestrel_release.adapters import static_index
         from kestrel_release.adapters.github import client as gh_adapter
         from kestrel_release.errors import KestrelError
-        from kestrel_release.stages.publish.static_index import root_of
+        from kestrel_release.targets.static_index.publish import root_of
 
         try:
             root = root_of(self.cfg, self.settings)

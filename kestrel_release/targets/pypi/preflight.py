@@ -1,4 +1,4 @@
-"""A release's preflight for one PyPI-like index (targets/pypi.py asks it): found before the first side effect.
+"""A release's preflight for one PyPI-like index (targets/pypi/ asks it): found before the first side effect.
 
 Credentials present (resolved as publish resolves them; values are never printed), the version not on
 the index yet (or, for `--from`, only with the same bytes), PyPI's 14-day rule and the project quota.

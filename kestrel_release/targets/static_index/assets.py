@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kestrel_release import console, manifest
 from kestrel_release.errors import PublishError
 from kestrel_release.fsutil import sha256_file
-from kestrel_release.static_target import StaticIndexTarget
+from kestrel_release.targets.static_index.settings import StaticIndexTarget
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config

@@ -1,4 +1,4 @@
-"""stages/publish/github/confirm: a release counts as published only when its read-back holds each file's bytes."""
+"""targets/github/confirm: a release counts as published only when its read-back holds each file's bytes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from kestrel_release.adapters.github.models import Asset, Release
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy
-from kestrel_release.stages.publish.github import confirm
-from kestrel_release.stages.publish.github.files import LocalFile
+from kestrel_release.targets.github import confirm
+from kestrel_release.targets.github.files import LocalFile
 
 REL = Release(1, "v1", "v1", True, False, False, "", "")
 

@@ -1,7 +1,7 @@
 """The github kind: a GitHub release (rolling nightly, dated nightlies, or a tagged release) and its assets.
 
 Its table: `[tool.kestrel-release.targets.github]` (repo, tag, title, notes_template, api_url, prune,
-nightly, keep); the variables KESTREL_RELEASE_GITHUB_<KEY>. Uploads: stages/publish/github/release.py; the token:
+nightly, keep); the variables KESTREL_RELEASE_GITHUB_<KEY>. Uploads: targets/github/release.py; the token:
 GH_TOKEN / GITHUB_TOKEN / --token-env (adapters/github/target.py); the rehearsal's stand-in: the GitHub
 REST emulator (sandbox/github/emulator.py).
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kestrel_release.config_model import GithubTarget as Settings
 from kestrel_release.config_values import PREFIX, env_word, fields, section
-from kestrel_release.targets.base import Check, Options
+from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
@@ -35,12 +35,18 @@ REPO_HINT = (
 
 @dataclass(frozen=True)
 class GithubOptions(Options):
-    repo: str | None = None
-    tag: str | None = None
-    api_url: str | None = None
-    prune: bool | None = None
+    repo: str | None = field(default=None, metadata=flag("GitHub OWNER/NAME."))
+    tag: str | None = field(default=None, metadata=flag("GitHub release tag (default: the rolling nightly)."))
+    api_url: str | None = field(default=None, metadata=flag("GitHub API URL (Enterprise: https://HOST/api/v3)."))
+    prune: bool | None = field(
+        default=None,
+        metadata=flag("Remove wheels of other versions from the rolling release.", "--prune/--no-prune"),
+    )
     token: str | None = None
     commit: str | None = None
+
+
+OPTIONS = GithubOptions
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,7 @@ class Target:
     kind = KIND
     verify_rules = Settings.verify_rules
     installable = INSTALLABLE
+    serves_variants = False
     label = "GitHub"  # the release plan's title when no target names a URL
 
     def __init__(self, name: str, cfg: Config, settings: Settings | None) -> None:
@@ -103,14 +110,17 @@ class Target:
         first = {name: self.settings, **{k: v for k, v in cfg.targets.items() if k != name}}
         self.cfg = dataclasses.replace(cfg, targets=first)
 
+    def variant_index(self) -> VariantIndex | None:
+        return None
+
     def options(self, flags: dict[str, Any]) -> GithubOptions:
-        return GithubOptions(**{f.name: flags[f.name] for f in dataclasses.fields(GithubOptions) if f.name in flags})
+        return options_from(GithubOptions, flags)
 
     def publish(self, paths: list[Path], options: GithubOptions) -> Any:
-        from kestrel_release.stages.publish.github import release as github
+        from kestrel_release.targets.github import release
 
         o = options
-        return github.run(
+        return release.run(
             self.cfg,
             paths,
             repo=o.repo,
@@ -126,7 +136,7 @@ class Target:
         )
 
     def render(self, result: Any) -> None:
-        from kestrel_release.stages.publish.github import result as github_result
+        from kestrel_release.targets.github import result as github_result
 
         github_result.render(result)
 

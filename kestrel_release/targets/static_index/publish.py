@@ -18,7 +18,7 @@ from kestrel_release import console, fsutil, manifest, safepaths
 from kestrel_release.adapters import static_index as writer
 from kestrel_release.adapters.static_index_readback import Expected
 from kestrel_release.errors import UsageError
-from kestrel_release.static_target import StaticIndexTarget
+from kestrel_release.targets.static_index.settings import StaticIndexTarget
 
 if TYPE_CHECKING:
     from kestrel_release.config_model import Config
@@ -134,7 +134,7 @@ def _write(
     dry_run = result.dry_run
     urls: dict[str, str] = {}
     if t.github_repo:  # the wheels become release assets first: the pages link to them
-        from kestrel_release.stages.publish import static_index_github
+        from kestrel_release.targets.static_index import assets as static_index_github
 
         assets = static_index_github.publish(cfg, t, sorted(set(every)), dry_run=dry_run, **(github or {}))
         urls = assets.urls
@@ -192,7 +192,7 @@ def flavour_of(wheel: Path) -> str:
 def _verify(cfg: Config, wheels: list[Path], target: str) -> None:
     """verify's checks for each build folder (a variant's folder is a build of its own), with the target's own
     rules: PyPI's do not apply to an index of our own (local versions are its point), a release asset's
-    size limit does (targets/static_index.py, `verify_rules`)."""
+    size limit does (targets/static_index/, `verify_rules`)."""
     from kestrel_release.stages import verify
 
     by_dir: dict[Path, list[Path]] = {}

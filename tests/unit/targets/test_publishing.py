@@ -1,4 +1,4 @@
-"""stages/publish options(): each target takes its own kind's flags; another kind's flag is a usage error."""
+"""targets/publishing options(): each target takes its own kind's flags; another kind's flag is a usage error."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from kestrel_release import config
 from kestrel_release.errors import UsageError
-from kestrel_release.stages import publish
+from kestrel_release.targets import publishing as publish
 from tests.factories import make_project
 
 # What the publish command passes when no flag is given (commands/publish.py).

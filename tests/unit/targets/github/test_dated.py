@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from kestrel_release.stages.publish.github import dated
+from kestrel_release.targets.github import dated
 
 BASE = "kk-nightly"
 SHA = "abcdef0123456789abcdef0123456789abcdef01"

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kestrel_release import console
-from kestrel_release.stages.publish.github.files import LocalFile
+from kestrel_release.targets.github.files import LocalFile
 
 
 @dataclass(frozen=True)
