@@ -69,8 +69,7 @@ def owned(final: Path, package: str | None = None) -> set[str]:
             continue
         names.add(path.name)  # a damaged manifest names nothing; it is still ours to replace
         with contextlib.suppress(UsageError):
-            data = manifest.read(path)
-            names |= {str(w.get("filename")) for w in data.get("wheels", []) if isinstance(w, dict)}
+            names |= set(manifest.read(path).filenames())
             names.add(manifest.sums_for(path).name)
     with contextlib.suppress(OSError):  # our `*` .gitignore; a user's own one is never ours
         if (final / statedir.GITIGNORE).read_text(encoding="utf-8") == statedir.GITIGNORE_TEXT:
@@ -105,10 +104,8 @@ def _superseded(final: Path, package: str | None, incoming: list[str]) -> dict[s
     recorded = dict(_journal(final, package)["superseded"])
     path = manifest.locate(final, package)
     with contextlib.suppress(UsageError):
-        rows = manifest.read(path).get("wheels", []) if path is not None else []
-        recorded.update(
-            {str(r["filename"]): str(r.get("sha256")) for r in rows if isinstance(r, dict) and "filename" in r}
-        )
+        rows = manifest.read(path).wheels if path is not None else ()
+        recorded.update({r.filename: r.sha256 for r in rows})
     out = {}
     for name, sha in recorded.items():
         wheel = final / name
