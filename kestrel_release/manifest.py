@@ -105,6 +105,19 @@ def read(path: Path) -> Manifest:
     return record.from_json(data, str(path))
 
 
+def names_in(path: Path) -> set[str]:
+    """The wheel filenames a manifest of any schema names, read without its record: only to know which
+    files another kestrel-release wrote (a build replaces them; nothing else is trusted)."""
+    from kestrel_release import safejson
+
+    try:
+        data = safejson.load_file(path, str(path), max_bytes=MAX_BYTES)
+    except (OSError, ValueError):  # safejson.Unusable is a ValueError
+        return set()
+    rows = data.get("wheels") if isinstance(data, dict) else None
+    return {r["filename"] for r in rows or [] if isinstance(r, dict) and isinstance(r.get("filename"), str)}
+
+
 def save(out_dir: Path, manifest: Manifest, name: str = MANIFEST) -> Path:
     path = Path(out_dir) / name
     atomic_write_text(path, json.dumps(record.to_json(manifest), indent=2, sort_keys=True) + "\n")

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kestrel_release import console, manifest, safejson, safepaths, statedir
-from kestrel_release.errors import UsageError
+from kestrel_release.errors import IncompatibleRecordError, UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
 JOURNAL = ".kestrel-install.json"  # a project-less install's (and older versions') journal
@@ -68,9 +68,14 @@ def owned(final: Path, package: str | None = None) -> set[str]:
         if path is None:
             continue
         names.add(path.name)  # a damaged manifest names nothing; it is still ours to replace
-        with contextlib.suppress(UsageError):
+        try:
             names |= set(manifest.read(path).filenames())
             names.add(manifest.sums_for(path).name)
+        except IncompatibleRecordError:  # another kestrel-release's output: what it names is still ours
+            names |= manifest.names_in(path)
+            names.add(manifest.sums_for(path).name)
+        except UsageError:
+            pass
     with contextlib.suppress(OSError):  # our `*` .gitignore; a user's own one is never ours
         if (final / statedir.GITIGNORE).read_text(encoding="utf-8") == statedir.GITIGNORE_TEXT:
             names.add(statedir.GITIGNORE)

@@ -351,12 +351,13 @@ def _check_out(out: Path) -> None:
     entries = list(out.iterdir())
     if not entries:
         return
-    data = None
     try:
-        data = manifest.load(out)
+        found = manifest.load(out) is not None
+    except IncompatibleRecordError:
+        found = True  # another kestrel-release's output: still the tool's to replace
     except UsageError:
-        pass
-    if data is None:
+        found = False
+    if not found:
         raise UsageError(
             f"--out {out} is not empty and holds no release manifest of ours",
             "pass a new or empty directory; nothing was written",

@@ -106,3 +106,15 @@ def test_verify_records_in_each_projects_own_manifest(tmp_path: Path) -> None:
     assert manifest.load(out, "other-ext").verified_hashes("pypi") == {theirs: _sha(b"other-ext 2.0.0")}
     assert manifest.load(out, "mini-ext").verified is None
     assert "verified" not in json.loads((out / manifest.MANIFEST).read_text())
+
+
+def test_a_build_replaces_an_output_a_newer_schema_wrote(tmp_path: Path) -> None:
+    """What the refusal advises ("rebuild with this version") works: build installs over the newer manifest."""
+    out = tmp_path / "out"
+    staged, _old = _staged(tmp_path, "mini-ext", "0.1.0")
+    outputs.install(staged, out, "mini-ext")
+    data = json.loads((out / manifest.MANIFEST).read_text())
+    (out / manifest.MANIFEST).write_text(json.dumps({**data, "schema_version": 99, "tool_version": "9.0"}))
+    staged, new = _staged(tmp_path, "mini-ext", "0.1.1")
+    outputs.install(staged, out, "mini-ext")
+    assert manifest.load(out, "mini-ext").filenames() == [new]

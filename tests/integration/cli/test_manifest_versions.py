@@ -82,3 +82,14 @@ def test_a_manifest_with_a_field_this_schema_lacks_is_named(project: Path) -> No
     _rewrite(project / "dist-all", shiny=True)
     result = run_cli(["verify", "--project", str(project)])
     assert_one_line_error(result, 2, "release-manifest.json: unknown field 'shiny'", "rebuild")
+
+
+def test_assemble_replaces_an_output_a_newer_schema_wrote(project: Path, tmp_path: Path) -> None:
+    """The refusal's advice works: this version writes over what the other version wrote."""
+    out = tmp_path / "release"
+    args = ["assemble", str(project / "dist-all"), "--out", str(out), "--project", str(project)]
+    assert run_cli(args).code == 0
+    _as_newer(out)
+    result = run_cli(args)
+    assert result.code == 0, result.output
+    assert json.loads((out / manifest.MANIFEST).read_text())["schema_version"] == SCHEMA_VERSION
