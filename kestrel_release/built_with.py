@@ -13,7 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kestrel_release.records.manifest import Manifest
 
 KEY = "built_with"
 # Read from the table as written: a build changes its working config per variant and platform (cuda, env),
@@ -64,13 +67,13 @@ def _show(key: str, value: Any) -> str:
     return str(value) if value not in ("", None) else "none"
 
 
-def differences(project_dir: Path, data: dict[str, Any]) -> list[str]:
+def differences(project_dir: Path, data: Manifest) -> list[str]:
     """One phrase per setting the manifest `data` was built under that differs from `cfg` now. A manifest
     written before the record existed is judged on what its wheels show: no variant records under a variants
     table (the wheels pin no torch)."""
-    recorded = data.get(KEY)
+    recorded = data.built_with
     now = record(project_dir)
-    if isinstance(recorded, dict) and now:
+    if recorded is not None and now:
         return [
             f"{_LABELS.get(key, key)} was {_show(key, recorded.get(key))}, is {_show(key, value)} now"
             if key != "build_env_sha256"
@@ -78,8 +81,7 @@ def differences(project_dir: Path, data: dict[str, Any]) -> list[str]:
             for key, value in now.items()
             if key in recorded and recorded.get(key) != value
         ]
-    rows = [w for w in data.get("wheels") or [] if isinstance(w, dict)]
-    has_variants = any(isinstance(w.get("variant"), dict) for w in rows) or isinstance(data.get("variant"), dict)
-    if rows and now.get("variants") and not has_variants:
+    has_variants = any(w.variant is not None for w in data.wheels) or data.variant is not None
+    if data.wheels and now.get("variants") and not has_variants:
         return [f"the variants table was none, is {_show('variants', now['variants'])} now"]
     return []

@@ -197,7 +197,9 @@ def flush_json(error: dict[str, Any] | None = None) -> None:
         payload = (
             {**payload, "ok": False, "error": error} if isinstance(payload, dict) else {"ok": False, "error": error}
         )
-    text = json.dumps(payload, indent=2, sort_keys=False, default=str)
+    from kestrel_release.records import documents
+
+    text = json.dumps(documents.stamp(payload), indent=2, sort_keys=False, default=str)
     sys.stdout.write(redact.mask(text) + "\n")
     sys.stdout.flush()
 

@@ -44,6 +44,12 @@ class ConfigError(UsageError):
     kind = "config"
 
 
+class IncompatibleRecordError(UsageError):
+    """A manifest or release state written by a kestrel-release whose record schema this one cannot read."""
+
+    kind = "incompatible"
+
+
 class PreflightError(KestrelError):
     """The machine is not fit for the command (missing GPU, tool, interpreter)."""
 
@@ -107,7 +113,11 @@ class Interrupted(KestrelError):
 EXIT_CODES: list[tuple[int, str]] = [
     (EXIT_OK, "success"),
     (EXIT_BUG, "internal error (a bug: please report it with the -v output)"),
-    (EXIT_USAGE, "usage or configuration error, refused operation"),
+    (
+        EXIT_USAGE,
+        "usage or configuration error, refused operation; a build output or release state written by a "
+        "kestrel-release whose manifest or state schema this one cannot read",
+    ),
     (
         EXIT_PREFLIGHT,
         "preflight: the machine lacks something the configuration requires, or (release) a target "

@@ -9,22 +9,28 @@ one project, and every reader before shared folders, expects); a project that fi
 project's manifest there writes `<name>.release-manifest.json` and `<name>.SHA256SUMS` (`<name>`
 as in its wheel filenames) and keeps them. Readers that know the project ask `load(dir, package)`;
 readers that start from a wheel ask `for_wheel` (the manifest naming it).
+
+What a manifest holds is records/manifest.py's typed record (`Manifest`); this module reads and writes
+its files. A manifest from a kestrel-release whose schema this one cannot read stops every reader
+with one line (records/versions.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.errors import IncompatibleRecordError, PublishError, UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
+from kestrel_release.records import manifest as record
+from kestrel_release.records.manifest import Manifest, Wheel
 
 MANIFEST = "release-manifest.json"
 SUMS = "SHA256SUMS"
 SIG = ".sig"  # sign_key's OpenSSH signature of the sums, beside them (adapters/ssh_sign.py)
-SCHEMA = 1
 MAX_BYTES = 32 * 1024 * 1024  # a manifest of thousands of wheels is a few MiB
 
 
@@ -82,40 +88,53 @@ def locate(out_dir: Path, package: str | None = None) -> Path | None:
     return None
 
 
-def load(out_dir: Path, package: str | None = None) -> dict[str, Any] | None:
+def load(out_dir: Path, package: str | None = None) -> Manifest | None:
     """The manifest of `package` (see locate) in `out_dir`, or None when there is none."""
     path = locate(out_dir, package)
     return None if path is None else read(path)
 
 
-def read(path: Path) -> dict[str, Any]:
-    """One manifest file; UsageError when it is damaged."""
+def read(path: Path) -> Manifest:
+    """One manifest file; UsageError when it is damaged, IncompatibleRecordError when another
+    kestrel-release's schema wrote it."""
     from kestrel_release import safejson
 
     try:  # an output may come from another machine (assemble, publish of a CI artifact): bounded
         data = safejson.load_file(path, str(path), max_bytes=MAX_BYTES)
     except safejson.Unusable as exc:
         raise UsageError(str(exc), "rebuild with kestrel-release build") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise UsageError(f"{path} has an unknown schema", "rebuild with kestrel-release build")
-    return data
+    return record.from_json(data, str(path))
 
 
-def save(out_dir: Path, data: dict[str, Any], name: str = MANIFEST) -> Path:
-    data = {"schema": SCHEMA, **{k: v for k, v in data.items() if k != "schema"}}
+def names_in(path: Path) -> set[str]:
+    """The wheel filenames a manifest of any schema names, read without its record: only to know which
+    files another kestrel-release wrote (a build replaces them; nothing else is trusted)."""
+    from kestrel_release import safejson
+
+    try:
+        data = safejson.load_file(path, str(path), max_bytes=MAX_BYTES)
+    except (OSError, ValueError):  # safejson.Unusable is a ValueError
+        return set()
+    rows = data.get("wheels") if isinstance(data, dict) else None
+    return {r["filename"] for r in rows or [] if isinstance(r, dict) and isinstance(r.get("filename"), str)}
+
+
+def save(out_dir: Path, manifest: Manifest, name: str = MANIFEST) -> Path:
     path = Path(out_dir) / name
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(path, json.dumps(record.to_json(manifest), indent=2, sort_keys=True) + "\n")
     return path
 
 
-def for_wheel(wheel: Path) -> tuple[Path, dict[str, Any]] | None:
-    """(manifest file, its data) of the manifest in the wheel's folder that names it; None if none does."""
+def for_wheel(wheel: Path) -> tuple[Path, Manifest] | None:
+    """(manifest file, its record) of the manifest in the wheel's folder that names it; None if none does."""
     for path in manifest_files(Path(wheel).parent):
         try:
             data = read(path)
+        except IncompatibleRecordError:
+            raise  # it may well name the wheel: say why it cannot be read, not that nothing names it
         except UsageError:
             continue
-        if any(isinstance(w, dict) and w.get("filename") == Path(wheel).name for w in data.get("wheels", [])):
+        if data.wheel(Path(wheel).name) is not None:
             return path, data
     return None
 
@@ -152,15 +171,13 @@ def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
 
 def wheel_paths(out_dir: Path, package: str | None = None) -> list[Path]:
     """The wheels `package`'s manifest in `out_dir` names (the build's own, in a possibly shared folder)."""
-    data = load(out_dir, package) or {}
-    return [
-        Path(out_dir) / str(w["filename"]) for w in data.get("wheels", []) if isinstance(w, dict) and w.get("filename")
-    ]
+    data = load(out_dir, package)
+    return [Path(out_dir) / name for name in data.filenames()] if data else []
 
 
-def write_sums(out_dir: Path, wheels: list[dict[str, Any]], name: str = SUMS) -> Path:
+def write_sums(out_dir: Path, wheels: Sequence[Wheel], name: str = SUMS) -> Path:
     """SHA256SUMS in the format `sha256sum -c` accepts (two spaces, relative names)."""
-    lines = [f"{w['sha256']}  {w['filename']}\n" for w in sorted(wheels, key=lambda w: w["filename"])]
+    lines = [f"{w.sha256}  {w.filename}\n" for w in sorted(wheels, key=lambda w: w.filename)]
     path = Path(out_dir) / name
     atomic_write_text(path, "".join(lines))
     return path
@@ -188,24 +205,14 @@ def record_verified(out_dir: Path, target: str | None, hashes: dict[str, str]) -
         elif len(files) == 1:  # a wheel the folder's only manifest does not name (as before shared folders)
             by_manifest.setdefault(files[0], {})[filename] = sha
     for path, passed in by_manifest.items():
-        data = read(path)
-        verified = data.get("verified") or {}
-        verified[target or "default"] = {"wheels": dict(sorted(passed.items()))}
-        data["verified"] = verified
-        save(path.parent, data, path.name)
+        save(path.parent, read(path).with_verified(target or "default", passed), path.name)
 
 
-def verified_hashes(out_dir: Path, target: str | None = None, data: dict[str, Any] | None = None) -> dict[str, str]:
+def verified_hashes(out_dir: Path, target: str | None = None, data: Manifest | None = None) -> dict[str, str]:
     """sha256 by filename that verify recorded (for `target`, or any target) in `data`, else in the
     folder's manifest."""
-    data = (load(out_dir) if data is None else data) or {}
-    verified = data.get("verified") or {}
-    if target and target in verified:
-        return dict(verified[target]["wheels"])
-    merged: dict[str, str] = {}
-    for record in verified.values():
-        merged.update(record.get("wheels", {}))
-    return merged
+    data = load(out_dir) if data is None else data
+    return data.verified_hashes(target) if data else {}
 
 
 def check_unchanged(wheels: list[Path], target: str | None) -> None:
@@ -221,10 +228,10 @@ def check_unchanged(wheels: list[Path], target: str | None) -> None:
                 )
             continue  # ad-hoc wheels outside a build output: verify is the only gate
         data = found[1]
-        built = {w.get("filename"): w.get("sha256") for w in data.get("wheels", [])}
+        built = data.wheel(wheel.name)
         actual = sha256_file(wheel)
-        verified = verified_hashes(wheel.parent, target, data).get(wheel.name)
-        for what, expected in (("built", built[wheel.name]), ("verified", verified)):
+        verified = data.verified_hashes(target).get(wheel.name)
+        for what, expected in (("built", built.sha256 if built else None), ("verified", verified)):
             if expected and actual != expected:
                 raise PublishError(
                     f"{wheel.name} changed since it was {what}: sha256 {actual} != {what} {expected}",

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kestrel_release import manifest
-from kestrel_release.errors import KestrelError
+from kestrel_release.errors import IncompatibleRecordError, KestrelError
+from kestrel_release.records.manifest import Manifest
 
 
-def _manifest(path: Path) -> dict | None:
+def _manifest(path: Path) -> Manifest | None:
     """The manifest behind a given path: the one naming a wheel; a folder's only one (a folder that
     several projects share says nothing about which of them this is)."""
     if not path.is_dir():
@@ -31,8 +32,10 @@ def from_outputs(paths: Sequence[Path], default: Path) -> tuple[str, str] | None
     for out in [Path(p) for p in paths] or [default]:
         try:
             data = _manifest(out)
+        except IncompatibleRecordError:
+            raise  # another tool version's output: asking the backend would only delay that line
         except KestrelError:
             continue  # an unreadable manifest: verify reports it on its own; the backend answers here
-        if data and isinstance(data.get("package"), str) and data["package"] and data.get("version"):
-            return data["package"], str(data["version"])
+        if data and data.package and data.version:
+            return data.package, data.version
     return None

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kestrel_release import console, manifest, safejson, safepaths, statedir
-from kestrel_release.errors import UsageError
+from kestrel_release.errors import IncompatibleRecordError, UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 
 JOURNAL = ".kestrel-install.json"  # a project-less install's (and older versions') journal
@@ -68,11 +68,16 @@ def owned(final: Path, package: str | None = None) -> set[str]:
         if path is None:
             continue
         names.add(path.name)  # a damaged manifest names nothing; it is still ours to replace
-        with contextlib.suppress(UsageError):
-            data = manifest.read(path)
-            names |= {str(w.get("filename")) for w in data.get("wheels", []) if isinstance(w, dict)}
+        try:
+            names |= set(manifest.read(path).filenames())
             names.add(manifest.sums_for(path).name)
             names.add(manifest.sums_for(path).name + manifest.SIG)  # sign_key's signature of the sums
+        except IncompatibleRecordError:  # another kestrel-release's output: what it names is still ours
+            names |= manifest.names_in(path)
+            names.add(manifest.sums_for(path).name)
+            names.add(manifest.sums_for(path).name + manifest.SIG)
+        except UsageError:
+            pass
     with contextlib.suppress(OSError):  # our `*` .gitignore; a user's own one is never ours
         if (final / statedir.GITIGNORE).read_text(encoding="utf-8") == statedir.GITIGNORE_TEXT:
             names.add(statedir.GITIGNORE)
@@ -106,10 +111,8 @@ def _superseded(final: Path, package: str | None, incoming: list[str]) -> dict[s
     recorded = dict(_journal(final, package)["superseded"])
     path = manifest.locate(final, package)
     with contextlib.suppress(UsageError):
-        rows = manifest.read(path).get("wheels", []) if path is not None else []
-        recorded.update(
-            {str(r["filename"]): str(r.get("sha256")) for r in rows if isinstance(r, dict) and "filename" in r}
-        )
+        rows = manifest.read(path).wheels if path is not None else ()
+        recorded.update({r.filename: r.sha256 for r in rows})
     out = {}
     for name, sha in recorded.items():
         wheel = final / name

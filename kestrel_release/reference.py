@@ -3,7 +3,8 @@
 `tools/gen-docs` (`python -m kestrel_release.reference --write docs/reference`) rewrites them; `--check` exits 1
 naming each page that differs from what the code says now (CI and tests/unit/test_docs_reference.py run it). The
 pages: the commands (from the CLI itself), the configuration and its JSON Schema (schema.py, from the settings'
-declarations), the verify rules (stages/verify/rule_table.py) and the exit codes (errors.py).
+declarations), the verify rules (stages/verify/rule_table.py), the exit codes (errors.py) and the records'
+schemas (records/: the manifest, the release state, the --json documents).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def exit_codes_markdown() -> str:
     return (
         HEADER + "# Exit codes\n\n| code | meaning |\n|---|---|\n" + rows + "\n\n"
         "Every failure prints one `error:` line saying what is wrong and what to do; with `--json` the failure is "
-        'one JSON document, `{"ok": false, "error": {"message", "hint", "exit_code", "kind"}}`. Set '
+        'one JSON document, `{"schema_version": 1, "ok": false, "error": {"message", "hint", "exit_code", "kind"}}`. Set '
         "`KESTREL_RELEASE_DEBUG=1` for a traceback on internal errors.\n"
     )
 
@@ -98,12 +99,76 @@ def _configuration_markdown() -> str:
     return schema.configuration_markdown()
 
 
+def _page(make: Callable[[], dict[str, object]]) -> Callable[[], str]:
+    import json
+
+    return lambda: json.dumps(make(), indent=2) + "\n"
+
+
+def _schemas() -> dict[str, Callable[[], dict[str, object]]]:
+    """schemas/<name>.json -> its JSON Schema, from the records' declarations (records/)."""
+    from kestrel_release.records import documents, release_state
+    from kestrel_release.records import manifest as manifest_record
+    from kestrel_release.targets.github.result import GithubResult
+    from kestrel_release.targets.pypi.publish import PublishResult
+
+    listed = {"uploaded": list[str], "skipped": list[str], "pruned": list[str]}
+    return {
+        "release-manifest": manifest_record.json_schema,
+        "release-state": release_state.json_schema,
+        "verify": lambda: documents.json_schema(documents.VerifyDocument, "kestrel-release verify --json"),
+        "publish-index": lambda: documents.json_schema(
+            PublishResult, "kestrel-release publish --json (an index)", {"ok": bool}
+        ),
+        "publish-github": lambda: documents.json_schema(
+            GithubResult, "kestrel-release publish --json (a GitHub release)", listed
+        ),
+    }
+
+
+def records_markdown() -> str:
+    from kestrel_release.records import documents, release_state
+    from kestrel_release.records import manifest as manifest_record
+
+    rows = "\n".join(
+        f"| [`{name}.json`](schemas/{name}.json) | {what} |"
+        for name, what in (
+            ("release-manifest", f"`release-manifest.json` (schema {manifest_record.SCHEMA_VERSION})"),
+            ("release-state", f"`.release-state.json` (schema {release_state.SCHEMA_VERSION})"),
+            ("verify", f"`verify --json` (--json schema {documents.SCHEMA_VERSION})"),
+            ("publish-index", "`publish --json` to an index (pypi, testpypi, a named index)"),
+            ("publish-github", "`publish --json` to a GitHub release"),
+        )
+    )
+    return (
+        HEADER + "# Records and their schemas\n\n"
+        "What crosses a process or a machine is a typed record with a `schema_version`: the release manifest "
+        "(the contract between build machines, `assemble`, `verify`, `publish`, `release --from` and CI), the "
+        "release state `release --resume` reads, and every `--json` document. Each is written and read by one "
+        "serializer (`kestrel_release/records/`), and these schemas are generated from the same declarations.\n\n"
+        "| schema | describes |\n|---|---|\n" + rows + "\n\n"
+        "## Versions\n\n"
+        "- The manifest and the release state carry `schema_version` and `tool_version` (the kestrel-release that "
+        'wrote them). A reader takes its own schema and older ones (a schema 1 manifest, `"schema": 1`, is '
+        "read and rewritten as the current one); a newer schema stops `assemble`, `verify`, `publish` and "
+        "`release --from` with one line naming both versions and exit code 2, e.g. `release-manifest.json was "
+        "written by kestrel-release 0.3.0 (manifest schema 3); this is kestrel-release 0.2.0 (schema 2) — "
+        "rebuild with this version of kestrel-release build or install kestrel-release 0.3.0`.\n"
+        "- A field the schema does not declare, a missing required field or a value of another type is refused "
+        "in one line naming the field (`release-manifest.json: unknown field 'shiny'`).\n"
+        f'- Every `--json` document starts with `"schema_version": {documents.SCHEMA_VERSION}`; it is raised '
+        "when a field is removed or changes meaning (a new field is not a break).\n"
+    )
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "configuration.md": _configuration_markdown,
     "config-schema.json": _schema_json,
     "commands.md": commands_markdown,
     "verify-rules.md": verify_rules_markdown,
     "exit-codes.md": exit_codes_markdown,
+    "records.md": records_markdown,
+    **{f"schemas/{name}.json": _page(make) for name, make in _schemas().items()},
 }
 
 
@@ -126,11 +191,12 @@ def main(argv: list[str]) -> int:
         for name in found:
             print(f"{directory / name} is stale: run python -m kestrel_release.reference --write {directory}")
         return 1 if found else 0
-    directory.mkdir(parents=True, exist_ok=True)
     for name, make in PAGES.items():
-        tmp = directory / f".{name}.tmp"
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(make(), encoding="utf-8")
-        tmp.replace(directory / name)
+        tmp.replace(path)
     return 0
 
 

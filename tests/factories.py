@@ -29,8 +29,11 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kestrel_release import manifest
+from kestrel_release.records import serde
+from kestrel_release.records.manifest import SCHEMA_VERSION, Manifest
 
 NAME = "kestrel-kernels"
 TAG = "cp312-cp312-manylinux_2_34_x86_64"
@@ -190,8 +193,21 @@ def importable_wheel_bytes(
 # --- build outputs ------------------------------------------------------------------------------------------------
 
 
+def save_manifest(out: Path, fields: dict[str, Any], name: str = manifest.MANIFEST) -> Manifest:
+    """A manifest written from plain fields through the record's one serializer (unknown fields fail); a row
+    naming only its filename gets the size and sha256 of that file in `out` (what build records)."""
+    rows = []
+    for row in fields.get("wheels", []):
+        path = Path(out) / row["filename"]
+        data = path.read_bytes() if path.is_file() else b""
+        rows.append({"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), **row})
+    record = serde.from_json(Manifest, {"schema_version": SCHEMA_VERSION, **fields, "wheels": rows})
+    manifest.save(out, record, name)
+    return record
+
+
 def _save_output(out: Path, package: str, version: str, commit: str, rows: list[dict], **fields: object) -> None:
-    manifest.save(
+    record = save_manifest(
         out,
         {
             "package": package,
@@ -202,7 +218,7 @@ def _save_output(out: Path, package: str, version: str, commit: str, rows: list[
             "kernels": [],
         },
     )
-    manifest.write_sums(out, rows)
+    manifest.write_sums(out, record.wheels)
 
 
 def _row(path: Path, python: str, plat: str) -> dict:

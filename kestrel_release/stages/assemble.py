@@ -11,14 +11,17 @@ publish and `release --from` read it like a local build's.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, built_with, console, fsutil, manifest, outputs, safepaths, statedir
-from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
+from kestrel_release.records import serde
+from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.variants import hub_layout
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
@@ -29,13 +32,24 @@ _TOOLS = ("nvcc", "auditwheel", "torch", "uv", "kestrel-release")
 @dataclass
 class Input:
     path: Path
-    data: dict[str, Any]
-    wheels: dict[str, dict[str, Any]] = field(default_factory=dict)  # filename -> manifest row
+    data: Manifest
+    wheels: dict[str, Wheel] = field(default_factory=dict)  # filename -> manifest row
     sums: Path | None = None  # the SHA256SUMS that goes with its manifest
 
     @property
     def commit(self) -> str | None:
-        return (self.data.get("git") or {}).get("commit")
+        return self.data.commit
+
+
+@dataclass(frozen=True)
+class Row:
+    """One wheel of the assembled release and the input folder it is copied from."""
+
+    wheel: Wheel
+    source: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {**serde.to_json(self.wheel), "source": str(self.source)}
 
 
 @dataclass
@@ -84,14 +98,14 @@ def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> Assemb
             staged.mkdir()
             for row in rows:
                 _copy_checked(row, staged)
-            manifest.save(staged, _manifest(package, version, loaded, rows))
-            manifest.sign_sums(manifest.write_sums(staged, rows), cfg.sign_key, cfg.project_dir)
+            manifest.save(staged, _manifest(package, version, loaded, [r.wheel for r in rows]))
+            manifest.sign_sums(manifest.write_sums(staged, [r.wheel for r in rows]), cfg.sign_key, cfg.project_dir)
             fsutil.atomic_write_text(staged / statedir.GITIGNORE, statedir.GITIGNORE_TEXT)  # as build's output
             hub = (
                 hub_layout.write(staged, package, cfg.variants is not None) if layout else None
             )  # part of OUT's one atomic swap
             fsutil.replace_dir(staged, out)
-    result = AssembleResult(out, package, version, commit, rows, [str(i.path) for i in loaded])
+    result = AssembleResult(out, package, version, commit, [r.to_json() for r in rows], [str(i.path) for i in loaded])
     if hub is not None:
         hub.out_dir = out
         result.hub = hub
@@ -112,6 +126,8 @@ def _load_input(path: Path, package: str | None = None) -> Input:
     located = manifest.locate(path, package)
     try:
         data = manifest.read(located) if located is not None else None
+    except IncompatibleRecordError:
+        raise  # its own line: which tool wrote it, which to use
     except UsageError as exc:
         raise VerifyError(f"refused {path}: {exc.message}", "nothing was written") from None
     if data is None:
@@ -120,11 +136,10 @@ def _load_input(path: Path, package: str | None = None) -> Input:
             f"refused {path}: no {manifest.MANIFEST}{of} (not a kestrel-release build output)",
             "pass the directories that kestrel-release build wrote; nothing was written",
         )
-    rows = data.get("wheels")
-    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "filename" in r for r in rows):
+    if not data.wheels:
         raise VerifyError(f"refused {path}: its manifest lists no wheels", "rebuild it; nothing was written")
     sums = manifest.sums_for(located) if located is not None else None
-    item = Input(path, data, {str(r["filename"]): r for r in rows}, sums)
+    item = Input(path, data, {r.filename: r for r in data.wheels}, sums)
     _check_files(item)
     return item
 
@@ -156,10 +171,10 @@ def _check_files(item: Input) -> None:
         if path.is_symlink() or not path.is_file():
             raise VerifyError(f"refused {item.path}: {name} is not a regular file", "nothing was written")
         actual = fsutil.sha256_file(path)
-        if actual != row.get("sha256") or (sums is not None and sums.get(name) != actual):
+        if actual != row.sha256 or (sums is not None and sums.get(name) != actual):
             raise VerifyError(
                 f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
-                f"(sha256 {actual} != recorded {row.get('sha256')})",
+                f"(sha256 {actual} != recorded {row.sha256})",
                 "the file changed after the build: rebuild that output; nothing was written",
             )
     if sums is not None and {n for n in sums if n.endswith(".whl")} != listed:
@@ -169,16 +184,14 @@ def _check_files(item: Input) -> None:
         )
 
 
-def _of_release(filename: str, data: dict[str, Any]) -> bool:
+def _of_release(filename: str, data: Manifest) -> bool:
     """Is `filename` a wheel of the manifest's package and version (or not a valid wheel name at all)?"""
     from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
     from packaging.version import InvalidVersion, Version
 
     try:
         name, version, _, _ = parse_wheel_filename(filename)
-        return name == canonicalize_name(str(data.get("package") or "")) and version == Version(
-            str(data.get("version"))
-        )
+        return name == canonicalize_name(data.package) and version == Version(data.version)
     except (InvalidWheelFilename, InvalidVersion):
         return True
 
@@ -213,19 +226,19 @@ def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
                     f"refused {item.path}: {name} is package '{wname}', not this project's '{want}'",
                     "assemble one package's outputs; nothing was written",
                 )
-            if str(wversion) != str(item.data.get("version")):
+            if str(wversion) != item.data.version:
                 raise VerifyError(
-                    f"refused {item.path}: {name} is version {wversion}, its manifest says {item.data.get('version')}",
+                    f"refused {item.path}: {name} is version {wversion}, its manifest says {item.data.version}",
                     "rebuild that output; nothing was written",
                 )
-        for key, label in (("version", "version"), ("package", "package")):
-            if _norm(key, item.data.get(key)) != _norm(key, first.data.get(key)):
+        for key in ("version", "package"):
+            if _norm(key, getattr(item.data, key)) != _norm(key, getattr(first.data, key)):
                 raise VerifyError(
-                    f"inputs disagree: {first.path} is {label} {first.data.get(key)}, {item.path} is "
-                    f"{item.data.get(key)}",
+                    f"inputs disagree: {first.path} is {key} {getattr(first.data, key)}, {item.path} is "
+                    f"{getattr(item.data, key)}",
                     "assemble outputs of one release; nothing was written",
                 )
-        mine, theirs = item.data.get(built_with.KEY), first.data.get(built_with.KEY)
+        mine, theirs = item.data.built_with, first.data.built_with
         if mine is not None and theirs is not None and mine != theirs:
             raise VerifyError(
                 f"inputs disagree: {first.path} and {item.path} were built under other configurations",
@@ -237,10 +250,10 @@ def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
                 f"{item.path} from {item.commit or 'unknown'}",
                 "build every platform from one commit; nothing was written",
             )
-    dirty = [str(i.path) for i in inputs if (i.data.get("git") or {}).get("dirty")]
+    dirty = [str(i.path) for i in inputs if i.data.git and i.data.git.dirty]
     if dirty:
         console.warn(f"built from a dirty tree (not reproducible from the commit): {', '.join(dirty)}")
-    return str(first.data.get("package") or cfg.name), str(first.data["version"]), first.commit
+    return first.data.package or cfg.name, first.data.version, first.commit
 
 
 def _norm(key: str, value: Any) -> str:
@@ -251,47 +264,40 @@ def _norm(key: str, value: Any) -> str:
     return str(value)
 
 
-def _merge(inputs: list[Input]) -> list[dict[str, Any]]:
+# What an assembled manifest keeps of each input's row (no glibc facts: verify reads them from the tags).
+_KEPT = ("python", "python_tag", "platform_tag", "platform", "variant")
+
+
+def _merge(inputs: list[Input]) -> list[Row]:
     """One row per filename; the same filename with other bytes in two inputs is refused."""
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Row] = {}
     for item in inputs:
         for name, row in item.wheels.items():
             seen = rows.get(name)
             if seen is not None:
-                if seen["sha256"] != row["sha256"]:
+                if seen.wheel.sha256 != row.sha256:
                     raise VerifyError(
-                        f"inputs disagree: {name} has other contents in {seen['source']} and "
-                        f"{item.path} (sha256 {seen['sha256'][:12]}... != {row['sha256'][:12]}...)",
+                        f"inputs disagree: {name} has other contents in {seen.source} and "
+                        f"{item.path} (sha256 {seen.wheel.sha256[:12]}... != {row.sha256[:12]}...)",
                         "one filename must have one content: rebuild one of them; nothing was written",
                     )
-                seen.setdefault("also_built_by", []).append(row.get("built_by") or _built_by(item))
+                also = [*(seen.wheel.also_built_by or []), row.built_by or _built_by(item)]
+                rows[name] = Row(dataclasses.replace(seen.wheel, also_built_by=also), seen.source)
                 continue
             # An input that is itself assembled keeps each wheel's own builder and toolchain.
-            rows[name] = {
-                **{
-                    k: row[k]
-                    for k in (
-                        "filename",
-                        "python",
-                        "python_tag",
-                        "platform_tag",
-                        "platform",
-                        "size",
-                        "sha256",
-                        "variant",
-                    )
-                    if k in row
-                },
-                "commit": item.commit,
-                "built_by": row.get("built_by") or _built_by(item),
-                "toolchain": row.get("toolchain") or _toolchain(item, row),
-                "source": str(item.path),
-            }
+            kept = Wheel(row.filename, row.size, row.sha256, **{k: getattr(row, k) for k in _KEPT})
+            merged = dataclasses.replace(
+                kept,
+                commit=item.commit,
+                built_by=row.built_by or _built_by(item),
+                toolchain=row.toolchain or _toolchain(item, row),
+            )
+            rows[name] = Row(merged, item.path)
     return [rows[name] for name in sorted(rows)]
 
 
 def _built_by(item: Input) -> dict[str, Any]:
-    builder = item.data.get("builder") or {}
+    builder = item.data.builder or {}
     return {
         "input": item.path.name,
         "host": builder.get("host"),
@@ -301,39 +307,39 @@ def _built_by(item: Input) -> dict[str, Any]:
     }
 
 
-def _toolchain(item: Input, row: dict[str, Any]) -> dict[str, Any]:
-    tools = item.data.get("toolchain") or {}
-    out = {"python": row.get("python")}
+def _toolchain(item: Input, row: Wheel) -> dict[str, Any]:
+    tools = item.data.toolchain or {}
+    out: dict[str, Any] = {"python": row.python}
     out.update({t: tools[t] for t in _TOOLS if tools.get(t)})
     return out
 
 
-def _manifest(package: str, version: str, inputs: list[Input], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _manifest(package: str, version: str, inputs: list[Input], rows: list[Wheel]) -> Manifest:
     kernels: list[Any] = []
     for item in inputs:
-        kernels += [k for k in item.data.get("kernels") or [] if k not in kernels]
+        kernels += [k for k in item.data.kernels or [] if k not in kernels]
     first = inputs[0].data
-    return {
-        "package": package,
-        "version": version,
-        "git": {"commit": inputs[0].commit, "dirty": any((i.data.get("git") or {}).get("dirty") for i in inputs)},
-        "source_date_epoch": first.get("source_date_epoch"),
-        "toolchain": {"kestrel-release": __version__},
-        **({built_with.KEY: first[built_with.KEY]} if first.get(built_with.KEY) is not None else {}),
-        "assembled": {
+    return Manifest(
+        package=package,
+        version=version,
+        git=GitState(inputs[0].commit, any(bool(i.data.git and i.data.git.dirty) for i in inputs)),
+        source_date_epoch=first.source_date_epoch,
+        toolchain={"kestrel-release": __version__},
+        built_with=first.built_with,
+        assembled={
             "inputs": [
                 {
                     "input": i.path.name,
-                    "builder": i.data.get("builder"),
-                    "toolchain": i.data.get("toolchain"),
+                    "builder": i.data.builder,
+                    "toolchain": i.data.toolchain,
                     "wheels": sorted(i.wheels),
                 }
                 for i in inputs
             ]
         },
-        "wheels": [{k: v for k, v in r.items() if k != "source"} for r in rows],
-        "kernels": kernels,
-    }
+        wheels=tuple(rows),
+        kernels=kernels,
+    )
 
 
 def _check_out(out: Path) -> None:
@@ -345,12 +351,13 @@ def _check_out(out: Path) -> None:
     entries = list(out.iterdir())
     if not entries:
         return
-    data = None
     try:
-        data = manifest.load(out)
+        found = manifest.load(out) is not None
+    except IncompatibleRecordError:
+        found = True  # another kestrel-release's output: still the tool's to replace
     except UsageError:
-        pass
-    if data is None:
+        found = False
+    if not found:
         raise UsageError(
             f"--out {out} is not empty and holds no release manifest of ours",
             "pass a new or empty directory; nothing was written",
@@ -364,15 +371,17 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _copy_checked(row: dict[str, Any], dest: Path) -> None:
+def _copy_checked(row: Row, dest: Path) -> None:
     """Copy one wheel and prove the copy has the recorded bytes (the input may change under us)."""
-    src = Path(row["source"]) / row["filename"]
-    target = dest / row["filename"]
+    src = row.source / row.wheel.filename
+    target = dest / row.wheel.filename
     shutil.copyfile(src, target)
     os.chmod(target, 0o644)
     actual = fsutil.sha256_file(target)
-    if actual != row["sha256"]:
-        raise VerifyError(f"refused {src.parent}: {row['filename']} changed while it was copied", "nothing was written")
+    if actual != row.wheel.sha256:
+        raise VerifyError(
+            f"refused {src.parent}: {row.wheel.filename} changed while it was copied", "nothing was written"
+        )
 
 
 def render(result: AssembleResult) -> None:
@@ -399,7 +408,7 @@ def render(result: AssembleResult) -> None:
         hub_layout.render(result.hub)
 
 
-def check_output(cfg, out: Path) -> dict[str, Any]:
+def check_output(cfg, out: Path) -> Manifest:
     """An existing output (a local build or an assembled one) that `release --from` may publish.
 
     Its manifest must match its files and name this project; returns the manifest.

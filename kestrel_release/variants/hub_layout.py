@@ -27,6 +27,7 @@ from typing import Any
 
 from kestrel_release import console, fsutil, manifest
 from kestrel_release.errors import UsageError
+from kestrel_release.records.manifest import Manifest, Wheel
 from kestrel_release.variants import hub_metadata
 
 LAYOUTS = ("kernels-hub",)
@@ -79,9 +80,8 @@ def check_layout(layout: str | None) -> str | None:
     return layout
 
 
-def wheel_path(out_dir: Path, row: dict[str, Any]) -> Path:
+def wheel_path(out_dir: Path, filename: str) -> Path:
     """A manifest row's wheel: in the output, or under variants/<name>/ (where variant wheels go)."""
-    filename = str(row["filename"])
     for candidate in (out_dir / filename, *sorted(out_dir.glob(f"variants/*/{PurePosixPath(filename).name}"))):
         if candidate.is_file():
             return candidate
@@ -149,7 +149,7 @@ def _archs(variant_dir: Path) -> list[str]:
     return hub_metadata.arch_names(sass, ptx)
 
 
-Built = tuple[dict[str, Any], Path, dict[str, Any]]  # (manifest row, the wheel, that manifest)
+Built = tuple[Wheel, Path, Manifest]  # (manifest row, the wheel, that manifest)
 
 
 def built_wheels(out_dir: Path, package: str | None) -> list[Built]:
@@ -166,15 +166,12 @@ def built_wheels(out_dir: Path, package: str | None) -> list[Built]:
     out: list[Built] = []
     seen: set[tuple[str, Any, Any]] = set()
     for folder, d in sources:
-        for row in d.get("wheels") or []:
-            if not isinstance(row, dict) or not row.get("filename"):
-                continue
-            path = wheel_path(folder, row)
-            raw = row.get("variant")
-            record: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for row in d.wheels:
+            path = wheel_path(folder, row.filename)
+            record = row.variant or {}
             variant = (record.get("torch"), record.get("cuda"), record.get("cxx11_abi"), record.get("arch"))
             # The default's wheel sits in <out>/ and in its variants/ folder: counted once.
-            key = (path.name, row.get("sha256") or fsutil.sha256_file(path), variant)
+            key = (path.name, row.sha256, variant)
             if key not in seen:
                 seen.add(key)
                 out.append((row, path, d))
@@ -207,7 +204,7 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
                 packages |= found
                 lic, upstream = lic or lic_found, upstream or upstream_found
             data = rows[0][2]
-            pkg = _main_package(packages, str(data.get("package") or package or ""), name)
+            pkg = _main_package(packages, data.package or package or "", name)
             kernel = hub_metadata.kernel_name(pkg)
             absolute = self_imports(vdir / pkg, pkg)
             archs = _archs(vdir)
@@ -216,11 +213,11 @@ def write(out_dir: Path, package: str | None, configured: bool = False) -> HubLa
             meta = hub_metadata.metadata(
                 kernel=kernel,
                 variant_name=name,
-                version=str(data.get("version") or ""),
+                version=data.version,
                 license=lic,
                 cuda=kinds[name][0],
                 archs=archs,
-                git=data.get("git") or {},
+                git=data.git,
                 files_digest=files_digest,
                 unique=unique,
                 upstream=upstream,

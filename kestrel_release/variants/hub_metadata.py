@@ -13,6 +13,7 @@ from typing import Any
 
 from kestrel_release import __version__, fsutil
 from kestrel_release.errors import UsageError
+from kestrel_release.records.manifest import GitState, Manifest, Wheel
 
 _KERNEL_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")  # kernels-data's KernelName
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # kernels-data's Oid: a full git object id
@@ -85,7 +86,7 @@ def metadata(
     license: str | None,
     cuda: bool,
     archs: list[str],
-    git: dict[str, Any],
+    git: GitState | None,
     files_digest: dict[str, Any],
     unique: str,
     upstream: str | None = None,
@@ -94,10 +95,10 @@ def metadata(
     backend: dict[str, Any] = {"type": "cuda" if cuda else "cpu"}
     if cuda and archs:
         backend["archs"] = archs
-    commit = str(git.get("commit") or "").lower()
+    commit = str((git.commit if git else None) or "").lower()
     provenance: dict[str, Any] = {"kernel-builder": {"version": f"{WRITER} {__version__}"}}
     if _OID.match(commit):  # kernels refuses a partial id; no commit (no git) = no kernel provenance
-        provenance["kernel"] = {"commit": commit, "dirty": bool(git.get("dirty"))}
+        provenance["kernel"] = {"commit": commit, "dirty": bool(git and git.dirty)}
     major = re.match(r"\d+", version)
     return {
         "name": kernel,
@@ -118,30 +119,29 @@ def metadata(
     }
 
 
-def variant_name(row: dict[str, Any], data: dict[str, Any], configured: bool = False) -> tuple[str, bool, bool]:
+def variant_name(row: Wheel, data: Manifest, configured: bool = False) -> tuple[str, bool, bool]:
     """(build variant name, is CUDA, derived) of one manifest wheel row."""
     from kestrel_release.variants import model as variants
 
-    record = row.get("variant")
-    if isinstance(record, dict):
+    if row.variant is not None:
         try:
-            v = variants.Variant.from_json(record)
+            v = variants.Variant.from_json(row.variant)
         except variants.VariantError as exc:
-            raise UsageError(f"{row.get('filename')}: {exc}", "rebuild with kestrel-release build") from None
+            raise UsageError(f"{row.filename}: {exc}", "rebuild with kestrel-release build") from None
         return v.name, True, False
     if configured:  # the project has a matrix, but these wheels were built without it
         raise UsageError(
-            f"{row.get('filename')} carries no variant record, though the project configures variants",
+            f"{row.filename} carries no variant record, though the project configures variants",
             "rebuild with kestrel-release build (each variant's wheels then name their torch and CUDA)",
         )
     return _derived(row, data)
 
 
-def _derived(row: dict[str, Any], data: dict[str, Any]) -> tuple[str, bool, bool]:
+def _derived(row: Wheel, data: Manifest) -> tuple[str, bool, bool]:
     """A project without variants: its one variant from the torch the build recorded and the wheel's tag."""
     from kestrel_release.variants import model as variants
 
-    torch = (row.get("toolchain") or {}).get("torch") or (data.get("toolchain") or {}).get("torch")
+    torch = (row.toolchain or {}).get("torch") or (data.toolchain or {}).get("torch")
     if not isinstance(torch, dict) or not torch.get("version"):
         raise UsageError(
             "--layout kernels-hub needs the torch each wheel was built against, and this build recorded none",
@@ -151,7 +151,7 @@ def _derived(row: dict[str, Any], data: dict[str, Any]) -> tuple[str, bool, bool
     from kestrel_release import platforms
     from kestrel_release.platforms import arches
 
-    plat = platforms.parse(str(row.get("platform_tag") or "").split(".")[0])
+    plat = platforms.parse((row.platform_tag or "").split(".")[0])
     os_name = plat.system if plat else "linux"
     arch = plat.arches[0] if plat and len(plat.arches) == 1 else arches.X86_64  # as explain --torch reads tags
     minor = ".".join(str(p) for p in variants.torch_minor(str(torch["version"])))

@@ -81,7 +81,7 @@ class Variant:
         kernels' TorchStableAbi: no C++ ABI word, the target minor instead of the torch minor)."""
         if self.stable_abi:
             major, minor = torch_minor(self.stable_abi)
-            return "-".join([f"torch-stable-abi{major}{minor}", self.cu, self.arch, _OS_WORD.get(self.os, self.os)])
+            return "-".join([f"torch-stable-abi{major}{minor}", self.cu, self.arch, platforms.variant_word(self.os)])
         parts = [self.torch_tag]
         os_ = platforms.REGISTRY.get(self.os)
         if os_ is not None and os_.variant_abi:

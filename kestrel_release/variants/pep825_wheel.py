@@ -95,23 +95,21 @@ def write(out_dir: Path, package: str | None) -> Pep825Result:
     from kestrel_release.variants.model import Variant, VariantError
 
     out_dir = Path(out_dir)
-    data = manifest.load(out_dir, package) or {}
+    data = manifest.load(out_dir, package)
     found = built_wheels(out_dir, package) if data or (out_dir / "variants").is_dir() else []
-    rows = [(row, path) for row, path, _ in found if isinstance(row.get("variant"), dict)]
+    rows = [(row.variant, row.filename, path) for row, path, _ in found if row.variant is not None]
     result = Pep825Result(out_dir)
     if not rows:
         return result
     with fsutil.staging_dir(out_dir, "pep825") as stage:
         docs = []
-        for row, path in rows:
+        for record, filename, path in rows:
             try:
-                v = Variant.from_json(row["variant"])
+                v = Variant.from_json(record)
             except VariantError as exc:
-                raise UsageError(
-                    f"{pep825.DRAFT}: {row.get('filename')}: {exc}", "rebuild with kestrel-release build"
-                ) from None
+                raise UsageError(f"{pep825.DRAFT}: {filename}: {exc}", "rebuild with kestrel-release build") from None
             lab, doc = pep825.label(v), pep825.variant_json(v)
-            _check(doc, lab, row["filename"])
+            _check(doc, lab, filename)
             result.wheels.append(label_wheel(path, doc, lab, stage).name)
             docs.append(doc)
         try:
@@ -120,8 +118,8 @@ def write(out_dir: Path, package: str | None) -> Pep825Result:
             raise VerifyError(f"{pep825.DRAFT}: {exc}", "report it: the variants of one build disagree") from None
         _check(merged, None, "the index file")
         first = found[0][2]
-        version = str(data.get("version") or first.get("version") or "0").split("+")[0]
-        result.index_file = pep825.index_filename(str(data.get("package") or package or first.get("package")), version)
+        version = ((data.version if data else None) or first.version or "0").split("+")[0]
+        result.index_file = pep825.index_filename((data.package if data else None) or package or first.package, version)
         (stage / result.index_file).write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         result.labels = sorted(merged["variants"])
         _check_ours(out_dir / DIR)

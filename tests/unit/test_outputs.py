@@ -11,6 +11,7 @@ import pytest
 
 from kestrel_release import manifest, outputs
 from kestrel_release.errors import PublishError
+from tests.factories import save_manifest
 
 
 def _sha(data: bytes) -> str:
@@ -25,8 +26,8 @@ def _staged(root: Path, package: str, version: str) -> tuple[Path, str]:
     data = f"{package} {version}".encode()
     (staged / name).write_bytes(data)
     rows = [{"filename": name, "sha256": _sha(data)}]
-    manifest.save(staged, {"package": package, "version": version, "wheels": rows})
-    manifest.write_sums(staged, rows)
+    record = save_manifest(staged, {"package": package, "version": version, "wheels": rows})
+    manifest.write_sums(staged, record.wheels)
     return staged, name
 
 
@@ -44,7 +45,7 @@ def test_a_superseded_wheel_goes_only_when_the_tool_wrote_it(tmp_path: Path) -> 
     outputs.install(staged, out, "mini-ext")
     wheels = sorted(p.name for p in out.glob("*.whl"))
     assert wheels == sorted([user_old, new])
-    assert [w["filename"] for w in manifest.load(out, "mini-ext")["wheels"]] == [new]
+    assert manifest.load(out, "mini-ext").filenames() == [new]
     assert not list(out.glob(".kestrel-install*"))
 
     # A wheel the manifest names but whose bytes someone changed is no longer the tool's: it stays.
@@ -77,8 +78,8 @@ def test_two_projects_in_one_folder_keep_their_own_manifest_and_sums(tmp_path: P
     outputs.install(staged, out, "other-ext")
     assert (out / "release-manifest.json").is_file() and (out / "SHA256SUMS").is_file()
     assert (out / "other_ext.release-manifest.json").is_file() and (out / "other_ext.SHA256SUMS").is_file()
-    assert manifest.load(out, "mini-ext")["package"] == "mini-ext"
-    assert manifest.load(out, "Other_Ext")["package"] == "other-ext"
+    assert manifest.load(out, "mini-ext").package == "mini-ext"
+    assert manifest.load(out, "Other_Ext").package == "other-ext"
     before = {k: v for k, v in _tree(out).items() if k.startswith("other_ext")}
 
     staged, ours = _staged(tmp_path, "mini-ext", "0.2.0")  # a rebuild of the first project: not refused
@@ -102,8 +103,21 @@ def test_verify_records_in_each_projects_own_manifest(tmp_path: Path) -> None:
     staged, theirs = _staged(tmp_path, "other-ext", "2.0.0")
     outputs.install(staged, out, "other-ext")
     manifest.record_verified(out, "pypi", {theirs: _sha(b"other-ext 2.0.0")})
-    assert manifest.load(out, "other-ext")["verified"]["pypi"]["wheels"] == {theirs: _sha(b"other-ext 2.0.0")}
-    assert "verified" not in manifest.load(out, "mini-ext")
+    assert manifest.load(out, "other-ext").verified_hashes("pypi") == {theirs: _sha(b"other-ext 2.0.0")}
+    assert manifest.load(out, "mini-ext").verified is None
+    assert "verified" not in json.loads((out / manifest.MANIFEST).read_text())
+
+
+def test_a_build_replaces_an_output_a_newer_schema_wrote(tmp_path: Path) -> None:
+    """What the refusal advises ("rebuild with this version") works: build installs over the newer manifest."""
+    out = tmp_path / "out"
+    staged, _old = _staged(tmp_path, "mini-ext", "0.1.0")
+    outputs.install(staged, out, "mini-ext")
+    data = json.loads((out / manifest.MANIFEST).read_text())
+    (out / manifest.MANIFEST).write_text(json.dumps({**data, "schema_version": 99, "tool_version": "9.0"}))
+    staged, new = _staged(tmp_path, "mini-ext", "0.1.1")
+    outputs.install(staged, out, "mini-ext")
+    assert manifest.load(out, "mini-ext").filenames() == [new]
 
 
 def test_the_sums_signature_moves_with_its_sums_and_goes_when_the_next_build_is_unsigned(tmp_path: Path) -> None:

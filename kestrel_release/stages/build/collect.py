@@ -12,6 +12,8 @@ from pathlib import Path
 from kestrel_release import __version__, built_with, fsutil, manifest
 from kestrel_release.adapters import git
 from kestrel_release.config_model import Config
+from kestrel_release.records import serde
+from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
 from kestrel_release.stages.build import precompile
@@ -31,47 +33,51 @@ def collect(
     from packaging.utils import parse_wheel_filename
 
     out.mkdir()
-    wheels = []
-    version = cfg.version or version_of([{"filename": w.name} for w in built.values()])
+    wheels: list[Wheel] = []
+    version = cfg.version or version_of([w.name for w in built.values()])
     for py, wheel in sorted(built.items()):
         final = out / wheel.name
         os.replace(wheel, final)
         if variant is not None:  # torch pinned, +cuXYZ or <name>-cuXY: METADATA, RECORD and filename together
             final = _variant.finish_wheel(cfg, variant, final, version or "", plan.source_date_epoch)
         _, _, _, tags = parse_wheel_filename(final.name)
+        glibc = build_native.glibc_facts(final.name)
         wheels.append(
-            {
-                "filename": final.name,
-                "python": py,
-                "python_tag": ".".join(sorted({t.interpreter for t in tags})),
-                "platform_tag": ".".join(sorted({t.platform for t in tags})),
-                "size": final.stat().st_size,
-                "sha256": fsutil.sha256_file(final),
-                **build_native.glibc_facts(final.name),
-                **({"platform": plats.build} if plats.build else {}),
-                **({"variant": variant.record(), "torch": plan.tool_versions.get("torch")} if variant else {}),
-            }
+            Wheel(
+                filename=final.name,
+                python=py,
+                python_tag=".".join(sorted({t.interpreter for t in tags})),
+                platform_tag=".".join(sorted({t.platform for t in tags})),
+                size=final.stat().st_size,
+                sha256=fsutil.sha256_file(final),
+                glibc_floor=glibc.get("glibc_floor"),
+                installs_on=glibc.get("installs_on"),
+                platform=plats.build or None,
+                variant=variant.record() if variant else None,
+                torch=plan.tool_versions.get("torch") if variant else None,
+            )
         )
     state = git.state(cfg.project_dir)
+    plain = cfg.version or version_of([w.filename for w in wheels]) or ""
     manifest.save(
         out,
-        {
-            "package": variant.package(cfg.name) if variant else cfg.name,
-            "version": variant.version(version or "") if variant else cfg.version or version_of(wheels),
-            **({"variant": variant.record()} if variant else {}),
-            "git": {"commit": state.commit, "dirty": state.dirty},
-            "source_date_epoch": plan.source_date_epoch,
-            "toolchain": {**plan.toolchain(), "kestrel-release": __version__},
-            "builder": manifest.builder(),  # assemble records which machine / CI job built each wheel
-            "wheels": wheels,
-            "kernels": pre.kernels,
-            "platforms": plats.to_json(),  # what this machine built, and the pairs left for others
-            built_with.KEY: built_with.record(cfg.project_dir),  # verify and publish compare it with now
-        },
+        Manifest(
+            package=variant.package(cfg.name) if variant else cfg.name,
+            version=variant.version(version or "") if variant else plain,
+            variant=variant.record() if variant else None,
+            git=GitState(state.commit, state.dirty),
+            source_date_epoch=plan.source_date_epoch,
+            toolchain={**plan.toolchain(), "kestrel-release": __version__},
+            builder=manifest.builder(),  # assemble records which machine / CI job built each wheel
+            wheels=tuple(wheels),
+            kernels=pre.kernels,
+            platforms=plats.to_json(),  # what this machine built, and the pairs left for others
+            built_with=built_with.record(cfg.project_dir),  # verify and publish compare it with now
+        ),
     )
     manifest.sign_sums(manifest.write_sums(out, wheels), cfg.sign_key, cfg.project_dir)
-    return wheels
+    return [serde.to_json(w) for w in wheels]  # the rows of build's result (and its --json)
 
 
-def version_of(wheels: list[dict]) -> str | None:
-    return wheels[0]["filename"].split("-")[1] if wheels else None
+def version_of(filenames: list[str]) -> str | None:
+    return filenames[0].split("-")[1] if filenames else None

@@ -218,8 +218,8 @@ def _one(
             why=f"torch {v.torch} for CUDA {v.cuda} comes from {unreachable}, which this machine cannot reach",
             command=f"on a machine that reaches {host}: {again} (then `kestrel-release assemble`)",
         )
-    data = manifest.load(out_dir, vcfg.project_name(cfg.name, v)) or {}
-    torch = (data.get("toolchain") or {}).get("torch")
+    data = manifest.load(out_dir, vcfg.project_name(cfg.name, v))
+    torch = ((data.toolchain if data else None) or {}).get("torch")
     source = ", ".join(sorted({_source(p, interpreters[py]) for py, p in pins.items()}))
     return Outcome(v, default, "built", out_dir, result.wheels, torch, torch_from=source)
 

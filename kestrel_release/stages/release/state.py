@@ -8,6 +8,7 @@ since (someone rebuilt or edited a wheel between the two runs).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from typing import Any
 from kestrel_release import safejson
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
+from kestrel_release.records import release_state
+from kestrel_release.records.release_state import StateFile
 
 STATE_FILE = ".release-state.json"
 
@@ -42,15 +45,10 @@ class ReleaseState:
         self.save()
 
     def save(self) -> None:
-        payload = {
-            "params": self.params,
-            "done": self.done,
-            "artifacts": self.artifacts,
-            "version": self.version,
-            "timings": self.timings,
-            "bump": self.bump,
-            "saved_at": int(time.time()),
-        }
+        record = StateFile(
+            self.params, self.done, self.artifacts, version=self.version, timings=self.timings, bump=self.bump
+        )
+        payload = release_state.to_json(dataclasses.replace(record, saved_at=int(time.time())))
         atomic_write_text(self.path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
     def move_to(self, out_dir: Path) -> None:
@@ -81,17 +79,18 @@ def load(out_dir: Path, package: str | None = None) -> ReleaseState | None:
         return None
     try:
         data = safejson.load_file(path, str(path), max_bytes=8 * 1024 * 1024)  # bounded: a copied output
-        return ReleaseState(
-            path,
-            data["params"],
-            list(data["done"]),
-            dict(data["artifacts"]),
-            data.get("version"),
-            dict(data.get("timings", {})),
-            data.get("bump"),
-        )
-    except (safejson.Unusable, KeyError, TypeError, UnicodeDecodeError):
+    except (safejson.Unusable, UnicodeDecodeError):
         raise UsageError(f"{path} is damaged", "check the version, then run release --force to start over") from None
+    record = release_state.from_json(data, str(path))
+    return ReleaseState(
+        path,
+        record.params,
+        list(record.done),
+        dict(record.artifacts),
+        record.version,
+        dict(record.timings),
+        record.bump,
+    )
 
 
 def hash_wheels(out_dir: Path, package: str | None = None) -> dict[str, str]:

@@ -70,7 +70,7 @@ def _preflight_prebuilt(ctx: Context) -> str:
 
     cfg, state = ctx.cfg, ctx.state
     data = assemble.check_output(cfg, cfg.out_path)
-    state.version = str(data["version"])
+    state.version = data.version
     state.artifacts = release_state.hash_wheels(cfg.out_path, cfg.name)
     state.save()
     ctx.cfg = dataclasses.replace(cfg, version=state.version)

@@ -18,6 +18,7 @@ from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.artifacts.wheel import WheelError, read_wheel
 from kestrel_release.config_model import Config
 from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.records import documents
 from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
     check_cuda,
@@ -62,21 +63,24 @@ class WheelReport:
     def ok(self) -> bool:
         return not any(f.severity == "error" for f in self.findings)
 
+    def document(self) -> documents.WheelDocument:
+        return documents.WheelDocument(
+            path=str(self.path),
+            filename=self.filename,
+            sha256=self.sha256,
+            size=self.size,
+            name=self.name,
+            version=self.version,
+            tags=self.tags,
+            cuda=[c.to_json() for c in self.cuda],
+            native=self.native,
+            cuda_sizes=self.cuda_sizes,
+            coverage=self.coverage,
+            findings=[f.document() for f in self.findings],
+        )
+
     def to_json(self) -> dict:
-        return {
-            "path": str(self.path),
-            "filename": self.filename,
-            "sha256": self.sha256,
-            "size": self.size,
-            "name": self.name,
-            "version": self.version,
-            "tags": self.tags,
-            "cuda": [c.to_json() for c in self.cuda],
-            "native": self.native,
-            "cuda_sizes": self.cuda_sizes,
-            "coverage": self.coverage,
-            "findings": [f.to_json() for f in self.findings],
-        }
+        return documents.to_json(self.document())
 
 
 @dataclass
@@ -95,14 +99,17 @@ class VerifyReport:
             f.severity == "error" for f in self.findings
         )
 
+    def document(self) -> documents.VerifyDocument:
+        return documents.VerifyDocument(
+            ok=self.ok,
+            mode=self.mode,
+            target=self.target,
+            wheels=[w.document() for w in self.wheels],
+            findings=[f.document() for f in self.findings],
+        )
+
     def to_json(self) -> dict:
-        return {
-            "ok": self.ok,
-            "mode": self.mode,
-            "target": self.target,
-            "wheels": [w.to_json() for w in self.wheels],
-            "findings": [f.to_json() for f in self.findings],
-        }
+        return documents.to_json(self.document())
 
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:

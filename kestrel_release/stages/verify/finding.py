@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kestrel_release.records import serde
+from kestrel_release.records.documents import FindingDocument
 from kestrel_release.stages.verify.rule_table import BY_ID
 
 
@@ -20,5 +22,8 @@ class Finding:
         if self.rule not in BY_ID:
             raise ValueError(f"verify rule {self.rule!r} is not in stages/verify/rule_table.py")
 
+    def document(self) -> FindingDocument:
+        return FindingDocument(self.rule, self.severity, self.member, self.message)
+
     def to_json(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity, "member": self.member, "message": self.message}
+        return serde.to_json(self.document())

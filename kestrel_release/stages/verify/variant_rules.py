@@ -30,10 +30,10 @@ def entry(path: Path) -> dict[str, Any] | None:
     if found is None:
         return None
     data = found[1]
-    for w in data.get("wheels", []):
-        if isinstance(w, dict) and w.get("filename") == path.name and isinstance(w.get("variant"), dict):
-            return {"variant": w["variant"], "version": data.get("version"), "package": data.get("package")}
-    return None
+    row = data.wheel(path.name)
+    if row is None or row.variant is None:
+        return None
+    return {"variant": row.variant, "version": data.version, "package": data.package}
 
 
 def wheel_findings(record: dict[str, Any], requires: list[str], needed: dict[str, list[str]]) -> list[Finding]:

@@ -102,10 +102,10 @@ def _built_with(files: list[LocalFile]) -> list[str]:
     if not data:
         return []
     lines = []
-    torch = (data.get("toolchain") or {}).get("torch")
+    torch = (data.toolchain or {}).get("torch")
     if isinstance(torch, dict):
         lines.append(f"Built against {torch_probe.describe(torch)}: install the same torch.")
-    floors = {w["glibc_floor"] for w in data.get("wheels", []) if isinstance(w, dict) and w.get("glibc_floor")}
+    floors = {w.glibc_floor for w in data.wheels if w.glibc_floor}
     for floor in sorted(floors):
         major, minor = (int(p) for p in floor.split("."))
         lines.append(floor_text((major, minor)) + ".")

@@ -195,8 +195,7 @@ def _version(report) -> str:
 def _commit(cfg, client: GithubClient, target: Target, given: str | None, files: list[LocalFile]) -> str:
     """The commit the wheels were built from (flag, manifest, local git), which GitHub must have."""
     found = next((manifest.for_wheel(f.path) for f in files if f.wheel), None)
-    built = found[1] if found else {}
-    sha = given or (built.get("git") or {}).get("commit") or git.state(cfg.project_dir).commit
+    sha = given or (found[1].commit if found else None) or git.state(cfg.project_dir).commit
     tag_sha = None if target.rolling or target.dated else client.tag_sha(target.tag)
     if sha is None:
         sha = tag_sha or client.default_head()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from kestrel_release import console
+from kestrel_release.records import serde
 from kestrel_release.targets.github.files import LocalFile
 
 
@@ -68,7 +69,7 @@ class GithubResult:
         self.actions.append(Action(name, prefix + action, f.size if f else 0, f.sha256 if f else ""))
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "uploaded": self.uploaded, "skipped": self.skipped, "pruned": self.pruned}
+        return {**serde.to_json(self), "uploaded": self.uploaded, "skipped": self.skipped, "pruned": self.pruned}
 
 
 def render(result: GithubResult) -> None:

@@ -8,7 +8,7 @@ missing, because identical files already on the index are skipped.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import config as pypi_config
 from kestrel_release.config_model import Config
 from kestrel_release.errors import PublishError
+from kestrel_release.records import serde
 from kestrel_release.retry import RetryPolicy
 from kestrel_release.stages.publish.smoke import SmokeTestError, forget_rejected, smoke_test
 
@@ -54,7 +55,7 @@ class PublishResult:
         return not self.failed and all(row.get("ok") for row in self.smoke)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
+        return {**serde.to_json(self), "ok": self.ok}
 
 
 @fsutil.locked("publish")  # two publishes of one project never interleave

@@ -118,4 +118,4 @@ def publish(
 
 def _commit(wheels: list[Path]) -> str:
     found = manifest.for_wheel(wheels[0]) if wheels else None
-    return str(((found[1] if found else {}).get("git") or {}).get("commit") or "")
+    return (found[1].commit if found else None) or ""

@@ -175,11 +175,9 @@ def wheels_by_flavour(cfg: Config, paths: list[Path]) -> tuple[dict[str, list[Pa
 def flavour_of(wheel: Path) -> str:
     """ "cu130" for a wheel its manifest records as a CUDA 13.0 variant; "" for a wheel without a variant."""
     found = manifest.for_wheel(wheel)
-    row: dict[str, Any] = next(
-        (w for w in (found[1] if found else {}).get("wheels", []) if w.get("filename") == wheel.name), {}
-    )
-    variant = row.get("variant") if isinstance(row, dict) else None
-    if not isinstance(variant, dict):
+    row = found[1].wheel(wheel.name) if found else None
+    variant = row.variant if row else None
+    if variant is None:
         return ""
     from kestrel_release.variants.model import Variant, VariantError
 

@@ -6,11 +6,13 @@ import hashlib
 import json
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kestrel_release import manifest, outputs, statedir
+from kestrel_release.records.manifest import GitState, Wheel
 from tests.factories import NAME, importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
 
@@ -32,16 +34,15 @@ def machine_output(
     make_dist(out, version=version, pythons=pythons, payload_size=payload_size, plat=plat)
     data = manifest.load(out)
     assert data is not None
-    data["git"] = {"commit": commit, "dirty": False}
-    data["toolchain"] = {"nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0", "pythons": {}}
-    data["builder"] = {
+    builder = {
         "host": f"host-{label}",
         "platform": "linux-x86_64",
         "machine": "x86_64",
         "label": label,
         "ci": {"job": "build", "run_id": "4242", "runner": f"runner-{label}"},
     }
-    manifest.save(out, data)
+    toolchain = {"nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0", "pythons": {}}
+    manifest.save(out, replace(data, git=GitState(commit, False), toolchain=toolchain, builder=builder))
     return out
 
 
@@ -135,11 +136,9 @@ def _other_package(tmp: Path) -> list[Path]:
     (b / name).write_bytes(data)
     meta = manifest.load(b)
     assert meta is not None
-    meta["wheels"].append(
-        {"filename": name, "python": "3.13", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    )
+    meta = replace(meta, wheels=(*meta.wheels, Wheel(name, len(data), hashlib.sha256(data).hexdigest(), python="3.13")))
     manifest.save(b, meta)
-    manifest.write_sums(b, meta["wheels"])
+    manifest.write_sums(b, meta.wheels)
     return [machine_output(tmp, "a", ("3.12",)), b]
 
 

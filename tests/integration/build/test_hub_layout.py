@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kestrel_release import manifest
-from tests.factories import NAME, make_dist, make_project, write_wheel
+from kestrel_release.records import serde
+from kestrel_release.records.manifest import Wheel
+from tests.factories import NAME, make_dist, make_project, save_manifest, write_wheel
 from tests.helpers import assert_one_line_error, need, run_cli
 
 VARIANTS = {
@@ -57,7 +60,7 @@ def variant_output(out: Path, pythons: tuple[str, ...] = ("3.12", "3.13")) -> Pa
                 "default": default,
             }
             rows.append(row)
-    manifest.save(
+    record = save_manifest(
         out,
         {
             "package": NAME,
@@ -68,7 +71,7 @@ def variant_output(out: Path, pythons: tuple[str, ...] = ("3.12", "3.13")) -> Pa
             "kernels": [],
         },
     )
-    manifest.write_sums(out, rows)
+    manifest.write_sums(out, record.wheels)
     return out
 
 
@@ -141,11 +144,10 @@ def test_a_file_that_differs_between_pythons_is_refused(project: Path, tmp_path:
     assert data is not None
     tag = "cp313-cp313-manylinux_2_34_x86_64"
     wheel = write_wheel(out, NAME, "0.1.0", tag, files={f"{PKG}/__init__.py": b"X = 2\n", f"{PKG}/_ops.py": OPS})
-    row = manifest_row(wheel, "3.13", out)
-    row["variant"] = dict(data["wheels"][0]["variant"])
-    data["wheels"].append(row)
+    row = serde.from_json(Wheel, {**manifest_row(wheel, "3.13", out), "variant": data.wheels[0].variant})
+    data = replace(data, wheels=(*data.wheels, row))
     manifest.save(out, data)
-    manifest.write_sums(out, data["wheels"])
+    manifest.write_sums(out, data.wheels)
     result = run_cli(
         ["assemble", str(out), "--out", str(tmp_path / "rel"), "--project", str(project), "--layout", "kernels-hub"]
     )
@@ -176,8 +178,8 @@ def test_a_project_without_variants_gets_the_variant_of_its_torch(project: Path,
     make_dist(tmp_path / "in")
     data = manifest.load(tmp_path / "in")
     assert data is not None
-    data["toolchain"] = {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}
-    manifest.save(tmp_path / "in", data)
+    torch = {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}
+    manifest.save(tmp_path / "in", replace(data, toolchain={"torch": torch}))
     result = run_cli(
         [
             "assemble",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import manifest
-from tests.factories import NAME, make_project, write_wheel
+from tests.factories import NAME, make_project, save_manifest, write_wheel
 from tests.helpers import c_compiler, need, run_cli
 
 pytestmark = pytest.mark.slow
@@ -130,7 +130,7 @@ def test_kernels_picks_the_variant_of_its_torch_and_runs_the_cpp_op(torch_env: P
         files={f"{PKG}/__init__.py": b"raise ImportError('the torch 2.12 variant was loaded')\n"},
     )
     rows = [_row(right, py, "2.13", "13.0"), _row(wrong, "3.10", "2.12", "12.6")]
-    manifest.save(
+    record = save_manifest(
         out,
         {
             "package": NAME,
@@ -141,7 +141,7 @@ def test_kernels_picks_the_variant_of_its_torch_and_runs_the_cpp_op(torch_env: P
             "kernels": [],
         },
     )
-    manifest.write_sums(out, rows)
+    manifest.write_sums(out, record.wheels)
     project = make_project(tmp_path / "kernels")
     result = run_cli(
         ["assemble", str(out), "--out", str(tmp_path / "rel"), "--project", str(project), "--layout", "kernels-hub"]

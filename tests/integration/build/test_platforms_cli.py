@@ -76,7 +76,7 @@ def test_one_machines_output_fails_whole_and_passes_partial_unrecorded(tmp_path:
     out = project / "dist-all"
     _wheels(out, f"cp312-cp312-{X86}", f"cp313-cp313-{X86}")
     rows = [{"filename": p.name, "sha256": "", "size": 0} for p in sorted(out.glob("*.whl"))]
-    manifest.save(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": rows})
+    factories.save_manifest(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": rows})
 
     whole = run_cli(["verify", "--project", str(project), "--json"])
     assert_one_line_error(whole, 5, "verify found 4 error(s)")
@@ -132,12 +132,13 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
     (wheel,) = out.glob("*.whl")
     assert wheel.name.endswith(f"-{tag}-{tag}-{local}.whl")  # the platform is its own repair target
     data = manifest.load(out)
-    assert data["platforms"] == {
+    assert data is not None
+    assert data.platforms == {
         "configured": [local, WIN],
         "built": local,
         "left_for_others": [{"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}],
     }
-    assert data["wheels"][0]["platform"] == local
+    assert data.wheels[0].platform == local
 
     again = run_cli(["build", "--project", str(project), "--no-gpu-check", "--json"], timeout=600)
     assert again.code == 0, again.output

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest
 from kestrel_release.variants import pep825_wheel
-from tests.factories import NAME, make_project, write_wheel
+from tests.factories import NAME, make_project, save_manifest, write_wheel
 from tests.helpers import assert_one_line_error, run_cli
 
 TAG = "cp312-cp312-manylinux_2_28_x86_64"
@@ -18,7 +17,7 @@ TAG = "cp312-cp312-manylinux_2_28_x86_64"
 def labelled(tmp_path: Path) -> Path:
     out = tmp_path / "out"
     wheel = write_wheel(out, NAME, "0.2.0", TAG)
-    manifest.save(
+    save_manifest(
         out,
         {
             "package": NAME,

@@ -142,7 +142,7 @@ def test_same_filename_with_other_bytes_stops_before_any_upload(fake_verify, tmp
         _publish(other, box)
     message = str(info.value)
     assert "already on sandbox with other bytes" in message and "nothing was uploaded" in message
-    local = manifest.load(other.out_path)["wheels"][0]["sha256"]
+    local = manifest.load(other.out_path).wheels[0].sha256
     assert local in message
     assert box.faults()["accepted"] == before
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from kestrel_release import manifest
-from tests.factories import make_verify_project, make_wheel
+from tests.factories import make_verify_project, make_wheel, save_manifest
 from tests.helpers import KERNELS, assert_one_line_error, run_cli
 
 PKG = "kestrel_kernels"
@@ -22,7 +22,7 @@ def project(tmp_path):
 def test_clean_wheels_in_the_default_output_dir(project):
     out = project / "dist-all"
     out.mkdir()
-    manifest.save(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    save_manifest(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
     wheel = make_wheel(out)
     result = run_cli(["verify", "--project", str(project)])
     assert result.code == 0, result.output
@@ -69,7 +69,7 @@ def test_json_has_the_documented_shape_and_failure_exits_5(project, tmp_path):
 def test_failed_verify_records_nothing(project):
     out = project / "dist-all"
     out.mkdir()
-    manifest.save(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    save_manifest(out, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
     make_wheel(out, tag="cp311-cp311-linux_x86_64")
     result = run_cli(["verify", "--project", str(project), "--target", "testpypi"])
     assert_one_line_error(result, 5, "for testpypi")

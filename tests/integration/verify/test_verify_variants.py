@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kestrel_release import manifest
 from kestrel_release.fsutil import sha256_file
-from tests.factories import write_wheel
+from tests.factories import save_manifest, write_wheel
 from tests.helpers import run_cli
 
 V13 = "torch213-cxx11-cu130-x86_64-linux"
@@ -33,8 +33,8 @@ def _variant_output(project: Path, name: str, torch: str, version: str, requires
               "arch": "x86_64", "default": version == "0.1.0"}  # fmt: skip
     entry = {"filename": wheel.name, "python": "3.12", "python_tag": "py3", "platform_tag": "any",
              "size": wheel.stat().st_size, "sha256": sha256_file(wheel), "variant": record}  # fmt: skip
-    manifest.save(out, {"package": "ext", "version": version, "wheels": [entry], "variant": record})
-    manifest.write_sums(out, [entry])
+    record = save_manifest(out, {"package": "ext", "version": version, "wheels": [entry], "variant": record})
+    manifest.write_sums(out, record.wheels)
     return out
 
 

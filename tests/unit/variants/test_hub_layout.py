@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from kestrel_release import manifest
 from kestrel_release.errors import UsageError
 from kestrel_release.variants import hub_layout
-from tests.factories import NAME, write_wheel
+from tests.factories import NAME, save_manifest, write_wheel
 
 PKG = NAME.replace("-", "_")
 
@@ -32,7 +33,7 @@ def output(out: Path) -> Path:
         rows.append(
             {"filename": wheel.name, "sha256": "0", "variant": {"torch": torch, "cuda": cuda, "default": default}}
         )
-    manifest.save(out, {"package": NAME, "version": "0.2.0", "git": {"commit": None, "dirty": True}, "wheels": rows})
+    save_manifest(out, {"package": NAME, "version": "0.2.0", "git": {"commit": None, "dirty": True}, "wheels": rows})
     return out
 
 
@@ -53,8 +54,7 @@ def test_a_second_run_replaces_its_own_and_drops_a_variant_no_longer_built(tmp_p
     (tmp_path / "build" / "torch213-cxx11-cu130-x86_64-linux" / PKG / "stale.py").write_text("old")
     data = manifest.load(out)
     assert data is not None
-    data["wheels"] = [w for w in data["wheels"] if w["variant"]["torch"] == "2.13"]
-    manifest.save(out, data)
+    manifest.save(out, replace(data, wheels=tuple(w for w in data.wheels if (w.variant or {})["torch"] == "2.13")))
     hub_layout.write(out, NAME)
     assert sorted(p.name for p in (tmp_path / "build").iterdir()) == ["torch213-cxx11-cu130-x86_64-linux"]
     assert not (tmp_path / "build" / "torch213-cxx11-cu130-x86_64-linux" / PKG / "stale.py").exists()
@@ -81,10 +81,10 @@ def test_each_variants_folder_is_read_through_its_own_manifest(tmp_path: Path) -
             folder, package, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64", files={f"{PKG}/__init__.py": b"X = 1\n"}
         )
         record = {"filename": wheel.name, "sha256": "s" + cu, "variant": {"torch": torch, "cuda": cuda}}
-        manifest.save(folder, {"package": package, "version": "0.2.0", "wheels": [record]})
+        save_manifest(folder, {"package": package, "version": "0.2.0", "wheels": [record]})
         if torch == "2.13":
             (out / wheel.name).write_bytes(wheel.read_bytes())
-            manifest.save(out, {"package": NAME, "version": "0.2.0", "wheels": [record]})
+            save_manifest(out, {"package": NAME, "version": "0.2.0", "wheels": [record]})
     hub = hub_layout.write(out, NAME, configured=True)
     assert [(v.name, v.package, len(v.wheels)) for v in hub.variants] == [
         ("torch212-cxx11-cu126-x86_64-linux", PKG, 1),
@@ -101,7 +101,7 @@ def test_metadata_names_the_cuda_archs_of_the_binaries_in_kernels_words(tmp_path
     }
     wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_aarch64", files=files)
     row = {"filename": wheel.name, "variant": {"torch": "2.13", "cuda": "13.0", "arch": "aarch64"}}
-    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [row]})
+    save_manifest(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [row]})
     (variant,) = hub_layout.write(tmp_path, NAME).variants
     assert variant.name == "torch213-cxx11-cu130-aarch64-linux"
     meta = json.loads((tmp_path / "build" / variant.name / "metadata.json").read_text())
@@ -119,7 +119,7 @@ def test_an_absolute_self_import_is_named_with_the_fix(tmp_path: Path) -> None:
         f"{PKG}/ops.py": f"import {PKG}.ops as me\n".encode(),
     }
     wheel = write_wheel(tmp_path, NAME, "0.2.0", "cp312-cp312-manylinux_2_28_x86_64", files=files)
-    manifest.save(
+    save_manifest(
         tmp_path,
         {
             "package": NAME,

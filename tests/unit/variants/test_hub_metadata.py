@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.errors import UsageError
+from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.variants import hub_metadata
 from tests.helpers import need
 
@@ -31,7 +32,7 @@ def _meta(tmp_path: Path, **overrides) -> dict:
         license="MIT",
         cuda=True,
         archs=["8.0", "9.0a", "9.0+PTX"],
-        git={"commit": "AB" * 20, "dirty": True},
+        git=GitState("AB" * 20, True),
         files_digest=hub_metadata.digest(tmp_path),
         unique="abc1234",
     )
@@ -54,7 +55,7 @@ def test_metadata_is_what_kernels_reads(tmp_path: Path) -> None:
 
 def test_no_git_commit_means_no_kernel_provenance(tmp_path: Path) -> None:
     rust = _kernels_rust()
-    data = _meta(tmp_path, git={"commit": None, "dirty": False}, cuda=False, archs=[], license=None)
+    data = _meta(tmp_path, git=GitState(None, False), cuda=False, archs=[], license=None)
     meta = rust.Metadata.from_bytes(json.dumps(data).encode())
     assert meta.provenance.kernel is None and not meta.provenance.dirty
     assert meta.backend.backend_type == rust.Backend.CPU and meta.backend.archs is None
@@ -94,29 +95,33 @@ def test_kernel_name_is_the_package_with_dashes() -> None:
     assert hub_metadata.kernel_name("kestrel_kernels") == "kestrel-kernels"
 
 
+def _built(toolchain: dict | None = None) -> Manifest:
+    return Manifest("kestrel-kernels", "0.1.0", (), toolchain=toolchain)
+
+
 def test_variant_from_a_manifest_row() -> None:
-    row = {"filename": "x.whl", "variant": {"torch": "2.12", "cuda": "12.6", "cxx11_abi": True, "default": False}}
-    assert hub_metadata.variant_name(row, {}) == ("torch212-cxx11-cu126-x86_64-linux", True, False)
+    row = Wheel("x.whl", 0, "", variant={"torch": "2.12", "cuda": "12.6", "cxx11_abi": True, "default": False})
+    assert hub_metadata.variant_name(row, _built()) == ("torch212-cxx11-cu126-x86_64-linux", True, False)
 
 
 def test_a_build_without_variants_is_named_from_its_torch() -> None:
-    row = {"filename": "x.whl", "platform_tag": "manylinux_2_28_aarch64"}
-    data = {"toolchain": {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}}
+    row = Wheel("x.whl", 0, "", platform_tag="manylinux_2_28_aarch64")
+    data = _built({"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}})
     assert hub_metadata.variant_name(row, data) == ("torch211-cxx11-cu130-aarch64-linux", True, True)
-    cpu = {"toolchain": {"torch": {"version": "2.11.0+cpu", "cuda": None, "cxx11_abi": True}}}
+    cpu = _built({"torch": {"version": "2.11.0+cpu", "cuda": None, "cxx11_abi": True}})
     assert hub_metadata.variant_name(row, cpu) == ("torch211-cxx11-cpu-aarch64-linux", False, True)
 
 
 def test_wheels_without_records_in_a_project_with_variants_are_told_to_rebuild() -> None:
-    data = {"toolchain": {"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}}}
+    data = _built({"torch": {"version": "2.11.0+cu130", "cuda": "13.0", "cxx11_abi": True}})
     with pytest.raises(UsageError) as err:
-        hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, data, configured=True)
+        hub_metadata.variant_name(Wheel("x.whl", 0, "", platform_tag="linux_x86_64"), data, configured=True)
     assert "carries no variant record" in err.value.message and "rebuild" in (err.value.hint or "")
 
 
 def test_a_build_without_variants_or_torch_is_refused_with_what_to_add() -> None:
     with pytest.raises(UsageError) as err:
-        hub_metadata.variant_name({"filename": "x.whl", "platform_tag": "linux_x86_64"}, {"toolchain": {}})
+        hub_metadata.variant_name(Wheel("x.whl", 0, "", platform_tag="linux_x86_64"), _built({}))
     assert "[tool.kestrel-release.variants]" in (err.value.hint or "")
 
 

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest
 from kestrel_release.artifacts.wheel import read_wheel
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.verify.rules import check_record
 from kestrel_release.variants import pep825, pep825_wheel
-from tests.factories import NAME, write_wheel
+from tests.factories import NAME, save_manifest, write_wheel
 
 PKG = NAME.replace("-", "_")
 TAG = "cp312-cp312-manylinux_2_28_x86_64"
@@ -24,7 +23,7 @@ def output(out: Path) -> Path:
     for torch, cuda, version in (("2.13", "13.0", "0.2.0"), ("2.12", "12.6", "0.2.0+cu126")):
         wheel = write_wheel(out, NAME, version, TAG, files={f"{PKG}/__init__.py": b"X = 1\n"})
         rows.append({"filename": wheel.name, "variant": {"torch": torch, "cuda": cuda, "default": version == "0.2.0"}})
-    manifest.save(out, {"package": NAME, "version": "0.2.0", "wheels": rows})
+    save_manifest(out, {"package": NAME, "version": "0.2.0", "wheels": rows})
     return out
 
 
@@ -61,6 +60,6 @@ def test_a_second_run_replaces_its_folder_and_a_foreign_file_stops_it(tmp_path: 
 
 def test_a_build_without_variants_labels_nothing(tmp_path: Path) -> None:
     wheel = write_wheel(tmp_path, NAME, "0.2.0", TAG)
-    manifest.save(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [{"filename": wheel.name}]})
+    save_manifest(tmp_path, {"package": NAME, "version": "0.2.0", "wheels": [{"filename": wheel.name}]})
     assert pep825_wheel.write(tmp_path, NAME).wheels == []
     assert not (tmp_path / "pep825").exists()

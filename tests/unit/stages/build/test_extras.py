@@ -14,17 +14,17 @@ def test_a_variant_folder_belongs_to_its_output() -> None:
 
 def test_a_variants_build_writes_the_layout_once_for_every_variant(tmp_path: Path, monkeypatch) -> None:
     """run_variants: each variant's `run` writes no layout; the whole output's is written after the last one."""
-    from kestrel_release import config_model, manifest
+    from kestrel_release import config_model
     from kestrel_release.stages import build
     from kestrel_release.stages.build import variant_build
     from kestrel_release.variants.model import Variant, VariantsConfig
-    from tests.factories import NAME, write_wheel
+    from tests.factories import NAME, save_manifest, write_wheel
 
     out = tmp_path / "dist-all"
     for torch, cuda in (("2.13", "13.0"), ("2.12", "12.6")):
         folder = out / "variants" / Variant(torch, cuda).name
         wheel = write_wheel(folder, NAME, "0.1.0", "cp312-cp312-manylinux_2_28_x86_64")
-        manifest.save(
+        save_manifest(
             folder,
             {
                 "package": NAME,

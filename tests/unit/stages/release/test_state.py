@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kestrel_release import manifest
 from kestrel_release.stages.release import state as release_state
+from tests.factories import save_manifest
 
 
 def _output(out: Path, package: str, name: str = manifest.MANIFEST, sums: str = manifest.SUMS) -> str:
@@ -14,8 +15,8 @@ def _output(out: Path, package: str, name: str = manifest.MANIFEST, sums: str = 
     wheel = f"{manifest.norm(package)}-1.0-py3-none-any.whl"
     (out / wheel).write_bytes(package.encode())
     rows = [{"filename": wheel, "sha256": hashlib.sha256(package.encode()).hexdigest()}]
-    manifest.save(out, {"package": package, "version": "1.0", "wheels": rows}, name)
-    manifest.write_sums(out, rows, sums)
+    record = save_manifest(out, {"package": package, "version": "1.0", "wheels": rows}, name)
+    manifest.write_sums(out, record.wheels, sums)
     return wheel
 
 

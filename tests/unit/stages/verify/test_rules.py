@@ -13,7 +13,7 @@ from kestrel_release import config, manifest
 from kestrel_release.artifacts.wheel import read_wheel
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.stages import verify
-from tests.factories import make_verify_project, make_wheel
+from tests.factories import make_verify_project, make_wheel, save_manifest
 
 PKG = "kestrel_kernels"
 DATA_CUDA = Path(__file__).resolve().parents[3] / "data" / "cuda" / "release"
@@ -40,7 +40,7 @@ def _verify(tmp_path, files=None, cfg=None, target=None, **wheel_kw):
 def test_clean_wheel_has_no_findings_and_records_in_manifest(tmp_path):
     dist = tmp_path / "dist"
     dist.mkdir()
-    manifest.save(dist, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
+    save_manifest(dist, {"package": "kestrel-kernels", "version": "0.1.0", "wheels": []})
     wheel = make_wheel(dist)
     report = verify.run(_cfg(tmp_path), [dist])
     assert report.ok and _found(report) == set()

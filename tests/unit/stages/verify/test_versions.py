@@ -9,7 +9,7 @@ from kestrel_release.errors import VerifyError
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify import versions
 from kestrel_release.stages.verify.pypi import standalone_config
-from tests.factories import make_verify_project, make_wheel
+from tests.factories import make_verify_project, make_wheel, save_manifest
 
 PKG = "kestrel_kernels"
 SCM_VERSION_PY = """\
@@ -188,7 +188,6 @@ def test_a_stale_wheel_is_dropped_from_the_wheel_cache_so_the_rebuild_really_bui
 
 
 def test_a_dynamic_version_is_checked_against_the_build_outputs_manifest(tmp_path):
-    from kestrel_release import manifest
 
     root = make_verify_project(tmp_path / "proj")
     text = (root / "pyproject.toml").read_text().replace('version = "0.1.0"', 'dynamic = ["version"]')
@@ -197,6 +196,6 @@ def test_a_dynamic_version_is_checked_against_the_build_outputs_manifest(tmp_pat
     assert cfg.version is None
     dist = tmp_path / "dist"
     wheel = make_wheel(dist, None, version="0.2.0")
-    manifest.save(dist, {"package": "kestrel-kernels", "version": "0.3.0", "wheels": [{"filename": wheel.name}]})
+    save_manifest(dist, {"package": "kestrel-kernels", "version": "0.3.0", "wheels": [{"filename": wheel.name}]})
     report = verify.run(cfg, [dist], record=False)
     assert [m for m, _ in _mismatches(report)] == [f"{PKG}-0.2.0.dist-info/METADATA", f"{PKG}/__init__.py"]
