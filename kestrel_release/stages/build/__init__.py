@@ -28,6 +28,7 @@ from kestrel_release.stages.build import collect as _collected
 from kestrel_release.stages.build import compile_cache as _compile_cache
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
+from kestrel_release.stages.build import cuda_tools as _cuda_tools
 from kestrel_release.stages.build import extras as _extras
 from kestrel_release.stages.build import native as build_native
 from kestrel_release.stages.build import platforms as build_platforms
@@ -345,6 +346,7 @@ def _build_one(
                     config_settings=settings,
                 )
                 env = {**plan.build_env(cfg), **_compile_env(cfg, plan, py, src, found, logs, skip_cache)}
+                env.update(_cuda_tools.library_headers_env(inspectable, src, env))
                 try:
                     proc.run_logged(argv, log=log, cwd=src, env=env, what=f"build for Python {py}")
                 except BuildError as exc:  # a file the tree has but git ignores: say so, not just "No such file"
