@@ -28,6 +28,7 @@ from kestrel_release.stages.build import collect as _collected
 from kestrel_release.stages.build import compile_cache as _compile_cache
 from kestrel_release.stages.build import container as _container
 from kestrel_release.stages.build import container_precompile as _container_precompile
+from kestrel_release.stages.build import cuda_tools as _cuda_tools
 from kestrel_release.stages.build import extras as _extras
 from kestrel_release.stages.build import fit as _fit
 from kestrel_release.stages.build import history as _history
@@ -349,6 +350,7 @@ def _build_one(
                     config_settings=settings,
                 )
                 env = {**plan.build_env(cfg), **_compile_env(cfg, plan, py, src, found, logs, skip_cache)}
+                env.update(_cuda_tools.library_headers_env(inspectable, src, env))
                 if plan.fit is not None:  # MAX_JOBS and the like, unless the user set them
                     env.update(plan.fit.env({**os.environ, **env}, lead=py == slots.lead))
                 try:

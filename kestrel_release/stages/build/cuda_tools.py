@@ -153,3 +153,29 @@ def headers_home(nvcc: str | None) -> Path | None:
     if top:
         homes.append(Path(os.path.normpath(top.group(1).strip())))
     return next((h for h in homes if (h / "include" / "cuda_runtime_api.h").is_file()), None)
+
+
+# torch's ATen/cuda/CUDAContextLight.h (included by any extension that takes the current stream or a cuBLAS
+# handle) includes these library headers; a toolkit of nvcc and the runtime alone lacks them.
+TORCH_LIBRARY_HEADERS = ("cusparse.h", "cublas_v2.h", "cublasLt.h")
+
+
+def library_headers_env(python: Path | None, project_dir: Path, env: dict[str, str]) -> dict[str, str]:
+    """CPATH naming the CUDA library headers of the nvidia-* wheels torch installed beside itself in the build's
+    env, when the toolkit torch compiles against (CUDA_HOME) lacks them: chamferdist's knn.cu failed on
+    `cusparse.h: No such file or directory` with a CUDA 13.0 toolkit of nvcc and cudart. gcc (nvcc's
+    preprocessor too) reads CPATH after the -I folders, so a toolkit that has the headers still wins."""
+    if python is None or not builds_cuda_with_torch(project_dir):
+        return {}
+    home, _source = torch_cuda_home({**os.environ, **env})
+    missing = [h for h in TORCH_LIBRARY_HEADERS if home is None or not (home / "include" / h).is_file()]
+    root = python.parent.parent  # the env (or interpreter) prefix; a venv's python is a symlink: not resolved
+    dirs = sorted(
+        str(d)
+        for d in root.glob("lib/python3*/site-packages/nvidia/*/include")
+        if any((d / h).is_file() for h in missing)
+    )
+    if not missing or not dirs:
+        return {}
+    before = env.get("CPATH", os.environ.get("CPATH", ""))
+    return {"CPATH": os.pathsep.join([*dirs, *([before] if before else [])])}

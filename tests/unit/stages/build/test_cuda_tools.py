@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import stat
 from pathlib import Path
 
@@ -59,3 +60,30 @@ def test_precompile_needs_nvcc_on_the_path_it_sees(tmp_path, monkeypatch):
     # CUDACXX is what the step reads: then it is found
     monkeypatch.setenv("CUDACXX", str(nvcc))
     assert cuda_tools.find(_cfg(tmp_path, precompile=("make",))) == nvcc
+
+
+def test_torchs_cuda_library_headers_come_from_its_nvidia_wheels_when_the_toolkit_lacks_them(tmp_path):
+    """chamferdist's knn.cu includes ATen/cuda headers that include cusparse.h; this machine's CUDA 13.0 toolkit
+    has nvcc and cudart only, the build env's torch brought nvidia/cu13/include with it: CPATH names it."""
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
+    toolkit = tmp_path / "cuda"
+    (toolkit / "include").mkdir(parents=True)
+    (toolkit / "include" / "cuda_runtime_api.h").write_text("")
+    env_root = tmp_path / "env"
+    (env_root / "bin").mkdir(parents=True)
+    python = env_root / "bin" / "python"
+    python.write_text("")
+    wheel_include = env_root / "lib" / "python3.13" / "site-packages" / "nvidia" / "cu13" / "include"
+    wheel_include.mkdir(parents=True)
+    (wheel_include / "cusparse.h").write_text("")
+    (env_root / "lib" / "python3.13" / "site-packages" / "nvidia" / "nccl" / "include").mkdir(parents=True)
+    env = {"CUDA_HOME": str(toolkit), "CPATH": "/mine"}
+    assert cuda_tools.library_headers_env(python, project, env) == {"CPATH": f"{wheel_include}{os.pathsep}/mine"}
+    for name in cuda_tools.TORCH_LIBRARY_HEADERS:  # a full toolkit: nothing added
+        (toolkit / "include" / name).write_text("")
+    assert cuda_tools.library_headers_env(python, project, env) == {}
+    (project / "setup.py").write_text("from torch.utils.cpp_extension import CppExtension\n")  # no CUDA compiled
+    (toolkit / "include" / "cusparse.h").unlink()
+    assert cuda_tools.library_headers_env(python, project, env) == {}
