@@ -50,7 +50,8 @@ def sign(path: Path, key: Path) -> Path:
         result = proc.run([exe, "-Y", "sign", "-f", key, "-n", NAMESPACE, copy], env=env, check=False)
         if result.returncode != 0:
             raise UsageError(
-                f"ssh-keygen could not sign {path.name} with the key sign_key names: {_last_line(result.output)}",
+                f"ssh-keygen could not sign {path.name} with the key sign_key names: "
+                + _last_line(result.output).replace(str(key), "<sign_key>"),  # its path is not printed
                 f"check that it is an OpenSSH private key; a key with a passphrase needs {PASSPHRASE_VAR} set",
             )
         signature = Path(str(copy) + SUFFIX).read_text(encoding="ascii")

@@ -88,6 +88,7 @@ def test_a_missing_passphrase_or_key_is_one_line_and_writes_nothing(project: Pat
     key = keypair(tmp_path, PASSPHRASE)
     result = assemble(project, tmp_path, {"KESTREL_RELEASE_SIGN_KEY": str(key)})
     assert_one_line_error(result, 2, "ssh-keygen could not sign SHA256SUMS", "KESTREL_RELEASE_SIGN_PASSPHRASE")
+    assert str(key) not in result.output and "<sign_key>" in result.output
     assert not (tmp_path / "release").exists()
     result = assemble(project, tmp_path, {"KESTREL_RELEASE_SIGN_KEY": str(tmp_path / "nope")})
     assert_one_line_error(result, 2, "sign_key names no readable file")

@@ -154,6 +154,21 @@ def test_generated_workflow_runs_end_to_end_against_the_sandboxes(repo: Path, tm
         assert set(wheels) | {"SHA256SUMS", "release-manifest.json"} <= set(assets)
         assert gh.tag_sha(REPO, "v0.1.0") == head
 
+        # The github job attested every asset (emulated: real digests, no signature) and kept the bundle: a
+        # downloaded asset verifies against it, the same asset with one byte changed does not.
+        (bundle,) = (tmp_path / "runner" / "artifacts" / "attestation-github-release").iterdir()
+        name = sorted(wheels)[0]
+        downloaded = tmp_path / "downloaded" / name
+        downloaded.parent.mkdir()
+        downloaded.write_bytes(assets[name].data)  # as a user downloads it from the release
+        ok = run_cli(["verify", str(downloaded), "--attestation", str(bundle)], cwd=downloaded.parent)
+        assert ok.code == 0, ok.output
+        data = bytearray(downloaded.read_bytes())
+        data[len(data) // 2] ^= 1
+        downloaded.write_bytes(bytes(data))
+        bad = run_cli(["verify", str(downloaded), "--attestation", str(bundle), "--json"], cwd=downloaded.parent)
+        assert bad.code == 5 and "is not the attested sha256" in bad.stdout
+
 
 def test_nightly_run_skips_pypi_and_refreshes_the_rolling_github_release(repo: Path, tmp_path: Path) -> None:
     """A scheduled run on the branch: one nightly version for every leg, no PyPI publish, the rolling release."""
