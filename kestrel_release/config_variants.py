@@ -109,7 +109,10 @@ def _stable_abi(where: str, value: Any, errors: list[str]) -> str:
     """`stable_abi = "2.10"`: the torch minor a stable-ABI build targets ("" when not set)."""
     if value in ("", None):
         return ""
-    text = str(value).strip() if isinstance(value, (str, int, float)) else ""
+    if not isinstance(value, str):  # TOML reads stable_abi = 2.10 as the float 2.1
+        errors.append(f'{where}: {value!r} is not a string; write the torch minor quoted: stable_abi = "2.10"')
+        return ""
+    text = value.strip()
     if not re.fullmatch(r"\d+\.\d+", text):
         errors.append(f'{where}: {value!r} is not a torch minor like "2.10" (the oldest torch the wheel loads on)')
         return ""

@@ -209,6 +209,7 @@ def test_stable_abi_without_torch_builds_against_its_target(tmp_path):
     ("table", "needle"),
     [
         ('stable_abi = "2.9"\ncuda = ["13.0"]', 'torch 2.9 has no stable ABI to target (TORCH_TARGET_VERSION starts with torch 2.10); use stable_abi = "2.10" or later'),
+        ('stable_abi = 2.10\ncuda = ["13.0"]', 'stable_abi: 2.1 is not a string; write the torch minor quoted: stable_abi = "2.10"'),
         ('stable_abi = "two"\ncuda = ["13.0"]', "stable_abi: 'two' is not a torch minor like \"2.10\""),
         ('stable_abi = "2.10"\ntorch = ["2.13", "2.14"]\ncuda = ["13.0"]', "a stable-ABI build compiles against one torch (2.13, 2.14 given)"),
         ('stable_abi = "2.12"\ntorch = ["2.11"]\ncuda = ["13.0"]', "torch 2.11 is older than stable_abi 2.12"),

@@ -82,9 +82,17 @@ def import_failure(report: dict, name: str, python: str) -> tuple[str, str]:
     """(kind, line) from the import child's report: {"error": {module, type, message, where}}."""
     err = report.get("error") or {}
     where = f" at {err['where']}" if err.get("where") else ""
+    message = str(err.get("message", ""))
+    # libc10.so/libtorch*.so are found only once `import torch` has loaded them (the extension has no RPATH to
+    # them): a package that loads its extension first fails for every user who imports it before torch.
+    before_torch = (
+        "; its extension is loaded before torch: import torch first in the package's __init__.py"
+        if re.search(r"lib(c10|torch)\w*\.so[^:]*: cannot open shared object file", message)
+        else ""
+    )
     return "import", (
         f"{name} installed on Python {python}, but `import {err.get('module', '?')}` fails: "
-        f"{err.get('type', 'Error')}: {err.get('message', '')}{where}"
+        f"{err.get('type', 'Error')}: {message}{where}{before_torch}"
     )
 
 

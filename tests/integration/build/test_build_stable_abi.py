@@ -77,6 +77,48 @@ def _metadata(wheel: Path) -> list[str]:
         return z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode().splitlines()
 
 
+UNSTABLE_CPP = """
+namespace c10 { namespace detail { [[noreturn]] void torchCheckFail(const char*, const char*, unsigned, const char*); } }
+namespace at { class TensorBase { public: long dim() const; }; }
+extern "C" void check(const at::TensorBase& t) { if (t.dim() < 0) c10::detail::torchCheckFail("f", "x.cpp", 1, "m"); }
+"""
+
+
+def _tampered_binary_fails_verify(project: Path, tmp_path: Path, wheel: Path) -> None:
+    """A copy of the output whose _C imports torch C++ symbols (compiled here, as a build of the full API would):
+    verify's torch-stable-abi rule names them demangled, with their headers."""
+    from kestrel_release.stages.build import variant_wheel
+
+    (tmp_path / "bad.cpp").write_text(UNSTABLE_CPP)
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", "bad.so", "bad.cpp"], cwd=tmp_path, check=True, timeout=120)
+    copy = tmp_path / "tampered"
+    shutil.copytree(project.parent, copy, ignore=shutil.ignore_patterns("build"))
+    out = copy / project.name / "dist-all"
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(staged / wheel.name, "w") as dst:
+        for info in src.infolist():
+            bad = info.filename.endswith("_C.abi3.so")
+            dst.writestr(info.filename, (tmp_path / "bad.so").read_bytes() if bad else src.read(info))
+    fixed = variant_wheel.retag(staged / wheel.name, name="extension_cpp_stable", version="0.0.1",
+                                torch_pin="torch>=2.10", source_date_epoch=1700000000)  # fmt: skip
+    for where in (out / "variants" / NAME / wheel.name, out / wheel.name):
+        shutil.copy2(fixed, where)
+    result = run_cli(["verify", "--project", str(copy / project.name), "--json"])
+    assert result.code == 5, result.stdout[-2000:]
+    found = {(f["rule"], f["member"], f["message"]) for w in json.loads(result.stdout)["wheels"] for f in w["findings"]}
+    ((_, member, message),) = {f for f in found if f[0] == "torch-stable-abi"}
+    assert member == "extension_cpp_stable/_C.abi3.so"
+    assert message.startswith(
+        f"built for the torch 2.10 stable ABI ({NAME}) but imports 2 torch C++ symbols outside it: "
+    )
+    assert (
+        "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*) [c10/util/Exception.h"
+        in message
+    )
+    assert "at::TensorBase::dim() const [ATen/core/TensorBase.h]" in message
+
+
 @pytest.mark.slow
 def test_one_stable_abi_wheel_runs_next_to_two_torch_minors(tmp_path, torch_envs):
     project = _project(tmp_path)
@@ -110,6 +152,8 @@ def test_one_stable_abi_wheel_runs_next_to_two_torch_minors(tmp_path, torch_envs
     old = run_cli(["explain", "--project", str(project), "--torch", "2.9"])
     assert old.code == 5
     assert "torch 2.9 is older than extension_cpp_stable's stable-ABI target 2.10" in old.stderr
+
+    _tampered_binary_fails_verify(project, tmp_path, wheel)
 
     for minor in TORCH:  # the one wheel, next to each torch
         python = torch_envs[minor]

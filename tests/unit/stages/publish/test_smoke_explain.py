@@ -102,3 +102,18 @@ def test_import_and_version_readings():
         "the index served kestrel-kernels 0.1.0 for kestrel-kernels==0.2.0"
         in smoke_explain.version_mismatch(other, "kestrel-kernels", "0.2.0")[1]
     )
+
+
+def test_an_extension_loaded_before_torch_says_to_import_torch_first():
+    from kestrel_release.stages.publish.smoke_explain import import_failure
+
+    report = {"error": {"module": "extension_cpp_stable", "type": "ImportError", "where": "extension_cpp_stable/__init__.py:1",
+                        "message": "libc10.so: cannot open shared object file: No such file or directory"}}  # fmt: skip
+    kind, line = import_failure(report, "extension_cpp_stable", "3.12")
+    assert kind == "import"
+    assert line.endswith(
+        "at extension_cpp_stable/__init__.py:1; its extension is loaded before torch: import torch first in the "
+        "package's __init__.py"
+    )
+    report["error"]["message"] = "libfoo.so: cannot open shared object file: No such file or directory"
+    assert "before torch" not in import_failure(report, "x", "3.12")[1]
