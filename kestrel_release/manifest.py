@@ -21,12 +21,11 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kestrel_release.errors import IncompatibleRecordError, PublishError, UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
 from kestrel_release.records import manifest as record
-from kestrel_release.records.manifest import Manifest, Wheel
+from kestrel_release.records.manifest import Builder, Manifest, Wheel
 
 MANIFEST = "release-manifest.json"
 SUMS = "SHA256SUMS"
@@ -151,7 +150,7 @@ _CI_ENV = {
 }
 
 
-def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
+def builder(env: dict[str, str] | None = None) -> Builder:
     """The machine (and the CI job, when on GitHub Actions) that is building now."""
     import os
     import platform
@@ -160,13 +159,13 @@ def builder(env: dict[str, str] | None = None) -> dict[str, Any]:
 
     env = dict(os.environ if env is None else env)
     ci = {key: env[name] for key, name in _CI_ENV.items() if env.get(name)}
-    return {
-        "host": socket.gethostname(),
-        "platform": sysconfig.get_platform(),
-        "machine": platform.machine(),
-        "label": env.get(BUILDER_ENV) or None,
-        "ci": ci if "run_id" in ci else None,
-    }
+    return Builder(
+        host=socket.gethostname(),
+        platform=sysconfig.get_platform(),
+        machine=platform.machine(),
+        label=env.get(BUILDER_ENV) or None,
+        ci=ci if "run_id" in ci else None,
+    )
 
 
 def wheel_paths(out_dir: Path, package: str | None = None) -> list[Path]:

@@ -46,13 +46,9 @@ class PageResult:
     written: list[str] = field(default_factory=list)  # files this run created or changed, relative to the root
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "flavour": self.flavour,
-            "project": self.project,
-            "added": self.added,
-            "kept": self.kept,
-            "written": self.written,
-        }
+        from kestrel_release.records import documents
+
+        return documents.to_json(self)
 
 
 def core_metadata(wheel: Path) -> bytes:

@@ -31,6 +31,17 @@ class GitState:
 
 
 @dataclass(frozen=True)
+class Builder:
+    """The machine (and the CI job, on GitHub Actions) that built an output."""
+
+    host: str = field(metadata=doc("Its host name."))
+    platform: str = field(metadata=doc("sysconfig's platform name."))
+    machine: str = field(metadata=doc("Its CPU, as platform.machine() names it."))
+    label: str | None = field(metadata=doc("KESTREL_RELEASE_BUILDER, the label a CI matrix leg sets."))
+    ci: dict[str, str] | None = field(metadata=doc("job, run_id, run_attempt, workflow, repository, runner."))
+
+
+@dataclass(frozen=True)
 class Verified:
     """What verify passed for one target."""
 
@@ -80,7 +91,7 @@ class Manifest:
     git: GitState | None = field(default=None, metadata=doc("The commit it was built from."))
     source_date_epoch: int | None = field(default=None, metadata=doc("The timestamp every wheel carries."))
     toolchain: dict[str, Any] | None = field(default=None, metadata=doc("Versions of the tools that built it."))
-    builder: dict[str, Any] | None = field(default=None, metadata=doc("The machine (and CI job) that built it."))
+    builder: Builder | None = field(default=None, metadata=doc("The machine (and CI job) that built it."))
     kernels: list[Any] | None = field(default=None, metadata=doc("The precompiled kernels."))
     platforms: dict[str, Any] | None = field(default=None, metadata=doc("Platforms built here and left for others."))
     built_with: dict[str, Any] | None = field(default=None, metadata=doc("The settings that shaped the wheels."))

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar, Union
 
 T = TypeVar("T")
@@ -60,90 +61,159 @@ def from_json(cls: type[T], data: Any, where: str = "") -> T:
     """`data` (parsed JSON) as a `cls` record; RecordError naming the first field that does not fit
     (`where`: the document, e.g. its path, that starts the line)."""
     try:
-        return typing.cast(T, _convert(cls, data, ""))
-    except RecordError as exc:
-        raise RecordError(f"{where or cls.__name__}: {exc}") from None
+        return typing.cast(T, _converter(typing.cast(Any, cls))(data))
+    except _Misfit as exc:
+        raise RecordError(f"{where or cls.__name__}: {exc.line()}") from None
 
 
-def _at(where: str, name: str) -> str:
-    return f"{where}.{name}" if where else name
+# Reading converts each value through a function made once per type (a manifest of thousands of wheels
+# is read by every command on an output); the field path is put together only when a value does not fit.
+Convert = Callable[[Any], Any]
 
 
-def _field(where: str) -> str:
-    return f"field '{where}'" if where else "the document"
+class _Misfit(Exception):
+    def __init__(self, text: str) -> None:  # `text` names the field as {field}
+        self.text = text
+        self.path: list[str] = []
+
+    def within(self, step: str) -> _Misfit:
+        self.path.insert(0, step)
+        return self
+
+    def line(self) -> str:
+        at = "".join(p if p.startswith("[") else f".{p}" for p in self.path).lstrip(".")
+        return self.text.format(field=f"field '{at}'" if at else "the document", name=at)
 
 
 def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _convert(tp: Any, value: Any, where: str) -> Any:
+def _same(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _converter(tp: Any) -> Convert:
     if tp is Any:
-        return value
+        return _same
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        return _union(tp, value, where)
+        return _union(tp)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _record(tp, value, where)
+        return _record(tp)
+    args = typing.get_args(tp)
     if origin in (list, tuple):
-        if not isinstance(value, list):
-            raise RecordError(f"{_field(where)} is {_kind(value)}, not a list")
-        item = typing.get_args(tp)[0] if typing.get_args(tp) else Any
-        items = [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-        return items if origin is list else tuple(items)
+        return _sequence(_converter(args[0] if args else Any), tuple if origin is tuple else list)
     if origin is dict:
+        return _mapping(_converter(args[1] if args else Any))
+    return _scalar(tp)
+
+
+def _sequence(item: Convert, make: type) -> Convert:
+    def convert(value: Any) -> Any:
+        if not isinstance(value, list):
+            raise _Misfit(f"{{field}} is {_kind(value)}, not a list")
+        if item is _same:
+            return make(value)
+        out = []
+        for i, v in enumerate(value):
+            try:
+                out.append(item(v))
+            except _Misfit as exc:
+                raise exc.within(f"[{i}]") from None
+        return make(out)
+
+    return convert
+
+
+def _mapping(item: Convert) -> Convert:
+    def convert(value: Any) -> Any:
         if not isinstance(value, dict):
-            raise RecordError(f"{_field(where)} is {_kind(value)}, not an object")
-        item = typing.get_args(tp)[1] if typing.get_args(tp) else Any
-        return {str(k): _convert(item, v, _at(where, str(k))) for k, v in value.items()}
-    return _scalar(tp, value, where)
+            raise _Misfit(f"{{field}} is {_kind(value)}, not an object")
+        if item is _same:
+            return dict(value)
+        out = {}
+        for k, v in value.items():
+            try:
+                out[str(k)] = item(v)
+            except _Misfit as exc:
+                raise exc.within(str(k)) from None
+        return out
+
+    return convert
 
 
-def _union(tp: Any, value: Any, where: str) -> Any:
-    options = typing.get_args(tp)
-    if value is None and type(None) in options:
-        return None
-    errors = []
-    for option in (o for o in options if o is not type(None)):
-        try:
-            return _convert(option, value, where)
-        except RecordError as exc:
-            errors.append(exc)
-    raise errors[0] if len(errors) == 1 else RecordError(f"{_field(where)} is {_kind(value)}, which it may not be")
+def _union(tp: Any) -> Convert:
+    nullable = type(None) in typing.get_args(tp)
+    options = [_converter(o) for o in typing.get_args(tp) if o is not type(None)]
+
+    def convert(value: Any) -> Any:
+        if value is None and nullable:
+            return None
+        errors = []
+        for option in options:
+            try:
+                return option(value)
+            except _Misfit as exc:
+                errors.append(exc)
+        raise errors[0] if len(errors) == 1 else _Misfit(f"{{field}} is {_kind(value)}, which it may not be")
+
+    return convert
 
 
-def _scalar(tp: Any, value: Any, where: str) -> Any:
-    # bool is an int to Python, never to a document; an int is a fine float
-    ok = {
-        str: isinstance(value, str),
-        bool: isinstance(value, bool),
-        int: isinstance(value, int) and not isinstance(value, bool),
-        float: isinstance(value, (int, float)) and not isinstance(value, bool),
-    }.get(tp)
-    if ok is None:
-        raise TypeError(f"records cannot hold {tp!r} ({where})")  # a bug in a record's declaration
-    if not ok:
-        raise RecordError(f"{_field(where)} is {_kind(value)}, not {tp.__name__}")
-    return float(value) if tp is float else value
+# bool is an int to Python, never to a document; an int is a fine float
+_SCALARS: dict[Any, Callable[[Any], bool]] = {
+    str: lambda v: isinstance(v, str),
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+}
 
 
-def _record(cls: type, value: Any, where: str) -> Any:
-    if not isinstance(value, dict):
-        raise RecordError(f"{_field(where)} is {_kind(value)}, not an object")
+def _scalar(tp: Any) -> Convert:
+    if tp not in _SCALARS:
+        raise TypeError(f"records cannot hold {tp!r}")  # a bug in a record's declaration
+    fits, name = _SCALARS[tp], tp.__name__
+
+    def convert(value: Any) -> Any:
+        if not fits(value):
+            raise _Misfit(f"{{field}} is {_kind(value)}, not {name}")
+        return float(value) if tp is float else value
+
+    return convert
+
+
+def _record(cls: type) -> Convert:
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(value) - set(fields))
-    if unknown:
-        raise RecordError(f"unknown field '{_at(where, unknown[0])}'")
-    hints = _hints(cls)
-    kwargs = {}
-    for name, f in fields.items():
-        if name not in value:
-            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-            if not has_default or f.metadata.get("required"):
-                raise RecordError(f"missing field '{_at(where, name)}'")
-            continue
-        kwargs[name] = _convert(hints[name], value[name], _at(where, name))
-    return cls(**kwargs)
+    needed = [
+        name
+        for name, f in fields.items()
+        if f.metadata.get("required") or (f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    ]
+    converters: dict[str, Convert] = {}  # filled on first use: a record may hold itself
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise _Misfit(f"{{field}} is {_kind(value)}, not an object")
+        if not converters:
+            hints = _hints(cls)
+            converters.update({name: _converter(hints[name]) for name in fields})
+        unknown = sorted(set(value) - set(fields))
+        if unknown:
+            raise _Misfit("unknown field '{name}'").within(unknown[0])
+        for name in needed:
+            if name not in value:
+                raise _Misfit("missing field '{name}'").within(name)
+        kwargs = {}
+        for name, v in value.items():
+            try:
+                kwargs[name] = converters[name](v)
+            except _Misfit as exc:
+                raise exc.within(name) from None
+        return cls(**kwargs)
+
+    return convert
 
 
 def json_schema(cls: type, title: str, computed: dict[str, Any] | None = None) -> dict[str, Any]:

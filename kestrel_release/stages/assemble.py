@@ -297,13 +297,13 @@ def _merge(inputs: list[Input]) -> list[Row]:
 
 
 def _built_by(item: Input) -> dict[str, Any]:
-    builder = item.data.builder or {}
+    builder = item.data.builder
     return {
         "input": item.path.name,
-        "host": builder.get("host"),
-        "label": builder.get("label"),
-        "platform": builder.get("platform"),
-        "ci": builder.get("ci"),
+        "host": builder.host if builder else None,
+        "label": builder.label if builder else None,
+        "platform": builder.platform if builder else None,
+        "ci": builder.ci if builder else None,
     }
 
 
@@ -330,7 +330,7 @@ def _manifest(package: str, version: str, inputs: list[Input], rows: list[Wheel]
             "inputs": [
                 {
                     "input": i.path.name,
-                    "builder": i.data.builder,
+                    "builder": serde.to_json(i.data.builder),
                     "toolchain": i.data.toolchain,
                     "wheels": sorted(i.wheels),
                 }

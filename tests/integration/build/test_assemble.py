@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import manifest, outputs, statedir
-from kestrel_release.records.manifest import GitState, Wheel
+from kestrel_release.records.manifest import Builder, GitState, Wheel
 from tests.factories import NAME, importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
 
@@ -34,13 +34,8 @@ def machine_output(
     make_dist(out, version=version, pythons=pythons, payload_size=payload_size, plat=plat)
     data = manifest.load(out)
     assert data is not None
-    builder = {
-        "host": f"host-{label}",
-        "platform": "linux-x86_64",
-        "machine": "x86_64",
-        "label": label,
-        "ci": {"job": "build", "run_id": "4242", "runner": f"runner-{label}"},
-    }
+    ci = {"job": "build", "run_id": "4242", "runner": f"runner-{label}"}
+    builder = Builder(f"host-{label}", "linux-x86_64", "x86_64", label, ci)
     toolchain = {"nvcc": "12.8", "auditwheel": "6.8.0", "uv": "0.13.0", "pythons": {}}
     manifest.save(out, replace(data, git=GitState(commit, False), toolchain=toolchain, builder=builder))
     return out
@@ -363,7 +358,7 @@ def test_builder_records_the_ci_job_only_on_ci() -> None:
         "KESTREL_RELEASE_BUILDER": "manylinux_2_34_x86_64-py3.12",
     }
     on_ci = manifest.builder(ci_env)
-    assert on_ci["ci"] == {"job": "build-manylinux_2_34_x86_64", "run_id": "99", "run_attempt": "2", "runner": "gpu-7"}
-    assert on_ci["label"] == "manylinux_2_34_x86_64-py3.12" and on_ci["host"]
+    assert on_ci.ci == {"job": "build-manylinux_2_34_x86_64", "run_id": "99", "run_attempt": "2", "runner": "gpu-7"}
+    assert on_ci.label == "manylinux_2_34_x86_64-py3.12" and on_ci.host
     local = manifest.builder({"GITHUB_JOB": "stale"})  # no run id: not a CI job
-    assert local["ci"] is None and local["label"] is None and local["host"] == on_ci["host"]
+    assert local.ci is None and local.label is None and local.host == on_ci.host

@@ -27,7 +27,8 @@ def _valid(name: str, document: object) -> None:
 
 def test_a_written_manifest_fits_its_schema_and_one_with_a_stray_field_does_not(tmp_path: Path) -> None:
     wheel = Wheel("x-1.0-py3-none-any.whl", 3, "ab" * 32, python="3.12", variant={"torch": "2.13"})
-    made = Manifest("x", "1.0", (wheel,), git=GitState(None, True), verified={"pypi": Verified({wheel.filename: "ab"})})
+    verified = {"pypi": Verified({wheel.filename: "ab"})}
+    made = Manifest("x", "1.0", (wheel,), git=GitState(None, True), builder=manifest.builder({}), verified=verified)
     data = json.loads(manifest.save(tmp_path, made).read_text())
     _valid("release-manifest", data)
     with pytest.raises(jsonschema.ValidationError):
