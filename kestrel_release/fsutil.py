@@ -14,14 +14,20 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from kestrel_release import safepaths
 from kestrel_release.errors import UsageError
 
-if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
 
+class _Project(Protocol):
+    """What `locked` needs of a stage's config (config_model.Config; not imported: it imports this module)."""
+
+    @property
+    def project_dir(self) -> Path: ...
+
+
+_C = TypeVar("_C", bound=_Project)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -167,13 +173,13 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
 
 def locked(
     what: str,
-) -> Callable[[Callable[Concatenate[Config, _P], _R]], Callable[Concatenate[Config, _P], _R]]:
+) -> Callable[[Callable[Concatenate[_C, _P], _R]], Callable[Concatenate[_C, _P], _R]]:
     """Decorator: run a stage function `f(cfg, ...)` under the project lock."""
     import functools
 
-    def decorate(func: Callable[Concatenate[Config, _P], _R]) -> Callable[Concatenate[Config, _P], _R]:
+    def decorate(func: Callable[Concatenate[_C, _P], _R]) -> Callable[Concatenate[_C, _P], _R]:
         @functools.wraps(func)
-        def wrapper(cfg: Config, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        def wrapper(cfg: _C, *args: _P.args, **kwargs: _P.kwargs) -> _R:
             with project_lock(cfg.project_dir, what):
                 return func(cfg, *args, **kwargs)
 
