@@ -8,6 +8,8 @@ CLI; any other request, or any doubt, takes the normal path, which records a hel
 `verify` of one wheel forks a child that starts reading it before the CLI is imported (early.py).
 """
 
+from __future__ import annotations  # annotations stay strings: nothing more is imported for them
+
 import os
 import signal
 import sys
@@ -15,11 +17,11 @@ import sys
 EXIT_INTERRUPTED = 130  # errors.EXIT_INTERRUPTED; not imported, to keep this module import-free
 
 
-def _interrupt(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
+def _interrupt(signum: int, frame: object) -> None:  # SIGTERM behaves like Ctrl-C: clean up, exit 130
     raise KeyboardInterrupt
 
 
-def _unraisable(unraisable) -> None:
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     """A signal that lands inside a finalizer (a weakref callback, a __del__ run by the garbage collector) raises
     there, where Python only prints "Exception ignored ... Traceback" and goes on as if nothing happened: the
     interrupt would be lost and a traceback printed. Deliver it again, outside the finalizer."""

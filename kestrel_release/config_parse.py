@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,9 @@ def static_metadata(data: dict, errors: list[str]) -> tuple[str, str | None, str
     return name, version, "pyproject"
 
 
-def build(project_dir, name, version, table, env, errors) -> Config:
+def build(
+    project_dir: Path, name: str, version: str | None, table: Any, env: dict[str, str], errors: list[str]
+) -> Config:
     where = "[tool.kestrel-release]"
     if not isinstance(table, dict):
         errors.append(f"{where}: expected a table")
@@ -246,7 +249,7 @@ def validate(cfg: Config, errors: list[str], origins: dict[str, str] | None = No
     _validate_nul(cfg, errors, at)
 
 
-def _validate_build_requires(cfg: Config, errors: list[str], at) -> None:
+def _validate_build_requires(cfg: Config, errors: list[str], at: Callable[[str], str]) -> None:
     """build.requires goes into the tool's own build envs: a frontend or mode without them would ignore it."""
     from packaging.requirements import InvalidRequirement, Requirement
 
@@ -264,7 +267,7 @@ def _validate_build_requires(cfg: Config, errors: list[str], at) -> None:
         errors.append(f"{at('build.requires')}: needs build.frontend = 'uv' (pypa/build installs only the project's)")
 
 
-def _validate_nul(cfg: Config, errors: list[str], at) -> None:
+def _validate_nul(cfg: Config, errors: list[str], at: Callable[[str], str]) -> None:
     """No value holds a NUL byte: the OS refuses it in every path, argument and variable (a ValueError deep
     inside a later step otherwise), and it is always a typing or quoting accident."""
     sections = [("", cfg)] + [(f.name + ".", getattr(cfg, f.name)) for f in dataclasses.fields(cfg)]
@@ -278,7 +281,7 @@ def _validate_nul(cfg: Config, errors: list[str], at) -> None:
                 errors.append(f"{at(prefix + f.name)}: holds a NUL byte (\\x00): remove it")
 
 
-def _validate_cuda(cfg: Config, errors: list[str], at) -> None:
+def _validate_cuda(cfg: Config, errors: list[str], at: Callable[[str], str]) -> None:
     """Every arch parses and every (toolkit, arch) pair can be built (cuda_rules.pairs)."""
     from kestrel_release import cuda_rules
 

@@ -18,10 +18,17 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release import redact
 from kestrel_release.sizes import size as size  # re-exported: console.size is the name commands use
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.text import Text as RichText
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -47,20 +54,20 @@ def _safe_lines(text: str) -> str:
 _state = {"verbose": False, "json": False, "emitted": False}
 # Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
 WIDE = 200
-_console = None
+_console: Console | None = None
 
 
-def _make_console():
+def _make_console() -> Console:
     # Rich is imported on first print, not at import time: `--help` stays fast.
     from rich.console import Console
 
     class _MaskingConsole(Console):
         """A Console that masks secrets in every rendered segment."""
 
-        def _render_buffer(self, buffer):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
             return redact.mask(super()._render_buffer(buffer))
 
-        def render_str(self, text, **kwargs):  # every str printed or put in a table cell
+        def render_str(self, text: str, **kwargs: Any) -> RichText:  # every str printed or put in a table cell
             return super().render_str(_safe_lines(text), **kwargs)
 
     # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
@@ -75,7 +82,7 @@ def live() -> bool:
     return get_console().is_terminal
 
 
-def get_console():
+def get_console() -> Console:
     """The single Rich console (stderr, secret-masking)."""
     global _console
     if _console is None:
@@ -83,19 +90,19 @@ def get_console():
     return _console
 
 
-def __getattr__(name: str):  # `console.console` is created lazily
+def __getattr__(name: str) -> Console:  # `console.console` is created lazily
     if name == "console":
         return get_console()
     raise AttributeError(name)
 
 
-def Text(*args, **kwargs):  # lazy alias of rich.text.Text (named like the class it stands for)
+def Text(*args: Any, **kwargs: Any) -> RichText:  # lazy alias of rich.text.Text (named like the class it stands for)
     from rich.text import Text as _Text
 
     return _Text(*args, **kwargs)
 
 
-def _assemble(*parts):
+def _assemble(*parts: str | RichText | tuple[str, str]) -> RichText:
     from rich.text import Text as _Text
 
     return _Text.assemble(*parts)

@@ -10,17 +10,25 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import FrameType, ModuleType
+from typing import Protocol
 
 from kestrel_release import ci_output, console
 from kestrel_release.cli import app
 from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError
 
 
-def _sigterm(signum, frame):  # SIGTERM behaves like Ctrl-C: clean up, exit 130
+class _ClickError(Protocol):
+    """A ClickException of click or of typer's own copy of click (two classes: see _click_exceptions)."""
+
+    def format_message(self) -> str: ...
+
+
+def _sigterm(signum: int, frame: FrameType | None) -> None:  # SIGTERM behaves like Ctrl-C: clean up, exit 130
     raise KeyboardInterrupt
 
 
-def _click_exceptions():
+def _click_exceptions() -> ModuleType:
     """Click's exception classes: typer >= 0.20 ships its own copy of click, older ones use click."""
     try:
         from typer._click import exceptions as exc
@@ -129,7 +137,7 @@ def _run_app() -> int:
 _INTERRUPTED = "interrupted; nothing was left half-written"
 
 
-def _click_message(exc) -> str:
+def _click_message(exc: _ClickError) -> str:
     """Click's message on one line, each sentence once: typer and click both add "Did you mean"."""
     import re
 

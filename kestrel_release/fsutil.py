@@ -12,11 +12,24 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from kestrel_release import safepaths
 from kestrel_release.errors import UsageError
+
+
+class _Project(Protocol):
+    """What `locked` needs of a stage's config (config_model.Config; not imported: it imports this module)."""
+
+    @property
+    def project_dir(self) -> Path: ...
+
+
+_C = TypeVar("_C", bound=_Project)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 CHUNK = 1 << 20
 
@@ -158,13 +171,15 @@ def project_lock(project_dir: Path, what: str, wait: float = 0.0) -> Iterator[No
         lock.release()
 
 
-def locked(what: str):
+def locked(
+    what: str,
+) -> Callable[[Callable[Concatenate[_C, _P], _R]], Callable[Concatenate[_C, _P], _R]]:
     """Decorator: run a stage function `f(cfg, ...)` under the project lock."""
     import functools
 
-    def decorate(func):
+    def decorate(func: Callable[Concatenate[_C, _P], _R]) -> Callable[Concatenate[_C, _P], _R]:
         @functools.wraps(func)
-        def wrapper(cfg, *args, **kwargs):
+        def wrapper(cfg: _C, *args: _P.args, **kwargs: _P.kwargs) -> _R:
             with project_lock(cfg.project_dir, what):
                 return func(cfg, *args, **kwargs)
 

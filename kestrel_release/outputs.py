@@ -30,7 +30,7 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kestrel_release import console, manifest, safejson, safepaths, statedir
@@ -202,7 +202,7 @@ def folder_lock(final: Path) -> Iterator[None]:
         release()
 
 
-def _acquire(final: Path):
+def _acquire(final: Path) -> Callable[[], None]:
     """Take the folder's lock (see folder_lock); returns the function that releases it."""
     import time
 
@@ -239,7 +239,7 @@ def _acquire(final: Path):
     return lambda: os.close(fd)  # closing the descriptor releases the lock
 
 
-def _state_lock(final: Path):
+def _state_lock(final: Path) -> Callable[[], None]:
     import hashlib
 
     from filelock import FileLock, Timeout

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kestrel_release import build_log, console, proctree, reaper, redact
 from kestrel_release.errors import BuildError, KestrelError
@@ -127,7 +128,7 @@ def probe(
     return Result(args, completed.returncode, completed.stdout)
 
 
-def popen(argv: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
+def popen(argv: Sequence[str | os.PathLike], **kwargs: Any) -> subprocess.Popen:
     """Start a long-running child (local servers, builds); same argv and environment rules as `run`."""
     args = [os.fspath(a) for a in argv]
     kwargs["env"] = child_env(base=kwargs.get("env"))
@@ -182,7 +183,7 @@ def run_logged(
         fail(log, code, what, error, show_tail=show_tail)
 
 
-def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs) -> subprocess.Popen:
+def spawn(argv: Sequence[str | os.PathLike], **popen_kwargs: Any) -> subprocess.Popen:
     """Start a child in its own session and track it, so kill_all reaches its whole tree; forget() it after.
     Its environment carries a tag (proctree.TAG_VAR) that finds its descendants even when they left its
     session and their parent died."""

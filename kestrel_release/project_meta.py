@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from kestrel_release.build_env import TorchPin
 
 
-def _oldest(cfg) -> str:
+def _oldest(cfg: Config) -> str:
     return min(cfg.python, key=pyversions.sort_key)
 
 
-def _build_python(cfg, torch: TorchPin | None = None) -> Path | None:
+def _build_python(cfg: Config, torch: TorchPin | None = None) -> Path | None:
     """The interpreter the backend should run in (see the module doc); None = pypa/build isolation.
     `torch` (a build_env.TorchPin): a variant's env, e.g. the interpreter's own torch on an offline host."""
     from kestrel_release.adapters import pythons, toolchain, uv
@@ -75,7 +75,7 @@ def resolve(cfg: Config, outputs: Sequence[Path] | None = None, torch: TorchPin 
     return dataclasses.replace(cfg, name=meta.name, version=meta.version)
 
 
-def for_config(cfg, torch: TorchPin | None = None) -> backend_meta.Metadata:
+def for_config(cfg: Config, torch: TorchPin | None = None) -> backend_meta.Metadata:
     """The backend's metadata of cfg's project, cached by its inputs (files, git HEAD, tags, dirty files:
     see adapters/backend_meta_key); the inputs are read before the backend is asked."""
     extra = tuple(vf.path for vf in cfg.version_files)

@@ -13,7 +13,10 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kestrel_release.config_model import PublishConfig
 
 
 class Transient(Exception):
@@ -38,8 +41,8 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)  # tests pass a recorder
 
     @classmethod
-    def from_config(cls, publish) -> RetryPolicy:
-        """From `cfg.publish` (config.PublishConfig)."""
+    def from_config(cls, publish: PublishConfig) -> RetryPolicy:
+        """From `cfg.publish`."""
         return cls(publish.retries, publish.backoff, publish.max_backoff, publish.rate_limit_wait_cap, publish.timeout)
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 def templates_dir() -> Path:
@@ -18,7 +21,7 @@ def templates_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "templates"
 
 
-def environment(search: Iterable[Path] = (), **options: Any):
+def environment(search: Iterable[Path] = (), **options: Any) -> jinja2.Environment:
     """The one Jinja2 environment builder: templates from `search` first (a project's own release
     notes), then the packaged ones; a typo'd variable is an error, not a blank (StrictUndefined); files
     keep their last newline; no HTML escaping (markdown and YAML). `options` go to jinja2.Environment

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 
 def dll_imports(path: str) -> Iterator[tuple[str, str]]:
@@ -27,7 +28,7 @@ def dll_imports(path: str) -> Iterator[tuple[str, str]]:
                     yield imp.name.decode(), "global"
 
 
-def _fast_iter(self) -> Iterator:
+def _fast_iter(self: Any) -> Iterator[Any]:  # self: abi3audit's private _Dll; yields its Symbol records
     from abi3info.models import Symbol
 
     for name, visibility in dll_imports(self._extractor.path):

@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
+from importlib.metadata import PackageMetadata
 from pathlib import Path
 from typing import Literal
 
@@ -20,7 +21,7 @@ MARKER = "KESTREL-METADATA "
 FAILED = "KESTREL-FAILED "
 
 
-def _metadata(srcdir: str, isolated: bool, python: str | None):
+def _metadata(srcdir: str, isolated: bool, python: str | None) -> PackageMetadata:
     import pyproject_hooks
     from build import ProjectBuilder
     from build.env import DefaultIsolatedEnv
@@ -77,7 +78,7 @@ def main(argv: list[str]) -> int:
         "name": meta["Name"],
         "version": meta["Version"],
         "requires_dist": meta.get_all("Requires-Dist") or [],
-        "requires_python": meta.get("Requires-Python"),
+        "requires_python": (meta.get_all("Requires-Python") or [None])[0],  # the first, as Message.get
     }
     sys.stdout.flush()
     print(MARKER + json.dumps(answer), flush=True)

@@ -17,11 +17,12 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 
 from kestrel_release.adapters._auditwheel_auto import resolve_auto
 
 
-def _run_one(main, argv: list[str], log: str) -> int:
+def _run_one(main: Callable[[], int | None], argv: list[str], log: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -28,7 +28,7 @@ class Gpu:
         return {**asdict(self), "sm": self.sm}
 
 
-def _text(value) -> str:
+def _text(value: bytes | str) -> str:  # pynvml answers bytes in old releases, str in new ones
     return value.decode() if isinstance(value, bytes) else str(value)
 
 

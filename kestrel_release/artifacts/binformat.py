@@ -8,8 +8,10 @@ is a comparison. Never raises on any input: an unknown header is simply not a bi
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from kestrel_release.platforms import arches
 
@@ -72,11 +74,15 @@ def loaded_on_the_platform(member: str) -> bool:
     return base.endswith((".so", ".pyd", ".dll", ".dylib", ".o")) or ".so." in base or "." not in base
 
 
+# What the readers take: a whole file's bytes, a view into a member, or the mmap of an open file.
+ByteData: TypeAlias = "bytes | bytearray | memoryview | mmap.mmap"
+
+
 def matches(kind: BinaryKind, expected: Expected) -> bool:
     return kind.format == expected.format and set(expected.machines) <= set(kind.machines)
 
 
-def identify(data) -> BinaryKind | None:
+def identify(data: ByteData) -> BinaryKind | None:
     """The kind of binary `data` starts with, or None if it is not one."""
     head = bytes(data[:8])
     try:
@@ -96,7 +102,7 @@ def identify(data) -> BinaryKind | None:
     return None
 
 
-def _elf(data) -> BinaryKind | None:
+def _elf(data: ByteData) -> BinaryKind | None:
     if len(data) < 20 or data[5] not in (1, 2):
         return None
     (machine,) = struct.unpack_from("<H" if data[5] == 1 else ">H", data, 18)
@@ -110,7 +116,7 @@ def _elf(data) -> BinaryKind | None:
     return BinaryKind("elf", (name,))
 
 
-def pe_header_offset(data) -> int | None:
+def pe_header_offset(data: ByteData) -> int | None:
     """Offset of the 'PE\\0\\0' signature named by the DOS header, or None."""
     if len(data) < 0x40:
         return None
@@ -120,7 +126,7 @@ def pe_header_offset(data) -> int | None:
     return offset
 
 
-def _pe(data) -> BinaryKind | None:
+def _pe(data: ByteData) -> BinaryKind | None:
     offset = pe_header_offset(data)
     if offset is None:
         return None  # a file that happens to start with "MZ"
@@ -128,7 +134,7 @@ def _pe(data) -> BinaryKind | None:
     return BinaryKind("pe", (PE_MACHINES.get(machine, hex(machine)),))
 
 
-def _fat_macho(data, fat64: bool) -> BinaryKind | None:
+def _fat_macho(data: ByteData, fat64: bool) -> BinaryKind | None:
     (count,) = struct.unpack_from(">I", data, 4)
     if not 0 < count <= MAX_FAT_ARCHES:
         return None

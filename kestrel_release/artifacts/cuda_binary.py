@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kestrel_release.artifacts import binformat, elf, fatbin, pe
@@ -104,7 +105,7 @@ class _Collector:
         self.paths: dict[str, None] = {}
         self.matches = 0
 
-    def add_paths(self, blob, end: int | None = None) -> None:
+    def add_paths(self, blob: binformat.ByteData, end: int | None = None) -> None:
         """Absolute paths in `blob[:end]` (bytes-like: a decompressed image is not copied again)."""
         for match in _PATH_RE.finditer(blob, 0, len(blob) if end is None else end):
             self.matches += 1
@@ -112,7 +113,7 @@ class _Collector:
                 return
             self.paths.setdefault(match.group().decode("utf-8", "replace"), None)
 
-    def add_paths_from(self, chunks) -> None:
+    def add_paths_from(self, chunks: Iterable[bytes | memoryview]) -> None:
         """add_paths over an image that arrives in chunks, never held whole (a PTX text)."""
         tail = b""
         for chunk in chunks:

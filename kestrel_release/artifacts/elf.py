@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import NamedTuple
 
+from kestrel_release.artifacts.binformat import ByteData
 from kestrel_release.artifacts.errors import CudaFormatError
 
 ELF_MAGIC = b"\x7fELF"
@@ -53,11 +54,11 @@ class Elf:
         return self.data[section.offset : section.offset + section.size]
 
 
-def is_elf(data) -> bool:
+def is_elf(data: ByteData) -> bool:
     return bytes(data[:4]) == ELF_MAGIC
 
 
-def parse(data, what: str) -> Elf:
+def parse(data: ByteData, what: str) -> Elf:
     """Parse an ELF64 LE image; CudaFormatError names `what` on any inconsistency."""
     view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
     if len(view) < _EHDR.size or bytes(view[:4]) != ELF_MAGIC:
@@ -84,7 +85,9 @@ def parse(data, what: str) -> Elf:
     return Elf(ident[7], ident[8], machine, version, flags, raw, view)
 
 
-def _section_headers(view, shoff, shentsize, shnum, shstrndx, what) -> list[Section]:
+def _section_headers(
+    view: memoryview, shoff: int, shentsize: int, shnum: int, shstrndx: int, what: str
+) -> list[Section]:
     if shoff == 0:
         return []
     if shentsize != _SHDR.size:
@@ -116,7 +119,7 @@ def _section_headers(view, shoff, shentsize, shnum, shstrndx, what) -> list[Sect
     ]
 
 
-def data_spans(data, min_gap: int = 4096) -> list[tuple[int, int]] | None:
+def data_spans(data: ByteData, min_gap: int = 4096) -> list[tuple[int, int]] | None:
     """File ranges [start, end) of an ELF64 LE image outside its executable sections (SHF_EXECINSTR), or
     None when `data` is not one that parses. Why: a secret compiled into a binary sits in its data
     (.rodata, a cubin's .nv.constant), never as contiguous bytes of machine code, and code is most of a

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from kestrel_release.artifacts.binformat import PE_MACHINES, pe_header_offset
+from kestrel_release.artifacts.binformat import PE_MACHINES, ByteData, pe_header_offset
 from kestrel_release.artifacts.errors import CudaFormatError
 
 _COFF = struct.Struct("<HHIIIHH")
@@ -36,7 +36,7 @@ class Pe:
         return self.data[section.offset : section.offset + section.size]
 
 
-def parse(data, what: str) -> Pe:
+def parse(data: ByteData, what: str) -> Pe:
     """Parse the headers and section table; CudaFormatError names `what` on any inconsistency."""
     view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
     offset = pe_header_offset(view)

@@ -22,13 +22,14 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
+from kestrel_release.artifacts.binformat import ByteData
 from kestrel_release.artifacts.errors import UNREADABLE_ZIP
 from kestrel_release.artifacts.zipstruct import ZIP_ERROR_PREFIX, is_tar, validate_zip
 
 if TYPE_CHECKING:
-    from packaging.metadata import RawMetadata
+    from packaging.metadata import Metadata, RawMetadata
 
 __all__ = ["MAX_RELEASE_AGE", "Violation", "check_wheel", "release_age", "zip_violations"]
 
@@ -59,7 +60,7 @@ class Violation:
     message: str  # PyPI's words
 
 
-def check_wheel(filename: str, data, fh=None) -> list[Violation]:
+def check_wheel(filename: str, data: ByteData, fh: IO[bytes] | None = None) -> list[Violation]:
     """Every PyPI rule the wheel `data` (bytes, or an mmap of the open file `fh`) named `filename`
     breaks, in PyPI's order. An unreadable zip gives one pypi-zip violation; nothing is extracted
     or executed."""
@@ -129,12 +130,12 @@ def _read(archive: zipfile.ZipFile, name: str, limit: int = _SCAN_MAX) -> bytes 
         return None  # missing or unreadable: the integrity rules report it
 
 
-def zip_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
+def zip_violations(data: ByteData, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     """Polyglots, compression methods and the byte-level framing (zipstruct)."""
     return _archive_violations(data, infos) + _structure_violations(data, infos)
 
 
-def _archive_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
+def _archive_violations(data: ByteData, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     out = []
     declared = sum(i.file_size for i in infos)  # never inflated: the central directory's word is enough
     if declared > _RATIO_MIN_SIZE and declared / max(len(data), 1) > _RATIO_MAX:
@@ -147,7 +148,7 @@ def _archive_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     return out
 
 
-def _structure_violations(data, infos: list[zipfile.ZipInfo]) -> list[Violation]:
+def _structure_violations(data: ByteData, infos: list[zipfile.ZipInfo]) -> list[Violation]:
     out = []
     sizes = {i.orig_filename: (i.compress_size, i.file_size) for i in infos}
     error = validate_zip(data, sizes)
@@ -210,7 +211,7 @@ def parse_metadata(metadata: bytes) -> RawMetadata:
     return raw
 
 
-def _pypi_metadata_errors(meta) -> list[tuple[str, str]]:
+def _pypi_metadata_errors(meta: Metadata) -> list[tuple[str, str]]:
     from trove_classifiers import all_classifiers, deprecated_classifiers
 
     errors = []

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from kestrel_release.artifacts.errors import UNREADABLE_ZIP, WheelError
 
@@ -94,11 +94,12 @@ class WheelFile:
     dist_info: dict[str, bytes] = field(default_factory=dict)  # "x.dist-info/WHEEL" -> bytes
 
 
+Problem = tuple[str, str, str]  # (rule, member, message)
 Visitor = Callable[[Member, Any], None]
 Work = Callable[[Member, "bytes | memoryview"], Any]
 
 
-def record_digest(data) -> str:
+def record_digest(data: bytes | memoryview) -> str:
     return _record_form(hashlib.sha256(data).digest())
 
 
@@ -174,7 +175,7 @@ def read_part(path: Path, indices: list[int], visit: Visitor | None = None, work
 
 
 def _read_members(
-    fh,
+    fh: IO[bytes],
     mm: mmap.mmap,
     wheel: WheelFile,
     visit: Visitor | None,
@@ -253,7 +254,12 @@ def readable_members(path: Path) -> list[tuple[int, Member]] | None:
 
 
 def _read_in_order(
-    view: memoryview, readable: list, wheel: WheelFile, visit: Visitor | None, work: Work | None, pool
+    view: memoryview,
+    readable: list[tuple[zipfile.ZipInfo, Member]],
+    wheel: WheelFile,
+    visit: Visitor | None,
+    work: Work | None,
+    pool: ThreadPoolExecutor | None,
 ) -> None:
     """Inflate and hash the members ahead on the workers while `visit` reads the current one (zlib and
     hashlib release the GIL, so one wheel uses two cores). Up to AHEAD members and PREFETCH bytes are
@@ -363,7 +369,9 @@ def _is_bomb(wheel: WheelFile) -> bool:
     return False
 
 
-def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, problems: list, chunked: bool = True):
+def _member_bytes(
+    view: memoryview, info: zipfile.ZipInfo, member: Member, problems: list[Problem], chunked: bool = True
+) -> memoryview | bytes | tuple[bytes, str] | None:
     start = _data_offset(view, info)
     if start is None or start + info.compress_size > len(view):
         problems.append(("zip-format", member.name, "member data missing or truncated: rebuild the wheel"))
@@ -390,7 +398,7 @@ def _member_bytes(view: memoryview, info: zipfile.ZipInfo, member: Member, probl
     return _inflate(raw, member, problems)
 
 
-def _inflate_hashing(raw: memoryview, member: Member, problems: list) -> tuple[bytes, str] | None:
+def _inflate_hashing(raw: memoryview, member: Member, problems: list[Problem]) -> tuple[bytes, str] | None:
     """(bytes, RECORD digest) of a big member: inflated a chunk at a time, each chunk hashed on a second
     thread while the next one inflates. Why: hashing after inflating added a third to the member's
     time (0.11 s per 160 MiB here); as RECORD needs the hash of the inflated bytes, it can only overlap."""
@@ -431,7 +439,7 @@ def _inflate_hashing(raw: memoryview, member: Member, problems: list) -> tuple[b
     return b"".join(parts), _record_form(hasher.digest())
 
 
-def _inflate(raw: memoryview, member: Member, problems: list):
+def _inflate(raw: memoryview, member: Member, problems: list[Problem]) -> bytes | None:
     inflater = _inflating().decompressobj(-15)
     try:
         # One byte over the declared size is enough to catch a member that lies.

@@ -19,6 +19,8 @@ from __future__ import annotations
 import struct
 import zlib
 
+from kestrel_release.artifacts.binformat import ByteData
+
 __all__ = ["ZIP_ERROR_PREFIX", "is_tar", "validate_zip"]
 
 ZIP_ERROR_PREFIX = "ZIP archive not accepted: "
@@ -38,7 +40,7 @@ class _Invalid(Exception):
 class _Reader:
     """A cursor over the buffer that never reads past its end."""
 
-    def __init__(self, buf) -> None:
+    def __init__(self, buf: ByteData) -> None:
         self.buf, self.pos, self.end = buf, 0, len(buf)
 
     def read(self, amount: int) -> bytes:
@@ -53,7 +55,7 @@ class _Reader:
         self.pos += amount  # past the end is found by the next read, as with a file's seek
 
 
-def validate_zip(buf, sizes: dict[str, tuple[int, int]]) -> str | None:
+def validate_zip(buf: ByteData, sizes: dict[str, tuple[int, int]]) -> str | None:
     """Warehouse's verdict on the zip in `buf`: None when accepted, else its message
     (shown by PyPI as 'ZIP archive not accepted: <message>. See ...').
 
@@ -234,7 +236,7 @@ def _eocd64(r: _Reader) -> tuple[int, int, int]:
     return records, cd_size, cd_offset
 
 
-def is_tar(buf) -> bool:
+def is_tar(buf: ByteData) -> bool:
     """True when `buf` opens as a tar archive (plain, gzip, bzip2 or xz), as tarfile.is_tarfile
     decides: its first 512-byte header has a valid checksum. Only that block is decompressed,
     so a hostile stream costs nothing."""

@@ -16,13 +16,16 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
 from kestrel_release.records import serde
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.variants import hub_layout
+
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
 _OURS = {manifest.MANIFEST, manifest.SUMS, ".release-state.json"}
@@ -75,7 +78,7 @@ class AssembleResult:
         }
 
 
-def run(cfg, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:
+def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:
     """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
     from kestrel_release import project_meta
 
@@ -207,7 +210,7 @@ def _read_sums(sums: Path | None) -> dict[str, str] | None:
     return out
 
 
-def _agree(cfg, inputs: list[Input]) -> tuple[str, str, str | None]:
+def _agree(cfg: Config, inputs: list[Input]) -> tuple[str, str, str | None]:
     """One package (the project's), one version, one commit across every input and wheel."""
     from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
@@ -408,7 +411,7 @@ def render(result: AssembleResult) -> None:
         hub_layout.render(result.hub)
 
 
-def check_output(cfg, out: Path) -> Manifest:
+def check_output(cfg: Config, out: Path) -> Manifest:
     """An existing output (a local build or an assembled one) that `release --from` may publish.
 
     Its manifest must match its files and name this project; returns the manifest.

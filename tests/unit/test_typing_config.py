@@ -33,9 +33,23 @@ def _untyped(func: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool
     return func.returns is None and not (func.name == "__init__" and params)
 
 
+def _methods(tree: ast.Module) -> set[int]:
+    """The functions defined in a class body, also under an `if` there (`if TYPE_CHECKING:` declarations)."""
+    out: set[int] = set()
+    for c in ast.walk(tree):
+        if isinstance(c, ast.ClassDef):
+            body = list(c.body)
+            while body:
+                node = body.pop()
+                if isinstance(node, ast.If):
+                    body += [*node.body, *node.orelse]
+                out.add(id(node))
+    return out
+
+
 def _has_untyped_def(path: Path) -> bool:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+    methods = _methods(tree)
     return any(
         _untyped(node, id(node) in methods)
         for node in ast.walk(tree)

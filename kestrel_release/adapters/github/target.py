@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from kestrel_release import redact
 from kestrel_release.errors import PublishError
+
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
 
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
 
@@ -77,7 +81,7 @@ def repo_from_remote(url: str) -> str | None:
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
-def target_repo(cfg) -> tuple[str | None, str]:
+def target_repo(cfg: Config) -> tuple[str | None, str]:
     """OWNER/NAME for the github target and where it came from: the config, else the git remote 'origin'."""
     repo = cfg.github().repo
     if repo:

@@ -17,7 +17,10 @@ travels with each request, and goes only where it was given for.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import requests
 
 MAX_BODY = 64 * 1024 * 1024  # a listing page of 100 releases with their assets is a few MiB
 _NUMBER = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")
@@ -51,7 +54,7 @@ def allowed_origins(api_url: str) -> frozenset[str]:
     return frozenset({own, "https://uploads.github.com:443"} if own == "https://api.github.com:443" else {own})
 
 
-def _follow(resp, session, kwargs) -> Any:
+def _follow(resp: requests.Response, session: requests.Session, kwargs: dict[str, Any]) -> requests.Response:
     """The answer at the redirect's Location, or a PublishError when it may not be followed."""
     from urllib.parse import urljoin, urlsplit
 
@@ -75,13 +78,15 @@ def _follow(resp, session, kwargs) -> Any:
         )
     again = request.copy()
     again.prepare_url(target, None)
-    again.kestrel_hops = hops
+    vars(again)["kestrel_hops"] = hops  # our own mark on the request: requests declares no such field
     resp.close()
     sent = {k: v for k, v in kwargs.items() if k in ("stream", "timeout", "verify", "cert", "proxies")}
     return session.send(again, allow_redirects=False, **sent)  # the hooks run again on the new answer
 
 
-def _on_response(resp, *args, session=None, **kwargs):
+def _on_response(
+    resp: requests.Response, *args: Any, session: requests.Session | None = None, **kwargs: Any
+) -> requests.Response:
     from kestrel_release import safejson
 
     if resp.is_redirect and session is not None:
@@ -103,7 +108,7 @@ def harden(gh: Any) -> bool:
         return False
 
     class Hardened(base):  # type: ignore[valid-type, misc]
-        def __init__(self, *args, **kwargs) -> None:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             session = self.session
             self.session.hooks["response"].append(lambda r, *a, **k: _on_response(r, *a, session=session, **k))

@@ -12,9 +12,25 @@ A project-scoped token's permission is checked only with a real file: `check` sa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
 from kestrel_release.errors import PublishError
+
+if TYPE_CHECKING:
+    import requests
+
+
+class Index(Protocol):
+    """What these answers need of client.Index (not imported: client imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def upload_url(self) -> str: ...
+    @property
+    def pypirc(self) -> dict[str, Any] | None: ...
+
 
 _NO_PERMISSION = (
     "scoped token",
@@ -28,7 +44,7 @@ _NO_PERMISSION = (
 _NO_PASSWORDS = ("username/password authentication is no longer supported", "migrate to api tokens")
 
 
-def refusal(said_lower: str, said: str, filename: str, index, where: str, user: str | None) -> PublishError:
+def refusal(said_lower: str, said: str, filename: str, index: Index, where: str, user: str | None) -> PublishError:
     """The 401/403 answer to an upload as one line whose hint fits the cause and the credentials' kind."""
     host = urlparse(index.upload_url).netloc.lower()
     pypi_like = host in ("upload.pypi.org", "test.pypi.org")
@@ -76,7 +92,7 @@ _SIZE_HINT = (
 )
 
 
-def explain(status: int, reason: str, text: str, filename: str, index, user: str | None = None) -> PublishError:
+def explain(status: int, reason: str, text: str, filename: str, index: Index, user: str | None = None) -> PublishError:
     """One line that says what went wrong and what to do, for an upload answer that is not 200.
 
     401/403: the hint follows the cause the index gave and the kind of credentials sent (`user`):
@@ -104,7 +120,7 @@ def explain(status: int, reason: str, text: str, filename: str, index, user: str
     )
 
 
-def check(index, credentials: tuple[str, str], timeout: float) -> tuple[bool | None, str]:
+def check(index: Index, credentials: tuple[str, str], timeout: float) -> tuple[bool | None, str]:
     """(True, how) accepted, (None, why) not checked; PublishError (exit 6) when refused."""
     import requests
     from requests_toolbelt import MultipartEncoder
@@ -115,7 +131,7 @@ def check(index, credentials: tuple[str, str], timeout: float) -> tuple[bool | N
 
     rc = index.pypirc or {}  # the section's own CA and client certificate, as uploads use them
 
-    def post():
+    def post() -> requests.Response:
         return requests.post(
             index.upload_url,
             data=form,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlparse
 
 from kestrel_release import console
@@ -23,6 +23,11 @@ from kestrel_release.adapters.pypi.auth import FileExists as FileExists
 from kestrel_release.adapters.pypi.auth import explain as explain
 from kestrel_release.errors import PublishError
 from kestrel_release.retry import RetryPolicy, Transient
+
+if TYPE_CHECKING:
+    import requests
+    from requests.adapters import HTTPAdapter
+    from twine.package import PackageFile
 
 PYPIRC = "~/.pypirc"
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
@@ -57,14 +62,15 @@ class _Links(HTMLParser):
 
     def __init__(self, base: str) -> None:
         super().__init__()
-        self.base, self._href = base, None
+        self.base = base
+        self._href: str | None = None
         self.files: dict[str, dict[str, str]] = {}
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             self._href = dict(attrs).get("href")
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         if self._href is not None and data.strip():
             url, _, fragment = self._href.partition("#")
             digest = fragment[len("sha256=") :] if fragment.startswith("sha256=") else ""
@@ -170,9 +176,11 @@ def _read_page(url: str, policy: RetryPolicy, send_auth: tuple[str, str] | None)
     from kestrel_release import safejson
     from kestrel_release.adapters import _deadline
 
-    opened: list = []
+    opened: list[requests.Response] = []
 
-    def fetch():  # the whole answer, body included, within one deadline; a bounded body
+    def fetch() -> tuple[
+        requests.Response, bytes
+    ]:  # the whole answer, body included, within one deadline; a bounded body
         resp = requests.get(url, headers={"Accept": JSON_ACCEPT}, auth=send_auth, timeout=policy.timeout, stream=True)
         opened.append(resp)
         with resp:
@@ -268,7 +276,7 @@ def download(
     return with_retries(attempt, policy, f"downloading {url}")
 
 
-def _retry_after(resp) -> float | None:
+def _retry_after(resp: requests.Response) -> float | None:
     from kestrel_release.retry import retry_after_seconds
 
     return retry_after_seconds(resp.headers.get("Retry-After"))
@@ -291,14 +299,14 @@ def route_twine_logs() -> None:
 UPLOAD_BLOCK = 256 * 1024
 
 
-def large_blocks_adapter(**kwargs):  # a class made on first use: requests loads inside the command
+def large_blocks_adapter(**kwargs: Any) -> HTTPAdapter:  # a class made on first use: requests loads inside the command
     """requests' HTTPAdapter whose connections send bodies UPLOAD_BLOCK bytes per read and socket write:
     urllib3's 16 KiB meant 13,000 reads, progress callbacks and sends per 200 MB release, the tool's
     main CPU cost while uploading on many connections at once."""
     from requests.adapters import HTTPAdapter
 
     class LargeBlocks(HTTPAdapter):
-        def init_poolmanager(self, *args, **pool_kwargs):
+        def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
             pool_kwargs.setdefault("blocksize", UPLOAD_BLOCK)
             super().init_poolmanager(*args, **pool_kwargs)
 
@@ -308,7 +316,7 @@ def large_blocks_adapter(**kwargs):  # a class made on first use: requests loads
 class HashingReader:
     """A file object whose reads are hashed: the sha256 of exactly the bytes an upload sent."""
 
-    def __init__(self, raw) -> None:
+    def __init__(self, raw: IO[bytes]) -> None:
         import hashlib
 
         self.raw, self._digest = raw, hashlib.sha256()
@@ -368,7 +376,7 @@ class Uploader:
         with_retries(attempt, self.policy, f"uploading {path.name}")
         return attempts[0]
 
-    def _post(self, package, on_bytes: Callable[[int, int], None]) -> None:
+    def _post(self, package: PackageFile, on_bytes: Callable[[int, int], None]) -> None:
         import requests
         from requests_toolbelt import MultipartEncoder, MultipartEncoderMonitor
 
@@ -383,7 +391,7 @@ class Uploader:
             fields.append(("content", (package.basefilename, fh, "application/octet-stream")))
             monitor = MultipartEncoderMonitor(MultipartEncoder(fields), lambda m: on_bytes(m.bytes_read, m.len))
 
-            def post():
+            def post() -> requests.Response:
                 return self.repo.session.post(
                     self.repo.url,
                     data=monitor,

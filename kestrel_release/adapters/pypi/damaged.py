@@ -23,7 +23,9 @@ def _same_host(a: str, b: str) -> bool:
     return origin(a) == origin(b)  # scheme, host and port: a credential's origin
 
 
-def truncated_copy_of(local: Path, url: str, upload_url: str, auth, timeout: float) -> int | None:
+def truncated_copy_of(
+    local: Path, url: str, upload_url: str, auth: tuple[str, str] | None, timeout: float
+) -> int | None:
     """Size of the index's copy when it is a strict prefix of `local`'s bytes, else None."""
     import requests
 
@@ -47,7 +49,15 @@ def truncated_copy_of(local: Path, url: str, upload_url: str, auth, timeout: flo
         return len(data) if fh.read(len(data)) == data else None
 
 
-def repair(filename: str, local: Path, there: dict, upload_url: str, index_name: str, auth, timeout: float) -> bool:
+def repair(
+    filename: str,
+    local: Path,
+    there: dict[str, str],
+    upload_url: str,
+    index_name: str,
+    auth: tuple[str, str] | None,
+    timeout: float,
+) -> bool:
     """True when the index held a truncated copy of `local` and it was removed (kestrel sandbox).
 
     False when the copy is not a truncated copy of ours (the caller reports the conflict);

@@ -8,6 +8,7 @@ cudart64_12.dll, nvcuda.dll) must never be vendored, so the Linux exclude list i
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from kestrel_release.adapters.repair import _stems, _which
@@ -46,7 +47,7 @@ class Delvewheel(_which.ScriptTool):
         return [*argv, str(wheel)]
 
 
-def add_paths(env) -> list[str]:
+def add_paths(env: Mapping[str, str]) -> list[str]:
     """Where the DLLs a wheel's extension links are found besides PATH: the CUDA toolkit's bin dir
     (CUDA_PATH, set by the CUDA installer), so a project DLL linked against it resolves."""
     cuda = env.get("CUDA_PATH") or env.get("CUDA_HOME")

@@ -22,13 +22,13 @@ from __future__ import annotations
 import copy
 import secrets as _random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kestrel_release import redact
 from kestrel_release.sandbox.github.server import FAULTS as FAULTS
 from kestrel_release.sandbox.github.server import Core, Server
-from kestrel_release.sandbox.github.state import Asset, Release
+from kestrel_release.sandbox.github.state import Asset, Release, State
 
 
 def random_token() -> str:
@@ -39,7 +39,7 @@ def random_token() -> str:
 class GithubEmulator:
     """Context manager: `__enter__` starts the server (ready on return), `__exit__` stops it."""
 
-    def __init__(self, repos=("m87-labs/kestrel",), token: str | None = None, port: int = 0) -> None:
+    def __init__(self, repos: Sequence[str] = ("m87-labs/kestrel",), token: str | None = None, port: int = 0) -> None:
         self.token: str = token or random_token()
         redact.register(self.token)
         self._core = Core(repos, self.token)
@@ -62,7 +62,7 @@ class GithubEmulator:
     def __enter__(self) -> GithubEmulator:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property
@@ -74,7 +74,7 @@ class GithubEmulator:
         return f"{self.url}/api/v3"
 
     @property
-    def state(self):
+    def state(self) -> State:
         """The live State (repos, releases, assets); hold `state.lock` to read it consistently."""
         return self._core.state
 
@@ -265,7 +265,7 @@ class GithubEmulator:
 
 
 def serve_forever(
-    repos,
+    repos: Sequence[str],
     why: str,
     port: int = 0,
     token: str | None = None,

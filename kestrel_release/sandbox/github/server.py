@@ -12,12 +12,26 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kestrel_release.sandbox.github import payloads as J
-from kestrel_release.sandbox.github.routes import Routes
+from kestrel_release.sandbox.github.routes import Answer, Query, Routes
 from kestrel_release.sandbox.github.state import ApiError, State, not_found, validation
+
+
+class Controls(Protocol):
+    """The test hooks under /_emulator/ (emulator.GithubEmulator; not imported: it imports this module)."""
+
+    def snapshot(self) -> dict: ...
+    def requests(self) -> list[dict]: ...
+    def inject(self, kind: str, *args: Any, **kwargs: Any) -> None: ...
+    def clear_faults(self) -> None: ...
+    def add_commit(self, repo: str) -> str: ...
+    def enable_immutable_releases(self, repo: str) -> None: ...
+
 
 R = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 ROUTES: list[tuple[str, re.Pattern, str]] = [
@@ -66,7 +80,7 @@ DOWNLOAD = re.compile(r"/(?P<owner>[^/]+)/(?P<name>[^/]+)/releases/download/(?P<
 class Core:
     """Everything the handler threads share: state, token, faults, request log."""
 
-    def __init__(self, repos, token: str) -> None:
+    def __init__(self, repos: Iterable[str], token: str) -> None:
         self.state = State(repos)
         self.token = token
         self.base = ""
@@ -76,7 +90,7 @@ class Core:
         self.remaining = 5000
         self.reset_at = int(time.time()) + 3600
 
-    def take_fault(self, kind: str):
+    def take_fault(self, kind: str) -> dict[str, Any] | None:
         with self.state.lock:
             queue = self.faults[kind]
             if not queue:
@@ -92,33 +106,33 @@ class Handler(Routes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Server
 
-    def log_message(self, format, *args):  # quiet: the request log is self.core.log
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the request log is self.core.log
         pass
 
     @property
     def core(self) -> Core:
         return self.server.core
 
-    def do_GET(self):
+    def do_GET(self) -> None:
         self._handle("GET")
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         self._handle("POST")
 
-    def do_PATCH(self):
+    def do_PATCH(self) -> None:
         self._handle("PATCH")
 
-    def do_DELETE(self):
+    def do_DELETE(self) -> None:
         self._handle("DELETE")
 
-    def do_PUT(self):
+    def do_PUT(self) -> None:
         self._handle("PUT")
 
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        entry = {
+        entry: dict[str, Any] = {  # one line of the request log, served as JSON to tests
             "method": method,
             "path": self.path,
             "headers": dict(self.headers.items()),
@@ -145,7 +159,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
         entry["status"] = status
         self._send(status, payload, headers)
 
-    def _dispatch(self, method: str, path: str, query: dict, raw: bytes):
+    def _dispatch(self, method: str, path: str, query: Query, raw: bytes) -> Answer:
         if path.startswith("/_emulator/"):
             return self._control(method, path, raw)
         download = DOWNLOAD.match(path)
@@ -210,7 +224,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
         raise err
 
     # -- uploads and downloads ------------------------------------------------------
-    def _upload(self, match, query: dict, raw: bytes):
+    def _upload(self, match: re.Match[str], query: Query, raw: bytes) -> Answer:
         name = (query.get("name") or [""])[0]
         label = (query.get("label") or [""])[0]
         content_type = self.headers.get("Content-Type")
@@ -245,14 +259,14 @@ class Handler(Routes, BaseHTTPRequestHandler):
                 raise _Dropped()
             return 201, J.asset_json(self.core.base, state.repo(match["owner"] + "/" + match["name"]), rel, asset), {}
 
-    def _download(self, match):
+    def _download(self, match: re.Match[str]) -> Answer:
         state = self.core.state
         with state.lock:
             repo = state.repo(f"{match['owner']}/{match['name']}")
             asset = state.download(repo, unquote(match["tag"]), unquote(match["file"]))
             return 200, asset.data, {"Content-Type": "application/octet-stream"}
 
-    def _control(self, method: str, path: str, raw: bytes):
+    def _control(self, method: str, path: str, raw: bytes) -> Answer:
         emulator = self.server.emulator
         body = json.loads(raw or b"{}")
         if method == "GET" and path == "/_emulator/state":
@@ -273,7 +287,7 @@ class Handler(Routes, BaseHTTPRequestHandler):
         raise not_found()
 
     # -- response ----------------------------------------------------------------
-    def _send(self, status: int, payload, headers: dict) -> None:
+    def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         if isinstance(payload, (bytes, bytearray)):
             data = bytes(payload)
         elif payload is None or status == 204:
@@ -308,7 +322,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, port: int, core: Core, emulator) -> None:
+    def __init__(self, port: int, core: Core, emulator: Controls) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.core = core
         self.emulator = emulator

@@ -14,6 +14,7 @@ import re
 import secrets as _random
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 DOCS = "https://docs.github.com/rest"
@@ -126,7 +127,7 @@ def fake_sha(seed: str) -> str:
 class State:
     """Repositories and their objects; methods raise ApiError like the real API."""
 
-    def __init__(self, repos) -> None:
+    def __init__(self, repos: Iterable[str]) -> None:
         self.lock = threading.RLock()
         self.repos: dict[str, Repo] = {}
         self.assets: dict[int, Asset] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -51,7 +51,7 @@ def spool(environ: dict) -> None:
     environ["wsgi.input"] = copy
 
 
-def check_digest(forms, data: bytes) -> None:
+def check_digest(forms: Mapping[str, str], data: bytes) -> None:  # forms: bottle's FormsDict
     """PyPI's check of the form's sha256_digest (and blake2_256 / md5 when given) against the bytes."""
     given: dict[str, Callable[[bytes], Any]] = {
         "sha256_digest": hashlib.sha256,

@@ -52,7 +52,7 @@ def project_json(root: Path, name: str, base_url: str = "") -> dict | None:
     if not releases:
         return None
 
-    def order(version: str):
+    def order(version: str) -> tuple[int, Version]:
         try:
             return (1, Version(version))
         except InvalidVersion:

@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from kestrel_release import console, proc, redact, statedir
 from kestrel_release.errors import PreflightError, UsageError
@@ -167,7 +168,7 @@ class PypiSandbox:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def faults(self, **spec) -> dict:
+    def faults(self, **spec: Any) -> dict[str, Any]:
         """Strict mode only: POST a fault spec (see pypi_strict.FAULTS_HELP); returns the server state."""
         if not self.strict:
             raise UsageError("fault injection needs the strict sandbox", "start it with strict=True")
@@ -203,7 +204,7 @@ class PypiSandbox:
             self.close()
             raise
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -28,14 +28,19 @@ import socket
 import socketserver
 import struct
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from kestrel_release import platforms
 from kestrel_release.sandbox.pypi import body as pypi_body
 from kestrel_release.sandbox.pypi import form as pypi_form
 from kestrel_release.sandbox.pypi import index_rules as pypi_index_rules
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 FAULTS_HELP = __doc__
 _JSON_API = re.compile(r"^/pypi/([^/]+)/([^/]+)/json/?$")
@@ -73,7 +78,7 @@ def check_wheel_rules(filename: str, form_version: str, size: int, max_size: int
 class StrictFront:
     """WSGI middleware: PyPI's upload rules and fault injection in front of pypiserver."""
 
-    def __init__(self, app, root: Path, htpasswd: Path, max_size: int) -> None:
+    def __init__(self, app: WSGIApplication, root: Path, htpasswd: Path, max_size: int) -> None:
         from passlib.apache import HtpasswdFile
 
         self.app, self.root, self.max_size = app, root, max_size
@@ -93,7 +98,7 @@ class StrictFront:
         # (25 same-sized wheels cost 300 hashes of 8 MiB each and held every upload's reply back).
         self._digests: dict[str, tuple[int, int, str]] = {}
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == "/_sandbox/faults":
             return self._control(environ, start_response)
         with self.lock:
@@ -109,7 +114,7 @@ class StrictFront:
             return self._project_json(environ, start_response)
         return self.app(environ, start_response)
 
-    def _release_json(self, environ, start_response):
+    def _release_json(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """PyPI's JSON API for one release: its files and upload times (the 14-day rule's input)."""
         name, version = _JSON_API.match(environ["PATH_INFO"]).groups()  # type: ignore[union-attr]
         with self.lock:
@@ -118,7 +123,7 @@ class StrictFront:
             return _reply(start_response, 404, "Not Found")
         return _reply_json(start_response, doc)
 
-    def _project_json(self, environ, start_response):
+    def _project_json(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         from kestrel_release.sandbox.pypi.project_json import project_json
 
         name = _PROJECT_JSON.match(environ["PATH_INFO"]).group(1)  # type: ignore[union-attr]
@@ -129,7 +134,7 @@ class StrictFront:
             return _reply(start_response, 404, "Not Found")
         return _reply_json(start_response, doc)
 
-    def _control(self, environ, start_response):
+    def _control(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ["REQUEST_METHOD"] == "POST":
             size = int(environ.get("CONTENT_LENGTH") or 0)
             spec = json.loads(environ["wsgi.input"].read(size) or b"{}")
@@ -152,7 +157,7 @@ class StrictFront:
                 return "status"
         return None
 
-    def _upload(self, environ, start_response):
+    def _upload(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         fault = self._take_fault()
         if fault == "reset":
             _reset(environ)
@@ -193,10 +198,12 @@ class StrictFront:
             return _reply(start_response, 400, str(exc))
         return self._accept(environ, start_response)
 
-    def _accept(self, environ, start_response):
-        captured = {}
+    def _accept(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        captured: dict[str, str] = {}
 
-        def spy(status, headers, exc_info=None):
+        def spy(
+            status: str, headers: list[tuple[str, str]], exc_info: OptExcInfo | None = None
+        ) -> Callable[[bytes], object]:
             captured["status"] = status
             return start_response(status, headers, exc_info)
 
@@ -209,7 +216,7 @@ class StrictFront:
                     self.exit_requested = self.faults["exit_after_uploads"] == 0
         return body
 
-    def _remove(self, environ, start_response):
+    def _remove(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if not self._authorized(environ):
             return _reply(start_response, 401, "Unauthorized")
         name = environ["PATH_INFO"][len("/_sandbox/files/") :]
@@ -217,7 +224,7 @@ class StrictFront:
             removed = pypi_body.remove_file(self.root, name)
         return _reply(start_response, 200 if removed else 404, "Removed" if removed else "Not Found")
 
-    def _authorized(self, environ) -> bool:
+    def _authorized(self, environ: WSGIEnvironment) -> bool:
         header = environ.get("HTTP_AUTHORIZATION", "")
         if not header.startswith("Basic "):
             return False
@@ -255,19 +262,21 @@ class StrictFront:
         return digest
 
 
-def _reply(start_response, status: int, reason: str, headers=()):
+def _reply(
+    start_response: StartResponse, status: int, reason: str, headers: Iterable[tuple[str, str]] = ()
+) -> list[bytes]:
     body = reason.encode() + b"\n"
     start_response(f"{status} {reason}", [("Content-Type", "text/plain"), ("Content-Length", str(len(body))), *headers])
     return [body]
 
 
-def _reply_json(start_response, doc: dict) -> list[bytes]:
+def _reply_json(start_response: StartResponse, doc: dict[str, Any]) -> list[bytes]:
     body = json.dumps(doc).encode()
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]
 
 
-def _reset(environ) -> None:
+def _reset(environ: WSGIEnvironment) -> None:
     """Abort the TCP connection with RST (SO_LINGER 0), as a crashed proxy would."""
     sock: socket.socket = environ["kestrel.socket"]
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -277,12 +286,12 @@ def _reset(environ) -> None:
 class _Handler(WSGIRequestHandler):
     front: StrictFront
 
-    def get_environ(self):
+    def get_environ(self) -> dict[str, Any]:
         environ = super().get_environ()
         environ["kestrel.socket"] = self.connection
         return environ
 
-    def handle(self):
+    def handle(self) -> None:
         try:
             super().handle()
         except OSError:
@@ -295,7 +304,7 @@ class _Server(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, request: object, client_address: object) -> None:
         pass  # faults and disconnects are expected here; pypiserver logs its own errors
 
 

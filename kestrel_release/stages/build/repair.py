@@ -34,7 +34,7 @@ class Repairer:
     def __enter__(self) -> Repairer:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import configparser
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +172,7 @@ def _package_roots(pyproject: dict[str, Any], setup_py: str) -> list[str]:
     return [r.strip("/") for r in roots if r.strip("/") and ".." not in r]
 
 
-def _walk(root: Path):
+def _walk(root: Path) -> Iterator[Path]:
     count = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [
@@ -186,7 +187,9 @@ def _walk(root: Path):
             yield Path(dirpath) / name
 
 
-def _abi3(d: Detected, tool, setup_py: str, cfg, cargo: str | None = None) -> None:
+def _abi3(
+    d: Detected, tool: dict[str, Any], setup_py: str, cfg: dict[str, dict[str, str]], cargo: str | None = None
+) -> None:
     """The abi3 floor ("cp39") or "py3", from whichever place the backend reads it."""
     tags = [m.group(1) for m in _LIMITED_TAG.finditer(setup_py)] + ([cargo] if cargo else [])
     bdist = {**cfg.get("bdist_wheel", {}), **table(tool, "distutils", "bdist_wheel")}

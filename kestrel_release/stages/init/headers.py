@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def find(
     root = d.project_dir
     found: dict[str, str] = {}
 
-    def add(suffixes, why: str) -> None:
+    def add(suffixes: Iterable[str], why: str) -> None:
         for suffix in suffixes:
             found.setdefault(suffix, why)
 
@@ -123,7 +124,7 @@ def _manifest_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"\s*(include|recursive-include|global-include)\s", line)]
 
 
-def _named(texts, pattern: re.Pattern[str] = _SUFFIX) -> list[str]:
+def _named(texts: Iterable[object], pattern: re.Pattern[str] = _SUFFIX) -> list[str]:
     """Header suffixes (or those of `pattern`) named in `texts` ("*.h", "include/*.hpp", "x.cuh")."""
     out = {"." + m.group(1) for text in texts for m in pattern.finditer(str(text))}
     return sorted(out)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tomlkit.items import Item
+
     from kestrel_release.stages.init.choose import Plan
     from kestrel_release.stages.init.detect import Detected
 
@@ -40,14 +42,14 @@ def table_text(plan: Plan, d: Detected) -> str:
     return tomlkit.dumps(doc)
 
 
-def _commented(item, comment: str | None):
+def _commented(item: Item, comment: str | None) -> Item:
     # On the item before it is added: reading a bool back from a table gives a plain bool.
     if comment:
         item.comment(comment)
     return item
 
 
-def _item(value: Any):
+def _item(value: Any) -> Item:
     import tomlkit
 
     if isinstance(value, dict):  # build.env: one line, `env = { KEY = "value" }`

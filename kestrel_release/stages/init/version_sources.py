@@ -92,7 +92,9 @@ def setup_kw(text: str, key: str) -> str | None:
     return None
 
 
-def name_version(d: Detected, pyproject, tool, setup_py: str, cfg) -> None:
+def name_version(
+    d: Detected, pyproject: dict[str, Any], tool: dict[str, Any], setup_py: str, cfg: dict[str, dict[str, str]]
+) -> None:
     project = raw if isinstance(raw := pyproject.get("project"), dict) else {}
     meta = cfg.get("metadata", {})
     if isinstance(project.get("name"), str):
@@ -138,7 +140,7 @@ def _finds_one(root: Path, rel: str, pattern: str) -> bool:
     return len(found) == 1
 
 
-def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
+def _vcs(d: Detected, tool: dict[str, Any], setup_py: str, cfg: dict[str, dict[str, str]]) -> str | None:
     for req in d.build_requires:
         if norm(req) in VCS_REQUIRES:
             return VCS_REQUIRES[norm(req)]
@@ -154,7 +156,9 @@ def _vcs(d: Detected, tool, setup_py: str, cfg) -> str | None:
     return "setuptools-scm" if "setuptools_scm" in provider else None
 
 
-def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+def _hinted_version_file(
+    d: Detected, tool: dict[str, Any], setup_py: str, meta: dict[str, str]
+) -> tuple[tuple[str, str], str] | None:
     """A version file the configuration names: setuptools attr:/file:, hatch/pdm path, scikit-build
     regex input, meson.build's project(version:), or a VERSION file setup.py reads."""
     candidates: list[str] = []
@@ -179,7 +183,9 @@ def _hinted_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[
     return _plain_version_file(d, tool, setup_py, meta) or _meson_version(d)
 
 
-def _plain_version_file(d: Detected, tool, setup_py: str, meta) -> tuple[tuple[str, str], str] | None:
+def _plain_version_file(
+    d: Detected, tool: dict[str, Any], setup_py: str, meta: dict[str, str]
+) -> tuple[tuple[str, str], str] | None:
     """A file holding only the version (VERSION, version.txt): named by setuptools, or read by setup.py."""
     named = table(tool, "setuptools", "dynamic", "version").get("file")
     cfg_file = meta.get("version", "")

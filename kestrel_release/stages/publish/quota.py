@@ -12,10 +12,15 @@ was not made, which is not a failure.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release import console
 from kestrel_release.errors import PublishError
+
+if TYPE_CHECKING:
+    from kestrel_release.adapters.pypi.client import Index
+    from kestrel_release.stages.verify import WheelReport
 
 FILE_MARGIN_WARN = 0.90  # warn when a file uses more than this share of the per-file limit
 REMEDIES = (
@@ -26,7 +31,7 @@ REMEDIES = (
 )
 
 
-def file_margins(wheels: list, file_limit: int) -> list[dict[str, Any]]:
+def file_margins(wheels: list[WheelReport], file_limit: int) -> list[dict[str, Any]]:
     """Each file's share of the per-file limit, largest first; a warning above 90%."""
     rows = []
     for w in sorted(wheels, key=lambda w: -w.size):
@@ -49,7 +54,14 @@ def file_margins(wheels: list, file_limit: int) -> list[dict[str, Any]]:
 
 
 def forecast(
-    name: str, index, release: list, todo: list, limit: int, file_limit: int, present_on_index, timeout: float = 10.0
+    name: str,
+    index: Index,
+    release: list[WheelReport],
+    todo: list[WheelReport],
+    limit: int,
+    file_limit: int,
+    present_on_index: Callable[[], bool],
+    timeout: float = 10.0,
 ) -> dict[str, Any]:
     """Print the forecast; PublishError (exit 6) when this release would take the project over `limit`.
 

@@ -15,11 +15,24 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kestrel_release import console, pools
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.errors import PublishError
+
+if TYPE_CHECKING:
+    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.stages.verify import WheelReport
+
+
+class UploadLog(Protocol):
+    """Where the uploads are recorded: targets/pypi/publish.PublishResult (a layer above: not imported)."""
+
+    uploaded: list[dict[str, Any]]
+    failed: list[dict[str, Any]]
+    planned: list[dict[str, Any]]
 
 
 def workers_for(parallel: int, files: int) -> int:
@@ -48,9 +61,11 @@ class Progress:
             self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._bar is not None:
-            self._bar.__exit__(*exc)
+            self._bar.__exit__(exc_type, exc, tb)
 
     def start(self, filename: str, size: int) -> None:
         with self._lock:
@@ -75,14 +90,21 @@ class Progress:
             console.ok(f"sent {filename} ({console.size(size)} in {seconds:.1f} s, {rate:.1f} MB/s)")
 
 
-def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
+def upload_all(
+    parallel: int,
+    index: pypi.Index,
+    creds: tuple[str, str],
+    policy: RetryPolicy,
+    todo: list[WheelReport],
+    result: UploadLog,
+) -> None:
     """Upload `todo` (verify's wheel reports) on `parallel` connections; fill result.uploaded/failed."""
     workers = workers_for(parallel, len(todo))
     uploader = pypi.Uploader(index, creds, policy, connections=workers)
     order = sorted(todo, key=lambda w: -w.size)  # largest first: the shortest finish for the whole set
     with Progress() as progress:
 
-        def one(wheel) -> None:
+        def one(wheel: WheelReport) -> None:
             progress.start(wheel.filename, wheel.size)
             try:
                 attempts = uploader.upload(
@@ -110,9 +132,12 @@ def upload_all(parallel: int, index, creds, policy, todo: list, result) -> None:
     result.planned.clear()
 
 
-def resolve_exists(index, wheel, policy, creds, result) -> str:
+def resolve_exists(
+    index: pypi.Index, wheel: WheelReport, policy: RetryPolicy, creds: tuple[str, str], result: UploadLog
+) -> str:
     """'already exists' after a retry can be our own earlier attempt: the index's hash decides.
     Returns the failure ("" when the file on the index is ours)."""
+    assert wheel.name is not None  # verify refuses a wheel whose filename names no project: none is uploaded
     there = pypi.existing_files(index, wheel.name, policy, creds).get(wheel.filename)
     row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
     if there and there["sha256"] == wheel.sha256:

@@ -9,9 +9,12 @@ narrowed ones and keeps the bump.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release.errors import UsageError
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.release.state import ReleaseState
 
 _FLAGS = {"bump": "--bump", "targets": "--targets", "rehearse": "--rehearse", "python": "--python", "from": "--from"}
 
@@ -26,7 +29,7 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def check_options(previous, params: dict[str, Any], force: bool) -> None:
+def check_options(previous: ReleaseState, params: dict[str, Any], force: bool) -> None:
     """UsageError (exit 2) naming each option that differs; a narrowed --python is taken into the state."""
     diffs = []
     for key in [k for k in _FLAGS if k in previous.params or k in params]:

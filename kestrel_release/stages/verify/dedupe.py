@@ -14,14 +14,19 @@ name carries its Python tag even when its bytes do not differ); .dist-info is ig
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from kestrel_release import console
 from kestrel_release.stages.verify.finding import Finding
 
+if TYPE_CHECKING:
+    from kestrel_release.artifacts.binformat import BinaryKind
+    from kestrel_release.artifacts.wheel import WheelFile
+
 _PER_PYTHON = re.compile(r"^cp3\d+$")
 
 
-def binaries_of(wheel, binaries: list) -> dict[str, tuple[str, int]]:
+def binaries_of(wheel: WheelFile, binaries: list[tuple[str, BinaryKind]]) -> dict[str, tuple[str, int]]:
     """member -> (content digest, compressed size) of the wheel's host binaries (not .dist-info)."""
     names = {name for name, kind in binaries if kind.format not in ("cubin", "fatbin")}
     return {

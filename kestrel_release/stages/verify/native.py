@@ -14,11 +14,15 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release.artifacts import elf, torch_symbols
 from kestrel_release.artifacts.errors import CudaFormatError
 from kestrel_release.stages.verify import cxx_runtime
 from kestrel_release.stages.verify.finding import Finding
+
+if TYPE_CHECKING:
+    from kestrel_release.artifacts.wheel import Member
 
 # glibc of common distributions (docs/real-packages.md section 4), oldest first.
 DISTROS = (
@@ -87,7 +91,7 @@ class NativeScanner:
         self.torch_cxx.update(other.torch_cxx)
         self.findings += other.findings
 
-    def visit(self, member, data) -> None:
+    def visit(self, member: Member, data: bytes | memoryview) -> None:
         if len(data) < 64 or not elf.is_elf(data):
             return
         if data[5] == 1 and int.from_bytes(data[18:20], "little") == elf.EM_CUDA:

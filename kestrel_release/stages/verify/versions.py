@@ -16,11 +16,15 @@ import ast
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from kestrel_release.stages.verify.finding import Finding
+
+if TYPE_CHECKING:
+    from kestrel_release.artifacts.wheel import Member
 
 RULE = "version-mismatch"
 _VERSION_MODULES = {"_version.py", "version.py", "__version__.py", "__about__.py", "_about.py"}
@@ -43,7 +47,7 @@ class ModuleVersions:
     def merge(self, other: ModuleVersions) -> None:
         self.sources.update(other.sources)
 
-    def visit(self, member, data) -> None:
+    def visit(self, member: Member, data: bytes | memoryview) -> None:
         name = member.name
         parts = name.split("/")
         if not name.endswith(".py") or len(parts) > 3 or len(data) > _LIMIT:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
@@ -55,10 +56,14 @@ from kestrel_release.stages.version.source import backend_version as _backend_ve
 from kestrel_release.stages.version.source import check_bumpable, repo_tag_prefix
 from kestrel_release.stages.version.source import is_static as _static
 
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
+    from kestrel_release.stages.version.files import Location
+
 # ---------------------------------------------------------------- show / change
 
 
-def run(cfg, action: str | None, value: str | None = None, **options) -> VersionResult:
+def run(cfg: Config, action: str | None, value: str | None = None, **options: bool) -> VersionResult:
     """`version` (action None: show), `version bump KIND` or `version set X`; options as for `change`."""
     from kestrel_release import project_meta
 
@@ -72,7 +77,7 @@ def run(cfg, action: str | None, value: str | None = None, **options) -> Version
     return change(cfg, action, value, **options)
 
 
-def show(cfg) -> VersionResult:
+def show(cfg: Config) -> VersionResult:
     """The current version (warns, without refusing, when the files disagree)."""
     from kestrel_release.stages.version import source as version_source
 
@@ -98,7 +103,7 @@ def show(cfg) -> VersionResult:
     return VersionResult("show", cfg.name, current, current, _names(locations), warnings=disagreeing(locations))
 
 
-def _names(locations) -> list[str]:
+def _names(locations: list[Location]) -> list[str]:
     return list(dict.fromkeys(loc.rel for loc in locations))  # a file named by two patterns once
 
 
@@ -116,7 +121,7 @@ def _target(current: str, action: str, value: str, force: bool) -> str:
 
 
 def change(
-    cfg,
+    cfg: Config,
     action: str,
     value: str,
     *,
@@ -167,7 +172,7 @@ def change(
     return result
 
 
-def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:
+def _git_preflight(cfg: Config, tag_name: str | None, allow_dirty: bool) -> Path:
     """Refuse before writing anything: not a repository, a dirty tree, an existing tag."""
     from kestrel_release.adapters import git
 
@@ -187,7 +192,7 @@ def _git_preflight(cfg, tag_name: str | None, allow_dirty: bool) -> Path:
     return st.root
 
 
-def _git_record(cfg, result: VersionResult, changes, tag: str | None) -> None:
+def _git_record(cfg: Config, result: VersionResult, changes: list[tuple[Location, str]], tag: str | None) -> None:
     """Commit the changed files (restoring them if the commit fails), then tag."""
     from kestrel_release.adapters import git
 

@@ -12,16 +12,20 @@ import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import fsutil, version_pattern
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.version.source import is_static as _static
 
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
+
 PYPROJECT = "pyproject.toml"
 
 
 @dataclass
-class _Location:
+class Location:
     """One file that holds the version: its text now and the value(s) found in it."""
 
     path: Path
@@ -52,7 +56,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return version_pattern.compile_pattern(pattern)
 
 
-def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
+def _pattern_location(cfg: Config, path_text: str, pattern: str) -> Location:
     path = (cfg.project_dir / path_text).resolve()
     if not path.is_relative_to(cfg.project_dir.resolve()):
         raise UsageError(
@@ -67,13 +71,13 @@ def _pattern_location(cfg, path_text: str, pattern: str) -> _Location:
         )
     if len(values) > 1:
         raise UsageError(f"{path_text} holds several versions: {', '.join(sorted(values))}", "make them equal by hand")
-    return _Location(path, path_text, text, values.pop(), pattern)
+    return Location(path, path_text, text, values.pop(), pattern)
 
 
-def _locations(cfg) -> list[_Location]:
+def _locations(cfg: Config) -> list[Location]:
     """One location per entry, except the {major}/{minor}/{micro} spots of one file: one location holding
     them all, in the file's order (they are one version, read and rewritten together)."""
-    out: list[_Location] = []
+    out: list[Location] = []
     done: set[str] = set()
     for vf in cfg.version_files:
         if not version_pattern.split_only(vf.pattern):
@@ -97,9 +101,9 @@ def _locations(cfg) -> list[_Location]:
     return out
 
 
-def version_locations(cfg) -> list[_Location]:
+def version_locations(cfg: Config) -> list[Location]:
     """pyproject.toml first, then every configured version file (only those without [project].version)."""
-    if not _static(cfg):
+    if cfg.version is None or not _static(cfg):  # (a static version is never None: is_static)
         if cfg.version_files:
             return _locations(cfg)
         where = "[project].version" if cfg.metadata_source == "pyproject" else "the version (from setup.py)"
@@ -109,23 +113,23 @@ def version_locations(cfg) -> list[_Location]:
             "pattern = '__version__ = \"{version}\"'}] in [tool.kestrel-release]",
         )
     pyproject = cfg.project_dir / PYPROJECT
-    locations = [_Location(pyproject, PYPROJECT, _read(pyproject, PYPROJECT), cfg.version)]
+    locations = [Location(pyproject, PYPROJECT, _read(pyproject, PYPROJECT), cfg.version)]
     locations += _locations(cfg)
     return locations
 
 
-def stated_version(locations: list[_Location]) -> str:
+def stated_version(locations: list[Location]) -> str:
     """The version the files state: the first one that can hold a whole version (pyproject.toml when static)."""
     return next((loc.value for loc in locations if not loc.release_only), locations[0].value)
 
 
-def disagreement(locations: list[_Location]) -> str | None:
+def disagreement(locations: list[Location]) -> str | None:
     if not disagreeing(locations):
         return None
     return "versions disagree: " + ", ".join(f"{loc.rel} has {loc.value}" for loc in locations)
 
 
-def disagreeing(locations: list[_Location]) -> list[str]:
+def disagreeing(locations: list[Location]) -> list[str]:
     """One line per file that does not state the version the others do (what `version` warns)."""
     if not locations:
         return []
@@ -136,16 +140,16 @@ def disagreeing(locations: list[_Location]) -> list[str]:
     ]
 
 
-def rewrite_all(locations: list[_Location], new: str) -> list[tuple[_Location, str]]:
+def rewrite_all(locations: list[Location], new: str) -> list[tuple[Location, str]]:
     """The new text of every file that changes: a file named by several locations gets all of them."""
-    by_path: dict[Path, tuple[_Location, str]] = {}
+    by_path: dict[Path, tuple[Location, str]] = {}
     for loc in locations:
         first, text = by_path.get(loc.path, (loc, loc.text))
         by_path[loc.path] = (first, _rewrite(loc, new, text))
     return [(loc, text) for loc, text in by_path.values() if text != loc.text]
 
 
-def _rewrite(loc: _Location, new: str, text: str | None = None) -> str:
+def _rewrite(loc: Location, new: str, text: str | None = None) -> str:
     text = loc.text if text is None else text
     if loc.pattern is not None:
         return _regex(loc.pattern).sub(lambda m: version_pattern.render(m, new), text)
@@ -158,9 +162,9 @@ def _rewrite(loc: _Location, new: str, text: str | None = None) -> str:
     return tomlkit.dumps(doc)
 
 
-def write_all(changes: list[tuple[_Location, str]], old: str) -> None:
+def write_all(changes: list[tuple[Location, str]], old: str) -> None:
     """Write every file or none: on a failure, restore the ones already written."""
-    written: list[_Location] = []
+    written: list[Location] = []
     try:
         for loc, text in changes:
             fsutil.atomic_write_text(loc.path, text)
@@ -177,7 +181,7 @@ def write_all(changes: list[tuple[_Location, str]], old: str) -> None:
         ) from None
 
 
-def diff_of(changes: list[tuple[_Location, str]]) -> str:
+def diff_of(changes: list[tuple[Location, str]]) -> str:
     return "".join(
         "".join(difflib.unified_diff(loc.text.splitlines(True), text.splitlines(True), f"a/{loc.rel}", f"b/{loc.rel}"))
         for loc, text in changes

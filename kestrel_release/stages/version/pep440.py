@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import difflib
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from kestrel_release.errors import UsageError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 KINDS = ("major", "minor", "patch", "pre", "rc", "post", "dev", "nightly")
 _NEXT_PHASE = {"a": "b", "b": "rc"}
 
 
-def parse(text: str, what: str = "version"):
+def parse(text: str, what: str = "version") -> Version:
     """A public PEP 440 `Version`; UsageError for invalid strings and local versions."""
     from packaging.version import InvalidVersion, Version
 
@@ -32,7 +36,13 @@ def parse(text: str, what: str = "version"):
     return version
 
 
-def _fmt(v, release, pre=None, post=None, dev=None) -> str:
+def _fmt(
+    v: Version,
+    release: tuple[int, ...],
+    pre: tuple[str, int] | None = None,
+    post: int | None = None,
+    dev: int | None = None,
+) -> str:
     from packaging.version import Version
 
     text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, release))
@@ -42,17 +52,17 @@ def _fmt(v, release, pre=None, post=None, dev=None) -> str:
     return str(Version(text))
 
 
-def _release3(v) -> tuple[int, int, int]:
+def _release3(v: Version) -> tuple[int, int, int]:
     major, minor, micro = (*v.release, 0, 0)[:3]
     return major, minor, micro
 
 
-def _unreleased(v) -> bool:
+def _unreleased(v: Version) -> bool:
     """A pre or dev release of a final that is not out yet (sorts before it)."""
     return v.post is None and (v.pre is not None or v.dev is not None)
 
 
-def _level(v, kind: str) -> str:
+def _level(v: Version, kind: str) -> str:
     major, minor, micro = _release3(v)
     # Finalize X.Y.Z-to-be when it already is at that level (npm semantics).
     if kind == "major":
@@ -64,12 +74,12 @@ def _level(v, kind: str) -> str:
     return _fmt(v, v.release if _unreleased(v) else (major, minor, micro + 1))
 
 
-def _next_patch(v) -> tuple[int, int, int]:
+def _next_patch(v: Version) -> tuple[int, int, int]:
     major, minor, micro = _release3(v)
     return major, minor, micro + 1
 
 
-def _pre(v, rc_only: bool) -> str:
+def _pre(v: Version, rc_only: bool) -> str:
     if not _unreleased(v):  # final or post: start the next patch
         return _fmt(v, _next_patch(v), pre=("rc" if rc_only else "a", 1))
     if v.pre is None:  # X.devN: the first pre-release of X
@@ -84,7 +94,7 @@ def _pre(v, rc_only: bool) -> str:
     return _fmt(v, v.release, pre=(_NEXT_PHASE[phase], 1))
 
 
-def _post(v) -> str:
+def _post(v: Version) -> str:
     if v.pre is not None or v.dev is not None:
         raise UsageError(
             f"cannot bump post on {v}: post releases follow a final release",
@@ -93,7 +103,7 @@ def _post(v) -> str:
     return _fmt(v, v.release, post=(v.post or 0) + 1)
 
 
-def _dev(v, number: int | None) -> str:
+def _dev(v: Version, number: int | None) -> str:
     """`dev` (number None: increment) and `nightly` (number: a timestamp)."""
     if v.dev is not None:
         return _fmt(v, v.release, v.pre, v.post, number if number is not None else v.dev + 1)

@@ -11,14 +11,18 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kestrel_release import fsutil
 from kestrel_release.errors import UsageError
 from kestrel_release.stages.version import files as version_files
 from kestrel_release.stages.version.result import VersionResult
 
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
 
-def complete(cfg, old: str, new: str) -> VersionResult:
+
+def complete(cfg: Config, old: str, new: str) -> VersionResult:
     """Move every version file still at `old` to `new`; refuse files holding anything else.
 
     Nothing to write when all hold `new` already. A third value is a person's edit, not ours.
@@ -38,14 +42,14 @@ def complete(cfg, old: str, new: str) -> VersionResult:
     return VersionResult("bump", cfg.name, old, new, [loc.rel for loc, _ in changes])
 
 
-def collect_leftovers(locations) -> None:
+def collect_leftovers(locations: list[version_files.Location]) -> None:
     """Temp files of an earlier run killed mid-write, beside the version files it was writing."""
     from kestrel_release import safepaths
 
     safepaths.collect_leftovers(*{loc.path.resolve().parent for loc in locations})
 
 
-def pyproject_version(cfg) -> str | None:
+def pyproject_version(cfg: Config) -> str | None:
     """[project].version as it is on disk now (cfg may predate a half-written bump)."""
     from kestrel_release._compat import tomllib
 
@@ -62,7 +66,7 @@ JOURNAL = ".kestrel-version.json"
 
 
 @contextlib.contextmanager
-def journal(cfg, action: str, value: str, old: str, new: str) -> Iterator[None]:
+def journal(cfg: Config, action: str, value: str, old: str, new: str) -> Iterator[None]:
     """Record a change before its first write; remove the record once every file is written.
 
     A run killed in between leaves the record, and the next `version` command finishes that
@@ -80,7 +84,7 @@ def journal(cfg, action: str, value: str, old: str, new: str) -> Iterator[None]:
     path.unlink(missing_ok=True)
 
 
-def recover(cfg, action: str, value: str) -> tuple[VersionResult, bool] | None:
+def recover(cfg: Config, action: str, value: str) -> tuple[VersionResult, bool] | None:
     """Finish the change a killed run recorded: (its result, whether it was this same command).
 
     None when nothing is pending. When it was the same command the caller is done (that bump

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release._compat import tomllib
 from kestrel_release.errors import UsageError
+
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
 
 _SCM_REQ = re.compile(
     r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
@@ -103,7 +107,7 @@ def refuse_bump(name: str, tool: str, current: str, kind: str, new: str | None =
     )
 
 
-def is_static(cfg) -> bool:
+def is_static(cfg: Config) -> bool:
     """True when [project].version holds the version (else: setup.py, __init__.py or git tags).
 
     A dynamic version a stage filled in from the backend (release's plan) stays dynamic: its files
@@ -115,7 +119,7 @@ def is_static(cfg) -> bool:
     )
 
 
-def backend_version(cfg) -> str:
+def backend_version(cfg: Config) -> str:
     if cfg.version is not None:
         return cfg.version
     from kestrel_release import project_meta
@@ -123,7 +127,7 @@ def backend_version(cfg) -> str:
     return project_meta.for_config(cfg).version
 
 
-def check_bumpable(cfg, kind: str, new: str | None = None) -> None:
+def check_bumpable(cfg: Config, kind: str, new: str | None = None) -> None:
     """Refuse (exit 2) before anything runs when the version comes from git tags."""
     tool = None if is_static(cfg) else vcs_tool(cfg.project_dir)
     if tool:

@@ -13,10 +13,14 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import console, manifest
 from kestrel_release.errors import UsageError
 from kestrel_release.fsutil import atomic_write_text, sha256_file
+
+if TYPE_CHECKING:
+    from kestrel_release.config_model import Config
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def _built_with(files: list[LocalFile]) -> list[str]:
 
 
 def render_notes(
-    cfg,
+    cfg: Config,
     *,
     template: str,
     version: str,
