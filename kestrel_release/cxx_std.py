@@ -45,7 +45,11 @@ class Required:
     """The highest standard an installed header refuses to compile below."""
 
     year: int
-    header: str  # "torch/csrc/api/include/torch/all.h:9", relative to torch's include dir
+    headers: tuple[str, ...]  # ("ATen/ATen.h:9", "torch/csrc/api/include/torch/all.h:9"), under the include dir
+
+    def __str__(self) -> str:
+        verb = "stops" if len(self.headers) == 1 else "stop"
+        return f"{' and '.join(self.headers)} {verb} with #error below it"
 
 
 def name(year: int) -> str:
@@ -107,7 +111,8 @@ def _cmake(path: Path, rel: str) -> list[Asked]:
 
 
 def required(include: Path) -> Required | None:
-    """The highest `#if __cplusplus < NNNNNNL` followed by `#error` in the headers under `include`."""
+    """The highest `#if __cplusplus < NNNNNNL` followed by `#error` in the headers under `include`, and
+    every header that guards with it."""
     best: Required | None = None
     for root, dirs, files in os.walk(include):
         dirs.sort()
@@ -122,8 +127,11 @@ def required(include: Path) -> Required | None:
             if b"#error" not in data or (b"__cplusplus" not in data and b"_MSVC_LANG" not in data):
                 continue  # most headers: no guard to parse
             for year, line in _guards(data.decode("utf-8", errors="replace")):
+                where = f"{path.relative_to(include).as_posix()}:{line}"
                 if best is None or year > best.year:
-                    best = Required(year, f"{path.relative_to(include).as_posix()}:{line}")
+                    best = Required(year, (where,))
+                elif year == best.year:  # all of them: the one the compiler names is among them
+                    best = Required(year, (*best.headers, where))
     return best
 
 
@@ -154,11 +162,11 @@ def compare(want: Asked, torch_version: str, need: Required | None) -> tuple[str
     if need is None:
         return "ok", f"{want}; torch {torch_version}'s headers state no minimum standard", ""
     if want.year >= need.year:
-        return "ok", f"{want}; torch {torch_version}'s headers need {name(need.year)} ({need.header})", ""
+        return "ok", f"{want}; torch {torch_version}'s headers need {name(need.year)} ({', '.join(need.headers)})", ""
     return (
         "fail",
         f"{want}, but the build env's torch {torch_version} requires {name(need.year)} "
-        f"({need.header} stops with #error below it): the compile would fail",
+        f"({need}): the compile would fail",
         f"raise the flag at {want.place} to {name(need.year)}, or pin a torch whose headers accept "
         f'{name(want.year)} with build.requires = ["torch==X.Y.*"]',
     )

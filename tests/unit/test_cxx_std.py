@@ -66,7 +66,8 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def headers(root: Path, all_h: str) -> Path:
     include = root / "torch" / "include"
-    project(include, {"torch/csrc/api/include/torch/all.h": all_h, "c10/macros/Macros.h": MACROS_H, "ATen/x.h": ""})
+    files = {"torch/csrc/api/include/torch/all.h": all_h, "c10/macros/Macros.h": MACROS_H, "ATen/x.h": ""}
+    project(include, files)
     return include
 
 
@@ -110,10 +111,13 @@ def test_every_place_a_standard_is_pinned(tmp_path, files, env, found):
 
 
 def test_the_requirement_is_read_from_the_headers_guard_and_error(tmp_path):
-    need = cxx_std.required(headers(tmp_path, ALL_H_2_15))
-    assert need == cxx_std.Required(2020, "torch/csrc/api/include/torch/all.h:9")
+    include = headers(tmp_path, ALL_H_2_15)
+    (include / "ATen" / "ATen.h").write_text(ALL_H_2_15.replace("PyTorch", "ATen"))
+    need = cxx_std.required(include)
+    assert need == cxx_std.Required(2020, ("ATen/ATen.h:9", "torch/csrc/api/include/torch/all.h:9"))
+    assert str(need) == "ATen/ATen.h:9 and torch/csrc/api/include/torch/all.h:9 stop with #error below it"
     assert cxx_std.required(headers(tmp_path / "old", ALL_H_2_13)) == cxx_std.Required(
-        2017, "torch/csrc/api/include/torch/all.h:4"
+        2017, ("torch/csrc/api/include/torch/all.h:4",)
     )
     assert cxx_std.required(headers(tmp_path / "none", "#pragma once\n")) is None
 
