@@ -70,18 +70,18 @@ def read(project_dir: Path, env: dict[str, str]) -> Compiled:
     out = Compiled()
     _setup_py(out, project_dir / "setup.py")
     if not out.source:
-        for path in _cmake_files(project_dir):
+        for path in cmake_files(project_dir):
             _cmake(out, path, path.relative_to(project_dir).as_posix())
     _env(out, env)
     return out
 
 
-def _cmake_files(root: Path) -> list[Path]:
+def cmake_files(root: Path) -> list[Path]:
     found = [root / "CMakeLists.txt", *sorted(root.glob("cmake/*.cmake")), *sorted(root.glob("*/CMakeLists.txt"))]
     return [p for p in found if p.is_file()]
 
 
-def _strings(tree: ast.AST) -> list[tuple[str, int, bool]]:
+def string_constants(tree: ast.AST) -> list[tuple[str, int, bool]]:
     """Every string constant (text, line, whether a version test guards it), in source order."""
     found: list[tuple[int, int, str, bool]] = []
 
@@ -104,7 +104,7 @@ def _setup_py(out: Compiled, path: Path) -> None:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError, RecursionError):
         return
-    strings = _strings(tree)
+    strings = string_constants(tree)
     for i, (text, line, gated) in enumerate(strings):
         place = Place("setup.py", line)
         following = strings[i + 1][0] if i + 1 < len(strings) else ""

@@ -48,3 +48,28 @@ def installed(python: Path) -> bool:
     code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
     out = proc.probe([python, "-c", code], timeout=60)
     return out is not None and out.returncode == 0
+
+
+# Found, not imported: the version from the distribution's metadata, the headers beside the package.
+_HEADERS = r"""
+import importlib.metadata, importlib.util, json, os
+spec = importlib.util.find_spec("torch")
+if spec is None or not spec.submodule_search_locations:
+    print("null")
+else:
+    print(json.dumps({"version": importlib.metadata.version("torch"),
+                      "include": os.path.join(list(spec.submodule_search_locations)[0], "include")}))
+"""
+
+
+def headers(python: Path) -> tuple[str, Path] | None:
+    """(torch's version, its C++ include dir) in the interpreter or build env `python`; None: no torch."""
+    out = proc.probe([python, "-c", _HEADERS], timeout=60)
+    lines = out.output.strip().splitlines() if out is not None and out.returncode == 0 else []
+    try:
+        found = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or not Path(str(found.get("include"))).is_dir():
+        return None
+    return str(found.get("version")), Path(str(found["include"]))

@@ -22,6 +22,7 @@ from kestrel_release.adapters import (
 )
 from kestrel_release.config_model import Config
 from kestrel_release.errors import KestrelError, PreflightError
+from kestrel_release.stages import doctor_cxx_std
 
 
 @dataclass
@@ -62,6 +63,7 @@ def run(cfg: Config) -> DoctorReport:
             _glibc(cfg),
             git_f.result(),
             *_metadata(cfg),
+            *[Check("C++ standard for torch", *row) for row in filter(None, [doctor_cxx_std.row(cfg)])],
             *_credentials(cfg),
         ]
     return DoctorReport(checks)

@@ -20,6 +20,7 @@ from typing import Any
 
 from kestrel_release import build_env as _buildenv
 from kestrel_release import console, fsutil, outputs, proc, pyversions, safepaths, source_copy, statedir
+from kestrel_release import cxx_std as _cxx_std
 from kestrel_release import progress as _progress
 from kestrel_release.adapters import frontend, git, host, toolchain
 from kestrel_release.config_model import Config
@@ -332,6 +333,7 @@ def _build_one(
         steps.start(name)
         steps.finish(name, "ok", f"{hit.name} (cached: sources and toolchain unchanged)")
         return hit
+    _cxx_std.refuse(cfg.project_dir, {**os.environ, **plan.build_env(cfg)}, inspectable)  # not minutes into the compile
     repairer.start()  # auditwheel's import overlaps this build
     try:
         settings = plan.config_settings(cfg, not skip_cache, found.inputs)
