@@ -143,6 +143,7 @@ def _smoke_one(
         "interpreter": "",
         "failure": None,
         "reused": [],
+        "undeclared": None,
         "command": None,
     }
     with statedir.temp_dir("smoke") as tmp:  # a killed run's venv is collected by the next one
@@ -159,6 +160,10 @@ def _smoke_one(
             return row
         said = [v[0] for v in (report.get("versions") or {}).values()] or [report.get("dist_version", "")]
         row["detail"] = f"installed and imported {' '.join(report.get('modules') or ['-'])} {said[0]}"
+        if row.get("undeclared"):
+            row["detail"] += (
+                f" with {row['undeclared']} installed first (its binaries link torch; it does not require it)"
+            )
         if cfg.smoke_test.command:
             with _command_lock:
                 row["command"] = _run_command(cfg, python, Path(tmp))
@@ -181,7 +186,7 @@ def _install_and_import(
 ) -> dict[str, Any]:
     from kestrel_release import proc
     from kestrel_release.adapters import pythons, uv
-    from kestrel_release.stages.publish import smoke_reuse
+    from kestrel_release.stages.publish import smoke_reuse, smoke_torch
 
     name, deadline = cfg.name, _install_deadline(cfg.publish.timeout)
     venv_python = _venv_python(tmp / "venv")
@@ -206,6 +211,12 @@ def _install_and_import(
         raise _Failed(*smoke_explain.install_failure(own.output, name, version, python, simple_url, credentials))
     reqs = proc.run([venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements", **common)
     wanted = [r.strip() for r in reqs.output.split("\n") if r.strip()]
+    undeclared = smoke_torch.missing_torch(
+        cfg, venv_python, name, wanted, lambda argv: proc.run(argv, what=f"read {name}'s libraries", **common).output
+    )
+    if undeclared:  # what its users must install first: said in the row, never added to the wheel
+        wanted.append(undeclared)
+        row["undeclared"] = undeclared
     if wanted:
         deps = proc.run(uv.pip_install_command(uv_bin, venv_python, wanted), cwd=tmp, timeout=deadline, check=False)
         if deps.returncode != 0:
@@ -372,6 +383,11 @@ def summary(rows: list[dict[str, Any]], where: str) -> str:
     reused = sorted({d for r in rows for d in r.get("reused") or ()})
     if reused:
         text += f" (reusing the host's {', '.join(reused)})"
+    undeclared = sorted({str(r["undeclared"]) for r in rows if r.get("undeclared")})
+    if undeclared:  # its users must install it first: the release does not say so
+        text += (
+            f"; with {', '.join(undeclared)} installed first: its binaries link torch, its metadata does not require it"
+        )
     ran = [r["command"] for r in rows if r.get("command")]
     if ran:
         text += f"; smoke_test.command passed on {len(ran)} Python(s)"
