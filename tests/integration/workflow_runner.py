@@ -36,6 +36,18 @@ _TOKEN = re.compile(
 )
 
 
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).lower()  # GitHub compares these case-insensitively
+
+
+# GitHub's string functions (the generated workflow's `!startsWith(github.ref, 'refs/tags/')`).
+_STRING_FUNCTIONS: dict[str, Any] = {
+    "startsWith": lambda a, b: _text(a).startswith(_text(b)),
+    "endsWith": lambda a, b: _text(a).endswith(_text(b)),
+    "contains": lambda a, b: any(_text(x) == _text(b) for x in a) if isinstance(a, list) else _text(b) in _text(a),
+}
+
+
 class WorkflowError(Exception):
     """The workflow uses something this runner does not emulate."""
 
@@ -85,7 +97,9 @@ class Expressions:
                 out.append(match["num"])
             else:
                 path = match["path"]
-                if expr[pos:].lstrip().startswith("("):  # a status function: always(), success()...
+                if path in _STRING_FUNCTIONS and expr[pos:].lstrip().startswith("("):  # startsWith(a, b)...
+                    value = _STRING_FUNCTIONS[path]  # called with the arguments that follow, as Python does
+                elif expr[pos:].lstrip().startswith("("):  # a status function: always(), success()...
                     if path not in self.status:
                         raise WorkflowError(f"unsupported function {path}()")
                     close = expr.index(")", pos)
@@ -193,6 +207,7 @@ class WorkflowRunner:
         steps_ctx: dict[str, Any] = {}
         base_env = {**self.env, **{k: str(v) for k, v in (self.data.get("env") or {}).items()}}
         failed = False
+        self._posts: list[Any] = []  # actions/cache's save, run after the job's steps as GitHub's post step
         for number, step in enumerate(job.get("steps", [])):
             ctx = {"github": self.github, "needs": needs, "matrix": leg, "steps": steps_ctx, "env": base_env}
             exprs = Expressions(ctx, {"success": not failed, "failure": failed, "always": True, "cancelled": False})
@@ -214,6 +229,8 @@ class WorkflowRunner:
                 break
         if failed:
             return None
+        for post in self._posts:
+            post()
         ctx = {"github": self.github, "needs": needs, "matrix": leg, "steps": steps_ctx, "env": {}}
         exprs = Expressions(ctx, {})
         return {k: _to_str(exprs.expand(v)) for k, v in (job.get("outputs") or {}).items()}
@@ -232,6 +249,8 @@ class WorkflowRunner:
                 return self._download(args, workspace)
             if uses.startswith("actions/attest-build-provenance@"):
                 return self._attest(args, workspace)
+            if uses.startswith("actions/cache@"):
+                return self._cache(args, workspace)
             raise WorkflowError(f"job {job}: no emulation for {uses}")
         command = step["run"]
         if step.get("id") in self.substitute:
@@ -286,6 +305,24 @@ class WorkflowRunner:
         for path in files:
             shutil.copy2(path, dest / path.name)
         return True, f"uploaded {len(files)} file(s) as {args['name']}", {}
+
+    def _cache(self, args: dict[str, str], workspace: Path) -> tuple[bool, str, dict[str, str]]:
+        """actions/cache: restore `path` saved under `key` (exact match) by an earlier job of this run, and save it
+        under `key` once the job's steps have passed (GitHub never overwrites a key)."""
+        import hashlib
+
+        store = self.work / "cache" / hashlib.sha256(args["key"].encode()).hexdigest()[:16]
+        path = workspace / args["path"]
+        hit = store.is_dir()
+        if hit:
+            shutil.copytree(store, path, symlinks=True, dirs_exist_ok=True)
+
+        def save() -> None:
+            if not store.exists() and path.is_dir():
+                shutil.copytree(path, store, symlinks=True)
+
+        self._posts.append(save)
+        return True, f"cache {'restored' if hit else 'missed'}: {args['key']}", {"cache-hit": str(hit).lower()}
 
     def _attest(self, args: dict[str, str], workspace: Path) -> tuple[bool, str, dict[str, str]]:
         """GitHub's attestation, less its signature: a Sigstore-bundle-shaped file whose in-toto statement names
