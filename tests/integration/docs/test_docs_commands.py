@@ -27,7 +27,8 @@ def blocks(kind: str) -> list[tuple[str, str]]:
     for page in PAGES:
         for _, lang, body in FENCE.findall(page.read_text(encoding="utf-8")):
             if lang == kind:
-                found += [(page.name, line.strip()) for line in body.splitlines() if line.strip()]
+                joined = re.sub(r"\\\n\s*", " ", body)  # a command continued over lines with `\` is one line
+                found += [(page.name, line.strip()) for line in joined.splitlines() if line.strip()]
     return found
 
 
