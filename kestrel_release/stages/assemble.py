@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from kestrel_release import __version__, console, fsutil, manifest, outputs, saf
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
 from kestrel_release.records import serde
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
+from kestrel_release.stages.assemble_inputs import Input, check_paths, load_input
 from kestrel_release.variants import hub_layout
 
 if TYPE_CHECKING:
@@ -30,18 +31,6 @@ if TYPE_CHECKING:
 # Files an output of ours may hold besides its wheels (replaced without asking).
 _OURS = {manifest.MANIFEST, manifest.SUMS, ".release-state.json"}
 _TOOLS = ("nvcc", "auditwheel", "torch", "uv", "kestrel-release")
-
-
-@dataclass
-class Input:
-    path: Path
-    data: Manifest
-    wheels: dict[str, Wheel] = field(default_factory=dict)  # filename -> manifest row
-    sums: Path | None = None  # the SHA256SUMS that goes with its manifest
-
-    @property
-    def commit(self) -> str | None:
-        return self.data.commit
 
 
 @dataclass(frozen=True)
@@ -87,8 +76,8 @@ def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -
         raise UsageError("assemble needs at least one build output directory", "pass DIR... --out OUT")
     out = safepaths.check_target(out, cfg.project_dir, "release directory")  # never the project or home
     dirs = list(dict.fromkeys(Path(p).resolve() for p in inputs))
-    _check_paths(dirs, out)
-    loaded = [_load_input(d, cfg.name) for d in dirs]
+    check_paths(dirs, out)
+    loaded = [load_input(d, cfg.name) for d in dirs]
     package, version, commit = _agree(cfg, loaded)
     rows = _merge(loaded)
     with fsutil.project_lock(cfg.project_dir, "assemble"):
@@ -113,101 +102,6 @@ def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -
         hub.out_dir = out
         result.hub = hub
     return result
-
-
-def _check_paths(dirs: list[Path], out: Path) -> None:
-    for d in dirs:
-        if not d.is_dir():
-            raise UsageError(f"{d} is not a directory", "pass build output directories (with release-manifest.json)")
-        if out == d or d in out.parents or out in d.parents:
-            raise UsageError(f"--out {out} overlaps the input {d}", "write the release to a separate directory")
-
-
-def _load_input(path: Path, package: str | None = None) -> Input:
-    """One build output (`package`'s, in a folder several projects share), checked against its own
-    manifest and SHA256SUMS."""
-    located = manifest.locate(path, package)
-    try:
-        data = manifest.read(located) if located is not None else None
-    except IncompatibleRecordError:
-        raise  # its own line: which tool wrote it, which to use
-    except UsageError as exc:
-        raise VerifyError(f"refused {path}: {exc.message}", "nothing was written") from None
-    if data is None:
-        of = f" of {package}" if package and manifest.manifest_files(path) else ""
-        raise VerifyError(
-            f"refused {path}: no {manifest.MANIFEST}{of} (not a kestrel-release build output)",
-            "pass the directories that kestrel-release build wrote; nothing was written",
-        )
-    if not data.wheels:
-        raise VerifyError(f"refused {path}: its manifest lists no wheels", "rebuild it; nothing was written")
-    sums = manifest.sums_for(located) if located is not None else None
-    item = Input(path, data, {r.filename: r for r in data.wheels}, sums)
-    _check_files(item)
-    return item
-
-
-def _check_files(item: Input) -> None:
-    """The manifest, SHA256SUMS and the wheels on disk must tell the same story."""
-    on_disk = {p.name for p in item.path.glob("*.whl")}
-    listed = set(item.wheels)
-    # A shared wheelhouse keeps other versions' wheels beside a build (outputs.install): those are
-    # not part of this release and are left out; an unlisted wheel of this release is a mismatch.
-    extra = sorted(n for n in on_disk - listed if _of_release(n, item.data))
-    missing = sorted(listed - on_disk)
-    if extra or missing:
-        what = "; ".join(
-            x
-            for x in (
-                f"not in the manifest: {', '.join(extra)}" if extra else "",
-                f"missing: {', '.join(missing)}" if missing else "",
-            )
-            if x
-        )
-        raise VerifyError(
-            f"refused {item.path}: its manifest does not match its files ({what})",
-            "rebuild that output; nothing was written",
-        )
-    sums = _read_sums(item.sums)
-    for name, row in sorted(item.wheels.items()):
-        path = item.path / name
-        if path.is_symlink() or not path.is_file():
-            raise VerifyError(f"refused {item.path}: {name} is not a regular file", "nothing was written")
-        actual = fsutil.sha256_file(path)
-        if actual != row.sha256 or (sums is not None and sums.get(name) != actual):
-            raise VerifyError(
-                f"refused {item.path}: {name} does not match its manifest/SHA256SUMS "
-                f"(sha256 {actual} != recorded {row.sha256})",
-                "the file changed after the build: rebuild that output; nothing was written",
-            )
-    if sums is not None and {n for n in sums if n.endswith(".whl")} != listed:
-        raise VerifyError(
-            f"refused {item.path}: {item.sums.name if item.sums else manifest.SUMS} and the manifest list different wheels",
-            "rebuild that output; nothing was written",
-        )
-
-
-def _of_release(filename: str, data: Manifest) -> bool:
-    """Is `filename` a wheel of the manifest's package and version (or not a valid wheel name at all)?"""
-    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        name, version, _, _ = parse_wheel_filename(filename)
-        return name == canonicalize_name(data.package) and version == Version(data.version)
-    except (InvalidWheelFilename, InvalidVersion):
-        return True
-
-
-def _read_sums(sums: Path | None) -> dict[str, str] | None:
-    if sums is None or not sums.is_file():
-        return None
-    out = {}
-    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
-        digest, _, name = line.partition("  ")
-        if name:
-            out[name.lstrip("*")] = digest
-    return out
 
 
 def _agree(cfg: Config, inputs: list[Input]) -> tuple[str, str, str | None]:
@@ -419,6 +313,6 @@ def check_output(cfg: Config, out: Path) -> Manifest:
     out = Path(out).resolve()
     if not out.is_dir():
         raise UsageError(f"{out} is not a directory", "pass the output of kestrel-release build or assemble")
-    item = _load_input(out, cfg.name)
+    item = load_input(out, cfg.name)
     _agree(cfg, [item])
     return item.data

@@ -70,5 +70,5 @@ def test_sigterm_while_publish_uploads_ends_it_at_once(tmp_path: Path) -> None:
     with PypiSandbox(directory=tmp_path / "index") as box:
         args = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", box.upload_url]
         creds = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": box.password}
-        _interrupted(*_hung("kestrel_release.adapters.pypi.client.Uploader:upload", [*args, "--yes"], tmp_path, creds))
+        _interrupted(*_hung("kestrel_release.adapters.pypi.upload.Uploader:upload", [*args, "--yes"], tmp_path, creds))
         assert box.files() == []

@@ -7,16 +7,17 @@ import dataclasses
 import inspect
 from dataclasses import dataclass, field
 
-from kestrel_release import config_model, config_parse, config_settings
+from kestrel_release import config_model, config_parse, config_settings, config_tables
 from kestrel_release.config_model import BuildConfig, GithubTarget, doc
 from kestrel_release.targets.static_index import settings as static_target
 
-# Every dataclass config_model defines, and the static-index target's settings (targets/static_index/settings.py).
+# Every dataclass config_model and config_tables define, and the static-index target's settings (targets/static_index/settings.py).
 CLASSES = (
     *(
         c
-        for _, c in inspect.getmembers(config_model, dataclasses.is_dataclass)
-        if c.__module__ == config_model.__name__
+        for module in (config_model, config_tables)
+        for _, c in inspect.getmembers(module, dataclasses.is_dataclass)
+        if c.__module__ == module.__name__
     ),
     static_target.StaticIndexTarget,
 )

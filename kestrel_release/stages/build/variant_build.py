@@ -26,12 +26,11 @@ from kestrel_release import console, fsutil, manifest, outputs, proc, pyversions
 from kestrel_release.build_env import TorchPin
 from kestrel_release.config_model import Config
 from kestrel_release.errors import BuildError, ConfigError, PreflightError
+from kestrel_release.stages.build import variant_torch
 from kestrel_release.variants.model import (
     Variant,
     VariantError,
     VariantsConfig,
-    same_cuda,
-    torch_minor,
 )
 
 
@@ -175,7 +174,7 @@ def _one(
     again = f"kestrel-release build --variant {v.name}"
     pins: dict[str, TorchPin] = {}
     for py in pys:
-        pin, why = torch_pin(cfg, vcfg, v, interpreters[py])
+        pin, why = variant_torch.torch_pin(cfg, vcfg, v, interpreters[py])
         if pin is None:
             return Outcome(v, default, "left", out_dir, why=why, command=f"on another machine: {again}")
         pins[py] = pin
@@ -220,12 +219,8 @@ def _one(
         )
     data = manifest.load(out_dir, vcfg.project_name(cfg.name, v))
     torch = ((data.toolchain if data else None) or {}).get("torch")
-    source = ", ".join(sorted({_source(p, interpreters[py]) for py, p in pins.items()}))
+    source = ", ".join(sorted({variant_torch.pin_source(p, interpreters[py]) for py, p in pins.items()}))
     return Outcome(v, default, "built", out_dir, result.wheels, torch, torch_from=source)
-
-
-def _source(pin: TorchPin, python: Path) -> str:
-    return f"interpreter {python}" if pin.reuse else pin.index or "PyPI"
 
 
 def _named(cfg: Config, vcfg: VariantsConfig, chosen: list[Variant], python: Path) -> Config:
@@ -236,54 +231,10 @@ def _named(cfg: Config, vcfg: VariantsConfig, chosen: list[Variant], python: Pat
 
     if cfg.metadata_source != "backend" or cfg.name:
         return cfg
-    pins = [(v, torch_pin(cfg, vcfg, v, python)[0]) for v in chosen]
+    pins = [(v, variant_torch.torch_pin(cfg, vcfg, v, python)[0]) for v in chosen]
     usable = [(v, p) for v, p in pins if p is not None]
     usable.sort(key=lambda vp: (not vp[1].reuse, not vcfg.is_default(vp[0])))
     return project_meta.resolve(cfg, torch=usable[0][1] if usable else None)
-
-
-def torch_pin(cfg: Config, vcfg: VariantsConfig, v: Variant, python: Path) -> tuple[TorchPin | None, str]:
-    """Where variant `v`'s torch comes from for this interpreter, or (None, why it cannot be built here)."""
-    from kestrel_release.adapters import torch_probe
-
-    have = _probe(python, torch_probe.probe)
-    if have and _matches(v, have):
-        return TorchPin(v.build_requirement, reuse=True), ""
-    if not cfg.build.isolation:
-        what = torch_probe.describe(have) if have else "no torch"
-        return (
-            None,
-            f"--no-isolation builds with {python}'s own torch, and it has {what}, not {v.torch} + CUDA {v.cuda}",
-        )
-    if v.cuda not in vcfg.index and _pypi_cuda(v.torch) == v.cuda:
-        return TorchPin(v.build_requirement), ""
-    return TorchPin(v.build_requirement, index=vcfg.index_url(v.cuda)), ""
-
-
-def _pypi_cuda(torch: str) -> str | None:
-    """The CUDA of PyPI's torch wheels of this minor (read from PyPI, cached); None when unknown."""
-    from kestrel_release import statedir
-    from kestrel_release.adapters.pypi import torch_cuda
-
-    minor = ".".join(map(str, torch_minor(torch)))
-    return torch_cuda.pypi_cuda([minor], statedir.cache_dir(), torch_cuda.root()).get(minor)
-
-
-_probed: dict[Path, dict | None] = {}
-
-
-def _probe(python: Path, probe: Any) -> dict | None:
-    if python not in _probed:
-        _probed[python] = probe(python)
-    return _probed[python]
-
-
-def _matches(v: Variant, info: dict) -> bool:
-    try:
-        minor = torch_minor(str(info.get("version") or ""))
-    except VariantError:
-        return False
-    return minor == torch_minor(v.torch) and same_cuda(str(info.get("cuda") or ""), v.cuda)
 
 
 def finish_wheel(cfg: Config, run: VariantRun, wheel: Path, version: str, source_date_epoch: int) -> Path:
@@ -316,7 +267,7 @@ def check_torch(run: VariantRun, info: dict | None) -> None:
     v = run.variant
     if info is None:
         raise BuildError(f"variant {v.name}: the build env has no importable torch", "see the env logs under -v")
-    if not _matches(v, info):
+    if not variant_torch.matches(v, info):
         from kestrel_release.adapters import torch_probe
 
         raise BuildError(

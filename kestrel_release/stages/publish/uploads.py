@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kestrel_release import console, pools
 from kestrel_release.adapters.pypi import client as pypi
+from kestrel_release.adapters.pypi import upload as pypi_upload
 from kestrel_release.errors import PublishError
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def upload_all(
 ) -> None:
     """Upload `todo` (verify's wheel reports) on `parallel` connections; fill result.uploaded/failed."""
     workers = workers_for(parallel, len(todo))
-    uploader = pypi.Uploader(index, creds, policy, connections=workers)
+    uploader = pypi_upload.Uploader(index, creds, policy, connections=workers)
     order = sorted(todo, key=lambda w: -w.size)  # largest first: the shortest finish for the whole set
     with Progress() as progress:
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters.pypi import client as pypi
+from kestrel_release.adapters.pypi import upload as pypi_upload
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.pypi.server import PypiSandbox, free_port
 from tests.factories import NAME, importable_wheel_bytes
@@ -33,7 +34,7 @@ def _upload(box, path, password=None):
     import hashlib
 
     index = pypi.Index("sandbox", box.upload_url, box.simple_url)
-    uploader = pypi.Uploader(index, (box.username, password or box.password), POLICY)
+    uploader = pypi_upload.Uploader(index, (box.username, password or box.password), POLICY)
     try:
         return uploader.upload(path, lambda done, total: None, hashlib.sha256(path.read_bytes()).hexdigest())
     finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters.pypi import client as pypi
+from kestrel_release.adapters.pypi import upload as pypi_upload
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests import pypi_rule_wheels as W
@@ -38,7 +39,7 @@ def _make(case: str, directory: Path) -> Path:
 
 def _upload(box: PypiSandbox, path: Path) -> int:
     index = pypi.Index("sandbox", box.upload_url, box.simple_url)
-    uploader = pypi.Uploader(index, (box.username, box.password), POLICY)
+    uploader = pypi_upload.Uploader(index, (box.username, box.password), POLICY)
     try:
         return uploader.upload(path, lambda done, total: None, hashlib.sha256(path.read_bytes()).hexdigest())
     finally:

@@ -7,7 +7,7 @@ import pytest
 
 from kestrel_release.adapters import host, toolchain
 from kestrel_release.adapters.repair import _which
-from kestrel_release.stages import doctor
+from kestrel_release.stages import doctor, doctor_cuda
 
 
 def _on(monkeypatch, system: str) -> None:
@@ -67,7 +67,7 @@ def test_cuda_arch_the_package_does_not_compile_fails_before_any_build(tmp_path)
     (tmp_path / "setup.py").write_text(
         'nvcc = ["-lineinfo",\n  "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]\n'
     )
-    rows = doctor._package_cuda(config.load(tmp_path))
+    rows = doctor_cuda.package_cuda(config.load(tmp_path))
     assert [(r.name, r.status, r.detail, r.fix) for r in rows] == [
         (
             "CUDA archs",
@@ -84,7 +84,7 @@ def test_cuda_arch_the_package_does_not_compile_fails_before_any_build(tmp_path)
     ]
     text = (tmp_path / "pyproject.toml").read_text().replace('"90a"', '["80", "90"]')
     (tmp_path / "pyproject.toml").write_text(text + "[tool.kestrel-release.verify]\nallow_debug = true\n")
-    [row] = doctor._package_cuda(config.load(tmp_path))
+    [row] = doctor_cuda.package_cuda(config.load(tmp_path))
     assert (row.status, row.detail) == (
         "warn",
         "build.env TORCH_CUDA_ARCH_LIST is ignored: setup.py:2 passes its own -gencode list (sm_80, sm_90)",

@@ -80,11 +80,11 @@ def test_an_unknown_target_name_is_a_usage_error_listing_the_known_ones(tmp_path
 # Files that may spell a built-in target's name: the registry's package, the local stand-ins and their
 # command (`sandbox pypi|github`), twine's own view of .pypirc (twine treats pypi and testpypi as sections
 # that always exist), the static-index kind's table (its `github` key), and explain's answer, whose
-# "index" is where a user installs from ("pypi": PyPI itself, no publish target); config_model, which holds
+# "index" is where a user installs from ("pypi": PyPI itself, no publish target); config_tables, which holds
 # the index kind's settings and the name of the target whose rules verify applies without --target (verify
 # sits below the registry).
 MAY_NAME = (
-    "kestrel_release/config_model.py",
+    "kestrel_release/config_tables.py",
     "kestrel_release/targets/",
     "kestrel_release/sandbox/",
     "kestrel_release/commands/sandbox.py",
