@@ -36,6 +36,8 @@ def after_build(cfg: Config, targets: tuple[str, ...], built: size_plan.SizePlan
     """PreflightError (exit 3) when the wheels just built do not fit; `built`: build's plan (re-judged, not re-read)."""
     found = size_plan.rejudge(built, limits(cfg, targets)) if built is not None else None
     found = found or size_plan.plan(wheels, limits(cfg, targets))
+    if not console.json_mode():  # what the release weighs against each target's limits, and each lever measured
+        size_plan_text.render(found)
     if not found.fits:
         raise PreflightError(
             size_plan_text.problem(found),

@@ -81,3 +81,9 @@ def test_a_release_that_builds_stops_after_the_build_when_a_wheel_is_over_the_fi
         "nothing was uploaded",
     )
     assert uploaded == []
+    # A release that builds shows the plan it weighed after its build step, with the lever it measured.
+    assert (
+        "size plan: 1 wheel(s)" in result.stderr
+        and "per-file limit (verify.max_file_size) 1.0 KiB: largest wheel" in result.stderr
+        and "OVER" in result.stderr
+    )
