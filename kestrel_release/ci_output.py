@@ -10,6 +10,7 @@ Everything written is masked (redact.mask) first: a log, an annotation and a sum
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 
@@ -62,6 +63,21 @@ def annotate(
     props = {"title": title, "file": _relative(file) if file else None, "line": str(line) if line else None}
     text = ",".join(f"{k}={escape_property(redact.mask(v))}" for k, v in props.items() if v)
     console.plain(f"::{level}{' ' + text if text else ''}::{escape_data(redact.mask(message))}")
+
+
+# A compiler's diagnostic quoted in the error line (build's "first error: path:12:5: error: ..."): where the
+# annotation points. gcc/clang/nvcc write `path:line:col: error`, nvcc's front end `path(line): error`.
+_AT = re.compile(
+    r"(?P<file>[^\s:()]+\.[A-Za-z0-9+]+)(?::(?P<line>\d+)(?::\d+)?:|\((?P<pline>\d+)\):) (?:fatal )?error\b"
+)
+
+
+def location(message: str) -> tuple[str | None, int | None]:
+    """(file, line) of the first compiler diagnostic `message` quotes, else (None, None)."""
+    found = _AT.search(message)
+    if found is None:
+        return None, None
+    return found["file"], int(found["line"] or found["pline"])
 
 
 def _relative(path: str) -> str:

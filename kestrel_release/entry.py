@@ -93,7 +93,8 @@ def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
     _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
     line = message if hint is None else f"{message} — {hint}"
     console.error(line)
-    ci_output.annotate("error", line, title="kestrel-release")  # the same line on the run's page
+    at, number = ci_output.location(line)  # a quoted compiler error: the annotation points at its file
+    ci_output.annotate("error", line, title="kestrel-release", file=at, line=number)  # the line on the run's page
     return code
 
 

@@ -85,3 +85,13 @@ def test_a_markdown_table_keeps_each_row_on_one_line():
     assert ci_output.table(("a", "b"), [("x|y", "1\n2"), ("", 3)]) == (
         "| a | b |\n|---|---|\n| x\\|y | 1 2 |\n|   | 3 |"
     )
+
+
+def test_a_quoted_compiler_error_gives_the_annotation_its_file_and_line() -> None:
+    gcc = "build for Python 3.12 failed — first error: src/c.c:2:13: error: expected declaration specifiers"
+    nvcc = 'first error: csrc/cuda/knn.cu(41): error: identifier "x" is undefined'
+    fatal = "first error: csrc/ext.cpp:7:10: fatal error: cusparse.h: No such file or directory"
+    assert ci_output.location(gcc) == ("src/c.c", 2)
+    assert ci_output.location(nvcc) == ("csrc/cuda/knn.cu", 41)
+    assert ci_output.location(fatal) == ("csrc/ext.cpp", 7)
+    assert ci_output.location("verify found 1 error(s) in 1 of 1 wheel(s)") == (None, None)

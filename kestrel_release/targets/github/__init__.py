@@ -153,10 +153,13 @@ class Target:
         return Endpoint(owner, emulator.api_url, emulator.token, emulator.head(owner) if owner else None)
 
     def release_publish(self, endpoint: Endpoint) -> str:
+        from kestrel_release.stages.publish import summary
+
         e = endpoint
         published = self.publish(
             [], GithubOptions(repo=e.repo, api_url=e.api_url, token=e.token, commit=e.commit, yes=True)
         )
+        summary.publish(self.name, published)  # a CI job's summary page, as `publish` writes it
         return getattr(published, "summary", "") or "release updated"
 
     def preflight(self, endpoint: Endpoint, *, version: str, prebuilt: bool, resume: bool) -> list[str]:

@@ -207,11 +207,14 @@ class Target:
         return Endpoint(box.upload_url, box.simple_url, (box.username, box.password))
 
     def release_publish(self, endpoint: Endpoint) -> str:
+        from kestrel_release.stages.publish import summary
+
         e = endpoint
         options = IndexOptions(
             repository_url=e.repository_url, simple_url=e.simple_url, yes=True, credentials=e.credentials
         )
         published = self.publish([], options)
+        summary.publish(self.name, published)  # a CI job's summary page, as `publish` writes it
         return f"{len(published.uploaded)} uploaded, {len(published.skipped)} already there"
 
     def preflight(self, endpoint: Endpoint, *, version: str, prebuilt: bool, resume: bool) -> list[str]:

@@ -121,9 +121,12 @@ class Target:
         return Endpoint(root, host.url, emulator.api_url, emulator.token, emulator.head(repo))
 
     def release_publish(self, endpoint: Endpoint) -> str:
+        from kestrel_release.stages.publish import summary
+
         e = endpoint
         options = StaticIndexOptions(yes=True, index_dir=e.root, api_url=e.api_url, token=e.token, commit=e.commit)
         published = self.publish([], options)
+        summary.publish(self.name, published)  # a CI job's summary page, as `publish` writes it
         if e.url:  # the stand-in host serves what was written: every page links every file, with its bytes
             from kestrel_release.adapters import static_index_readback
 

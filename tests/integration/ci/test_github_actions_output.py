@@ -100,3 +100,45 @@ def test_publish_appends_its_table_to_the_job_summary(tmp_path):
     assert "### kestrel-release publish to wheels" in text
     for wheel in wheels:
         assert f"| {wheel.name} | uploaded |" in text
+
+
+def _committed_c_ext(tmp_path, source: str | None = None):
+    import subprocess
+
+    project = make_c_ext_project(tmp_path / "mini")
+    if source is not None:
+        (project / "src" / "c.c").write_text(source)
+    (project / ".gitignore").write_text("/dist-all/\n/dist-all.rehearsal/\n*.egg-info/\nbuild/\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run([*git, *args], cwd=project, check=True, capture_output=True)
+    return project
+
+
+@pytest.mark.slow
+def test_a_rehearsal_in_actions_writes_groups_and_every_table_to_the_job_summary(tmp_path):
+    """The whole release, rehearsed as a workflow step would run it: a group per step and per Python, and the
+    size plan, verify and publish tables in the job summary file."""
+    project = _committed_c_ext(tmp_path)
+    summary = tmp_path / "summary.md"
+    args = ["release", "--rehearse", "--targets", "testpypi", "--yes", "--no-gpu-check"]
+    result = run_cli(args, cwd=project, env=_actions(summary), timeout=600)
+    assert result.code == 0, result.output
+    groups = re.findall(r"^::group::(.*)$", result.stderr, flags=re.M)
+    assert any(g.startswith("✓ python ") for g in groups), groups  # each Python's build log folded
+    assert result.stderr.count("::group::") == result.stderr.count("::endgroup::")
+    text = summary.read_text()
+    for heading in ("size plan", "verify", "publish to testpypi"):
+        assert heading in text.lower(), (heading, text)
+    assert "| limit |" in text and "| file | action | size |" in text
+
+
+@pytest.mark.slow
+def test_a_compile_error_in_actions_is_an_annotation_at_its_file_and_line(tmp_path):
+    project = _committed_c_ext(tmp_path, "#include <Python.h>\nint broken( {\n")
+    summary = tmp_path / "summary.md"
+    result = run_cli(["build", "--project", str(project)], env=_actions(summary), timeout=600)
+    assert result.code == 4, result.output
+    (annotation,) = [ln for ln in result.stderr.splitlines() if ln.startswith("::error")]
+    props = dict(p.split("=", 1) for p in annotation.split("::")[1].removeprefix("error ").split(","))
+    assert props["file"].endswith("c.c") and props["line"] == "2", annotation
