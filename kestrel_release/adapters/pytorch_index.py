@@ -20,7 +20,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.adapters.pypi.torch_cuda import MAX_AGE, Unreadable, read_url
+from kestrel_release.adapters.pypi.torch_cuda import Unreadable, read_recently, read_url
 
 PYTORCH = "https://download.pytorch.org/whl"
 ROOT_ENV = "KESTREL_RELEASE_TORCH_INDEX"  # another root in PyTorch's layout (a mirror; the tests' server)
@@ -93,11 +93,7 @@ def index_cudas(
     cached: dict[str, Any] = raw if isinstance(raw, dict) else {}
 
     def fresh(minor: str) -> bool:
-        entry = cached.get(minor)
-        try:
-            return isinstance(entry, dict) and now - dt.datetime.fromisoformat(entry["read"]) <= MAX_AGE
-        except (TypeError, KeyError, ValueError):
-            return False
+        return read_recently(cached.get(minor), now)
 
     if any(not fresh(m) for m in minors):
         try:

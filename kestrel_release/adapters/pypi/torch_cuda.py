@@ -23,6 +23,16 @@ from pathlib import Path
 PYPI = "https://pypi.org"
 ROOT_ENV = "KESTREL_RELEASE_TORCH_PYPI"  # another PyPI-like root to read (a mirror; the tests' server)
 MAX_AGE = dt.timedelta(days=7)
+
+
+def read_recently(entry: object, now: dt.datetime) -> bool:
+    """Whether a cache entry ({"read": ISO date, ...}) was read from its index within MAX_AGE of `now`."""
+    try:
+        return isinstance(entry, dict) and now - dt.datetime.fromisoformat(entry["read"]) <= MAX_AGE
+    except (TypeError, KeyError, ValueError):
+        return False
+
+
 TIMEOUT = 20.0
 METADATA_MAX = 4 * 1024 * 1024
 CACHE_FILE = "torch-cuda.json"
@@ -146,11 +156,7 @@ def pypi_cuda(minors: list[str], cache_dir: Path, root: str = PYPI, now: dt.date
     cached = cached if isinstance(cached, dict) else {}
 
     def fresh(minor: str) -> bool:
-        entry = cached.get(minor)
-        try:
-            return isinstance(entry, dict) and now - dt.datetime.fromisoformat(entry["read"]) <= MAX_AGE
-        except (TypeError, KeyError, ValueError):
-            return False
+        return read_recently(cached.get(minor), now)
 
     wanted = [m for m in dict.fromkeys(minors) if not fresh(m)]
     if wanted:
