@@ -93,6 +93,11 @@ def torch_cuda_home(cfg: Config) -> list[Check]:
     if home is not None and (home / "include" / "cuda_runtime_api.h").is_file():
         return [Check(name, "ok", f"{home} (from {source}): include/cuda_runtime_api.h found")]
     real = cuda_tools.headers_home(shutil.which("nvcc", path=env.get("PATH", "")))
+    if real is not None and not env.get("CUDA_HOME") and not env.get("CUDA_PATH"):
+        # build sets it (cuda_tools.cuda_home_env): the user need not, but should know where it comes from.
+        return [
+            Check(name, "ok", f"{real}: torch alone would take {home} (from {source}); build sets CUDA_HOME={real}")
+        ]
     fix = (
         f"export CUDA_HOME={real}"
         if real

@@ -155,6 +155,22 @@ def headers_home(nvcc: str | None) -> Path | None:
     return next((h for h in homes if (h / "include" / "cuda_runtime_api.h").is_file()), None)
 
 
+def cuda_home_env(project_dir: Path, env: dict[str, str]) -> dict[str, str]:
+    """CUDA_HOME for a torch CUDA build whose CUDA_HOME torch would derive wrongly: with neither CUDA_HOME nor
+    CUDA_PATH set, torch takes two folders above `which nvcc` as it is on PATH, so a wrapper script or a
+    link in /usr/local/bin gives /usr/local, and the build compiles for minutes, then fails to link with
+    `cannot find -lcudart` (no /usr/local/lib64). The toolkit behind that nvcc (headers_home) is what the
+    user meant; {} when torch's own answer holds the headers, the user set either variable, or none is found."""
+    full = {**os.environ, **env}
+    if full.get("CUDA_HOME") or full.get("CUDA_PATH") or not builds_cuda_with_torch(project_dir):
+        return {}
+    home, _source = torch_cuda_home(full)
+    if home is not None and (home / "include" / "cuda_runtime_api.h").is_file():
+        return {}
+    real = headers_home(shutil.which("nvcc", path=full.get("PATH", "")))
+    return {"CUDA_HOME": str(real)} if real else {}
+
+
 # torch's ATen/cuda/CUDAContextLight.h (included by any extension that takes the current stream or a cuBLAS
 # handle) includes these library headers; a toolkit of nvcc and the runtime alone lacks them.
 TORCH_LIBRARY_HEADERS = ("cusparse.h", "cublas_v2.h", "cublasLt.h")

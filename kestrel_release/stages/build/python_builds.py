@@ -121,6 +121,7 @@ def _build_one(
                     config_settings=settings,
                 )
                 env = {**plan.build_env(cfg), **_compile_env(cfg, plan, py, src, found, logs, skip_cache)}
+                env.update(_cuda_tools.cuda_home_env(src, env))  # before CPATH: that reads the toolkit's headers
                 env.update(_cuda_tools.library_headers_env(inspectable, src, env))
                 if plan.fit is not None:  # MAX_JOBS and the like, unless the user set them
                     env.update(plan.fit.env({**os.environ, **env}, lead=py == slots.lead))
