@@ -24,8 +24,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import fsutil, platforms
+from kestrel_release import platforms
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
 
 TEMPLATE = "ci-workflow.yml.j2"
 WORKFLOW = Path(".github/workflows/kernels-release.yml")
@@ -264,7 +265,7 @@ def init(cfg, output: Path | None = None, force: bool = False) -> tuple[Path, To
     Refuses to overwrite an existing file unless `force`; the write is atomic. Returns the path and
     how the jobs get the tool (the CLI says so).
     """
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg)  # the workflow names the package
     root = _repo_root(cfg, output)

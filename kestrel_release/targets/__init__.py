@@ -13,12 +13,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release.config_values import env_word, suggest
+from kestrel_release.config.values import env_word, suggest
 from kestrel_release.targets import github, pypi, static_index
 from kestrel_release.targets.base import Options, Target, TargetKind, VariantIndex
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 # kind name -> its package, in the order a release publishes to their built-in targets.
 KINDS: dict[str, TargetKind] = {k.KIND: k for k in (pypi, github, static_index)}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import ci_output, console, redact
+from kestrel_release.ui import ci_output, console, redact
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 
 def test_every_control_character_is_escaped_and_the_rest_kept():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import cuda_gate
+from kestrel_release.project import cuda_gate
 
 CHAMFERDIST = """\
 import os

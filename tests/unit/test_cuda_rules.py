@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import cuda_rules
-from kestrel_release.cuda_rules import Arch
+from kestrel_release.facts import cuda_rules
+from kestrel_release.facts.cuda_rules import Arch
 
 
 @pytest.mark.parametrize(

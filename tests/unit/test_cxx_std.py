@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import cxx_std
 from kestrel_release.adapters import torch_probe
 from kestrel_release.errors import PreflightError
+from kestrel_release.project import cxx_std
 
 # chamferdist 1.0.3's shape: the same -std for the host compiler and nvcc.
 CHAMFERDIST = """

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest, outputs
 from kestrel_release.errors import PublishError
+from kestrel_release.output_dir import manifest, outputs
 from tests.factories import save_manifest
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import package_cuda
+from kestrel_release.project import package_cuda
 
 # causal-conv1d 1.7.0's shape: "-gencode" and its value as separate list items, archs added under
 # nvcc-version tests, the whole CUDA build under `if not SKIP_CUDA_BUILD`, -lineinfo in the nvcc flags.

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kestrel_release import pools
+from kestrel_release.process import pools
 
 
 def test_an_interrupt_leaves_the_running_worker_behind():

@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
-from kestrel_release import proc
 from kestrel_release.errors import BuildError
+from kestrel_release.process import proc
 
 
 class FakeChild:

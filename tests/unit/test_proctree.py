@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import proctree
+from kestrel_release.process import proctree
 
 
 def _proc(root: Path, pid: int, ppid: int, pgid: int, sid: int, env: str = "", state: str = "S") -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, project_meta
+from kestrel_release.config import load as config
+from kestrel_release.project import meta as project_meta
 from tests.factories import NAME, make_dist
 
 SETUP_PY_PROJECT = (

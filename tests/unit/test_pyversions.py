@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import pyversions
+from kestrel_release.facts import pyversions
 
 
 def test_the_tool_knows_3_10_to_3_15_and_their_free_threaded_builds() -> None:

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from kestrel_release import redact
+from kestrel_release.ui import redact
 
 PASSWORD = "s3cr3t-Pa55word-of-any-shape"
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kestrel_release.retry import RetryPolicy, reset_seconds, retry_after_seconds
+from kestrel_release.adapters.retry import RetryPolicy, reset_seconds, retry_after_seconds
 
 NOW = 1_445_412_480.0  # Wed, 21 Oct 2015 07:28:00 GMT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import safejson
+from kestrel_release.files import safejson
 
 
 def test_plain_documents_pass() -> None:

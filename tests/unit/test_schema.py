@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from kestrel_release import config_settings, schema
 from kestrel_release._compat import tomllib
+from kestrel_release.config import schema
+from kestrel_release.config import settings as config_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference"

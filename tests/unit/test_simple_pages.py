@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import html.parser
 
-from kestrel_release import simple_pages
-from kestrel_release.simple_pages import IndexFile
+from kestrel_release.artifacts import simple_pages
+from kestrel_release.artifacts.simple_pages import IndexFile
 
 LOCAL = IndexFile(
     "torch_cuda_ext-0.1.0+cu130-cp39-abi3-manylinux_2_28_x86_64.whl",

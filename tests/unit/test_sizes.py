@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release import console, sizes
+from kestrel_release.ui import console, sizes
 
 
 @pytest.mark.parametrize(

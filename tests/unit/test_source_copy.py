@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kestrel_release import source_copy
+from kestrel_release.project import source_copy
 
 
 def test_a_missing_path_or_include_name_is_matched_to_the_ignored_file(tmp_path):

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import reaper, statedir
 from kestrel_release.errors import FilesystemError
+from kestrel_release.files import statedir
+from kestrel_release.process import reaper
 
 
 def _dead_pid() -> int:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kestrel_release import console
 from kestrel_release import targets as registry
 from kestrel_release.adapters import git
 from kestrel_release.errors import KestrelError, PreflightError
 from kestrel_release.targets.base import Taken
+from kestrel_release.ui import console
 
 # What a rehearsal cannot know: printed at its end so nobody mistakes a rehearsal for a real release.
 REAL_WORLD_ONLY = (

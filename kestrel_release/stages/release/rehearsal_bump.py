@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 
 @contextlib.contextmanager

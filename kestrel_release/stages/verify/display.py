@@ -7,7 +7,7 @@ import posixpath
 from rich.table import Table
 from rich.text import Text
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 MODES = {
     "project": "project mode: the kernel project's rules, integrity and PyPI's rules",

@@ -114,7 +114,7 @@ def index_simple_url(cfg, target: str) -> str:
 def standalone_config(cwd: Path | None = None):
     """The configuration of verify outside any kernel project: no matrix, no required
     architectures, no forbid lists, PTX and debug info reported but allowed."""
-    from kestrel_release.config_model import Config, VerifyConfig
+    from kestrel_release.config.model import Config, VerifyConfig
 
     rules = VerifyConfig(required_sass=(), allow_ptx=True, allow_debug=True, forbid=(), allow=())
     return Config(project_dir=(cwd or Path.cwd()).resolve(), name="", version=None, python=(), verify=rules)

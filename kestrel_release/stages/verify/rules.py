@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from kestrel_release import platforms, sizes
+from kestrel_release import platforms
 from kestrel_release.artifacts import core_metadata
 from kestrel_release.artifacts.wheel import Member, WheelFile
 from kestrel_release.stages.verify.finding import Finding
+from kestrel_release.ui import sizes
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
 UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)

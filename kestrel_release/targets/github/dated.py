@@ -13,7 +13,7 @@ import datetime as _dt
 import re
 from typing import TYPE_CHECKING
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.adapters.github.client import Release

@@ -20,17 +20,19 @@ import secrets as _random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import console, fsutil, manifest, statedir
 from kestrel_release.adapters import git
 from kestrel_release.adapters.github import client as gh_adapter
 from kestrel_release.adapters.github.client import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.files import fsutil, statedir
+from kestrel_release.output_dir import manifest
 from kestrel_release.targets.github import confirm as confirm_mod
 from kestrel_release.targets.github import dated as dated_mod
 from kestrel_release.targets.github import files as files_mod
 from kestrel_release.targets.github.files import LocalFile
 from kestrel_release.targets.github.result import GithubResult, Target
 from kestrel_release.targets.github.result import render as render  # the module's render, as index.py's
+from kestrel_release.ui import console
 
 TMP_PREFIX = "kestrel-tmp-"
 ASSET_CAP = 1000
@@ -84,7 +86,7 @@ def run(
 
 
 def _publish(cfg, target: Target, token: str, commit: str | None, files: list[LocalFile], result: GithubResult) -> None:
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
 
     p = cfg.publish
     policy = RetryPolicy.from_config(p)

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import config_model
-from kestrel_release.config_model import IndexTarget as Settings
-from kestrel_release.config_values import PREFIX, env_word, suggest
+from kestrel_release.config import model as config_model
+from kestrel_release.config.model import IndexTarget as Settings
+from kestrel_release.config.values import PREFIX, env_word, suggest
 from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 KIND = Settings.kind
 # The indexes that exist without a table, in the order a release publishes to them (TestPyPI first:
@@ -198,8 +198,8 @@ class Target:
         return Endpoint(None, None)
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
-        from kestrel_release import console
         from kestrel_release.sandbox.pypi.server import PypiSandbox
+        from kestrel_release.ui import console
 
         (base / self.name).mkdir(parents=True, exist_ok=True)
         box = stack.enter_context(PypiSandbox(directory=base / self.name, strict=True))

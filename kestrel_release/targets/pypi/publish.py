@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, fsutil
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import config as pypi_config
-from kestrel_release.config_model import Config
+from kestrel_release.adapters.retry import RetryPolicy
+from kestrel_release.config.model import Config
 from kestrel_release.errors import PublishError
+from kestrel_release.files import fsutil
 from kestrel_release.records import serde
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.stages.publish.smoke import SmokeTestError, forget_rejected, smoke_test
+from kestrel_release.ui import console
 
 
 class NeedsNewVersion(PublishError):

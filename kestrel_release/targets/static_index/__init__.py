@@ -18,7 +18,7 @@ from kestrel_release.targets.static_index import settings as static_settings
 from kestrel_release.targets.static_index.settings import StaticIndexTarget as Settings
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 KIND = static_settings.KIND
 BUILTIN: dict[str, Settings] = {}
@@ -105,8 +105,8 @@ class Target:
         return Endpoint()
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
-        from kestrel_release import console
         from kestrel_release.sandbox.static_host import StaticHost
+        from kestrel_release.ui import console
 
         root = base / "static-index" / self.name
         root.mkdir(parents=True, exist_ok=True)

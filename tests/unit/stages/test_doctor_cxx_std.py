@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release import config
 from kestrel_release.adapters import pythons, torch_probe
+from kestrel_release.config import load as config
 from kestrel_release.stages import doctor_cxx_std
 from tests.unit.test_cxx_std import ALL_H_2_15, CHAMFERDIST, headers, project
 

@@ -10,7 +10,8 @@ import inspect
 import pytest
 from typer.testing import CliRunner
 
-from kestrel_release import cli, config, targets
+from kestrel_release import cli, targets
+from kestrel_release.config import load as config
 from kestrel_release.errors import ConfigError, UsageError, VerifyError
 from kestrel_release.stages import verify
 from kestrel_release.targets import publishing

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from kestrel_release.config_model import doc
-from kestrel_release.config_values import PREFIX, env_word, section
+from kestrel_release.config.model import doc
+from kestrel_release.config.values import PREFIX, env_word, section
 from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
 
 KIND = "shelf"
