@@ -1,7 +1,8 @@
 """The JSON Schema of [tool.kestrel-release] and the configuration reference, generated from the declarations.
 
-Both are derived from config_model's fields (through config_settings), so a setting is described where it is
-declared. `tools/gen-docs` (kestrel_release/reference.py) writes
+Both are derived from config_model's fields (through config_settings) and, for the targets, from each registered
+kind's settings (the registry's `settings`), so a setting is described where it is declared and a new kind's
+table appears here without a line of this module naming it. `tools/gen-docs` (kestrel_release/reference.py) writes
 config-schema.json and configuration.md there; a unit test fails when the committed ones are stale.
 """
 
@@ -11,11 +12,11 @@ import dataclasses
 import json
 from typing import Any
 
+from kestrel_release import targets
 from kestrel_release.config import settings as config_settings
 from kestrel_release.config import variants as config_variants
-from kestrel_release.config.model import MIB, Config, GithubTarget, IndexTarget, VersionFile
+from kestrel_release.config.model import MIB, Config, VersionFile
 from kestrel_release.config.settings import Setting
-from kestrel_release.targets.static_index import settings as static_target
 from kestrel_release.variants.model import FORMATS, NAMINGS
 
 SCHEMA_FILE, REFERENCE_FILE = "config-schema.json", "configuration.md"
@@ -77,35 +78,33 @@ def _table(rows: list[Setting], doc: str = "", required: bool = False) -> dict[s
     return out
 
 
-def _targets_schema(doc: str) -> dict[str, Any]:
-    """A target by name: an index, a GitHub release or a static index, told apart by `kind`.
+def settings() -> list[Setting]:
+    """Every key: the configuration's own (config_settings) and each registered target kind's."""
+    return [*config_settings.settings(), *targets.settings()]
 
-    Only targets/ spells a target's name; the GitHub target's (its kind's too) is the last word of its keys.
-    """
-    github_kind = config_settings.GITHUB_PREFIX.rsplit(".", 1)[1]
-    index = _table(config_settings.declared(IndexTarget, "", ""))
-    github = _table(config_settings.declared(GithubTarget, "", ""))
-    static_rows = _static_rows("")
-    static = _table([s for s in static_rows if not s.table])
-    nested = [s for s in static_rows if s.table]
-    static["properties"][nested[0].table] = _table(nested, "The release holding the wheels.")
-    static["required"] = ["kind", *static.get("required", [])]
-    for kind, table in ((IndexTarget.kind, index), (github_kind, github), (static_target.KIND, static)):
-        table["properties"] = {"kind": {"const": kind, "description": "The kind of target."}, **table["properties"]}
+
+def _kind_schema(kind: targets.TargetKind) -> dict[str, Any]:
+    """One kind's table: its keys, its sub-tables, and `kind` (required where the name does not tell it)."""
+    rows = targets.settings_of(kind, "")
+    out = _table([s for s in rows if not s.table])
+    for sub, doc in kind.TABLE.nested.items():
+        out["properties"][sub] = _table([s for s in rows if s.table == sub], doc)
+    if targets.needs_kind(kind):
+        out["required"] = ["kind", *out.get("required", [])]
+    out["properties"] = {"kind": {"const": kind.KIND, "description": "The kind of target."}, **out["properties"]}
+    return out
+
+
+def _targets_schema(doc: str) -> dict[str, Any]:
+    """A target by name, of any registered kind, told apart by `kind`; a kind's fixed table by its name."""
+    kinds = {kind.KIND: _kind_schema(kind) for kind in targets.KINDS.values()}
+    fixed = {k.TABLE.table.rsplit(".", 1)[1]: kinds[k.KIND] for k in targets.KINDS.values() if "<" not in k.TABLE.table}
     return {
         "type": "object",
         "description": doc,
-        "properties": {github_kind: github},
-        "additionalProperties": {"anyOf": [index, github, static]},
+        "properties": fixed,
+        "additionalProperties": {"anyOf": list(kinds.values())},
     }
-
-
-def _static_rows(prefix: str) -> list[Setting]:
-    """The static-index target's settings; its `github_*` fields are the keys of its `github` table."""
-    rows = config_settings.declared(static_target.StaticIndexTarget, prefix, "")
-    head = f"{prefix}." if prefix else ""
-    nested = f"{head}github."
-    return [dataclasses.replace(s, key=s.key.replace(f"{head}github_", nested)) for s in rows]
 
 
 def _variants_schema(doc: str) -> dict[str, Any]:
@@ -204,13 +203,10 @@ def configuration_markdown() -> str:
     lines = [_INTRO, *_section("[tool.kestrel-release]", "The top-level keys.", [s for s in rows if not s.table])]
     for name in config_settings.SECTIONS:
         lines += _section(f"[tool.kestrel-release.{name}]", tables[name], [s for s in rows if s.table == name], name)
-    for prefix in (config_settings.GITHUB_PREFIX, config_settings.INDEX_PREFIX):
-        body = [s for s in rows if s.table == prefix]
-        lines += _section(f"[tool.kestrel-release.{prefix}]", tables["targets"], body, prefix)
-    title = f'[tool.kestrel-release.targets.<name>] kind = "{static_target.KIND}"'
-    lines += _section(
-        title, tables["targets"], _static_rows(config_settings.INDEX_PREFIX), config_settings.INDEX_PREFIX
-    )
+    for kind in targets.in_order():
+        prefix = kind.TABLE.table
+        title = f"[tool.kestrel-release.{prefix}]" + (f' kind = "{kind.KIND}"' if targets.needs_kind(kind) else "")
+        lines += _section(title, tables["targets"], targets.settings_of(kind), prefix)
     keys = ", ".join(f"`{k}`" for k in config_variants.KEYS)
     lines += ["## `[tool.kestrel-release.variants]`", "", f"{tables['variants']} Keys: {keys}.", ""]
     return "\n".join(lines).rstrip("\n") + "\n"

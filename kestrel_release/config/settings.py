@@ -3,7 +3,8 @@
 A setting is declared once, as a field of config_model's frozen dataclasses (type, default) with
 `doc(...)` metadata (description, allowed values). This module turns those fields into one row per
 dotted key with its variable name, for the parser (config_parse), the JSON Schema and the
-configuration reference (schema.py); nothing here is written per key.
+configuration reference (schema.py); nothing here is written per key. The targets' settings are each kind's
+own (targets.settings, from the registry): this module sits below the targets and names none.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kestrel_release.config.model import Config, GithubTarget, IndexTarget
+from kestrel_release.config.model import Config
 from kestrel_release.config.values import PREFIX, env_word, field_default, suggest
 
 # The tables of Config that hold plain settings ([tool.kestrel-release.build] ...): its fields declared
@@ -25,8 +26,6 @@ SECTIONS: dict[str, type] = {
 }
 # Config's fields that are not top-level keys: the project's identity and the tables.
 TOP_SKIP = {f.name for f in dataclasses.fields(Config) if f.metadata.get("key") is False or f.metadata.get("table")}
-# The settings of a target, keyed as `targets.<name>.<key>` (the GitHub target's name is fixed).
-GITHUB_PREFIX, INDEX_PREFIX = "targets.github", "targets.<name>"
 
 
 @dataclass(frozen=True)
@@ -74,12 +73,10 @@ def declared(cls: type, prefix: str, env_prefix: str) -> list[Setting]:
 
 
 def settings() -> list[Setting]:
-    """Every key: the top-level ones, each section's, the GitHub target's and an index target's."""
+    """The configuration's own keys: the top-level ones and each section's (schema.settings adds the targets')."""
     out = declared(Config, "", PREFIX)
     for section, cls in SECTIONS.items():
         out += declared(cls, section, f"{PREFIX}{env_word(section)}_")
-    out += declared(GithubTarget, GITHUB_PREFIX, f"{PREFIX}GITHUB_")
-    out += declared(IndexTarget, INDEX_PREFIX, f"{PREFIX}TARGETS_<NAME>_")
     return out
 
 

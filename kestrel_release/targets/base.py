@@ -49,6 +49,17 @@ def options_from(cls: type[OptionsT], flags: dict[str, Any]) -> OptionsT:
     return cls(**{f.name: flags[f.name] for f in dataclasses.fields(cls) if f.name in flags})
 
 
+@dataclass(frozen=True)
+class SettingsTable:
+    """Where a kind's settings are written: what the configuration reference and the JSON Schema
+    (config/schema.py, through the registry's `settings`) read from each kind, so neither names one."""
+
+    table: str  # the dotted path of its table: "targets.<name>" (any name) or one fixed name ("targets.github")
+    env: str = ""  # the prefix of its keys' variables, "" when they have none (it may hold <NAME>)
+    # Sub-tables: name -> its doc; the settings' fields `<name>_<key>` are written `<name>.<key>`.
+    nested: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
 class Taken(str):
     """A preflight problem that only another version solves: the version is already on the target."""
 
@@ -160,6 +171,11 @@ class TargetKind(Protocol):
     @property
     def ENV_HELP(self) -> str:
         """Where its variables are (said when a variable of another kind names one of its targets)."""
+        ...
+
+    @property
+    def TABLE(self) -> SettingsTable:
+        """Where its settings are written (its table, its variables' prefix, its sub-tables)."""
         ...
 
     @property

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from kestrel_release.config import model as config_model
 from kestrel_release.config import parse as config_parse
+from kestrel_release.config import schema
 from kestrel_release.config import settings as config_settings
 from kestrel_release.config import tables as config_tables
 from kestrel_release.config.model import BuildConfig, GithubTarget, doc
@@ -42,7 +43,7 @@ def test_a_setting_added_without_a_doc_is_found():
 
 def test_every_fixed_setting_has_the_variable_the_parser_reads():
     table = config_parse.env_table()
-    fixed = [s for s in config_settings.settings() if "<" not in s.key]
+    fixed = [s for s in schema.settings() if "<" not in s.key]
     assert {s.env: s.key for s in fixed}.items() <= table.items()
     assert len(fixed) == len({s.key for s in fixed})
 

@@ -88,6 +88,6 @@ def test_the_schema_takes_the_forms_the_parser_takes():
 
 def test_the_reference_has_a_row_per_key_with_its_variable():
     text = schema.configuration_markdown()
-    for s in config_settings.settings():
+    for s in schema.settings():
         assert f"| `{s.name}` |" in text or f"| `{s.key}` |" in text, s.key
         assert not s.env or f"`{s.env}`" in text

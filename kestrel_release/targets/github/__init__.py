@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kestrel_release.config.model import GithubTarget as Settings
 from kestrel_release.config.values import PREFIX, env_word, fields, section
-from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config.model import Config
@@ -25,6 +25,7 @@ KIND = "github"
 NAME = "github"  # the built-in GitHub target; `targets.github` in the config
 BUILTIN = {NAME: Settings()}
 ENV_PREFIX = f"{PREFIX}GITHUB_"
+TABLE = SettingsTable(f"targets.{NAME}", ENV_PREFIX)
 INSTALLABLE = False
 ENV_HELP = f"the GitHub target's variables are {ENV_PREFIX}<KEY>"
 REPO_HINT = (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kestrel_release.config import model as config_model
 from kestrel_release.config.model import IndexTarget as Settings
 from kestrel_release.config.values import PREFIX, env_word, suggest
-from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
     from kestrel_release.config.model import Config
@@ -39,6 +39,7 @@ KEYS = tuple(f.name for f in dataclasses.fields(Settings))
 INSTALLABLE = True  # a release smoke-tests (installs from) the first index it publishes to
 _SHOWN = {"testpypi": "TestPyPI", "pypi": "PyPI"}  # how the release plan names the built-in indexes
 ENV_HELP = f"an index target's variables are {PREFIX}TARGETS_<NAME>_<KEY>"
+TABLE = SettingsTable("targets.<name>", f"{PREFIX}TARGETS_<NAME>_")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, options_from
 from kestrel_release.targets.static_index import settings as static_settings
 from kestrel_release.targets.static_index.settings import StaticIndexTarget as Settings
 
@@ -24,6 +24,8 @@ KIND = static_settings.KIND
 BUILTIN: dict[str, Settings] = {}
 INSTALLABLE = False
 ENV_HELP = "a static index is set in pyproject.toml only"
+# Its `github_*` settings are the keys of its `github` table (settings.py reads them so).
+TABLE = SettingsTable("targets.<name>", nested={"github": "The release holding the wheels."})
 
 
 @dataclass(frozen=True)
