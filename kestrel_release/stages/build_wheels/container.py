@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kestrel_release import platforms
 from kestrel_release.adapters import auditwheel, container, frontend, git, toolchain
@@ -131,7 +132,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
     return target
 
 
-def _probe(engine: container.Engine, image: str, versions: tuple[str, ...]):
+def _probe(engine: container.Engine, image: str, versions: tuple[str, ...]) -> tuple[container.Engine, proc.Result]:
     """Run the probe script in the image (the engine adjusted to this host: container.usable)."""
     with workspace(engine, image) as ws:
         (ws / "probe.sh").write_text(_PROBE.format(versions=" ".join(versions)), encoding="utf-8")
@@ -276,7 +277,7 @@ def build_env_script(env: dict[str, str], inside: str, py_env: str) -> str:
 
 def build_one(
     cfg: Config,
-    plan,
+    plan: Any,  # plan.Plan (plan.py imports this module)
     py: str,
     root: Path,
     logs: Path,

@@ -12,9 +12,13 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release.adapters import toolchain
 from kestrel_release.errors import PreflightError
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
 
 # build.env keys that mean the build compiles CUDA (CMake's, torch.utils.cpp_extension's, the toolkit's).
 HINTS = (
@@ -32,7 +36,7 @@ _SKIP = {"build", "dist", "node_modules", "site-packages", "__pycache__", "third
 _MAX_DIRS = 5000
 
 
-def why_needed(cfg) -> str:
+def why_needed(cfg: Config) -> str:
     """What in the configuration needs nvcc ("" when nothing does)."""
     if cfg.precompile:
         return "the precompile step"
@@ -43,7 +47,7 @@ def why_needed(cfg) -> str:
     return f"the CUDA source {source}" if source else ""
 
 
-def gpu_relevant(cfg) -> bool:
+def gpu_relevant(cfg: Config) -> bool:
     """Whether the GPU check means anything: the build makes CUDA code (kernels to check for
     required_sass, a precompile step, CUDA sources or hints) or the config demands a GPU. A plain C
     extension (psutil: required_sass = []) gets no "kernels are cross-compiled" warning."""
@@ -69,7 +73,7 @@ def first_cuda_source(root: Path, skip: set[str] | frozenset[str] = frozenset())
     return None
 
 
-def find(cfg) -> Path:
+def find(cfg: Config) -> Path:
     """The nvcc the build will use; PreflightError saying what needs it and how to provide it."""
     env = {**os.environ, **cfg.build.env}
     why = why_needed(cfg) or "the build"

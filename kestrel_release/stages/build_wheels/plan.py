@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kestrel_release import platforms
 from kestrel_release._compat import tomllib
@@ -96,7 +97,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         nvcc_version = ",".join(f"{name}={tk.version}" for name, tk in toolkits.items()) or None
     elif cuda_tools.why_needed(cfg):  # a precompile step, CUDA hints in build.env or .cu sources
         nvcc = _attempt(problems, cuda_tools.find, cfg)
-        nvcc_version = nvcc and _attempt(problems, toolchain.nvcc_version, nvcc)
+        nvcc_version = _attempt(problems, toolchain.nvcc_version, nvcc) if nvcc else None
         if nvcc and nvcc_version and cfg.precompile and len(cfg.cuda_arch) > 1:  # several archs, one toolkit
             toolkits = {_short(nvcc_version): cuda_toolkit.Toolkit(nvcc_version, "nvcc", nvcc.parent.parent, nvcc)}
     tool = platforms.repair_tool(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
@@ -108,6 +109,7 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     ccache = compile_cache.find(cfg, problems)
     if problems:
         raise PreflightError(f"build preflight: {'; '.join(problems)}")
+    assert uv_bin is not None  # else _attempt added a problem
     sde, note = source_date_epoch(cfg)
     if note:
         warnings.append(note)
@@ -123,7 +125,10 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
     return plan
 
 
-def _attempt(problems: list[str], fn, *args):
+T = TypeVar("T")
+
+
+def _attempt(problems: list[str], fn: Callable[..., T], *args: Any) -> T | None:
     try:
         return fn(*args)
     except PreflightError as exc:

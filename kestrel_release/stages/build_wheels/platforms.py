@@ -9,7 +9,9 @@ matrix reads the same definitions (`covers`) to check completeness per platform.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
@@ -17,6 +19,9 @@ from kestrel_release.errors import PreflightError, UsageError
 
 # Re-exported for build and its tests; the platforms themselves live in kestrel_release/platforms.
 from kestrel_release.platforms import EXAMPLES, Platform, buildable, covers, parse, problems  # noqa: F401
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
 
 
 @dataclass
@@ -117,7 +122,7 @@ def hint(left: list[dict]) -> str:
     )
 
 
-def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
+def for_build(cfg: Config, plats: PlatformPlan, environ: Mapping[str, str] | None = None) -> Config:
     """cfg with build.plat set to the chosen platform's repair target, and for macOS the build env
     that makes the wheel's tag the configured one (see macos_env)."""
     import dataclasses
@@ -130,7 +135,7 @@ def for_build(cfg, plats: PlatformPlan, environ: dict[str, str] | None = None):
     return dataclasses.replace(cfg, build=dataclasses.replace(cfg.build, plat=plat, env=env))
 
 
-def macos_env(chosen: str | None, environ) -> dict[str, str]:
+def macos_env(chosen: str | None, environ: Mapping[str, str]) -> dict[str, str]:
     """The build environment the chosen platform needs so the wheel carries its tag (macOS: the
     deployment target and CPUs, platforms/macos.py). What the user set (environment or build.env) is kept."""
     p = parse(chosen) if chosen else None
@@ -178,7 +183,7 @@ def render_left(plats: PlatformPlan) -> None:
         console.info(hint(plats.left))
 
 
-def check_release_here(cfg) -> None:
+def check_release_here(cfg: Config) -> None:
     """`release` builds on this machine only: with platforms it cannot build, refuse before any bump
     (exit 2) and say how such a release is made."""
     if not cfg.platforms:

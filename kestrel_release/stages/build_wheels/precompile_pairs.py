@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kestrel_release.adapters import toolchain
@@ -103,7 +104,17 @@ def step_env(cfg: Config, values: dict, toolkit: Toolkit, base: dict[str, str]) 
     return extra
 
 
-def _run_pair(cfg, name, toolkit, arch, ptx, outputs: Path, log_dir: Path, use_cache: bool, where) -> dict:
+def _run_pair(
+    cfg: Config,
+    name: str,
+    toolkit: Toolkit,
+    arch: cuda_rules.Arch,
+    ptx: bool,
+    outputs: Path,
+    log_dir: Path,
+    use_cache: bool,
+    where: tuple[Callable[..., None], dict[str, str] | None],
+) -> dict:
     start = time.monotonic()
     env = {**os.environ, **cfg.build.env}
     runner, compilers = where
@@ -166,9 +177,9 @@ def run(
     *,
     log_dir: Path,
     use_cache: bool = True,
-    runner=single.run_on_host,
+    runner: Callable[..., None] = single.run_on_host,
     compilers: dict[str, str] | None = None,
-):
+) -> single.PrecompileResult:
     """Every pair current (up to date, restored or compiled); a PrecompileResult with one row per pair.
     `runner`/`compilers` as in precompile.run (an image's toolkit: stages/build_wheels/container.py)."""
     start = time.monotonic()

@@ -25,6 +25,7 @@ import os
 import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release import __version__
 from kestrel_release.adapters import git, toolchain
@@ -32,6 +33,9 @@ from kestrel_release.config.model import Config
 from kestrel_release.files import fsutil, statedir
 from kestrel_release.stages.build_wheels import cachekey
 from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.build_wheels.plan import Plan
 
 _files_of: dict[str, dict[str, str]] = {}  # source digest -> {relative path: sha256}, for -v's reasons
 
@@ -68,7 +72,7 @@ class Lookup:
     facts: dict | None = None  # the build env's requirements and sysconfig CC/CXX, when it could be asked
 
 
-def lookup(cfg: Config, plan, py: str, env_python: Path | None, env: dict[str, str]) -> Lookup:
+def lookup(cfg: Config, plan: Plan, py: str, env_python: Path | None, env: dict[str, str]) -> Lookup:
     """The key of Python `py`'s wheel. `env_python`: the interpreter of the env the build runs in
     (the reusable build env, or the interpreter itself with isolation off); None when the frontend
     installs the build requirements afresh, so their versions cannot be known beforehand."""
@@ -86,7 +90,7 @@ def lookup(cfg: Config, plan, py: str, env_python: Path | None, env: dict[str, s
     return Lookup(key_of(values), values, facts=facts)
 
 
-def inputs(cfg: Config, plan, py: str, env: dict[str, str], facts: dict | None) -> dict[str, str]:
+def inputs(cfg: Config, plan: Plan, py: str, env: dict[str, str], facts: dict | None) -> dict[str, str]:
     """Every input of the wheel, by name ("env CXX", "compiler CC", "requirement torch", ...)."""
     python = plan.pythons[py]
     st = python.resolve().stat()
