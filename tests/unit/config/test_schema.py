@@ -14,7 +14,7 @@ from kestrel_release._compat import tomllib
 from kestrel_release.config import schema
 from kestrel_release.config import settings as config_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / "docs" / "reference"
 SHIPPED = [ROOT / "kernels" / "pyproject.toml", *sorted((ROOT / "examples").glob("*/pyproject.toml"))]
 
