@@ -155,9 +155,10 @@ def _try_find(version: str) -> Path | PreflightError:
 
 # Run in the build's environment: the interpreter's default compilers (what setuptools calls when CC
 # is unset) and the installed versions of the build requirements and their dependencies (markers other
-# than extras ignored: a superset is safe for a cache key). argv[1]: the requirement names as JSON.
+# than extras ignored: a superset is safe for a cache key), and where torch's headers are when torch is
+# installed (found, not imported: seconds of a build otherwise). argv[1]: the requirement names as JSON.
 FACTS_PROBE = r"""
-import json, re, sys, sysconfig, importlib.metadata as m
+import json, os, re, sys, sysconfig, importlib.metadata as m, importlib.util as u
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
 dists = {}
 for d in m.distributions():
@@ -181,13 +182,20 @@ while todo:
         if hit:
             todo.append(norm(hit.group(1)))
 cvars = {k: sysconfig.get_config_var(k) for k in ("CC", "CXX", "LDSHARED")}
-print(json.dumps({"requirements": seen, "sysconfig": {k: v for k, v in cvars.items() if isinstance(v, str)}}))
+spec = u.find_spec("torch")
+where = list(spec.submodule_search_locations or []) if spec else []
+include = os.path.join(where[0], "include") if where else ""
+facts = {"requirements": seen, "sysconfig": {k: v for k, v in cvars.items() if isinstance(v, str)}}
+if os.path.isdir(include):
+    facts["torch_include"] = include
+print(json.dumps(facts))
 """
 
 
 def build_facts(python: Path, requirements: list[str], env: dict[str, str] | None = None) -> dict | None:
-    """{"requirements": {name: version or None}, "sysconfig": {CC, CXX, LDSHARED}} of `python` in `env`:
-    what a build there compiles with and against; None when the interpreter does not answer."""
+    """{"requirements": {name: version or None}, "sysconfig": {CC, CXX, LDSHARED}, "torch_include": dir (when
+    torch is there)} of `python` in `env`: what a build there compiles with and against; None when the
+    interpreter does not answer."""
     import json
 
     out = proc.probe([python, "-c", FACTS_PROBE, json.dumps(sorted(requirements))], timeout=120, env=env)

@@ -9,7 +9,8 @@ the binary's bytes, not its mtime), the same flags and the same preprocessed sou
 included), so a changed header, flag, compiler or toolkit is a miss. Each Python builds in its own
 clean copy under another path (source_copy.py): CCACHE_BASEDIR (the copy) makes the paths ccache
 hashes relative and CCACHE_NOHASHDIR leaves the working directory out (it lands only in debug
-info), so the same file compiled for another Python is a hit.
+info), so the same file compiled for another Python is a hit. torch's headers, which each Python's env
+holds at its own path, are read at one copy named by their bytes (shared_include.py) for the same reason.
 
 Wired in the build's environment only, never the user's shell:
 - setuptools, meson-python and others: CC/CXX prefixed with ccache (the user's own CC/CXX, else the
@@ -39,7 +40,7 @@ from kestrel_release.adapters import ccache, toolchain
 from kestrel_release.config.model import Config
 from kestrel_release.errors import BuildError
 from kestrel_release.process import proc
-from kestrel_release.stages.build_wheels import cuda_tools
+from kestrel_release.stages.build_wheels import cuda_tools, shared_include
 from kestrel_release.ui import console
 
 CMAKE_BACKENDS = ("scikit_build_core.build",)
@@ -98,12 +99,14 @@ def wiring(
     # A torch build: torch in the build env's requirements, or (build.isolation off: the host's torch, no
     # requirement listed) a setup.py importing torch's cpp_extension, as chamferdist's does.
     if "torch" in (facts.get("requirements") or {}) or cuda_tools.builds_with_torch(src):
+        moves = _moves(facts)
         nvcc = env.get("PYTORCH_NVCC") or _nvcc(env)
         if nvcc and not _launched(nvcc):
-            out["PYTORCH_NVCC"] = f"{shlex.quote(launcher)} {nvcc}"
+            script = _named_like(binary, nvcc, env, moves) if moves else None
+            out["PYTORCH_NVCC"] = str(script) if script else f"{shlex.quote(launcher)} {nvcc}"
         out["PATH"] = f"{_on_path(binary)}{os.pathsep}{env.get('PATH', os.defpath)}"
         cxx = env.get("CXX") or "c++"  # what cpp_extension runs when CXX is unset
-        wrapped = None if _launched(cxx) else _named_like(binary, cxx, env)
+        wrapped = None if _launched(cxx) else _named_like(binary, cxx, env, moves)
         if wrapped is not None:
             out["CXX"] = str(wrapped)
         return out
@@ -128,16 +131,26 @@ def _on_path(binary: Path) -> Path:
     return folder
 
 
-def _named_like(binary: Path, compiler: str, env: dict[str, str]) -> Path | None:
-    """A script named like `compiler` that runs it through ccache (torch's build only: see the module doc);
-    None for a compiler given with flags or not found on PATH (left as it is)."""
+def _moves(facts: dict) -> dict[str, str]:
+    """{the build env's torch include dir: its shared copy} (shared_include.py); {} without torch headers."""
+    include = facts.get("torch_include")
+    if not isinstance(include, str) or not Path(include).is_dir():
+        return {}
+    shared = shared_include.shared_copy(Path(include))
+    return {include: str(shared)} if shared else {}
+
+
+def _named_like(binary: Path, compiler: str, env: dict[str, str], moves: dict[str, str]) -> Path | None:
+    """A script named like `compiler` that runs it through ccache (torch's build only: see the module doc),
+    reading each `moves` dir at its shared path; None for a compiler given with flags or not found on PATH
+    (left as it is)."""
     words = shlex.split(compiler)
     real = shutil.which(words[0], path=env.get("PATH", os.defpath)) if len(words) == 1 else None
     if real is None:
         return None
-    digest = hashlib.sha256(f"{binary}\0{real}".encode()).hexdigest()[:12]
+    text = _script(binary, Path(real), moves)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     script = toolchain.cache_dir() / "ccache-cxx" / digest / Path(words[0]).name
-    text = f'#!/bin/sh\n# written by kestrel-release: the compile cache in front of {real}\nexec {shlex.quote(str(binary))} {shlex.quote(real)} "$@"\n'
     if not script.is_file() or script.read_text(encoding="utf-8") != text:
         script.parent.mkdir(parents=True, exist_ok=True)
         tmp = script.with_name(f".{script.name}.{os.getpid()}.{threading.get_ident()}")
@@ -145,6 +158,24 @@ def _named_like(binary: Path, compiler: str, env: dict[str, str]) -> Path | None
         tmp.chmod(0o755)
         os.replace(tmp, script)  # atomic: concurrent builds see the old script or the new one
     return script
+
+
+def _script(binary: Path, real: Path, moves: dict[str, str]) -> str:
+    """The wrapper's text: POSIX sh (dash runs it), each argument that names a moved dir (alone, or
+    joined to -I or -isystem, as cpp_extension passes torch's) rewritten to the shared copy."""
+    q = shlex.quote
+    lines = ["#!/bin/sh", f"# written by kestrel-release: the compile cache in front of {real}"]
+    if moves:
+        lines.append("# torch's headers read at one path for every Python (stages/build/shared_include.py)")
+        for i, (old, new) in enumerate(sorted(moves.items()), 1):
+            lines.append(f"o{i}={q(old)}; n{i}={q(new)}")
+        lines += ["for a do", "  shift", "  case $a in"]
+        for i in range(1, len(moves) + 1):
+            for flag in ("", "-I", "-isystem"):
+                lines.append(f'    {flag}"$o{i}"|{flag}"$o{i}"/*) a={flag}$n{i}${{a#{flag}"$o{i}"}} ;;')
+        lines += ["  esac", '  set -- "$@" "$a"', "done"]
+    lines.append(f'exec {q(str(binary))} {q(str(real))} "$@"')
+    return "\n".join(lines) + "\n"
 
 
 def _launched(compiler: str) -> bool:
