@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kestrel_release import cuda_rules
-from kestrel_release.cuda_rules import Arch
+from kestrel_release.facts import cuda_rules
+from kestrel_release.facts.cuda_rules import Arch
 from kestrel_release.stages.explain.arch_source import ArchSource
 
 # A path component or file-name word that names an arch or a toolkit: dropped from the grouping key.
