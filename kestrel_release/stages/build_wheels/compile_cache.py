@@ -166,7 +166,7 @@ def _script(binary: Path, real: Path, moves: dict[str, str]) -> str:
     q = shlex.quote
     lines = ["#!/bin/sh", f"# written by kestrel-release: the compile cache in front of {real}"]
     if moves:
-        lines.append("# torch's headers read at one path for every Python (stages/build/shared_include.py)")
+        lines.append("# torch's headers read at one path for every Python (stages/build_wheels/shared_include.py)")
         for i, (old, new) in enumerate(sorted(moves.items()), 1):
             lines.append(f"o{i}={q(old)}; n{i}={q(new)}")
         lines += ["for a do", "  shift", "  case $a in"]
