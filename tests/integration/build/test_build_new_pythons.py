@@ -113,3 +113,16 @@ def test_kernels_get_a_cp314_and_a_cp315_wheel_that_verify_and_import(tmp_path: 
         lines = _smoke_in_root(sid_root, wheels[tag], version)
         assert lines[0] == f"0.1.0 {version}", lines
         assert lines[1].startswith("no CUDA driver: could not load /nonexistent/libcuda.so.1"), lines
+
+
+def test_a_free_threaded_python_the_root_lacks_is_one_preflight_line(tmp_path: Path, sid_root: Path):
+    """Debian ships no free-threaded build: asked for 3.14t, the build says where it looked (manylinux's layout)."""
+    project = copy_kernels(tmp_path / "kernels")
+    env = {"KESTREL_RELEASE_BUILD_CONTAINER_ENGINE": "chroot", "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
+    argv = ["build", "--project", str(project), "--python", "3.14t", "--container", str(sid_root), "--no-gpu-check"]
+    result = run_cli(argv, env=env, timeout=600)
+    assert result.code == 3, result.output[-3000:]
+    assert (
+        f"the image {sid_root} has no Python 3.14t (looked for /opt/python/cp314-cp314t/bin/python and python3.14t)"
+        in result.stderr
+    ), result.stderr
