@@ -17,7 +17,7 @@ import pytest
 from kestrel_release.adapters import container as container_adapter
 from kestrel_release.stages.build import container
 
-HERE = "%d.%d" % sys.version_info[:2]
+HERE = "{}.{}".format(*sys.version_info[:2])
 FREE_THREADED = """#!/bin/sh
 [ "$1" = "-c" ] || exit 2
 exec {python} -c 'import sys, sysconfig
