@@ -96,6 +96,9 @@ def test_kernels_get_a_cp314_and_a_cp315_wheel_that_verify_and_import(tmp_path: 
         for row in json.loads(result.stdout)["wheels"]
     }
     assert sorted(wheels) == ["cp314", "cp315"], wheels
+    # sid's glibc is 2.43, but the floor is what the binaries use (dlopen: GLIBC_2.34), as kernels/ pins
+    floors = {row["glibc_floor"] for row in json.loads(result.stdout)["wheels"]}
+    assert floors == {"2.34"}, floors
     for tag, wheel in wheels.items():
         assert f"-{tag}-{tag}-manylinux_2_" in wheel.name, wheel.name
         with zipfile.ZipFile(wheel) as zf:
