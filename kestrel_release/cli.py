@@ -58,9 +58,11 @@ def _root(
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
+    from kestrel_release import run_context
     from kestrel_release.ui import redact
 
-    redact.register_startup()  # before any build child can print a credential
+    # before any build child can print a credential; the run's arguments (sys.argv is another run's in-process)
+    redact.register_startup(argv=list(run_context.current().argv))
     console.configure(verbose=verbose)
 
 

@@ -3,6 +3,8 @@
 Why apart from cli.py: cli.py and commands/ hold the commands (parse, build a config, call one stage, render);
 this module holds what happens around any command: SIGTERM as Ctrl-C, global flags anywhere,
 KestrelError -> exit code + one `error:` line, --json's failure document, and "internal error" for bugs.
+`invoke(argv)` is one invocation in its own run_context (main, the console script, is invoke plus the
+process-wide parts: signals, sys.argv, sys.exit); tests call it in-process (tests/helpers.py: run_in_process).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from types import FrameType, ModuleType
 from typing import Protocol
 
+from kestrel_release import run_context
 from kestrel_release.cli import app
 from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError
 from kestrel_release.ui import ci_output, console
@@ -39,21 +42,34 @@ def _click_exceptions() -> ModuleType:
 
 def main() -> None:
     """Console-script entry point: maps every failure to its exit code, one line."""
+    run = None
     try:
         signal.signal(signal.SIGTERM, _sigterm)
         sys.argv[1:] = _global_flags_first(sys.argv[1:])
-        ci_output.install()  # in a CI job, warnings also become annotations (nothing changes elsewhere)
-        code = _dispatch()
+        run = run_context.RunContext(argv=tuple(sys.argv[1:]))
+        code = invoke(sys.argv[1:], run)
         # The work is finished (or cleanly stopped): a late signal must not turn it into a kill status.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except KeyboardInterrupt:  # outside the command (a second Ctrl-C while reporting the first failure)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if _failure is None:  # the one line, unless the command's own failure was already said
+        if run is None or run.record.failure is None:  # the one line, unless the command's own failure was already said
             sys.stderr.write(f"error: {_INTERRUPTED}\n")
         code = EXIT_INTERRUPTED
     sys.exit(code)
+
+
+def invoke(argv: list[str], run: run_context.RunContext | None = None, prog_name: str | None = None) -> int:
+    """One invocation of the CLI with `argv` (the arguments after the program name) in its own run context
+    (`run`, else a new one): its exit code, after at most one `error:` line and one --json document.
+    Installs no signal handler and never exits: callable in-process, from any thread. `prog_name`: the name
+    usage lines give the program (default: click's, from sys.argv[0])."""
+    args = _global_flags_first(list(argv))
+    run = run or run_context.RunContext(argv=tuple(args))
+    with run_context.using(run):
+        ci_output.install()  # in a CI job, warnings also become annotations (nothing changes elsewhere)
+        return _dispatch(args, prog_name)
 
 
 _GLOBAL_FLAGS = ("-v", "--verbose")
@@ -69,28 +85,21 @@ def _global_flags_first(args: list[str]) -> list[str]:
     return moved + [a for a in args[:end] if a not in _GLOBAL_FLAGS] + args[end:]
 
 
-def _dispatch() -> int:
+def _dispatch(args: list[str], prog_name: str | None) -> int:
     """Run the app; return its exit code after printing at most one `error:` line (and, with
     --json, one JSON document on stdout: the command's, or {"ok": false, "error": {...}})."""
-    code = _run_app()
-    failed = code != EXIT_OK and _failure is not None and _wants_json()
+    code = _run_app(args, prog_name)
+    run = run_context.current()
+    failure = run.record.failure  # what _fail reported, for the --json failure document
+    failed = code != EXIT_OK and failure is not None and run.wants_json()
     if failed and not console.json_emitted():
-        console.emit_json({"ok": False, "error": _failure})
-    console.flush_json(_failure if failed else None)  # a report followed by a failure carries its error
+        console.emit_json({"ok": False, "error": failure})
+    console.flush_json(failure if failed else None)  # a report followed by a failure carries its error
     return code
 
 
-_failure: dict | None = None  # what _run_app reported, for the --json failure document
-
-
-def _wants_json() -> bool:
-    # Also before the command configured the console: a bad flag or a config error with --json.
-    return console.json_mode() or "--json" in sys.argv[1 : sys.argv.index("--") if "--" in sys.argv else None]
-
-
 def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
-    global _failure
-    _failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
+    run_context.current().record.failure = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
     line = message if hint is None else f"{message} — {hint}"
     console.error(line)
     at, number = ci_output.location(line)  # a quoted compiler error: the annotation points at its file
@@ -98,12 +107,14 @@ def _fail(message: str, code: int, kind: str, hint: str | None = None) -> int:
     return code
 
 
-def _run_app() -> int:
+def _run_app(args: list[str], prog_name: str | None) -> int:
     from typer import Abort, Exit
 
     click_exc = _click_exceptions()
     try:
-        code = app(standalone_mode=False)  # registers only the command sys.argv names (cli.py)
+        code = app(
+            args=args, prog_name=prog_name, standalone_mode=False
+        )  # registers only the command args name (cli.py)
         # typer answers a KeyboardInterrupt inside a command by returning 130.
         code = code if isinstance(code, int) else 0
         if code == EXIT_INTERRUPTED:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,16 @@ def _not_in_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     running in an Actions job must neither change what tests see nor write into that job's summary."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _own_run_context() -> Iterator[None]:
+    """Each test starts in a run context of its own (kestrel_release/run_context.py): a flag, a held --json
+    document or a reported failure of one test never reaches the next."""
+    from kestrel_release import run_context
+
+    with run_context.using(run_context.RunContext()):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,8 @@ it gets it, or is skipped with a reason that says what to install (MissingPrereq
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -67,6 +69,35 @@ def run_cli(
         input=input,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_in_process(args: list[str], *, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+    """Run the CLI with ARGS in this process (entry.invoke, in its own run context) with run_cli's environment;
+    stdout and stderr captured, never raises on exit code.
+
+    For the commands that need no process isolation: no signal, no other cwd, no interrupt, nothing that
+    imports differently in a fresh interpreter (`--help` speed, the help cache and the early verify fork are
+    __main__'s, tested through run_cli). `env` is set for the call and restored after it."""
+    from kestrel_release import entry
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", os.environ.get("COLUMNS", "200"))
+        patch.delenv("KESTREL_RELEASE_DEBUG", raising=False)
+        patch.setenv("TWINE_NON_INTERACTIVE", "1")
+        patch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+        for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+            patch.delenv(name, raising=False)
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        patch.chdir(ROOT)  # run_cli's default cwd (a project found from the cwd)
+        patch.setattr(sys, "stdin", io.StringIO(input or ""))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = entry.invoke(args, prog_name="python -m kestrel_release")
+            except SystemExit as exc:  # as the interpreter would report it
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return CliResult(code, out.getvalue(), err.getvalue())
 
 
 def assert_one_line_error(result: CliResult, code: int, *needles: str) -> None:

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from kestrel_release import run_context
+
 T = TypeVar("T")
 UPLOAD_RATE_FLOOR = 256 * 1024  # bytes/s: an upload may take publish.timeout + size / this
 
@@ -55,7 +57,8 @@ def call(fn: Callable[[], T], seconds: float, what: str, abandon: Callable[[], N
         finally:
             done.set()
 
-    threading.Thread(target=work, daemon=True, name=f"deadline: {what}"[:60]).start()
+    # fn runs in the caller's run context (its URL policy, its console): a new thread starts without it.
+    threading.Thread(target=run_context.carried(work), daemon=True, name=f"deadline: {what}"[:60]).start()
     if not done.wait(seconds):
         if abandon is not None:
             abandon()

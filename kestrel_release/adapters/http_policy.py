@@ -11,16 +11,15 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
+from kestrel_release import run_context
 from kestrel_release.errors import UsageError
 
 FLAG = "--allow-insecure-http"
-_allowed = False
 
 
 def allow_insecure(value: bool) -> None:
-    """The command's --allow-insecure-http."""
-    global _allowed
-    _allowed = value
+    """The command's --allow-insecure-http (a field of the run's run_context)."""
+    run_context.configure(allow_insecure_http=value)
 
 
 def is_loopback(host: str | None) -> bool:
@@ -56,7 +55,7 @@ def require_secure(url: str, what: str) -> None:
     holding a control character (require_clean)."""
     require_clean(url, what)
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or _allowed or is_loopback(parts.hostname):
+    if parts.scheme.lower() != "http" or run_context.current().allow_insecure_http or is_loopback(parts.hostname):
         return
     raise UsageError(
         f"{what} {without_userinfo(url)} is plain http:// to another host: the credentials would cross the "

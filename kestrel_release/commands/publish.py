@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kestrel_release import run_context
 from kestrel_release import targets as target_registry  # the flag's help lists the built-in targets
 from kestrel_release.commands.options import (
     DryRunOpt,
@@ -57,7 +58,7 @@ def publish(
     options = stage.options(
         cfg, target, dry_run=dry_run, yes=yes, token_env=token_env, pythons=comma_list(python), **kind_flags
     )
-    result = stage.run(cfg, paths or [], target, options)
+    result = stage.run(cfg, paths or [], target, options, run=run_context.current())
     console.emit_json(result.to_json()) if json else stage.render(cfg, target, result)
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kestrel_release import run_context
 from kestrel_release import targets as target_registry  # the flag's help and default list the built-in targets
 from kestrel_release.commands.options import (
     InsecureOpt,
@@ -79,7 +80,7 @@ def release(
         force=force,
         allow_dirty=allow_dirty,
     )
-    result = stage.run(cfg, options)
+    result = stage.run(cfg, options, run=run_context.current())
     console.emit_json(result.to_json()) if json else stage.render(result)
 
 

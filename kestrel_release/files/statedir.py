@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from kestrel_release import run_context
 from kestrel_release.errors import FilesystemError
 
 GITIGNORE = ".gitignore"
@@ -54,8 +55,7 @@ def _unusable(path: Path, why: str, variable: str) -> FilesystemError:
     )
 
 
-_ready: set[Path] = set()
-_temporary: Path | None = None  # set by allow_temporary_cache when the configured one is unusable
+_ready: set[Path] = set()  # checked usable: a cache of the filesystem, not run policy
 
 
 def cache_dir() -> Path:
@@ -63,8 +63,9 @@ def cache_dir() -> Path:
 
     Created on first use; one that cannot be (HOME=/proc, a read-only or foreign directory) is
     FilesystemError (exit 2) naming it and the variable that moves it, never a traceback later."""
-    if _temporary is not None:
-        return _temporary
+    temporary = run_context.current().record.temporary_cache  # allow_temporary_cache's, for this run only
+    if temporary is not None:
+        return temporary
     path, variable = _configured()
     if path not in _ready:
         try:
@@ -81,8 +82,8 @@ def allow_temporary_cache() -> None:
     """Commands that keep nothing (`version` printing one) run without a usable cache dir: then
     this process's cache is a private temp dir (and uv's too when its own is as unusable),
     removed at exit (or, after a SIGKILL, by the next owned_dir there)."""
-    global _temporary
-    if _temporary is not None:
+    record = run_context.current().record
+    if record.temporary_cache is not None:
         return
     try:
         cache_dir()
@@ -93,10 +94,10 @@ def allow_temporary_cache() -> None:
 
     from kestrel_release.adapters import uv
 
-    _temporary = owned_dir("cache")
-    atexit.register(shutil.rmtree, _temporary, ignore_errors=True)
+    temporary = record.temporary_cache = owned_dir("cache")
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
     if not uv.default_cache_usable():
-        os.environ["UV_CACHE_DIR"] = str(_temporary / "uv")  # inherited by every child (proc.child_env)
+        os.environ["UV_CACHE_DIR"] = str(temporary / "uv")  # inherited by every child (proc.child_env)
 
 
 def root() -> Path:

@@ -13,11 +13,19 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+from kestrel_release import run_context
+
 
 @contextmanager
 def threads(max_workers: int, name: str = "") -> Iterator[ThreadPoolExecutor]:
     """A ThreadPoolExecutor that does not wait for its workers when the block raises (KeyboardInterrupt too)."""
-    pool = ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix=name)
+    # Workers run in the caller's run context: a new thread starts without it (run_context.inherit).
+    pool = ThreadPoolExecutor(
+        max_workers=max(1, max_workers),
+        thread_name_prefix=name,
+        initializer=run_context.inherit,
+        initargs=(run_context.current(),),
+    )
     try:
         yield pool
     except BaseException:

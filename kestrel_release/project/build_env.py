@@ -291,7 +291,14 @@ class Envs:
         torch: dict[str, TorchPin] | None = None,
         extra: Sequence[str] = (),
     ) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(2, len(pythons))), thread_name_prefix="build-env")
+        from kestrel_release import run_context
+
+        self._pool = ThreadPoolExecutor(  # the workers print in the run's context (-v): a new thread starts without it
+            max_workers=max(1, min(2, len(pythons))),
+            thread_name_prefix="build-env",
+            initializer=run_context.inherit,
+            initargs=(run_context.current(),),
+        )
         # No fallback to uv's isolated build for a variant's env (wrong torch) or with build.requires (uv's
         # own env would lack them: the build fails later, at `import torch`, instead of saying why now).
         self.strict = torch is not None or bool(extra)

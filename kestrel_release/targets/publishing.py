@@ -18,6 +18,7 @@ from kestrel_release.targets.base import Options
 
 if TYPE_CHECKING:  # config pulls in more than `--help` needs
     from kestrel_release.config.model import Config
+    from kestrel_release.run_context import RunContext
 
 
 def options(cfg: Config, target: str, **flags: Any) -> Options:
@@ -54,24 +55,27 @@ def _spelling(name: str, value: Any) -> str:
     return f"--{'no-' if value is False else ''}{name.replace('_', '-')}"
 
 
-def run(cfg: Config, paths: list[Path], target: str, options: Options) -> Any:
-    """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
+def run(cfg: Config, paths: list[Path], target: str, options: Options, *, run: RunContext | None = None) -> Any:
+    """Publish `paths` (or the build output) to `target`; raise PublishError on failure. `run`: the invocation's
+    policy (--allow-insecure-http, --json, -v), else the caller's (run_context)."""
+    from kestrel_release import run_context
     from kestrel_release.project import meta as project_meta
 
-    cfg = project_meta.resolve(cfg, paths)  # no [project]: named by the wheels' manifest, else the backend
-    left: list[Path] = []
-    if options.pythons:
-        from kestrel_release.stages.publish import python_select
-        from kestrel_release.stages.verify import resolve_wheels
+    with run_context.using(run):
+        cfg = project_meta.resolve(cfg, paths)  # no [project]: named by the wheels' manifest, else the backend
+        left: list[Path] = []
+        if options.pythons:
+            from kestrel_release.stages.publish import python_select
+            from kestrel_release.stages.verify import resolve_wheels
 
-        paths, left = python_select.for_pythons(resolve_wheels(cfg, list(paths)), options.pythons)
-    result = targets.get(cfg, target).publish(paths, options)
-    if left and hasattr(result, "left_out"):
-        result.left_out = [{"filename": p.name, "reason": "not for the selected Pythons"} for p in left]
-    from kestrel_release.stages.publish import summary as ci_summary
+            paths, left = python_select.for_pythons(resolve_wheels(cfg, list(paths)), options.pythons)
+        result = targets.get(cfg, target).publish(paths, options)
+        if left and hasattr(result, "left_out"):
+            result.left_out = [{"filename": p.name, "reason": "not for the selected Pythons"} for p in left]
+        from kestrel_release.stages.publish import summary as ci_summary
 
-    ci_summary.publish(target, result)  # a CI job's summary page (nothing elsewhere)
-    return result
+        ci_summary.publish(target, result)  # a CI job's summary page (nothing elsewhere)
+        return result
 
 
 def render(cfg: Config, target: str, result: Any) -> None:

@@ -14,10 +14,10 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 
+from kestrel_release import run_context
 from kestrel_release.ui import console, redact
 
 _lock = threading.Lock()
-_warned = {"summary": False}
 # A folded build log keeps its last lines: the start of a long compiler log is rarely what failed.
 GROUP_LINES = 2000
 
@@ -98,8 +98,9 @@ def summary(markdown: str) -> None:
         with _lock, open(target, "a", encoding="utf-8") as fh:  # append: other steps wrote theirs before
             fh.write(redact.mask(markdown).rstrip("\n") + "\n\n")
     except OSError as exc:
-        if not _warned["summary"]:
-            _warned["summary"] = True
+        record = run_context.current().record
+        if not record.summary_warned:  # once per run
+            record.summary_warned = True
             console.warn(f"could not write the job summary {target}: {exc.strerror or exc}")
 
 

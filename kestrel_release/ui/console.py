@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kestrel_release import run_context
 from kestrel_release.ui import redact
 from kestrel_release.ui.sizes import size as size  # re-exported: console.size is the name commands use
 
@@ -51,10 +52,8 @@ def _safe_lines(text: str) -> str:
     return _CONTROL_BUT_LINES.sub(_escape, text)
 
 
-_state = {"verbose": False, "json": False, "emitted": False}
 # Width when stderr is not a terminal and COLUMNS is unset: logs and CI get whole table rows.
 WIDE = 200
-_console: Console | None = None
 
 
 def _make_console() -> Console:
@@ -83,11 +82,12 @@ def live() -> bool:
 
 
 def get_console() -> Console:
-    """The single Rich console (stderr, secret-masking)."""
-    global _console
-    if _console is None:
-        _console = _make_console()
-    return _console
+    """The run's single Rich console (stderr, secret-masking), made on its first print (run_context: each
+    invocation its own, sized for the stderr it has then)."""
+    record = run_context.current().record
+    if record.console is None:
+        record.console = _make_console()
+    return record.console
 
 
 def __getattr__(name: str) -> Console:  # `console.console` is created lazily
@@ -126,18 +126,17 @@ def confirm(question: str, *, yes: bool, refused: tuple[str, str], cancelled: tu
 
 
 def configure(*, verbose: bool | None = None, json_mode: bool | None = None) -> None:
-    if verbose is not None:
-        _state["verbose"] = verbose
-    if json_mode is not None:
-        _state["json"] = json_mode
+    """The run's -v and --json, once parsed (they become fields of its run_context)."""
+    changes = {"verbose": verbose, "json": json_mode}
+    run_context.configure(**{name: value for name, value in changes.items() if value is not None})
 
 
 def verbose() -> bool:
-    return bool(_state["verbose"])
+    return run_context.current().verbose
 
 
 def json_mode() -> bool:
-    return bool(_state["json"])
+    return run_context.current().json
 
 
 def info(message: str) -> None:
@@ -174,7 +173,7 @@ def on_warning(listener: Callable[[str, str | None, int | None], None]) -> None:
 
 
 def debug(message: str) -> None:
-    if _state["verbose"]:
+    if run_context.current().verbose:
         get_console().print(Text(_safe_lines(redact.mask(message)), style="dim"))
 
 
@@ -187,19 +186,18 @@ def emit_json(payload: Any) -> None:
 
     Held until then because a command may report and then fail (verify, doctor: the report, then
     exit 5 / 3): the document must then carry the failure's `error` object too (README)."""
-    _state["emitted"] = True
-    _pending.append(payload)
-
-
-_pending: list[Any] = []
+    record = run_context.current().record
+    record.json_emitted = True
+    record.pending_json.append(payload)
 
 
 def flush_json(error: dict[str, Any] | None = None) -> None:
     """Print the held document on stdout (masked); with `error`, as a failure: ok false plus the error."""
-    if not _pending:
+    pending = run_context.current().record.pending_json
+    if not pending:
         return
-    payload = _pending.pop()
-    _pending.clear()
+    payload = pending.pop()
+    pending.clear()
     if error is not None:
         payload = (
             {**payload, "ok": False, "error": error} if isinstance(payload, dict) else {"ok": False, "error": error}
@@ -213,7 +211,7 @@ def flush_json(error: dict[str, Any] | None = None) -> None:
 
 def json_emitted() -> bool:
     """Whether this run already handed over its JSON document (a failure must not add a second one)."""
-    return bool(_state["emitted"])
+    return run_context.current().record.json_emitted
 
 
 def answer(text: str) -> None:

@@ -11,6 +11,7 @@ import os
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from kestrel_release import run_context
 from kestrel_release.adapters import frontend, git
 from kestrel_release.config.model import Config
 from kestrel_release.errors import BuildError
@@ -51,7 +52,9 @@ def build_all(
     # The newest Python leads: 3.12 on compile extensions with the flags of every later one (-fwrapv before).
     lead = max(plan.pythons, key=pyversions.sort_key) if plan.ccache and not skip_cache else None
     slots = _compile_cache.LeadFirst(jobs, lead if len(plan.pythons) > 1 else None)
-    pool = ThreadPoolExecutor(max_workers=max(1, len(plan.pythons)))
+    pool = ThreadPoolExecutor(  # the workers print in the run's context (-v): a new thread starts without it
+        max_workers=max(1, len(plan.pythons)), initializer=run_context.inherit, initargs=(run_context.current(),)
+    )
     repairer = _repair.Repairer(plan.source_date_epoch, plan.repair_tool)
     proc.reset()
 

@@ -15,11 +15,13 @@ import contextlib
 import dataclasses
 import time
 
+from kestrel_release import run_context
 from kestrel_release.config.model import Config
 from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.files import safepaths
 from kestrel_release.files.fsutil import project_lock
 from kestrel_release.output_dir import manifest
+from kestrel_release.run_context import RunContext
 from kestrel_release.stages.release import advice as release_advice
 from kestrel_release.stages.release import display, drill, rehearsal_bump
 from kestrel_release.stages.release import preflight as release_preflight
@@ -37,22 +39,24 @@ render = display.render
 __all__ = ["TARGETS", "Options", "ReleaseResult", "StepResult", "plan", "render", "run"]
 
 
-def run(cfg: Config, options: Options) -> ReleaseResult:
+def run(cfg: Config, options: Options, *, run: RunContext | None = None) -> ReleaseResult:
     """Run the release pipeline; raises the failing step's error (and its exit code).
 
     `options.prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
     the build step is skipped and preflight checks that output instead of the build machine.
+    `run`: the invocation's policy (--allow-insecure-http, --json, -v), else the caller's (run_context).
     """
     from kestrel_release.project import meta as project_meta
 
-    # no [project]: --from's manifest names the project, else the backend (cached)
-    cfg = project_meta.resolve(cfg, [cfg.out_path] if options.prebuilt else None)
-    options = dataclasses.replace(options, configured=tuple(cfg.targets.items()))  # what each target is
-    steps = plan(options)
-    cfg, skipped = _admit(cfg, options)
-    with project_lock(cfg.project_dir, "release"):
-        cfg, state, result = _prepare(cfg, options, steps, skipped)
-        return _execute(cfg, state, options, steps, result)
+    with run_context.using(run):
+        # no [project]: --from's manifest names the project, else the backend (cached)
+        cfg = project_meta.resolve(cfg, [cfg.out_path] if options.prebuilt else None)
+        options = dataclasses.replace(options, configured=tuple(cfg.targets.items()))  # what each target is
+        steps = plan(options)
+        cfg, skipped = _admit(cfg, options)
+        with project_lock(cfg.project_dir, "release"):
+            cfg, state, result = _prepare(cfg, options, steps, skipped)
+            return _execute(cfg, state, options, steps, result)
 
 
 def plan(options: Options) -> list[Step]:

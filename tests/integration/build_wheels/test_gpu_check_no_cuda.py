@@ -10,7 +10,7 @@ import pytest
 
 from kestrel_release.adapters import gpu
 from tests.factories import make_c_ext_project
-from tests.helpers import assert_one_line_error, python_version, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_in_process
 
 no_gpu_only = pytest.mark.skipif(gpu.has_arch(gpu.detect()[0], "90a"), reason="this machine has an sm_90 GPU")
 ONE_PY = {"KESTREL_RELEASE_PYTHON": python_version()}  # the one make_c_ext_project builds for
@@ -23,24 +23,24 @@ def _gpu_row(result) -> dict:
 @no_gpu_only
 def test_doctor_gpu_row_for_a_package_without_cuda(tmp_path):
     project = make_c_ext_project(tmp_path / "p")
-    row = _gpu_row(run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY))
+    row = _gpu_row(run_in_process(["doctor", "--project", str(project), "--json"], env=ONE_PY))
     assert row["status"] == "ok" and "not needed" in row["detail"]
     row = _gpu_row(
-        run_cli(
+        run_in_process(
             ["doctor", "--project", str(project), "--json"],
             env={**ONE_PY, "KESTREL_RELEASE_VERIFY_REQUIRED_SASS": "sm_90a"},
         )
     )
     assert row["status"] == "warn" and "cross-compiled" in row["detail"]
     (project / "src" / "k.cu").write_text("__global__ void k() {}\n")
-    row = _gpu_row(run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY))
+    row = _gpu_row(run_in_process(["doctor", "--project", str(project), "--json"], env=ONE_PY))
     assert row["status"] != "ok" and "no sm_90a GPU" in row["detail"]
 
 
 @no_gpu_only
 def test_build_refuses_only_when_the_config_demands_a_gpu(tmp_path):
     project = make_c_ext_project(tmp_path / "p")
-    result = run_cli(["build", "--project", str(project)], env={"KESTREL_RELEASE_REQUIRES_GPU": "true"})
+    result = run_in_process(["build", "--project", str(project)], env={"KESTREL_RELEASE_REQUIRES_GPU": "true"})
     assert_one_line_error(result, 3, "needs an sm_90a GPU", "--no-gpu-check")
     assert not (project / "dist-all").exists()
 
@@ -49,7 +49,7 @@ def test_build_refuses_only_when_the_config_demands_a_gpu(tmp_path):
 @no_gpu_only
 def test_build_of_a_package_without_cuda_prints_no_gpu_warning(tmp_path):
     project = make_c_ext_project(tmp_path / "p")
-    result = run_cli(["build", "--project", str(project)])
+    result = run_in_process(["build", "--project", str(project)])
     assert result.code == 0, result.output
     assert "GPU" not in result.stderr and "cross-compiled" not in result.stderr
     assert len(list((project / "dist-all").glob(f"mini_ext-0.1.0-cp{python_version().replace('.', '')}-*.whl"))) == 1

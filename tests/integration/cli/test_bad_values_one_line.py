@@ -11,7 +11,7 @@ import pytest
 
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_dist, make_project
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, run_cli, run_in_process
 
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}
 SECRET = "pypi-sécret€-not-latin1-4f9a2c"
@@ -28,17 +28,17 @@ def test_a_password_outside_latin1_is_one_line_without_the_password(project):
     with PypiSandbox() as box:
         args = ["publish", "--project", str(project), "--target", "sandbox", "--repository-url", box.upload_url]
         env = {"TWINE_USERNAME": box.username, "TWINE_PASSWORD": SECRET, **FAST}
-        result = run_cli([*args, "--yes"], env=env, timeout=300)
+        result = run_in_process([*args, "--yes"], env=env)
         assert_one_line_error(result, 6, "the password for sandbox is not usable", "cannot carry (not Latin-1)")
         assert "sécret" not in result.output and SECRET not in result.output
-        as_json = run_cli([*args, "--yes", "--json"], env=env, timeout=300)
+        as_json = run_in_process([*args, "--yes", "--json"], env=env)
         assert json.loads(as_json.stdout)["error"]["exit_code"] == 6 and "sécret" not in as_json.output
 
 
 @pytest.mark.parametrize("url", ["https://upload.example.org/legacy/\r\nX-Injected: 1", "https://a.example/\nlegacy/"])
 def test_a_repository_url_with_a_line_break_is_a_usage_error(project, url):
     args = ["publish", "--project", str(project), "--target", "custom", "--repository-url", url, "--yes"]
-    result = run_cli(args, env={"TWINE_USERNAME": "u", "TWINE_PASSWORD": "p-123456", **FAST}, timeout=300)
+    result = run_in_process(args, env={"TWINE_USERNAME": "u", "TWINE_PASSWORD": "p-123456", **FAST})
     assert_one_line_error(result, 2, "holds a line break")
     assert "X-Injected" not in result.stderr
 
@@ -48,9 +48,9 @@ def test_a_nul_byte_in_out_dir_is_a_usage_error(project):
     (project / "pyproject.toml").write_text(
         text.replace("[tool.kestrel-release]\n", '[tool.kestrel-release]\nout_dir = "dist\\u0000all"\n')
     )
-    result = run_cli(["verify", "--project", str(project)], timeout=300)
+    result = run_in_process(["verify", "--project", str(project)])
     assert_one_line_error(result, 2, "out_dir: holds a NUL byte")
-    result = run_cli(["verify", "--project", str(project), "--json"], timeout=300)
+    result = run_in_process(["verify", "--project", str(project), "--json"])
     assert json.loads(result.stdout)["error"]["exit_code"] == 2
 
 

@@ -15,7 +15,7 @@ import pytest
 from kestrel_release.adapters import gpu
 from kestrel_release.config import load as config
 from kestrel_release.stages import doctor
-from tests.helpers import KERNELS, assert_one_line_error, python_version, run_cli
+from tests.helpers import KERNELS, assert_one_line_error, python_version, run_in_process
 
 HAS_H100 = gpu.has_arch(gpu.detect()[0], "90a")
 ONE_PY = {"KESTREL_RELEASE_PYTHON": python_version()}  # checks that are not about interpreters probe only one
@@ -37,7 +37,7 @@ def _fake_smi(tmp_path: Path, line: str) -> Path:
 
 @no_gpu_only
 def test_no_gpu_is_a_warning_by_default():
-    result = run_cli(["doctor", "--project", str(KERNELS), "--json"], env=ONE_PY)
+    result = run_in_process(["doctor", "--project", str(KERNELS), "--json"], env=ONE_PY)
     checks = _by_name(json.loads(result.stdout))
     assert checks["GPU"]["status"] == "warn"
     assert "cross-compiled" in checks["GPU"]["detail"]
@@ -46,18 +46,20 @@ def test_no_gpu_is_a_warning_by_default():
 
 @no_gpu_only
 def test_no_gpu_fails_when_required():
-    result = run_cli(["doctor", "--project", str(KERNELS)], env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "true"})
+    result = run_in_process(
+        ["doctor", "--project", str(KERNELS)], env={**ONE_PY, "KESTREL_RELEASE_REQUIRES_GPU": "true"}
+    )
     assert_one_line_error(result, 3, "GPU: no sm_80/sm_90a/sm_100f/sm_120f GPU")
     assert "run on an H100 host" in result.stderr
 
 
 def test_missing_nvcc_fails_with_the_fix():
-    result = run_cli(["doctor", "--project", str(KERNELS)], env={**ONE_PY, "CUDACXX": "/nonexistent/nvcc"})
+    result = run_in_process(["doctor", "--project", str(KERNELS)], env={**ONE_PY, "CUDACXX": "/nonexistent/nvcc"})
     assert_one_line_error(result, 3, "CUDA toolkits", "CUDACXX=/nonexistent/nvcc", "set CUDACXX=")
 
 
 def test_missing_interpreter_named():
-    result = run_cli(
+    result = run_in_process(
         ["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": f"{python_version()},3.99"}
     )
     assert result.code == 3
@@ -73,7 +75,7 @@ def test_credentials_present_but_never_shown(tmp_path):
     secret_pw, secret_gh = "pypi-" + "A" * 40, "s3cr3t-gh-value-123456"
     rc = tmp_path / "pypirc"
     rc.write_text(f"[testpypi]\nusername = __token__\npassword = {secret_pw}\n")
-    result = run_cli(
+    result = run_in_process(
         ["doctor", "--project", str(KERNELS), "--json"],
         env={**ONE_PY, "PYPIRC": str(rc), "GH_TOKEN": secret_gh, "TWINE_PASSWORD": ""},
     )
@@ -132,7 +134,7 @@ def test_glibc_too_old_for_plat(tmp_path):
         plat = "manylinux_2_99_x86_64"
         """).replace("PY", python_version())
     )
-    result = run_cli(["doctor", "--project", str(tmp_path)])
+    result = run_in_process(["doctor", "--project", str(tmp_path)])
     assert_one_line_error(result, 3, "glibc", "older than manylinux_2_99_x86_64")
 
 
@@ -155,7 +157,7 @@ def test_doctor_lists_each_configured_toolkit_with_its_version_and_archs(tmp_pat
     nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")
     nvcc.chmod(0o755)
     env = {"CUDACXX": str(nvcc), "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
-    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    result = run_in_process(["doctor", "--project", str(project), "--json"], env=env)
     checks = _by_name(json.loads(result.stdout))
     assert checks["CUDA 13.0"]["status"] == "ok"
     assert checks["CUDA 13.0"]["detail"] == f"13.0.88 (CUDACXX: nvcc {nvcc}); builds sm_80, sm_90a, sm_110"
@@ -194,7 +196,7 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
     wrapper.chmod(0o755)
     project = _torch_project(tmp_path / "ext")
     env = {**ONE_PY, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}", "CUDA_HOME": "", "CUDA_PATH": ""}
-    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    result = run_in_process(["doctor", "--project", str(project), "--json"], env=env)
     row = _by_name(json.loads(result.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "ok", row
     assert row["detail"] == (
@@ -210,18 +212,18 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
     stray.parent.mkdir(parents=True)
     stray.write_text("#!/bin/sh\nexit 1\n")
     stray.chmod(0o755)
-    broken = run_cli(
+    broken = run_in_process(
         ["doctor", "--project", str(project), "--json"], env={**env, "PATH": f"{stray.parent}:/usr/bin:/bin"}
     )
     row = _by_name(json.loads(broken.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "fail" and row["fix"].startswith("export CUDA_HOME="), row
     assert broken.code == 3
-    fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
+    fixed = run_in_process(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
     row = _by_name(json.loads(fixed.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "ok" and row["detail"].startswith(f"{toolkit} (from CUDA_HOME)"), row
     # A C++-only torch extension never runs nvcc: the same machine is no problem for it.
     (project / "csrc" / "k.cu").unlink()
-    cpp_only = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    cpp_only = run_in_process(["doctor", "--project", str(project), "--json"], env=env)
     assert "CUDA_HOME (as torch derives it)" not in _by_name(json.loads(cpp_only.stdout))
 
 
@@ -240,12 +242,12 @@ def test_a_compiler_with_a_private_libstdcxx_is_named_before_any_torch_build(tmp
     static.parent.mkdir()
     static.write_text('#!/bin/sh\nexec g++ -static-libstdc++ "$@"\n')
     static.chmod(0o755)
-    result = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": str(static)})
+    result = run_in_process(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": str(static)})
     row = _by_name(json.loads(result.stdout))["C++ runtime for torch"]
     assert row["status"] == "fail" and "private static libstdc++" in row["detail"], row
     assert row["fix"].startswith('set build.env = {CXX = "/usr/bin/g++"}')
     assert result.code == 3
-    fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": "g++"})
+    fixed = run_in_process(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "CXX": "g++"})
     row = _by_name(json.loads(fixed.stdout))["C++ runtime for torch"]
     assert row == {**row, "status": "ok", "detail": "g++ links the shared libstdc++"}
 
@@ -270,7 +272,7 @@ def test_a_torch_of_another_cuda_major_than_the_builds_nvcc_fails_its_python_row
     (project / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
     (project / "pyproject.toml").write_text("[tool.kestrel-release]\nbuild.isolation = false\n")
     env = {**ONE_PY, "PYTHONPATH": str(tmp_path / "site"), "CUDA_HOME": str(toolkit)}
-    result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
+    result = run_in_process(["doctor", "--project", str(project), "--json"], env=env)
     row = _by_name(json.loads(result.stdout))[f"Python {python_version()}"]
     assert row["status"] == "fail", row
     assert "torch was built with CUDA 12.8, the build's nvcc" in row["detail"] and "is CUDA 13." in row["detail"]
@@ -296,7 +298,7 @@ def test_a_torch_extension_that_cannot_build_here_is_named_with_the_edit_that_fi
         '[project]\nname = "ext"\nversion = "0.1.0"\n'
         '[tool.kestrel-release]\ncuda_arch = "90a"\n[tool.kestrel-release.build]\nisolation = false\n'
     )
-    result = run_cli(["doctor", "--project", str(project), "--json"], env=ONE_PY)
+    result = run_in_process(["doctor", "--project", str(project), "--json"], env=ONE_PY)
     rows = _by_name(json.loads(result.stdout))
     py = rows[f"Python {python_version()}"]
     assert py["status"] == "fail" and "no torch to import, which setup.py imports" in py["detail"], py
@@ -311,5 +313,5 @@ def test_a_torch_extension_that_cannot_build_here_is_named_with_the_edit_that_fi
     )
     assert gate["fix"].startswith('set FORCE_CUDA = "1" in build.env')
     assert result.code == 3
-    forced = run_cli(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "FORCE_CUDA": "1"})
+    forced = run_in_process(["doctor", "--project", str(project), "--json"], env={**ONE_PY, "FORCE_CUDA": "1"})
     assert _by_name(json.loads(forced.stdout))["CUDA build gate"]["status"] == "ok"

@@ -12,7 +12,7 @@ from kestrel_release import __version__
 from kestrel_release.output_dir import manifest
 from kestrel_release.records.manifest import SCHEMA_VERSION
 from tests.factories import make_dist, make_project
-from tests.helpers import assert_one_line_error, python_version, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_in_process
 
 NEWER = SCHEMA_VERSION + 1
 
@@ -52,14 +52,16 @@ LINE = (
 def test_a_newer_manifest_stops_the_command_naming_both_tools(project: Path, command: list[str]) -> None:
     _as_newer(project / "dist-all")
     args = [str(project / a) if a == "dist-all" else a for a in command]
-    result = run_cli([*args, "--project", str(project)])
+    result = run_in_process([*args, "--project", str(project)])
     assert_one_line_error(result, 2, *LINE)
 
 
 def test_assemble_refuses_a_newer_input_and_writes_nothing(project: Path, tmp_path: Path) -> None:
     _as_newer(project / "dist-all")
     out = tmp_path / "release"
-    result = run_cli(["assemble", str(project / "dist-all"), "--out", str(out), "--project", str(project), "--json"])
+    result = run_in_process(
+        ["assemble", str(project / "dist-all"), "--out", str(out), "--project", str(project), "--json"]
+    )
     assert_one_line_error(result, 2, *LINE)
     assert json.loads(result.stdout)["error"]["kind"] == "incompatible"
     assert not out.exists()
@@ -72,7 +74,7 @@ def test_a_schema_1_output_assembles_and_the_result_is_this_tools(project: Path,
     del data["schema_version"], data["tool_version"]
     (dist / manifest.MANIFEST).write_text(json.dumps({**data, "schema": 1, "toolchain": {"kestrel-release": "0.0.9"}}))
     out = tmp_path / "release"
-    result = run_cli(["assemble", str(dist), "--out", str(out), "--project", str(project)])
+    result = run_in_process(["assemble", str(dist), "--out", str(out), "--project", str(project)])
     assert result.code == 0, result.output
     written = json.loads((out / manifest.MANIFEST).read_text())
     assert (written["schema_version"], written["tool_version"]) == (SCHEMA_VERSION, __version__)
@@ -81,7 +83,7 @@ def test_a_schema_1_output_assembles_and_the_result_is_this_tools(project: Path,
 
 def test_a_manifest_with_a_field_this_schema_lacks_is_named(project: Path) -> None:
     _rewrite(project / "dist-all", shiny=True)
-    result = run_cli(["verify", "--project", str(project)])
+    result = run_in_process(["verify", "--project", str(project)])
     assert_one_line_error(result, 2, "release-manifest.json: unknown field 'shiny'", "rebuild")
 
 
@@ -89,8 +91,8 @@ def test_assemble_replaces_an_output_a_newer_schema_wrote(project: Path, tmp_pat
     """The refusal's advice works: this version writes over what the other version wrote."""
     out = tmp_path / "release"
     args = ["assemble", str(project / "dist-all"), "--out", str(out), "--project", str(project)]
-    assert run_cli(args).code == 0
+    assert run_in_process(args).code == 0
     _as_newer(out)
-    result = run_cli(args)
+    result = run_in_process(args)
     assert result.code == 0, result.output
     assert json.loads((out / manifest.MANIFEST).read_text())["schema_version"] == SCHEMA_VERSION

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_wheel
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, run_in_process
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "cuda"
 
@@ -24,7 +24,7 @@ def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_whe
     with PypiSandbox(directory=packages) as box:
         page = box.simple_url + "kestrel-kernels/"
         args = ["explain", "--index", page, "--gpu", "sm_89", "--python", "3.12", "--platform", "manylinux_2_34_x86_64"]
-        ok = run_cli([*args, "--driver", "580.65.06", "--json"], env=env, timeout=120)
+        ok = run_in_process([*args, "--driver", "580.65.06", "--json"], env=env)
         assert ok.code == 0, ok.output
         doc = json.loads(ok.stdout)
         assert doc["ok"] is True and doc["wheel"] == "kestrel_kernels-0.1.0-cp312-cp312-manylinux_2_28_x86_64.whl"
@@ -36,9 +36,9 @@ def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_whe
             "cuda": "13.0",
             "compressed": False,
         }
-        old = run_cli([*args, "--driver", "535.104.05"], env=env, timeout=120)
+        old = run_in_process([*args, "--driver", "535.104.05"], env=env)
         assert_one_line_error(old, 5, "_attn.so has nothing sm_89 with driver 535.104.05 loads", "driver >= 580.65.06")
-        none = run_cli(
+        none = run_in_process(
             [*args[:-4], "--python", "3.9", "--platform", "manylinux_2_34_x86_64", "--driver", "580.65.06"], env=env
         )
         assert_one_line_error(
@@ -60,7 +60,7 @@ def test_explain_in_a_project_names_its_arch_list_and_takes_a_driver_branch(tmp_
     wheel = make_wheel(tmp_path / "w", cubin, tag="cp312-cp312-manylinux_2_28_x86_64")
     args = ["explain", str(wheel), "--project", str(project), "--python", "3.12"]
     args += ["--platform", "manylinux_2_34_x86_64", "--driver", "580"]
-    missing = run_cli([*args, "--gpu", "sm_80"])
+    missing = run_in_process([*args, "--gpu", "sm_80"])
     assert_one_line_error(missing, 5, "nothing runs on sm_80", 'add "8.0" to TORCH_CUDA_ARCH_LIST in build.env')
     assert "to cuda_arch" not in missing.output
-    assert run_cli([*args, "--gpu", "sm_90"]).code == 0
+    assert run_in_process([*args, "--gpu", "sm_90"]).code == 0

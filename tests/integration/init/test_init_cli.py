@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release._compat import tomllib
-from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_cli
+from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_in_process
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"
@@ -45,7 +45,7 @@ def ignore_lines(project: Path) -> list[str]:
 def test_init_on_an_example_writes_the_committed_table(tmp_path, name):
     project, committed = example_before_init(name, tmp_path / name)
     before = (project / "pyproject.toml").read_bytes()
-    result = run_cli(["init", "--project", str(project), "--yes", "--python", PYS])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--python", PYS])
     assert result.code == 0, result.output
     after = (project / "pyproject.toml").read_bytes()
     assert after.startswith(before)  # nothing before the table changed, byte for byte
@@ -58,7 +58,7 @@ def test_init_on_an_example_writes_the_committed_table(tmp_path, name):
 
 def test_torch_example_choices(tmp_path):
     project, _ = example_before_init("torch-cuda-ext", tmp_path / "t")
-    assert run_cli(["init", "--project", str(project), "--yes", "--python", PYS]).code == 0
+    assert run_in_process(["init", "--project", str(project), "--yes", "--python", PYS]).code == 0
     t = table(project)
     assert t["abi"] == "abi3" and t["cuda_arch"] == "90a" and t["python"] == PYS.split(",")
     assert t["version_files"] == [{"path": "torch_cuda_ext/version.py", "pattern": '__version__ = "{version}"'}]
@@ -69,7 +69,7 @@ def test_torch_example_choices(tmp_path):
 
 def test_c_ext_stub_ships_its_tests_on_purpose(tmp_path):
     project, _ = example_before_init("c-ext-stub", tmp_path / "c")
-    result = run_cli(["init", "--project", str(project), "--yes", "--python", PYS])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--python", PYS])
     assert result.code == 0, result.output
     verify = table(project)["verify"]
     assert "/tests/**" not in verify["forbid"] and "tests/**" not in verify["forbid"] and "*.c" in verify["forbid"]
@@ -81,11 +81,11 @@ def test_c_ext_stub_ships_its_tests_on_purpose(tmp_path):
 
 def test_second_run_changes_nothing_and_says_so(tmp_path):
     project, _ = example_before_init("c-ext-stub", tmp_path / "c")
-    assert run_cli(["init", "--project", str(project), "--yes", "--python", PYS]).code == 0
+    assert run_in_process(["init", "--project", str(project), "--yes", "--python", PYS]).code == 0
     files = {p: (project / p).read_bytes() for p in ("pyproject.toml", ".gitignore")}
     mtimes = {p: (project / p).stat().st_mtime_ns for p in files}
     time.sleep(0.01)
-    again = run_cli(["init", "--project", str(project)], input="")  # no --yes, no TTY: nothing to ask
+    again = run_in_process(["init", "--project", str(project)], input="")  # no --yes, no TTY: nothing to ask
     assert again.code == 0, again.output
     assert "nothing to change" in again.stderr
     assert {p: (project / p).read_bytes() for p in files} == files
@@ -95,7 +95,7 @@ def test_second_run_changes_nothing_and_says_so(tmp_path):
 def test_bundled_kernels_are_already_set_up():
     # No --yes and no terminal: were init to want any change, it would refuse (exit 2) instead.
     files = {name: (KERNELS / name).read_bytes() for name in ("pyproject.toml", ".gitignore")}
-    result = run_cli(["init", "--project", str(KERNELS)], input="")
+    result = run_in_process(["init", "--project", str(KERNELS)], input="")
     assert result.code == 0, result.output
     assert "nothing to change" in result.stderr
     # git already ignores the working files (kernels/.gitignore and the repository's own).
@@ -108,7 +108,7 @@ def test_configured_project_outside_git_only_gets_ignore_lines(tmp_path):
     shutil.copy(KERNELS / "pyproject.toml", project / "pyproject.toml")
     (project / ".gitignore").write_text("dist-all/\n*.so")  # no final newline; one line present unanchored
     before = (project / "pyproject.toml").read_bytes()
-    result = run_cli(["init", "--project", str(project), "--yes"])
+    result = run_in_process(["init", "--project", str(project), "--yes"])
     assert result.code == 0, result.output
     assert (project / "pyproject.toml").read_bytes() == before
     assert ignore_lines(project) == ["dist-all/", "*.so", "# kestrel-release working files", *WORKING_FILES[1:]]
@@ -134,7 +134,7 @@ def test_hatchling_pure_project(tmp_path):
     (project / "src" / "pure_pkg").mkdir(parents=True)
     (project / "src" / "pure_pkg" / "__init__.py").write_text('__version__ = "0.4.0"\n')
     (project / "pyproject.toml").write_text(HATCH)
-    result = run_cli(["init", "--project", str(project), "--yes", "--json"])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--json"])
     assert result.code == 0, result.output
     doc = json.loads(result.stdout)  # one JSON document on stdout
     text = (project / "pyproject.toml").read_text()
@@ -146,10 +146,10 @@ def test_hatchling_pure_project(tmp_path):
     # Pythons found on this machine, never below requires-python.
     assert t["python"] and all(v >= "3.11" for v in t["python"]) and "3.10" not in t["python"]
     # The table drives the other commands: `version` reads it and the version file agrees.
-    shown = run_cli(["version", "--project", str(project), "--json"])
+    shown = run_in_process(["version", "--project", str(project), "--json"])
     assert shown.code == 0, shown.output
     assert json.loads(shown.stdout)["new"] == "0.4.0"
-    bump = run_cli(["version", "bump", "patch", "--project", str(project)])
+    bump = run_in_process(["version", "bump", "patch", "--project", str(project)])
     assert bump.code == 0, bump.output
     assert (project / "src" / "pure_pkg" / "__init__.py").read_text() == '__version__ = "0.4.1"\n'
 
@@ -176,7 +176,7 @@ def test_scikit_build_core_cuda_project_keeps_crlf(tmp_path):
     (project / "csrc" / "k.cu").write_text("__global__ void k() {}\n")
     (project / "CMakeLists.txt").write_text("project(skb LANGUAGES C CUDA)\n")
     (project / "pyproject.toml").write_bytes(SKB.encode())
-    result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.11,3.12"])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--python", "3.11,3.12"])
     assert result.code == 0, result.output
     data = (project / "pyproject.toml").read_bytes()
     assert data.startswith(SKB.encode()) and b"\n" not in data.replace(b"\r\n", b"")
@@ -196,7 +196,7 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
         ["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/pure-pkg.git"], check=True
     )
     (project / ".gitignore").write_text("dist-all*\n")  # covers the output and the rehearsal dir
-    result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12"])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
     # git already ignores both output dirs: only what it does not ignore yet is appended.
     assert ignore_lines(project) == ["dist-all*", "# kestrel-release working files", *WORKING_FILES[2:]]
@@ -212,7 +212,7 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
     ).stdout
     assert ".kestrel" not in status and "pyproject.toml" in status
     before = (project / ".gitignore").read_bytes()
-    assert run_cli(["init", "--project", str(project), "--yes"]).code == 0
+    assert run_in_process(["init", "--project", str(project), "--yes"]).code == 0
     assert (project / ".gitignore").read_bytes() == before
     assert table(project)["targets"] == {"github": {"repo": "acme/pure-pkg"}}  # releases go to the user's repo
     assert "no github.com remote" not in result.stderr
@@ -221,11 +221,11 @@ def test_git_ignored_files_are_not_added_again(tmp_path):
 def test_refuses_without_a_terminal_and_changes_nothing(tmp_path):
     project, _ = example_before_init("torch-cuda-ext", tmp_path / "t")
     before = (project / "pyproject.toml").read_bytes()
-    result = run_cli(["init", "--project", str(project), "--python", PYS], input="")
+    result = run_in_process(["init", "--project", str(project), "--python", PYS], input="")
     assert_one_line_error(result, 2, "stdin is not a terminal", "--yes")
     assert "[tool.kestrel-release]" in result.stderr  # the table it would write is shown
     assert (project / "pyproject.toml").read_bytes() == before and not (project / ".gitignore").exists()
-    as_json = run_cli(["init", "--project", str(project), "--python", PYS, "--json"], input="")
+    as_json = run_in_process(["init", "--project", str(project), "--python", PYS, "--json"], input="")
     assert as_json.code == 2
     error = json.loads(as_json.stdout)["error"]
     assert json.loads(as_json.stdout)["ok"] is False and error["exit_code"] == 2 and error["kind"] == "usage"
@@ -273,7 +273,7 @@ def test_asks_on_a_terminal(tmp_path, answer, code):
 )
 def test_bad_project_is_one_error_line(tmp_path, setup, needle):
     setup(tmp_path)
-    result = run_cli(["init", "--project", str(tmp_path), "--yes"])
+    result = run_in_process(["init", "--project", str(tmp_path), "--yes"])
     assert_one_line_error(result, 2, needle)
 
 
@@ -281,7 +281,7 @@ def test_setup_py_only_project_gets_a_pyproject_with_just_the_table(tmp_path):
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='legacy', version='2.1')\n")
     (tmp_path / "legacy").mkdir()
     (tmp_path / "legacy" / "__init__.py").write_text("")
-    result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
+    result = run_in_process(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
     data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
     assert list(data) == ["tool"] and list(data["tool"]) == ["kestrel-release"]
@@ -290,7 +290,7 @@ def test_setup_py_only_project_gets_a_pyproject_with_just_the_table(tmp_path):
 
 def test_bad_python_flag_is_one_error_line(tmp_path):
     project, _ = example_before_init("c-ext-stub", tmp_path / "c")
-    result = run_cli(["init", "--project", str(project), "--yes", "--python", "3.12,python3.13"])
+    result = run_in_process(["init", "--project", str(project), "--yes", "--python", "3.12,python3.13"])
     assert_one_line_error(result, 2, "--python: python3.13 is not a CPython version")
     assert not (project / ".gitignore").exists()
 
@@ -314,7 +314,7 @@ def test_init_on_a_meson_python_package_finds_its_extension_and_every_version_pl
     for rel, text in PYWAVELETS.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.11,3.12"])
+    result = run_in_process(["init", "--project", str(tmp_path), "--yes", "--python", "3.11,3.12"])
     assert result.code == 0, result.output
     assert table(tmp_path)["version_files"] == [
         {"path": "meson.build", "pattern": "version: '{version}'"},
@@ -328,20 +328,20 @@ def test_init_on_a_meson_python_package_finds_its_extension_and_every_version_pl
         in (tmp_path / "pyproject.toml").read_text()
     )
 
-    shown = run_cli(["version", "--project", str(tmp_path)])
+    shown = run_in_process(["version", "--project", str(tmp_path)])
     assert shown.code == 0 and shown.stdout == "1.9.0\n"
     warnings = [line for line in shown.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: versions disagree: util/version_utils.py has 1.8.0, pyproject.toml has 1.9.0"]
 
-    refused = run_cli(["version", "bump", "patch", "--project", str(tmp_path)])
+    refused = run_in_process(["version", "bump", "patch", "--project", str(tmp_path)])
     assert_one_line_error(refused, 2, "util/version_utils.py has 1.8.0")
-    assert run_cli(["version", "set", "1.9.0", "--force", "--project", str(tmp_path)]).code == 0  # as init said
-    bumped = run_cli(["version", "bump", "patch", "--project", str(tmp_path)])
+    assert run_in_process(["version", "set", "1.9.0", "--force", "--project", str(tmp_path)]).code == 0  # as init said
+    bumped = run_in_process(["version", "bump", "patch", "--project", str(tmp_path)])
     assert bumped.code == 0, bumped.output
     assert "1.9.0 -> 1.9.1 in pyproject.toml, meson.build, util/version_utils.py" in bumped.stderr
     assert (tmp_path / "util/version_utils.py").read_text() == "MAJOR = 1\nMINOR = 9\nMICRO = 1\nISRELEASED = True\n"
     assert "  version: '1.9.1',\n" in (tmp_path / "meson.build").read_text()
-    assert run_cli(["version", "--project", str(tmp_path)]).stderr.count("warning:") == 0
+    assert run_in_process(["version", "--project", str(tmp_path)]).stderr.count("warning:") == 0
 
 
 def test_init_on_an_in_tree_backend_over_setuptools(tmp_path):
@@ -360,7 +360,7 @@ def test_init_on_an_in_tree_backend_over_setuptools(tmp_path):
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    result = run_cli(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
+    result = run_in_process(["init", "--project", str(tmp_path), "--yes", "--python", "3.12"])
     assert result.code == 0, result.output
     assert table(tmp_path)["version_files"] == [
         {"path": "setup.py", "pattern": "VERSION = '{version}'"},

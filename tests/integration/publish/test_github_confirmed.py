@@ -15,7 +15,7 @@ import pytest
 
 from kestrel_release.sandbox.github.emulator import GithubEmulator
 from tests.factories import build_output, make_dist, make_github_project, make_project
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, run_in_process
 from tests.integration.github_support import CANARY, REPO, TAG
 
 SUMS = "SHA256SUMS"
@@ -36,7 +36,7 @@ def trap():
 
 def publish(gh, project, *extra, env=None):
     args = ["publish", "--target", "github", "--project", str(project), "--api-url", gh.api_url, *extra]
-    return run_cli(args, env={"GH_TOKEN": CANARY, "GITHUB_TOKEN": "", **(env or {})}, timeout=300)
+    return run_in_process(args, env={"GH_TOKEN": CANARY, "GITHUB_TOKEN": "", **(env or {})})
 
 
 def published(gh, tag=TAG) -> dict[str, str]:
@@ -197,14 +197,14 @@ def test_a_token_that_cannot_be_sent_is_one_line_and_never_printed(gh, tmp_path,
             "KESTREL_RELEASE_GITHUB_API_URL": gh.api_url,
             "KESTREL_RELEASE_GITHUB_REPO": REPO,
         }
-        result = run_cli([*args, "--yes"], env=env)
+        result = run_in_process([*args, "--yes"], env=env)
         code = 3  # release's preflight: every target's credentials before anything changes
     else:
         project = make_github_project(tmp_path / "kernels", "0.1.0")
         build_output(project, "0.1.0", gh.add_commit(REPO))
         flags = {"plain": [], "-v": [], "--json": ["--json"]}[mode]
         args = ["publish", "--target", "github", "--project", str(project), "--api-url", gh.api_url, *flags]
-        result = run_cli((["-v"] if mode == "-v" else []) + args, env={"GH_TOKEN": token, "GITHUB_TOKEN": ""})
+        result = run_in_process((["-v"] if mode == "-v" else []) + args, env={"GH_TOKEN": token, "GITHUB_TOKEN": ""})
         code = 6
     assert_one_line_error(result, code, "GH_TOKEN", "not usable")
     for piece in [PLAIN[:20], PLAIN[20:], "S3cond" * 6]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from kestrel_release.adapters.uv import find_uv
 from kestrel_release.sandbox.static_host import StaticHost
 from tests.factories import NAME, make_project, make_variant_dist
-from tests.helpers import assert_one_line_error, python_version, run_cli
+from tests.helpers import assert_one_line_error, python_version, run_in_process
 
 TARGET = '\n[tool.kestrel-release.targets.wheels]\nkind = "static-index"\ndir = "site/whl"\n'
 
@@ -24,7 +24,7 @@ def project_with_variants(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
 
 
 def publish(project: Path, *args: str):
-    return run_cli(["publish", "--project", str(project), "--target", "wheels", "--json", *args])
+    return run_in_process(["publish", "--project", str(project), "--target", "wheels", "--json", *args])
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -143,7 +143,7 @@ def test_other_bytes_under_a_published_name_exit_6_with_one_line(tmp_path):
     # other bytes, same name: a rebuild that is not reproducible, with its own consistent manifest
     make_variant_dist(out, variants=(("2.13", "12.6", False),), payload=b"other")
     rebuilt = next(out.rglob("*.whl"))
-    result = run_cli(["publish", "--project", str(project), "--target", "wheels", str(rebuilt)])
+    result = run_in_process(["publish", "--project", str(project), "--target", "wheels", str(rebuilt)])
     assert_one_line_error(result, 6, "already lists kestrel_kernels-0.1.0+cu126-py3-none-any.whl with sha256")
     assert files(project / "site/whl") == before
 
@@ -152,7 +152,7 @@ def test_a_static_index_without_dir_is_one_config_error(tmp_path):
     project = make_project(tmp_path / "kernels")
     with open(project / "pyproject.toml", "a") as fh:
         fh.write('\n[tool.kestrel-release.targets.wheels]\nkind = "static-index"\ndri = "x"\n')
-    result = run_cli(["publish", "--project", str(project), "--target", "wheels"])
+    result = run_in_process(["publish", "--project", str(project), "--target", "wheels"])
     assert result.code == 2, result.output
     assert "targets.wheels].dri: unknown key (did you mean 'dir'?)" in result.stderr
     assert "targets.wheels].dir: missing" in result.stderr
@@ -168,7 +168,7 @@ def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_pa
     with GithubEmulator(repos=(GITHUB_REPO,)) as gh:
         args = ["--api-url", gh.api_url, "--token-env", "EMU_TOKEN"]
         env = {"EMU_TOKEN": gh.token}
-        result = run_cli(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
+        result = run_in_process(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
         assert result.code == 0, result.output
         doc = json.loads(result.stdout)
         assert doc["release"]["tag"] == "v0.1.0"
@@ -179,7 +179,7 @@ def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_pa
         assert not list(root.rglob("*.whl"))  # the pages link the assets; no copies
         page = (root / f"cu126/{NAME}/index.html").read_text()
         assert f'href="{gh.url}/{GITHUB_REPO}/releases/download/v0.1.0/kestrel_kernels-0.1.0%2Bcu126-py3' in page
-        again = run_cli(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
+        again = run_in_process(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
         assert again.code == 0 and json.loads(again.stdout)["release"]["uploaded"] == []
         with StaticHost(root) as host:
             assert pip_install(tmp_path, f"{host.url}/cu126", f"{NAME}==0.1.0+cu126") == "0.1.0+cu126"
@@ -188,7 +188,7 @@ def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_pa
 def test_release_rehearsal_publishes_every_variant_to_a_served_stand_in(tmp_path):
     project, wheels = project_with_variants(tmp_path)
     out = project / "dist-all"
-    result = run_cli(
+    result = run_in_process(
         [
             "release",
             "--project",
@@ -218,7 +218,7 @@ def test_release_preflight_names_a_page_another_tool_wrote_before_anything_runs(
     page = project / "site/whl/cu130/index.html"
     page.parent.mkdir(parents=True)
     page.write_text("<html>theirs</html>")
-    result = run_cli(
+    result = run_in_process(
         [
             "release",
             "--project",

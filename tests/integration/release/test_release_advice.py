@@ -18,7 +18,7 @@ import pytest
 
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import C_EXT_SOURCE, make_c_ext_project
-from tests.helpers import run_cli
+from tests.helpers import run_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -83,13 +83,15 @@ def test_smoke_failure_of_a_real_release_then_the_advice_releases_a_new_version(
             "TWINE_USERNAME": box.username,
             "TWINE_PASSWORD": box.password,
         }
-        failed = run_cli(["release", "--project", str(root), "--targets", "testpypi", "--yes", "--json"], env=env)
+        failed = run_in_process(
+            ["release", "--project", str(root), "--targets", "testpypi", "--yes", "--json"], env=env
+        )
         assert failed.code == 6, failed.output
         error = _error(failed)
         assert "`import mini_ext` fails: ImportError: kernel table missing" in error["message"], error
         assert "can never be replaced" in error["hint"] and "--resume" not in error["hint"], error
         _fix(root, "src/c.c", C_EXT_SOURCE)
-        done = run_cli([*_advice(failed), "--json"], env=env)
+        done = run_in_process([*_advice(failed), "--json"], env=env)
         assert done.code == 0, done.output
         assert _version(done) == "0.1.1"
         assert sorted(f.split("-")[1] for f in box.files()) == ["0.1.0", "0.1.1"]
@@ -106,12 +108,12 @@ def test_resume_force_after_a_smoke_failure_gets_advice_that_works(tmp_path, env
             "TWINE_PASSWORD": box.password,
         }
         base = ["release", "--project", str(root), "--targets", "testpypi", "--python", "3.12", "--yes", "--json"]
-        assert run_cli(base, env=env).code == 6
+        assert run_in_process(base, env=env).code == 6
         _fix(root, "src/c.c", C_EXT_SOURCE)
-        conflict = run_cli([*base, "--resume", "--force"], env=env)
+        conflict = run_in_process([*base, "--resume", "--force"], env=env)
         assert conflict.code == 6, conflict.output
         assert "with other bytes" in _error(conflict)["message"]
-        done = run_cli([*_advice(conflict), "--json"], env=env)
+        done = run_in_process([*_advice(conflict), "--json"], env=env)
         assert done.code == 0, done.output
         assert _version(done) == "0.1.1"
 
@@ -119,7 +121,7 @@ def test_resume_force_after_a_smoke_failure_gets_advice_that_works(tmp_path, env
 def test_smoke_failure_of_a_rehearsal_then_the_advice_and_resume_force_both_work(tmp_path, env):
     root = _project(tmp_path, BROKEN_INIT)
     base = ["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python", "3.12", "--json"]
-    failed = run_cli(base, env=env)
+    failed = run_in_process(base, env=env)
     assert failed.code == 6, failed.output
     assert "start a new rehearsal" in _error(failed)["hint"], _error(failed)
     rejected = json.loads((root / "dist-all" / ".release-state.json").read_text())["artifacts"]
@@ -131,20 +133,20 @@ def test_smoke_failure_of_a_rehearsal_then_the_advice_and_resume_force_both_work
     )
     _fix(root, "src/c.c", C_EXT_SOURCE)
     # What a user tries first: rebuild and go on. The rehearsal's stand-ins hold only its own uploads: emptied.
-    resumed = run_cli([*base, "--resume", "--force"], env=env)
+    resumed = run_in_process([*base, "--resume", "--force"], env=env)
     assert resumed.code == 0, resumed.output
     # And the advice itself, from the same failure again.
     _fix(root, "src/c.c", BROKEN_INIT)
-    again = run_cli(base, env=env)
+    again = run_in_process(base, env=env)
     assert again.code == 6, again.output
     _fix(root, "src/c.c", C_EXT_SOURCE)
-    done = run_cli([*_advice(again), "--json"], env=env)
+    done = run_in_process([*_advice(again), "--json"], env=env)
     assert done.code == 0, done.output
 
 
 def test_a_failed_build_then_the_advice_resumes(tmp_path, env):
     root = _project(tmp_path, C_EXT_SOURCE.replace("PyMODINIT_FUNC", "PyMODINIT_FUNC this is not C"))
-    failed = run_cli(
+    failed = run_in_process(
         [
             "release",
             "--project",
@@ -164,7 +166,7 @@ def test_a_failed_build_then_the_advice_resumes(tmp_path, env):
     args = _advice(failed)
     assert "--resume" in args and "--rehearse" in args and "--bump" in args, args
     _fix(root, "src/c.c", C_EXT_SOURCE)
-    done = run_cli([*args, "--json"], env=env)
+    done = run_in_process([*args, "--json"], env=env)
     assert done.code == 0, done.output
     assert _version(done) == "0.1.1"
 
@@ -177,7 +179,7 @@ def test_a_failed_verify_then_the_advice_rebuilds(tmp_path, env):
     )
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "ships a .cu")
-    failed = run_cli(
+    failed = run_in_process(
         ["release", "--project", str(root), "--rehearse", "--targets", "testpypi,pypi", "--python", "3.12", "--json"],
         env=env,
     )
@@ -186,5 +188,5 @@ def test_a_failed_verify_then_the_advice_rebuilds(tmp_path, env):
     assert args[-2:] == ["--resume", "--force"], args
     (root / "src" / "mini_ext" / "kernel.cu").unlink()
     _git(root, "commit", "-qam", "no .cu")
-    done = run_cli([*args, "--json"], env=env)
+    done = run_in_process([*args, "--json"], env=env)
     assert done.code == 0, done.output

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.factories import make_verify_project, make_wheel
-from tests.helpers import assert_one_line_error, run_cli
+from tests.helpers import assert_one_line_error, run_in_process
 
 PKG = "kestrel_kernels"
 README = "Description-Content-Type: text/markdown\n\n# usage\n\n    python /home/user/x.py\n"
@@ -33,7 +33,7 @@ def test_example_paths_in_the_description_and_docs_pass(project, tmp_path):
         },
         extra_metadata=README,
     )
-    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    result = run_in_process(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 0, result.output
     assert _findings(result) == []
 
@@ -51,7 +51,7 @@ def test_build_paths_outside_prose_or_of_this_project_fail(project, tmp_path, me
     wheel = make_wheel(
         tmp_path, {f"{PKG}/__init__.py": b"", member: data.format(project=project).encode()}, extra_metadata=README
     )
-    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    result = run_in_process(["verify", str(wheel), "--project", str(project), "--json"])
     assert_one_line_error(result, 5, "verify found 1 error(s) in 1 of 1 wheel(s)")
     (finding,) = _findings(result)
     assert finding["member"] == member and finding["severity"] == "error"
@@ -60,7 +60,7 @@ def test_build_paths_outside_prose_or_of_this_project_fail(project, tmp_path, me
 
 def test_this_projects_directory_in_the_description_fails(project, tmp_path):
     wheel = make_wheel(tmp_path, extra_metadata=f"\nbuilt from {project}/src\n")
-    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    result = run_in_process(["verify", str(wheel), "--project", str(project), "--json"])
     assert_one_line_error(result, 5, "verify found 1 error(s)")
     (finding,) = _findings(result)
     assert finding["member"].endswith(".dist-info/METADATA") and str(project) in finding["message"]
@@ -72,7 +72,7 @@ def test_a_generated_build_config_module_warns_with_the_whole_path(project, tmp_
     wheel = make_wheel(
         tmp_path, {f"{PKG}/__init__.py": b"", f"{PKG}/util/_build_config.py": f'dict(build_dir=r"{long}")\n'.encode()}
     )
-    result = run_cli(["verify", str(wheel), "--project", str(project), "--json"])
+    result = run_in_process(["verify", str(wheel), "--project", str(project), "--json"])
     assert result.code == 0, result.output
     (finding,) = _findings(result)
     assert finding["severity"] == "warning" and f"'{long}'" in finding["message"]

@@ -94,7 +94,7 @@ def no_cache_vars(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", "/proc")  # mkdir below it fails with ENOENT
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
-    monkeypatch.setattr(statedir, "_temporary", None)
+    # no temporary cache from another test: each has its own run context (tests/conftest.py)
 
 
 def test_an_unusable_home_is_one_error_naming_the_dir_and_the_variables(no_cache_vars) -> None:

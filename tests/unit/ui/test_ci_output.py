@@ -20,7 +20,6 @@ def printed(monkeypatch):
 def actions(monkeypatch, tmp_path):
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
-    monkeypatch.setitem(ci_output._warned, "summary", False)
     return tmp_path / "summary.md"
 
 

@@ -10,10 +10,10 @@ def test_every_control_character_is_escaped_and_the_rest_kept():
     assert console.safe("plain name-1.0.whl") == "plain name-1.0.whl"
 
 
-def test_every_printed_string_is_escaped_and_the_error_line_stays_one_line(monkeypatch, capsys):
+def test_every_printed_string_is_escaped_and_the_error_line_stays_one_line(capsys):
+    # the test's own run context (tests/conftest.py) makes a fresh console on its captured stderr
     from rich.table import Table
 
-    monkeypatch.setattr(console, "_console", None)  # a fresh console on this test's captured stderr
     table = Table("member")
     table.add_row("pkg/\x1b]0;title\x07.so")
     console.get_console().print("a\x1b[2Jb")
