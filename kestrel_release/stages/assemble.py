@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
-from kestrel_release.records import serde
+from kestrel_release.records import documents, serde
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.stages.assemble_inputs import Input, check_paths, load_input
 from kestrel_release.variants import hub_layout
@@ -54,17 +54,20 @@ class AssembleResult:
     inputs: list[str]
     hub: hub_layout.HubLayout | None = None  # --layout kernels-hub
 
+    def document(self) -> documents.AssembleDocument:
+        return documents.AssembleDocument(
+            ok=True,
+            out_dir=str(self.out_dir),
+            package=self.package,
+            version=self.version,
+            commit=self.commit,
+            inputs=self.inputs,
+            wheels=self.wheels,
+            hub=self.hub.document() if self.hub else None,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "out_dir": str(self.out_dir),
-            "package": self.package,
-            "version": self.version,
-            "commit": self.commit,
-            "inputs": self.inputs,
-            "wheels": self.wheels,
-            **({"hub": self.hub.to_json()} if self.hub else {}),
-        }
+        return documents.to_json(self.document())
 
 
 def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:

@@ -10,6 +10,7 @@ matrix reads the same definitions (`covers`) to check completeness per platform.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
@@ -17,6 +18,8 @@ from kestrel_release.errors import PreflightError, UsageError
 
 # Re-exported for build and its tests; the platforms themselves live in kestrel_release/platforms.
 from kestrel_release.platforms import EXAMPLES, Platform, buildable, covers, parse, problems  # noqa: F401
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import PlatformsDocument
 
 
 @dataclass
@@ -28,8 +31,11 @@ class PlatformPlan:
     def left_pairs(self) -> list[tuple[str, str]]:
         return [(row["platform"], row["python"]) for row in self.left]
 
-    def to_json(self) -> dict:
-        return {"configured": list(self.configured), "built": self.build, "left_for_others": self.left}
+    def document(self) -> PlatformsDocument:
+        return PlatformsDocument(list(self.configured), self.build, self.left)
+
+    def to_json(self) -> dict[str, Any]:  # the manifest's `platforms`
+        return documents.to_json(self.document())
 
 
 def plan(
