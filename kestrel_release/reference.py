@@ -139,6 +139,9 @@ def _schemas() -> dict[str, Callable[[], dict[str, object]]]:
         "publish-github": lambda: documents.json_schema(
             GithubResult, "kestrel-release publish --json (a GitHub release)", listed
         ),
+        "publish-static-index": lambda: documents.json_schema(
+            documents.StaticIndexDocument, "kestrel-release publish --json (a static index)"
+        ),
         "failure": documents.failure_schema,
     }
 
@@ -164,6 +167,7 @@ def records_markdown() -> str:
             ("release", "`release --json`"),
             ("publish-index", "`publish --json` to an index (pypi, testpypi, a named index)"),
             ("publish-github", "`publish --json` to a GitHub release"),
+            ("publish-static-index", "`publish --json` to a static index"),
             ("failure", "any command's `--json` when it fails before it reports: `ok` false and the `error`"),
         )
     )

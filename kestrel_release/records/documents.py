@@ -192,6 +192,34 @@ class AssembleDocument:
     hub: HubDocument | None = field(default=None, metadata=doc("--layout kernels-hub's folders."))
 
 
+# `publish --json` to a static index (the index and GitHub publishers' results are records themselves).
+@dataclass(frozen=True)
+class PageDocument:
+    """One project page of the static index (one per flavour: the root, cu126, ...)."""
+
+    flavour: str = field(metadata=doc("The index's sub-folder (empty: the root)."))
+    project: str = field(metadata=doc("The project's normalized name."))
+    added: list[str] = field(metadata=doc("The wheels this publish added."))
+    kept: list[str] = field(metadata=doc("The wheels already there, kept as they were."))
+    written: list[str] = field(metadata=doc("The files this run created or changed, relative to the root."))
+
+
+@dataclass(frozen=True)
+class StaticIndexDocument:
+    """`publish --json` to a static index (a PEP 503 index in a folder)."""
+
+    target: str = field(metadata=doc("The target's name."))
+    kind: str = field(metadata=doc("static-index."))
+    root: str = field(metadata=doc("The index's folder."))
+    dry_run: bool = field(metadata=doc("Nothing was written (--dry-run)."))
+    uploaded: list[str] = field(metadata=doc("The wheels added."))
+    skipped: list[str] = field(metadata=doc("The wheels already there."))
+    pages: list[PageDocument] = field(metadata=doc("Each project page written or kept."))
+    index_urls: dict[str, str] = field(metadata=doc("flavour -> the --index-url a user passes."))
+    left_out: list[dict[str, str]] = field(metadata=doc("Wheels not published here, and why."))
+    release: dict[str, Any] | None = field(metadata=doc("The wheels as a GitHub release's assets (repo, tag, url)."))
+
+
 @dataclass(frozen=True)
 class ErrorDocument:
     """Why the command failed (the one error line, as data)."""

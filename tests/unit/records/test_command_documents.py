@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from kestrel_release import progress
+from kestrel_release.adapters.static_index import PageResult
 from kestrel_release.records import documents
 from kestrel_release.stages.assemble import AssembleResult
 from kestrel_release.stages.build import BuildResult
@@ -28,6 +29,7 @@ from kestrel_release.stages.init.choose import Plan
 from kestrel_release.stages.init.detected import Detected
 from kestrel_release.stages.release.result import ReleaseResult, StepResult
 from kestrel_release.stages.version.result import VersionResult
+from kestrel_release.targets.static_index.publish import StaticIndexResult
 from kestrel_release.variants.hub_layout import HubLayout, HubVariant
 from kestrel_release.variants.model import Variant
 from kestrel_release.variants.pep825_wheel import Pep825Result
@@ -78,6 +80,11 @@ def _documents() -> list[tuple[str, Any]]:
         ("release", ReleaseResult("1.0", True, ("pypi",), [StepResult("build", "done", 1.5, "2 wheels")], ["3.12"],
                                   ["3.13"], ["a real index"], "1.0 -> 1.0.1 restored to 1.0")),
         ("release", ReleaseResult(None, False, (), [StepResult("preflight", "failed")])),
+        ("publish-static-index", StaticIndexResult("wheels", "/r", False, "https://x",
+                                                   [PageResult("cu126", "k", ["k.whl"], [], ["cu126/k/index.html"])],
+                                                   [{"filename": "w.whl", "why": "no page"}],
+                                                   {"repo": "acme/k", "tag": "v1", "uploaded": ["k.whl"]})),
+        ("publish-static-index", StaticIndexResult("wheels", "/r", True)),
     ]  # fmt: skip
 
 
