@@ -160,8 +160,8 @@ def tool_build(bench: Workbench, out: Path) -> float:
 
 def prepare(work: Path) -> Workbench:
     """Copy kernels/, find interpreters and nvcc, write the counting wrapper."""
-    from kestrel_release import config
     from kestrel_release.adapters import toolchain
+    from kestrel_release.config import load as config
     from kestrel_release.errors import KestrelError
 
     try:
@@ -226,8 +226,8 @@ def _tool_ready() -> str | None:
 
     return (
         None
-        if importlib.util.find_spec("kestrel_release.stages.build")
-        else "kestrel_release.stages.build does not exist yet"
+        if importlib.util.find_spec("kestrel_release.stages.build_wheels")
+        else "kestrel_release.stages.build_wheels does not exist yet"
     )
 
 

@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     meta.update({"load after": report.load(), "duration": f"{(time.perf_counter() - start) / 60:.1f} min"})
     print(report.table(sections))
-    from kestrel_release.fsutil import atomic_write_text
+    from kestrel_release.files.fsutil import atomic_write_text
 
     atomic_write_text(args.out, report.markdown(sections, meta, report.kept_analysis(args.out)))
     print(f"wrote {args.out}", file=sys.stderr)

@@ -19,7 +19,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kestrel_release import __version__, console
+from kestrel_release import __version__
+from kestrel_release.ui import console
 
 Register = Callable[[typer.Typer], None]  # a command module's `register(app)`
 
@@ -57,7 +58,7 @@ def _root(
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
-    from kestrel_release import redact
+    from kestrel_release.ui import redact
 
     redact.register_startup()  # before any build child can print a credential
     console.configure(verbose=verbose)

@@ -13,9 +13,9 @@ import sys
 from types import FrameType, ModuleType
 from typing import Protocol
 
-from kestrel_release import ci_output, console
 from kestrel_release.cli import app
 from kestrel_release.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KestrelError
+from kestrel_release.ui import ci_output, console
 
 
 class _ClickError(Protocol):

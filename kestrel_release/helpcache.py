@@ -184,7 +184,7 @@ class Recorder:
             text = "".join(self._out.written)
             if not text or self._err.written or self._out.bypassed or self._err.bypassed:
                 return
-            from kestrel_release import statedir
+            from kestrel_release.files import statedir
 
             root = str(statedir.cache_dir())  # validates a configured dir; an unusable one: no entry
             if root != _cache_root():

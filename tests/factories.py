@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import manifest
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import serde
 from kestrel_release.records.manifest import SCHEMA_VERSION, Manifest
 

@@ -8,7 +8,7 @@ auditwheel stops: "InvalidLibc(Error): couldn't detect libc for python extension
 wheel tag's, else this root's (`Libc.detect()`), and auditwheel repairs to the tag its analysis finds.
 
 Run on the host (adapters/_repair_many.py, _glibc_floor_child.py) and, copied into a container build's
-workspace, by the image's Python (stages/build/container.py): `python FILE repair --plat auto ... WHEEL`
+workspace, by the image's Python (stages/build_wheels/container.py): `python FILE repair --plat auto ... WHEEL`
 is `auditwheel repair ...` with the tag resolved in that root. So it imports only the standard library
 and auditwheel, and takes the older auditwheel uv resolves for an image's older Python (6.4.2 for 3.9
 names its errors without "Error").

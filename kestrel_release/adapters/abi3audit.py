@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 
 
 def command() -> list[str] | None:

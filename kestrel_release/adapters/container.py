@@ -26,8 +26,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import proc
-from kestrel_release.config_model import CONTAINER_ENGINES
+from kestrel_release.config.model import CONTAINER_ENGINES
+from kestrel_release.process import proc
 
 WORKDIR = "/kestrel-release"  # where the workspace appears inside a docker/podman container
 _RUNC = ("/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc")

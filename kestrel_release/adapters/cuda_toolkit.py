@@ -21,9 +21,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import cuda_rules, proc
 from kestrel_release.adapters import toolchain
 from kestrel_release.errors import PreflightError
+from kestrel_release.facts import cuda_rules
+from kestrel_release.process import proc
 
 MARKER = ".kestrel-toolkit.json"
 
@@ -145,8 +146,8 @@ def pypi_requirements(wanted: str) -> list[str]:
 
 def install(wanted: str) -> Toolkit:
     """Install toolkit `wanted` from PyPI into the cache (once); PreflightError when that fails."""
-    from kestrel_release import fsutil
     from kestrel_release.adapters import uv
+    from kestrel_release.files import fsutil
 
     target = _install_dir(wanted)
     with contextlib.suppress(OSError, ValueError, KeyError):

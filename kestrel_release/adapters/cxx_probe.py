@@ -13,9 +13,9 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from kestrel_release import proc
 from kestrel_release.artifacts import elf
 from kestrel_release.artifacts.errors import CudaFormatError
+from kestrel_release.process import proc
 
 _SOURCE = '#include <stdexcept>\nextern "C" void probe(int x) { if (x) throw std::runtime_error("x"); }\n'
 RUNTIME_SYMBOLS = frozenset({"__cxa_throw", "__gxx_personality_v0", "__cxa_allocate_exception"})

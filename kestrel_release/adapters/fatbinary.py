@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 
 
 class RepackError(Exception):

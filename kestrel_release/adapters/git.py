@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import proc
 from kestrel_release.errors import UsageError
+from kestrel_release.process import proc
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def ignored(path: Path, names: list[str]) -> set[str] | None:
 
 def remote_url(path: Path, name: str = "origin") -> str | None:
     """The URL of a remote (None when there is none or `path` is not in a repository)."""
-    from kestrel_release import redact
+    from kestrel_release.ui import redact
 
     url = _git(path, "remote", "get-url", name) or None
     redact.register_urls(url)  # https://x-access-token:TOKEN@github.com/...: masked from here on

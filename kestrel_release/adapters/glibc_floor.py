@@ -7,10 +7,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import proc
 from kestrel_release.adapters import auditwheel
 from kestrel_release.errors import BuildError
 from kestrel_release.platforms import linux
+from kestrel_release.process import proc
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import asdict, dataclass
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def detect() -> tuple[list[Gpu], str | None]:
 def has_arch(gpus: list[Gpu], arch: str) -> bool:
     """Whether a GPU runs SASS for `arch` by NVIDIA's rules ("90a": exactly 9.0; "80": 8.x, x >= 0;
     "100f": 10.0 and 10.3); "110@13.0" (a configured arch pinned to a toolkit) counts as "110"."""
-    from kestrel_release import cuda_rules
+    from kestrel_release.facts import cuda_rules
 
     try:
         target = cuda_rules.Arch.parse(arch.split("@")[0])

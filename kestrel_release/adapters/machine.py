@@ -1,7 +1,7 @@
 """How big this machine is for a build: the cores this process may use and the memory free right now.
 
 Read from the running system (sched_getaffinity, /proc/meminfo, the cgroup's memory limit), so it lives in
-an adapter; what is made of it (how many compiles run at once) is stages/build/fit.py.
+an adapter; what is made of it (how many compiles run at once) is stages/build_wheels/fit.py.
 """
 
 from __future__ import annotations

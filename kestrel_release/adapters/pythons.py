@@ -15,8 +15,8 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from kestrel_release import pools, proc
 from kestrel_release.errors import PreflightError
+from kestrel_release.process import pools, proc
 
 _PROBE = (
     "import sys, platform; "

@@ -80,7 +80,8 @@ def index_cudas(
 ) -> dict[str, list[str]]:
     """{minor: the CUDAs PyTorch's index serves it for} for each of `minors` known fresh, refreshed or
     stale (a warning says which are stale); a minor the index does not list, or never read, is left out."""
-    from kestrel_release import console, fsutil
+    from kestrel_release.files import fsutil
+    from kestrel_release.ui import console
 
     now = now or dt.datetime.now(dt.timezone.utc)
     path = cache_dir / CACHE_FILE

@@ -13,8 +13,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from kestrel_release import fsutil, proc, redact
 from kestrel_release.errors import PreflightError, UsageError, VerifyError
+from kestrel_release.files import fsutil
+from kestrel_release.process import proc
+from kestrel_release.ui import redact
 
 NAMESPACE = "file"  # ssh-keygen's namespace for signatures of files (what `-Y verify -n file` expects)
 PASSPHRASE_VAR = "KESTREL_RELEASE_SIGN_PASSPHRASE"

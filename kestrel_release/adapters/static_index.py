@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import safepaths, simple_pages
+from kestrel_release.artifacts import simple_pages
+from kestrel_release.artifacts.simple_pages import IndexFile
 from kestrel_release.errors import PublishError
-from kestrel_release.fsutil import atomic_write_bytes, sha256_file
-from kestrel_release.simple_pages import IndexFile
+from kestrel_release.files import safepaths
+from kestrel_release.files.fsutil import atomic_write_bytes, sha256_file
 
 METADATA_LIMIT = 4 * 1024 * 1024  # a METADATA file is a few KiB; a bigger one is not ours to serve
 LOCK_NAME = ".kestrel-release.lock"  # in the index's root: every publisher to that dir takes it
@@ -103,7 +104,7 @@ def index_lock(root: Path) -> Iterator[None]:
     waits up to LOCK_WAIT for another publish, saying so once."""
     from filelock import FileLock, Timeout
 
-    from kestrel_release import console
+    from kestrel_release.ui import console
 
     root.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(root / LOCK_NAME), thread_local=False, mode=0o644)
@@ -277,7 +278,7 @@ def _copy(src: Path, dest: Path) -> None:
 
 
 def _read_json(path: Path) -> Any:
-    from kestrel_release import safejson
+    from kestrel_release.files import safejson
 
     try:
         return safejson.load_file(path, str(path), max_bytes=64 * 1024 * 1024)

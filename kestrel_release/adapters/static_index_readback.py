@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import simple_pages
+from kestrel_release.artifacts import simple_pages
 from kestrel_release.errors import PublishError
-from kestrel_release.fsutil import sha256_file
+from kestrel_release.files.fsutil import sha256_file
 
 # flavour ("cu130"; "" without variants) -> wheel filename -> (sha256, size) of the verified snapshot
 Expected = dict[str, dict[str, tuple[str, int]]]
@@ -92,7 +92,7 @@ def _list_problems(folder: Path, project: str) -> list[str]:
 
 
 def _read_json(path: Path) -> Any:
-    from kestrel_release import safejson
+    from kestrel_release.files import safejson
 
     try:
         return safejson.load_file(path, str(path), max_bytes=64 * 1024 * 1024)

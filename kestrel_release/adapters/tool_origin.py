@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 
 DIST = "kestrel-release"
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")  # sha1, or sha256 object ids

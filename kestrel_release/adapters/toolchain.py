@@ -14,11 +14,12 @@ import shutil
 import sys
 from pathlib import Path
 
-from kestrel_release import fsutil, proc
 from kestrel_release.errors import PreflightError
+from kestrel_release.files import fsutil
 
 # cache_dir lives in statedir (below fsutil, which toolchain uses); re-exported for the callers here.
-from kestrel_release.statedir import cache_dir as cache_dir
+from kestrel_release.files.statedir import cache_dir as cache_dir
+from kestrel_release.process import proc
 
 NVCC_FIX = "install the CUDA toolkit, then set CUDACXX=/path/to/nvcc or put its bin/ on PATH"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 
 _PROBE = r"""
 import importlib.util, json

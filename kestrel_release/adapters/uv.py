@@ -15,8 +15,8 @@ import shutil
 import threading
 from pathlib import Path
 
-from kestrel_release import proc
 from kestrel_release.errors import PreflightError
+from kestrel_release.process import proc
 
 _lock = threading.Lock()
 
@@ -169,7 +169,7 @@ def index_env(simple_url: str, credentials: tuple[str, str] | None) -> dict[str,
     index's host only): never on a command line, where every local user can read them."""
     from urllib.parse import quote, urlsplit, urlunsplit
 
-    from kestrel_release import redact
+    from kestrel_release.ui import redact
 
     if not credentials or not credentials[1]:
         return {"UV_DEFAULT_INDEX": simple_url}

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import JsonOpt, LayoutOpt, ProjectOpt, load_config
+from kestrel_release.ui import console
 
 
 def assemble(

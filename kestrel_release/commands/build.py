@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import JsonOpt, LayoutOpt, NoGpuCheckOpt, ProjectOpt, comma_list, load_config
+from kestrel_release.ui import console
 
 
 def build(
@@ -57,7 +57,7 @@ def build(
     ] = None,
 ) -> None:
     """Precompile kernels once, build one wheel per Python in parallel, repair to manylinux."""
-    from kestrel_release.stages import build as stage
+    from kestrel_release.stages import build_wheels as stage
     from kestrel_release.variants.hub_layout import check_layout
 
     out = str(Path(out).expanduser().resolve()) if out else None  # a flag's path is relative to the cwd
@@ -76,7 +76,7 @@ def build(
         "layout": check_layout(layout),
     }
     if cfg.variants is not None or variant:  # one build per torch x CUDA variant
-        from kestrel_release.stages.build import variant_build
+        from kestrel_release.stages.build_wheels import variant_build
 
         matrix = stage.run_variants(cfg, comma_list(variant) or (), **options)
         console.emit_json(matrix.to_json()) if json else variant_build.render(matrix)

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import ProjectOpt, load_config
+from kestrel_release.ui import console
 
 ci_app = typer.Typer(help="Generate the CI workflow.", no_args_is_help=True)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import JsonOpt, ProjectOpt, load_config
+from kestrel_release.ui import console
 
 
 def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import JsonOpt, ProjectOpt, load_config
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.stages.explain.arch_source import ArchSource
@@ -68,7 +68,7 @@ def explain(
 def _arch_source(project: Path | None) -> ArchSource:
     """Where the project's arch list comes from, for explain's fix; the default (cuda_arch) when no
     configured project is here or its config does not load (explaining wheels needs none)."""
-    from kestrel_release import config
+    from kestrel_release.config import load as config
     from kestrel_release.errors import ConfigError
     from kestrel_release.stages.explain import arch_source
 

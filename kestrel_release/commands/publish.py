@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from kestrel_release import console
 from kestrel_release import targets as target_registry  # the flag's help lists the built-in targets
 from kestrel_release.commands.options import (
     DryRunOpt,
@@ -21,6 +20,7 @@ from kestrel_release.commands.options import (
     complete_target,
     load_config,
 )
+from kestrel_release.ui import console
 
 
 def publish(

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release import targets as target_registry  # the flag's help and default list the built-in targets
 from kestrel_release.commands.options import (
     InsecureOpt,
@@ -19,6 +18,7 @@ from kestrel_release.commands.options import (
     complete_target,
     load_config,
 )
+from kestrel_release.ui import console
 
 
 def release(

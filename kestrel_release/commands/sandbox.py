@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 sandbox_app = typer.Typer(help="Local stand-ins: a strict PyPI and a GitHub emulator.", no_args_is_help=True)
 
@@ -23,7 +23,7 @@ def sandbox_pypi(
     strict: Annotated[bool, typer.Option("--strict", help="Enforce PyPI's upload rules.")] = False,
 ) -> None:
     """Run a real pypiserver on loopback with an htpasswd user, until Ctrl-C."""
-    from kestrel_release import safepaths
+    from kestrel_release.files import safepaths
     from kestrel_release.sandbox.pypi import server as pypi
 
     if directory is not None:  # it receives uploads: never the cwd's project, a parent, or home
@@ -89,9 +89,9 @@ def _default_github_repo() -> tuple[list[str], str]:
     """The repository of the project in the cwd (targets.github.repo, else its git remote 'origin').
 
     Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
-    from kestrel_release import config
     from kestrel_release.adapters import git
     from kestrel_release.adapters.github.client import repo_from_remote, target_repo
+    from kestrel_release.config import load as config
     from kestrel_release.errors import KestrelError, UsageError
 
     try:

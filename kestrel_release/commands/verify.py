@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release import targets as target_registry  # the flag's help lists the built-in targets
 from kestrel_release.commands.options import JsonOpt, PathsArg, ProjectOpt, comma_list, complete_target, load_config
+from kestrel_release.ui import console
 
 
 def verify(
@@ -73,7 +73,7 @@ def verify(
     ] = False,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
-    from kestrel_release.config import discover_project
+    from kestrel_release.config.load import discover_project
     from kestrel_release.stages import verify as stage
     from kestrel_release.stages.verify import pypi as verify_pypi
 

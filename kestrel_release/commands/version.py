@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from kestrel_release import console
 from kestrel_release.commands.options import DryRunOpt, JsonOpt, ProjectOpt, load_config
+from kestrel_release.ui import console
 
 
 def version(
@@ -37,7 +37,7 @@ def version(
     from kestrel_release.stages import version as stage
 
     if action is None:  # printing keeps nothing: it works where no cache dir can be made (HOME=/proc)
-        from kestrel_release import statedir
+        from kestrel_release.files import statedir
 
         statedir.allow_temporary_cache()
     cfg = load_config(project, json)

@@ -16,8 +16,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import proc, statedir
 from kestrel_release.errors import PreflightError
+from kestrel_release.files import statedir
+from kestrel_release.process import proc
 
 HEALTH_TIMEOUT = 15.0
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"

@@ -18,15 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import __version__, console, fsutil, manifest, outputs, safepaths, statedir
+from kestrel_release import __version__
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
+from kestrel_release.files import fsutil, safepaths, statedir
+from kestrel_release.output_dir import manifest, outputs
 from kestrel_release.records import documents, serde
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.stages.assemble_inputs import Input, check_paths, load_input
+from kestrel_release.ui import console
 from kestrel_release.variants import hub_layout
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 # Files an output of ours may hold besides its wheels (replaced without asking).
 _OURS = {manifest.MANIFEST, manifest.SUMS, ".release-state.json"}
@@ -72,7 +75,7 @@ class AssembleResult:
 
 def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:
     """Check every input, then write OUT atomically; VerifyError (exit 5) when inputs disagree."""
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg, inputs)  # no [project]: named by the inputs' manifest, else the backend
     if not inputs:

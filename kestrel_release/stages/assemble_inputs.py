@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import fsutil, manifest
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
+from kestrel_release.files import fsutil
+from kestrel_release.output_dir import manifest
 from kestrel_release.records.manifest import Manifest, Wheel
 
 

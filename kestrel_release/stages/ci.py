@@ -23,9 +23,14 @@ import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kestrel_release import fsutil, platforms
+from kestrel_release import platforms
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
 
 TEMPLATE = "ci-workflow.yml.j2"
 WORKFLOW = Path(".github/workflows/kernels-release.yml")
@@ -53,7 +58,7 @@ _SAFE_PATH = re.compile(r"[A-Za-z0-9._/-]+")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9._-]+")
 
 
-def _repo_root(cfg, output: Path | None) -> Path:
+def _repo_root(cfg: Config, output: Path | None) -> Path:
     """The git root the workflow's paths are relative to (the project itself outside git)."""
     from kestrel_release.adapters import git
 
@@ -81,7 +86,7 @@ def _relative(path: Path, root: Path, what: str) -> str:
     return rel
 
 
-def _check_words(cfg) -> None:
+def _check_words(cfg: Config) -> None:
     for label in (*cfg.ci.runner_labels, cfg.ci.environment):
         if not _SAFE_WORD.fullmatch(label):
             raise UsageError(
@@ -108,7 +113,7 @@ TOOL_SOURCE_HINT = (
 )
 
 
-def tool_install(cfg, root: Path) -> ToolInstall:
+def tool_install(cfg: Config, root: Path) -> ToolInstall:
     """The locked tool, else one exact commit: never a name from an index (it is unclaimed there)."""
     from kestrel_release.adapters import tool_origin
 
@@ -130,7 +135,7 @@ def tool_install(cfg, root: Path) -> ToolInstall:
     return ToolInstall(False, f"{tool_origin.DIST} @ {found}", how)
 
 
-def render_workflow(cfg, root: Path, tool: ToolInstall | None = None) -> str:
+def render_workflow(cfg: Config, root: Path, tool: ToolInstall | None = None) -> str:
     """The workflow text for `cfg`, with paths relative to the repository `root`."""
 
     from kestrel_release import templates
@@ -185,7 +190,7 @@ def has_lock(root: Path) -> bool:
         return False
 
 
-def build_jobs(cfg) -> list[dict]:
+def build_jobs(cfg: Config) -> list[dict]:
     """One build job per platform, with its Python matrix (one Python for abi3/py3 wheels).
 
     A job per platform, not one matrix over runners: actionlint checks a static `runs-on`.
@@ -225,7 +230,7 @@ def build_jobs(cfg) -> list[dict]:
     return list(jobs.values())
 
 
-def variant_names(cfg, configured: str) -> list[str]:
+def variant_names(cfg: Config, configured: str) -> list[str]:
     """The torch x CUDA variants a platform's build job fans out over ([tool.kestrel-release.variants]);
     [] for a project without variants (one build per Python, as before)."""
     variants = getattr(cfg, "variants", None)
@@ -235,7 +240,7 @@ def variant_names(cfg, configured: str) -> list[str]:
     return [v.name for v in variants.matrix(p.system, p.arches[0])]
 
 
-def static_jobs(cfg, root: Path) -> list[dict]:
+def static_jobs(cfg: Config, root: Path) -> list[dict]:
     """One job per static-index target: every variant of the assembled release into its index (`dir`, kept as
     an artifact for the static host; with `github`, the wheels as that release's assets)."""
     from kestrel_release import targets
@@ -251,20 +256,20 @@ def static_jobs(cfg, root: Path) -> list[dict]:
     return jobs
 
 
-def _runner(cfg, configured: str):
+def _runner(cfg: Config, configured: str) -> str | list[str]:
     """GPU runners for CUDA builds where the platform has them (Linux); hosted runners otherwise
     (each platform's own mapping: kestrel_release/platforms)."""
     cuda = bool(cfg.precompile) or cfg.requires_gpu or bool(cfg.verify.required_sass)
     return platforms.ci_runner(configured, cuda, tuple(cfg.ci.runner_labels))
 
 
-def init(cfg, output: Path | None = None, force: bool = False) -> tuple[Path, ToolInstall]:
+def init(cfg: Config, output: Path | None = None, force: bool = False) -> tuple[Path, ToolInstall]:
     """Write the workflow to `output` (default: .github/workflows/kernels-release.yml at the git root).
 
     Refuses to overwrite an existing file unless `force`; the write is atomic. Returns the path and
     how the jobs get the tool (the CLI says so).
     """
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg)  # the workflow names the package
     root = _repo_root(cfg, output)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kestrel_release import console, pools
 from kestrel_release.adapters import (
     git,
     pythons,
@@ -18,10 +17,12 @@ from kestrel_release.adapters import (
     torch_probe,
     uv,
 )
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import KestrelError, PreflightError
+from kestrel_release.process import pools
 from kestrel_release.stages import doctor_cuda, doctor_cxx_std
 from kestrel_release.stages.doctor_report import Check, DoctorReport
+from kestrel_release.ui import console
 
 
 def run(cfg: Config) -> DoctorReport:
@@ -49,7 +50,7 @@ def run(cfg: Config) -> DoctorReport:
 
 
 def _gpu(cfg: Config) -> Check:
-    from kestrel_release.stages.build import cuda_tools, host_fit
+    from kestrel_release.stages.build_wheels import cuda_tools, host_fit
 
     if not cuda_tools.gpu_relevant(cfg):  # the same answer build's preflight acts on
         return Check("GPU", "ok", "not needed: the build compiles no CUDA code (required_sass = [])")
@@ -93,7 +94,7 @@ def _pythons(cfg: Config) -> list[Check]:
 def _torch_missing(cfg: Config) -> tuple[str, str] | None:
     """build.isolation off builds with this Python's own packages: a setup.py importing torch then fails
     at its first line, after the metadata step has already said so in the backend's words."""
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if cfg.build.isolation or not cuda_tools.builds_with_torch(cfg.project_dir):
         return None
@@ -107,7 +108,7 @@ def _torch_missing(cfg: Config) -> tuple[str, str] | None:
 def _torch_nvcc_clash(cfg: Config, torch: dict) -> tuple[str, str] | None:
     """torch's cpp_extension refuses an nvcc of another CUDA major than torch was built with, minutes into
     the build: with build.isolation off the build uses this Python's torch, so compare the two before."""
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     wanted = str(torch.get("cuda") or "")
     if cfg.build.isolation or not wanted or not cuda_tools.builds_cuda_with_torch(cfg.project_dir):
@@ -133,7 +134,7 @@ def _pythons_or_container(cfg: Config) -> list[Check]:
     """With build.container the image's engine, image and Pythons build the wheels, not this host's."""
     if not cfg.build.container:
         return _pythons(cfg)
-    from kestrel_release.stages.build import container
+    from kestrel_release.stages.build_wheels import container
 
     return [Check(*row) for row in container.doctor(cfg)]
 
@@ -165,7 +166,7 @@ def _repair_tools() -> list[Check]:
 
 
 def _glibc(cfg: Config) -> Check:
-    from kestrel_release.stages.build import host_fit
+    from kestrel_release.stages.build_wheels import host_fit
 
     need, have, older = host_fit.glibc_fit(cfg)
     if not (need and have):
@@ -206,7 +207,7 @@ def _metadata(cfg: Config) -> list[Check]:
         return []
     import time
 
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     # The backend runs in the build's environment: the first time, that installs the build requirements (a
     # torch extension's isolated torch: a minute or more), so say so before the wait, and how long it took.

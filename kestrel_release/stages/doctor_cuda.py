@@ -10,13 +10,13 @@ import os
 from pathlib import Path
 
 from kestrel_release.adapters import gpu, toolchain
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import PreflightError
 from kestrel_release.stages.doctor_report import Check
 
 
 def nvcc(cfg: Config) -> list[Check]:
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if cfg.cuda:
         return _toolkits(cfg)
@@ -35,8 +35,8 @@ def nvcc(cfg: Config) -> list[Check]:
 def package_cuda(cfg: Config) -> list[Check]:
     """cuda_arch/cuda against what setup.py, CMake and build.env make nvcc compile, before any build:
     one row naming the file and line of the package's own arch list and the one edit that fixes it."""
-    from kestrel_release import cuda_gate, package_cuda
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.project import cuda_gate, package_cuda
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if not cuda_tools.gpu_relevant(cfg):
         return []
@@ -83,7 +83,7 @@ def torch_cuda_home(cfg: Config) -> list[Check]:
     fails minutes in on `cuda_runtime_api.h: No such file or directory`."""
     import shutil
 
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if not cuda_tools.builds_cuda_with_torch(cfg.project_dir):
         return []
@@ -93,6 +93,11 @@ def torch_cuda_home(cfg: Config) -> list[Check]:
     if home is not None and (home / "include" / "cuda_runtime_api.h").is_file():
         return [Check(name, "ok", f"{home} (from {source}): include/cuda_runtime_api.h found")]
     real = cuda_tools.headers_home(shutil.which("nvcc", path=env.get("PATH", "")))
+    if real is not None and not env.get("CUDA_HOME") and not env.get("CUDA_PATH"):
+        # build sets it (cuda_tools.cuda_home_env): the user need not, but should know where it comes from.
+        return [
+            Check(name, "ok", f"{real}: torch alone would take {home} (from {source}); build sets CUDA_HOME={real}")
+        ]
     fix = (
         f"export CUDA_HOME={real}"
         if real
@@ -107,7 +112,7 @@ def torch_cxx(cfg: Config) -> list[Check]:
     static copy (a custom GCC whose lib dir holds only libstdc++.a) makes TORCH_CHECK failures crash, and
     verify's cxx-runtime rule refuses the wheel only after the whole build."""
     from kestrel_release.adapters import cxx_probe
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if not cuda_tools.builds_with_torch(cfg.project_dir):
         return []
@@ -134,8 +139,8 @@ def torch_cxx(cfg: Config) -> list[Check]:
 def _toolkits(cfg: Config) -> list[Check]:
     """One row per configured toolkit: the version found and the configured archs it builds; one not
     on this machine is a warning saying build installs it from PyPI (doctor installs nothing)."""
-    from kestrel_release import cuda_rules
     from kestrel_release.adapters import cuda_toolkit
+    from kestrel_release.facts import cuda_rules
 
     pairs, _problems = cuda_rules.pairs(cfg.cuda, cfg.cuda_arch)
     try:

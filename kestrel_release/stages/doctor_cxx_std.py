@@ -1,6 +1,6 @@
 """doctor's row for the C++ standard a torch extension asks for against its build env's torch headers.
 
-The comparison itself is kestrel_release/cxx_std.py (build's check before compiling uses it too); this
+The comparison itself is kestrel_release/project/cxx_std.py (build's check before compiling uses it too); this
 finds the build env doctor can inspect without installing anything more than its metadata check did.
 """
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release import cxx_std
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
+from kestrel_release.project import cxx_std
 
 
 def row(cfg: Config) -> tuple[str, str, str] | None:
     """doctor's row, for the build env the oldest configured Python builds in, once it exists (doctor's
     metadata check makes it for a project without [project]; build compares again before compiling)."""
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     if not cuda_tools.builds_with_torch(cfg.project_dir):
         return None
@@ -29,9 +29,10 @@ def row(cfg: Config) -> tuple[str, str, str] | None:
 
 def _build_python(cfg: Config) -> Path | None:
     """The existing build env's interpreter (isolation on), or the configured Python itself (off)."""
-    from kestrel_release import build_env, pyversions
     from kestrel_release.adapters import pythons
     from kestrel_release.errors import KestrelError
+    from kestrel_release.facts import pyversions
+    from kestrel_release.project import build_env
 
     try:
         python = pythons.find_interpreter(min(cfg.python, key=pyversions.sort_key))

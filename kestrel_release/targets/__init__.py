@@ -13,12 +13,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release.config_values import env_word, suggest
+from kestrel_release.config.values import env_word, suggest
 from kestrel_release.targets import github, pypi, static_index
 from kestrel_release.targets.base import Options, Target, TargetKind, VariantIndex
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
+    from kestrel_release.config.settings import Setting
 
 # kind name -> its package, in the order a release publishes to their built-in targets.
 KINDS: dict[str, TargetKind] = {k.KIND: k for k in (pypi, github, static_index)}
@@ -79,6 +80,39 @@ def parse(table: Any, errors: list[str], env: dict[str, str]) -> dict[str, Any]:
 def env_names() -> dict[str, str]:
     """Every fixed variable name of a target's key -> the key's dotted path."""
     return {var: key for kind in KINDS.values() for var, key in kind.env_names().items()}
+
+
+def needs_kind(kind: TargetKind) -> bool:
+    """A table of this kind must say `kind = "..."`: its name tells neither (not the default kind, no built-in name)."""
+    return kind.KIND != DEFAULT_KIND and not kind.BUILTIN
+
+
+def in_order() -> list[TargetKind]:
+    """The kinds as the configuration reference lists them: those of one fixed table first, then registry order."""
+    return sorted(KINDS.values(), key=lambda k: "<" in k.TABLE.table)
+
+
+def settings_of(kind: TargetKind, table: str | None = None) -> list[Setting]:
+    """A kind's settings as rows keyed under `table` (default: its own, e.g. "targets.<name>"; "" for keys
+    relative to the table), sub-table fields (`github_repo`) as their keys (`github.repo`)."""
+    from kestrel_release.config import settings as config_settings  # only the reference and schema ask
+
+    prefix = kind.TABLE.table if table is None else table
+    head = f"{prefix}." if prefix else ""
+    rows = config_settings.declared(kind.Settings, prefix, kind.TABLE.env)
+    for sub in kind.TABLE.nested:
+        rows = [
+            dataclasses.replace(s, key=f"{head}{sub}.{s.key.removeprefix(f'{head}{sub}_')}")
+            if s.key.startswith(f"{head}{sub}_")
+            else s
+            for s in rows
+        ]
+    return rows
+
+
+def settings() -> list[Setting]:
+    """Every target kind's settings (config.settings has the rest), in the reference's order."""
+    return [s for kind in in_order() for s in settings_of(kind)]
 
 
 def is_env(var: str) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,17 @@ OptionsT = TypeVar("OptionsT", bound="Options")
 def options_from(cls: type[OptionsT], flags: dict[str, Any]) -> OptionsT:
     """A kind's options (`cls`) from the publish command's flags: those of its fields that were passed."""
     return cls(**{f.name: flags[f.name] for f in dataclasses.fields(cls) if f.name in flags})
+
+
+@dataclass(frozen=True)
+class SettingsTable:
+    """Where a kind's settings are written: what the configuration reference and the JSON Schema
+    (config/schema.py, through the registry's `settings`) read from each kind, so neither names one."""
+
+    table: str  # the dotted path of its table: "targets.<name>" (any name) or one fixed name ("targets.github")
+    env: str = ""  # the prefix of its keys' variables, "" when they have none (it may hold <NAME>)
+    # Sub-tables: name -> its doc; the settings' fields `<name>_<key>` are written `<name>.<key>`.
+    nested: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 class Taken(str):
@@ -160,6 +171,11 @@ class TargetKind(Protocol):
     @property
     def ENV_HELP(self) -> str:
         """Where its variables are (said when a variable of another kind names one of its targets)."""
+        ...
+
+    @property
+    def TABLE(self) -> SettingsTable:
+        """Where its settings are written (its table, its variables' prefix, its sub-tables)."""
         ...
 
     @property

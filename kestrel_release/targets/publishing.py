@@ -17,7 +17,7 @@ from kestrel_release.errors import UsageError
 from kestrel_release.targets.base import Options
 
 if TYPE_CHECKING:  # config pulls in more than `--help` needs
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 def options(cfg: Config, target: str, **flags: Any) -> Options:
@@ -56,7 +56,7 @@ def _spelling(name: str, value: Any) -> str:
 
 def run(cfg: Config, paths: list[Path], target: str, options: Options) -> Any:
     """Publish `paths` (or the build output) to `target`; raise PublishError on failure."""
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg, paths)  # no [project]: named by the wheels' manifest, else the backend
     left: list[Path] = []

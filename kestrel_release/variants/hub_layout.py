@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kestrel_release import console, fsutil, manifest
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import documents
 from kestrel_release.records.build_documents import HubDocument, HubVariantDocument
 from kestrel_release.records.manifest import Manifest, Wheel
+from kestrel_release.ui import console
 from kestrel_release.variants import hub_metadata
 
 LAYOUTS = ("kernels-hub",)

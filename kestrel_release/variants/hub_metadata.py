@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import __version__, fsutil
+from kestrel_release import __version__
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 
 _KERNEL_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")  # kernels-data's KernelName

@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, fsutil, manifest
 from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.files import fsutil
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import documents
 from kestrel_release.records.build_documents import Pep825Document
+from kestrel_release.ui import console
 from kestrel_release.variants import pep825
 
 DIR = "pep825"

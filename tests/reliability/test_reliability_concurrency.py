@@ -17,7 +17,7 @@ from tests.reliability.conftest import FAST, local_wheels, sha256s
 HOLD = """
 import sys, time
 from pathlib import Path
-from kestrel_release import fsutil
+from kestrel_release.files import fsutil
 with fsutil.project_lock(Path(sys.argv[1]), "build"):
     print("locked", flush=True)
     time.sleep(float(sys.argv[2]))

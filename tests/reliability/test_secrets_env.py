@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import proc, redact
+from kestrel_release.process import proc
+from kestrel_release.ui import redact
 from tests import factories
 from tests.helpers import run_cli
 

@@ -22,17 +22,17 @@ PACKAGE = "kestrel_release"
 
 # Layers, highest first; a module may import its own layer and those below it, never one above.
 # Everything not named here (adapters, inspect, sandbox, the top-level helpers) is the bottom layer;
-# config_model (the frozen dataclasses and defaults, stdlib only) is data every layer may read.
+# config.model (the frozen dataclasses and defaults, stdlib only) is data every layer may read.
 # The target kinds (targets/) sit above the shared publish library they call (stages/publish: snapshot,
 # uploads, confirm, summary, smoke) and the stages that library runs (verify, and build's wheel cache);
 # the stages that choose targets (release, ci, doctor, explain, ...) and the configuration loader, which
-# asks each kind to parse its table (config, config_parse, and schema, which describes those tables), sit
+# asks each kind to parse its table (config.load, config.parse, and config.schema, which describes those tables), sit
 # above the targets.
 # reference: generates the docs site's reference pages from the CLI and the stages, so it sits above them.
 # commands: the CLI's command modules (commands/), registered by cli.py: the CLI layer.
 ENTRY = {"__main__", "entry", "cli", "commands", "reference"}
-CONFIG = {"config", "config_parse", "schema"}
-PUBLISH_LIBRARY = {"publish", "verify", "build"}  # the stage packages a target kind's publish may import
+CONFIG = {"config.load", "config.parse", "config.schema"}
+PUBLISH_LIBRARY = {"publish", "verify", "build_wheels"}  # the stage packages a target kind's publish may import
 LAYER_NAMES = {
     4: "cli",
     3: "stages/config",
@@ -40,9 +40,9 @@ LAYER_NAMES = {
     1: "publish library (stages publish/verify/build)",
     0: "helpers/adapters/artifacts/sandbox",
 }
-# A stage or a target reads the Config dataclasses from config_model, never from the loader: config
+# A stage or a target reads the Config dataclasses from config.model, never from the loader: config
 # loading reaches every target, so that arrow would close a cycle.
-CONFIG_LOADERS = {"config"}
+CONFIG_LOADERS = {"config.load"}
 
 # Third-party packages cheap enough to import when a module is imported (`--help` stays fast); every
 # other one is imported inside the function that needs it.
@@ -50,8 +50,8 @@ LIGHT_AT_IMPORT = {"packaging", "rich", "typer", "tomli"}
 
 # Modules documented as pure (rules, arithmetic, proposals, formatting): they print nothing and touch
 # nothing outside, so they import neither the console nor a process, progress or adapter module.
-PURE = {"stages.verify.rules", "stages.version.pep440", "stages.init.choose", "sizes"}
-IMPURE = ("console", "progress", "proc", "adapters")
+PURE = {"stages.verify.rules", "stages.version.pep440", "stages.init.choose", "ui.sizes"}
+IMPURE = ("ui.console", "ui.progress", "process.proc", "adapters")
 
 # Private modules anyone may import (documented in DEVELOPING.md); any other `_name` module is for its
 # own package only.
@@ -184,7 +184,7 @@ def layer(module: str) -> int:
         return 4
     if parts[1] == "stages" and len(parts) > 2:
         return 1 if parts[2] in PUBLISH_LIBRARY else 3
-    if parts[1] in CONFIG:
+    if ".".join(parts[1:3]) in CONFIG:
         return 3
     if parts[1] == "targets":
         return 2
@@ -255,13 +255,15 @@ def violations(root: Path) -> set[str]:
                         f"({LAYER_NAMES[layer(imp.target)]})"
                     )
                 relative = [imp.target.split(".", 1)[-1], f"{imp.target}.{imp.name}".split(".", 1)[-1]]
-                if module.split(".", 1)[-1] in PURE and any(r.split(".")[0] in IMPURE for r in relative):
+                if module.split(".", 1)[-1] in PURE and any(
+                    r == i or r.startswith(i + ".") for r in relative for i in IMPURE
+                ):
                     found.add(f"pure module does output: {module} imports {imp.target}")
                 if imp.target.split(".", 1)[-1] in CONFIG_LOADERS and module.split(".")[1:2] in (
                     ["stages"],
                     ["targets"],
                 ):
-                    found.add(f"config loader: {module} imports {imp.target} (read the dataclasses from config_model)")
+                    found.add(f"config loader: {module} imports {imp.target} (read the dataclasses from config.model)")
                 if imp.name and _is_private(imp.name) and imp.target != module:
                     found.add(f"private name: {module} uses {imp.target}.{imp.name}")
                 last = imp.target.rpartition(".")
@@ -311,7 +313,14 @@ def _write(root: Path, files: dict[str, str]) -> Path:
             },
             "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox) imports pkg.stages.release (stages/config)",
         ),
-        ({"helper.py": "def f():\n    from pkg.config import load\n"}, "upward: pkg.helper"),
+        (
+            {
+                "helper.py": "def f():\n    from pkg.config import load\n",
+                "config/__init__.py": "",
+                "config/load.py": "",
+            },
+            "upward: pkg.helper",
+        ),
         (
             {"stages/__init__.py": "", "stages/run.py": "from pkg import cli\n", "cli.py": ""},
             "upward: pkg.stages.run (stages/config)",
@@ -335,18 +344,31 @@ def _write(root: Path, files: dict[str, str]) -> Path:
             "upward: pkg.targets.x (targets) imports pkg.stages.release (stages/config)",
         ),
         (
-            {"stages/__init__.py": "", "stages/run.py": "from pkg.config import Config\n", "config.py": ""},
-            "config loader: pkg.stages.run imports pkg.config",
+            {
+                "stages/__init__.py": "",
+                "stages/run.py": "from pkg.config.load import Config\n",
+                "config/__init__.py": "",
+                "config/load.py": "",
+            },
+            "config loader: pkg.stages.run imports pkg.config.load",
         ),
         (
-            {"targets/__init__.py": "", "targets/x.py": "def f():\n    from pkg import config\n", "config.py": ""},
-            "config loader: pkg.targets.x imports pkg.config",
+            {
+                "targets/__init__.py": "",
+                "targets/x.py": "def f():\n    from pkg.config import load as config\n",
+                "config/__init__.py": "",
+                "config/load.py": "",
+            },
+            "config loader: pkg.targets.x imports pkg.config.load",
         ),
         (
             {"stages/__init__.py": "", "stages/a.py": "import github\n"},
             "PyGithub outside adapters/github/: pkg.stages.a",
         ),
-        ({"sizes.py": "from pkg import console\n", "console.py": ""}, "pure module does output: pkg.sizes"),
+        (
+            {"ui/__init__.py": "", "ui/sizes.py": "from pkg.ui import console\n", "ui/console.py": ""},
+            "pure module does output: pkg.ui.sizes",
+        ),
         ({"a.py": "import twine.commands\n"}, "heavy at import time: pkg.a imports twine.commands"),
         ({"a.py": "from rich.live import Live\n"}, "heavy at import time: pkg.a imports rich.live"),
         ({"a.py": "from pkg.b import _hidden\n", "b.py": "_hidden = 1\n"}, "private name: pkg.a uses pkg.b._hidden"),
@@ -377,9 +399,9 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         (
             {
                 "adapters/__init__.py": "",
-                "adapters/git.py": "from importlib import import_module\nimport_module('pkg.stages.build')\n",
+                "adapters/git.py": "from importlib import import_module\nimport_module('pkg.stages.build_wheels')\n",
                 "stages/__init__.py": "",
-                "stages/build.py": "",
+                "stages/build_wheels.py": "",
             },
             "upward: pkg.adapters.git",
         ),
@@ -400,16 +422,17 @@ def test_allowed_shapes_are_not_violations(tmp_path):
         {
             "__init__.py": "",
             "_compat.py": "",
-            "cli.py": "def f():\n    from pkg.stages import build\n",
+            "cli.py": "def f():\n    from pkg.stages import build_wheels\n",
             "stages/__init__.py": "",
-            "stages/build.py": "from pkg import config_model, _compat\nfrom rich.table import Table\n"
+            "stages/build_wheels.py": "from pkg import _compat\nfrom pkg.config import model\nfrom rich.table import Table\n"
             "def f():\n    import twine\n",
-            "config.py": "from pkg import helper\ndef load():\n    from pkg import config_parse\n",
-            "config_parse.py": "from pkg import config_model, targets\n",
-            "config_model.py": "",
+            "config/__init__.py": "",
+            "config/load.py": "from pkg import helper\ndef load():\n    from pkg.config import parse\n",
+            "config/parse.py": "from pkg import targets\nfrom pkg.config import model\n",
+            "config/model.py": "",
             "targets/__init__.py": "def publish():\n    from pkg.stages.publish import snapshot\n",
             "stages/publish/__init__.py": "",
-            "stages/publish/snapshot.py": "from pkg.stages import build\n",
+            "stages/publish/snapshot.py": "from pkg.stages import build_wheels\n",
             "stages/release.py": "from pkg import targets\n",
             "helper.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rich.live import Live\n",
             "adapters/__init__.py": "",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 from tests.unit.conftest import NoProcessOrServer
 
 

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console
 from kestrel_release.adapters.github import ratelimit, sending
 from kestrel_release.adapters.github.errors import ForeignOrigin, translate
 from kestrel_release.adapters.github.errors import ReleaseExists as ReleaseExists
@@ -28,8 +27,9 @@ from kestrel_release.adapters.github.target import repo_from_remote as repo_from
 from kestrel_release.adapters.github.target import resolve_token as resolve_token
 from kestrel_release.adapters.github.target import target_repo as target_repo
 from kestrel_release.adapters.github.target import token_variable as token_variable
+from kestrel_release.adapters.retry import RetryPolicy, Transient
 from kestrel_release.errors import KestrelError, PublishError
-from kestrel_release.retry import RetryPolicy, Transient
+from kestrel_release.ui import console
 
 
 class GithubClient:
@@ -95,8 +95,8 @@ class GithubClient:
         import requests
         from github import GithubException
 
-        from kestrel_release import safejson
         from kestrel_release.adapters import _deadline
+        from kestrel_release.files import safejson
 
         if isinstance(exc, KestrelError):  # already one clear line (a refused redirect, a changed file)
             return exc

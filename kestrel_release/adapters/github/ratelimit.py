@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from kestrel_release import console
+from kestrel_release.adapters.retry import RetryNow, RetryPolicy, Transient
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryNow, RetryPolicy, Transient
+from kestrel_release.ui import console
 
 
 class RateLimits:
@@ -21,7 +21,7 @@ class RateLimits:
         """None when `exc` is no rate limit; else RetryNow after waiting for the reset, a PublishError
         when the wait passes publish.rate_limit_wait_cap, or a Transient (the policy's backoff) when
         the server gave no usable time (a hint that is negative, NaN, 1e400 or "soon" is no hint)."""
-        from kestrel_release.retry import reset_seconds, retry_after_seconds
+        from kestrel_release.adapters.retry import reset_seconds, retry_after_seconds
 
         headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
         limited = exc.status == 429 or (

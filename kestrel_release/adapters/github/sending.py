@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO
 
-from kestrel_release import console
 from kestrel_release.adapters.github.models import Asset
 from kestrel_release.errors import PublishError
+from kestrel_release.ui import console
 
 
 class SendingReader:

@@ -6,11 +6,11 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from kestrel_release import redact
 from kestrel_release.errors import PublishError
+from kestrel_release.ui import redact
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's and Actions' names, in gh's order
 

@@ -87,7 +87,7 @@ def _follow(resp: requests.Response, session: requests.Session, kwargs: dict[str
 def _on_response(
     resp: requests.Response, *args: Any, session: requests.Session | None = None, **kwargs: Any
 ) -> requests.Response:
-    from kestrel_release import safejson
+    from kestrel_release.files import safejson
 
     if resp.is_redirect and session is not None:
         return _follow(resp, session, kwargs)

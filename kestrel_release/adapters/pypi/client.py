@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlparse
 
-from kestrel_release import console
 from kestrel_release.adapters.pypi.auth import FileExists as FileExists
 from kestrel_release.adapters.pypi.auth import explain as explain
+from kestrel_release.adapters.retry import RetryPolicy, Transient
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy, Transient
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     import requests
@@ -77,7 +77,7 @@ class _Links(HTMLParser):
 
 def parse_simple(body: bytes, content_type: str, base: str) -> dict[str, dict[str, str]]:
     """filename -> {sha256, url} from a PEP 691 JSON or PEP 503 HTML project page."""
-    from kestrel_release import safejson
+    from kestrel_release.files import safejson
 
     if "json" in content_type:
         try:
@@ -170,8 +170,8 @@ def _read_page(url: str, policy: RetryPolicy, send_auth: tuple[str, str] | None)
     """filename -> {sha256, url} of one project page; {} on 404; Transient or PublishError otherwise."""
     import requests
 
-    from kestrel_release import safejson
     from kestrel_release.adapters import _deadline
+    from kestrel_release.files import safejson
 
     opened: list[requests.Response] = []
 
@@ -274,7 +274,7 @@ def download(
 
 
 def retry_after(resp: requests.Response) -> float | None:
-    from kestrel_release.retry import retry_after_seconds
+    from kestrel_release.adapters.retry import retry_after_seconds
 
     return retry_after_seconds(resp.headers.get("Retry-After"))
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from kestrel_release import redact
 from kestrel_release.adapters import http_policy
 from kestrel_release.adapters.pypi.client import PYPIRC, Index, route_twine_logs, simple_url_for
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.ui import redact
 
 
 def read_pypirc(path: str = PYPIRC) -> dict[str, dict[str, Any]]:

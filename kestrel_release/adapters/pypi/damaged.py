@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote, urljoin
 
-from kestrel_release import console
 from kestrel_release.adapters import _deadline
 from kestrel_release.errors import PublishError
+from kestrel_release.ui import console
 
 
 def _same_host(a: str, b: str) -> bool:

@@ -29,8 +29,8 @@ class Unavailable(Exception):
 def _get_json(url: str, timeout: float, max_bytes: int) -> object | None:
     """The document at `url`; None on 404; Unavailable for anything else. The whole request,
     connect to last byte, has `timeout` seconds: a server trickling its answer cannot hold us."""
-    from kestrel_release import safejson
     from kestrel_release.adapters import _deadline
+    from kestrel_release.files import safejson
 
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     opened: list = []

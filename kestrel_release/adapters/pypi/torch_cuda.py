@@ -145,7 +145,8 @@ def _first_metadata(base: str, wheels: list[dict]) -> str | None:
 def pypi_cuda(minors: list[str], cache_dir: Path, root: str = PYPI, now: dt.datetime | None = None) -> dict[str, str]:
     """{minor: CUDA X.Y} of PyPI's torch wheels for each of `minors` known fresh, refreshed or stale
     (a warning says which are stale); a minor without an answer is left out."""
-    from kestrel_release import console, fsutil
+    from kestrel_release.files import fsutil
+    from kestrel_release.ui import console
 
     now = now or dt.datetime.now(dt.timezone.utc)
     path = cache_dir / CACHE_FILE

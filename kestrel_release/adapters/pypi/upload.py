@@ -13,8 +13,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from kestrel_release.adapters.pypi.auth import explain
 from kestrel_release.adapters.pypi.client import Index, classify, retry_after, route_twine_logs, with_retries
+from kestrel_release.adapters.retry import RetryPolicy, Transient
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy, Transient
 
 if TYPE_CHECKING:
     from requests.adapters import HTTPAdapter

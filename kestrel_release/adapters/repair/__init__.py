@@ -21,7 +21,7 @@ __all__ = ["TOOLS", "RepairTool", "ToolCheck", "named"]
 
 class RepairTool(Protocol):
     name: str  # the tool, as users know it ("auditwheel")
-    persistent: bool  # True: build repairs through one long-lived child (stages/build/repair.py)
+    persistent: bool  # True: build repairs through one long-lived child (stages/build_wheels/repair.py)
 
     def version(self) -> str | None: ...
 

@@ -25,10 +25,10 @@ import string
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kestrel_release import redact
 from kestrel_release.sandbox.github.server import FAULTS as FAULTS
 from kestrel_release.sandbox.github.server import Core, Server
 from kestrel_release.sandbox.github.state import Asset, Release, State
+from kestrel_release.ui import redact
 
 
 def random_token() -> str:
@@ -279,9 +279,10 @@ def serve_forever(
     import shlex
     import time
 
-    from kestrel_release import console, statedir
     from kestrel_release.errors import UsageError
-    from kestrel_release.fsutil import atomic_write_text
+    from kestrel_release.files import statedir
+    from kestrel_release.files.fsutil import atomic_write_text
+    from kestrel_release.ui import console
 
     # The token file lives in a private session dir of the tool's state dir, removed on exit.
     with statedir.session("github") as session, GithubEmulator(repos=tuple(repos), token=token, port=port) as gh:

@@ -22,8 +22,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console, proc, redact, statedir
 from kestrel_release.errors import PreflightError, UsageError
+from kestrel_release.files import statedir
+from kestrel_release.process import proc
+from kestrel_release.ui import console, redact
 
 HEALTH_TIMEOUT = 15.0
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024  # PyPI's default per-file limit
@@ -215,7 +217,7 @@ def serve_forever(port: int = 0, directory: Path | None = None, strict: bool = F
     the tool's state dir, removed when the sandbox stops: nothing is left in /tmp."""
     import shlex
 
-    from kestrel_release import statedir
+    from kestrel_release.files import statedir
 
     with (
         statedir.session("pypi") as session,
@@ -227,7 +229,7 @@ def serve_forever(port: int = 0, directory: Path | None = None, strict: bool = F
         console.info(f"upload URL: {box.upload_url}\nsimple index: {box.simple_url}")
         # The console masks every registered secret, so the password goes to a 0600 file.
         secret_file = session / "password"
-        from kestrel_release.fsutil import atomic_write_text
+        from kestrel_release.files.fsutil import atomic_write_text
 
         atomic_write_text(secret_file, box.password + "\n", mode=0o600)
         console.info("publish to it with (the password is read from a 0600 file, never put on a command line):")

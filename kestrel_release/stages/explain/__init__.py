@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import console
 from kestrel_release.errors import PreflightError, PublishError, UsageError, VerifyError
 from kestrel_release.stages.explain import images as images_mod
 from kestrel_release.stages.explain import wheels
 from kestrel_release.stages.explain.arch_source import ArchSource
 from kestrel_release.stages.explain.result import ExplainReport, GpuResult
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
     from kestrel_release.stages.explain.torch import TorchAnswer
 
 MAX_DOWNLOAD = 4 * 1024**3  # larger than any wheel an index takes (PyPI's raised limits included)
@@ -69,7 +69,7 @@ def _platform(text: str | None) -> str:
 
 
 def _device(text: str) -> tuple[int, int]:
-    from kestrel_release import cuda_rules
+    from kestrel_release.facts import cuda_rules
 
     try:
         arch = cuda_rules.Arch.parse(text)
@@ -83,7 +83,7 @@ def _device(text: str) -> tuple[int, int]:
 def _driver(text: str | None) -> str:
     if text is None:
         return ""
-    from kestrel_release import cuda_rules
+    from kestrel_release.facts import cuda_rules
 
     driver = cuda_rules.parse_driver(text)
     if driver is None:
@@ -120,7 +120,7 @@ def _candidates(request: Request) -> tuple[str, list[wheels.Candidate], dict[str
     """(where from, the wheels to choose among, filename -> {url, sha256} for an index)."""
     if request.index:
         from kestrel_release.adapters.pypi import client as pypi
-        from kestrel_release.retry import RetryPolicy
+        from kestrel_release.adapters.retry import RetryPolicy
 
         listing = pypi.project_page(request.index, RetryPolicy(retries=2, timeout=60))
         cands = [c for c in map(wheels.parse_filename, listing) if c is not None]
@@ -157,7 +157,7 @@ def run(request: Request) -> ExplainReport:
         return report
     report.wheel = chosen.filename
     if request.index:
-        from kestrel_release import statedir
+        from kestrel_release.files import statedir
 
         with statedir.temp_dir("explain") as tmp:
             path = _download(listing[chosen.filename], tmp / chosen.filename, request.timeout)
@@ -180,7 +180,7 @@ def run(request: Request) -> ExplainReport:
 
 def _download(row: dict[str, str], dest: Path, timeout: float = TIMEOUT) -> Path:
     from kestrel_release.adapters.pypi import client as pypi
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
 
     console.step(f"downloading {dest.name}")
     policy = RetryPolicy(retries=2, timeout=min(60.0, timeout))
@@ -253,7 +253,7 @@ def render(report: ExplainReport) -> None:
 
 def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) -> TorchAnswer:
     """`explain --torch X.Y`: the variant of the project's matrix a torch user installs (explain/torch.py)."""
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
     from kestrel_release.stages.explain import torch as torch_mod
     from kestrel_release.variants.model import VariantError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 _NVCC_ARCH = re.compile(r"-gencode|--generate-code|-arch[= ]+(?:sm|compute)_\d|--gpu-architecture")
 _CMAKE_ARCH = re.compile(r"CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES")

@@ -3,8 +3,8 @@ and the fix). The failure's one `error:` line comes from raise_for; this shows t
 
 from __future__ import annotations
 
-from kestrel_release import console
 from kestrel_release.stages.explain.result import ExplainReport
+from kestrel_release.ui import console
 
 
 def render(report: ExplainReport) -> None:

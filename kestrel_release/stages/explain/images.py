@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import cuda_rules
-from kestrel_release.cuda_rules import Arch
+from kestrel_release.facts import cuda_rules
+from kestrel_release.facts.cuda_rules import Arch
 from kestrel_release.records import documents
 from kestrel_release.records.explain_documents import ChoiceDocument, ImageDocument
 from kestrel_release.stages.explain.arch_source import ArchSource

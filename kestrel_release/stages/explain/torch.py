@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import cuda_rules
+from kestrel_release.facts import cuda_rules
 from kestrel_release.records import documents
 from kestrel_release.records.explain_documents import TorchDocument
 from kestrel_release.variants.model import Variant, VariantError, VariantsConfig, cuda_version, torch_minor

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kestrel_release import platforms, pyversions
+from kestrel_release import platforms
+from kestrel_release.facts import pyversions
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kestrel_release import console, fsutil, pools, pyversions
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git, pythons, torch_probe
 from kestrel_release.adapters.github.client import repo_from_remote as github_repo  # OWNER/NAME of a remote URL
 from kestrel_release.errors import KestrelError, UsageError
+from kestrel_release.facts import pyversions
+from kestrel_release.files import fsutil
+from kestrel_release.process import pools
 from kestrel_release.records import documents
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.init.choose import Plan, add_github_target, check_plan, choose, python_allowed
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.stages.init.table import table_text
+from kestrel_release.ui import console
 
 # Free-threaded builds too (found as python3.14t) from 3.14, where PEP 779 made them supported.
 CANDIDATE_PYTHONS = pyversions.known(free_threaded_from=pyversions.FREE_THREADED_SUPPORTED_FROM)

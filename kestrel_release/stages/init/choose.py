@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import config_model, config_parse, pyversions
+from kestrel_release.config import model as config_model
+from kestrel_release.config import parse as config_parse
 from kestrel_release.errors import KestrelError
+from kestrel_release.facts import pyversions
 from kestrel_release.stages.init.detect import Detected
 from kestrel_release.targets import github as github_target
 

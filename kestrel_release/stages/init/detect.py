@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import package_cuda
+from kestrel_release.project import package_cuda
 from kestrel_release.stages.init import headers, native, version_spots
 from kestrel_release.stages.init.detected import Detected as Detected
 from kestrel_release.stages.init.version_sources import (

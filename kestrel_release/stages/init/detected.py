@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.cuda_gate import Gate
-from kestrel_release.package_cuda import Compiled
+from kestrel_release.project.cuda_gate import Gate
+from kestrel_release.project.package_cuda import Compiled
 from kestrel_release.records import documents
 
 

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import cuda_gate
+from kestrel_release.project import cuda_gate
 from kestrel_release.stages.init.detected import Detected
 from kestrel_release.stages.init.version_sources import norm, read, table
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import version_pattern
+from kestrel_release.project import version_pattern
 from kestrel_release.stages.init.detected import Detected
 
 VCS_REQUIRES = {

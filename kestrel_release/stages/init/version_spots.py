@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import version_pattern
+from kestrel_release.project import version_pattern
 from kestrel_release.stages.init.detected import Detected
 
 # Never this project's own version: tests, docs, vendored or bundled code.

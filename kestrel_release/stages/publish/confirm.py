@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import console
 from kestrel_release.adapters.pypi import client as pypi
+from kestrel_release.adapters.retry import RetryPolicy, Transient
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy, Transient
+from kestrel_release.ui import console
 
 
 def confirm(index: pypi.Index, result: Any, policy: RetryPolicy, creds: tuple[str, str] | None) -> None:
@@ -100,7 +100,7 @@ def _compare(
 
 def _download_sha256(index: pypi.Index, url: str, size: int, policy: RetryPolicy, creds: tuple[str, str] | None) -> str:
     """The file's own sha256, read from where the index's page points (its page lists no hash)."""
-    from kestrel_release.fsutil import sha256_file
+    from kestrel_release.files.fsutil import sha256_file
 
     console.debug(f"{url}: the page lists no sha256; downloading it to compare")
     with tempfile.TemporaryDirectory(prefix="kestrel-readback-") as tmp:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release import console
 from kestrel_release.errors import UsageError
+from kestrel_release.ui import console
 
 
 def serves(filename: str, pythons: tuple[str, ...]) -> bool:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import console
 from kestrel_release.errors import PublishError
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.adapters.pypi.client import Index

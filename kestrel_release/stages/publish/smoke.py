@@ -16,9 +16,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import console, pools
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import PublishError
+from kestrel_release.process import pools
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.stages.publish import smoke_reuse
@@ -51,8 +52,8 @@ def smoke_test(
     "install"), "dependency" (a requirement that could not be fetched or resolved), "import", "version",
     "command", or the machine ("environment"). Runs 2-4 at a time.
     """
-    from kestrel_release import project_meta
     from kestrel_release.adapters import uv
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg)  # it installs the project by name
     if not simple_url:  # never "from None": uv would fall back to its default index (another release)
@@ -133,8 +134,8 @@ _command_lock = threading.Lock()
 def _smoke_one(
     cfg: Config, version: str, simple_url: str, python: str, env: dict[str, str], credentials: bool = False
 ) -> dict[str, Any]:
-    from kestrel_release import statedir
     from kestrel_release.errors import KestrelError
+    from kestrel_release.files import statedir
 
     row: dict[str, Any] = {
         "python": python,
@@ -184,8 +185,8 @@ class _Failed(Exception):
 def _install_and_import(
     cfg: Config, version: str, simple_url: str, python: str, tmp: Path, row: dict, env: dict, credentials: bool
 ) -> dict[str, Any]:
-    from kestrel_release import proc
     from kestrel_release.adapters import pythons, uv
+    from kestrel_release.process import proc
     from kestrel_release.stages.publish import smoke_reuse, smoke_torch
 
     name, deadline = cfg.name, _install_deadline(cfg.publish.timeout)
@@ -292,8 +293,9 @@ def _run_command(cfg: Config, python: str, tmp: Path) -> dict[str, Any]:
     import shlex
     import time
 
-    from kestrel_release import proc, statedir
     from kestrel_release.errors import KestrelError
+    from kestrel_release.files import statedir
+    from kestrel_release.process import proc
 
     venv = tmp / "venv"
     venv_python = _venv_python(venv)
@@ -367,7 +369,7 @@ def publish_hint(rows: list[dict[str, Any]], version: str, target: str, simple_u
 def forget_rejected(rows: list[dict[str, Any]], wheels: dict[str, str]) -> int:
     """A failure that is the package's own (PACKAGE_FAULTS): drop these wheels (filename -> sha256) from the
     wheel cache, so no later build or rehearsal serves them again."""
-    from kestrel_release.stages.build import wheelcache
+    from kestrel_release.stages.build_wheels import wheelcache
 
     if not any(r.get("failure") in PACKAGE_FAULTS for r in rows if not r.get("ok")):
         return 0

@@ -93,7 +93,7 @@ def norm(name: str) -> str:
 def host_closure(interpreter: Path, names: tuple[str, ...], cwd: Path) -> Closure:
     """The named distributions of `interpreter` and what they require (extras and markers followed);
     PublishError naming a named one the host lacks. `Closure.missing`: requirements the host lacks."""
-    from kestrel_release import proc
+    from kestrel_release.process import proc
 
     vendor = cwd / "kestrel-reuse-vendor"
     if not (vendor / "packaging").is_dir():

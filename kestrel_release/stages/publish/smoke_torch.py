@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 
 # Run in the smoke venv: does any shared object of the installed distribution name torch's libraries
 # (DT_NEEDED strings sit in .dynstr: a byte search finds them without an ELF parser in the child)?
@@ -42,8 +42,8 @@ def _requires_torch(wanted: Sequence[str]) -> bool:
 
 def built_torch(cfg: Config) -> str | None:
     """The torch version the release in the output folder was built against (e.g. "2.13.0+cu130"), or None."""
-    from kestrel_release import manifest
     from kestrel_release.errors import KestrelError
+    from kestrel_release.output_dir import manifest
 
     try:
         found = manifest.load(cfg.out_path, cfg.name)

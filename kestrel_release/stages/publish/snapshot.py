@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import manifest, statedir
 from kestrel_release.errors import FilesystemError, PublishError, UsageError
+from kestrel_release.files import statedir
+from kestrel_release.output_dir import manifest
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
     from kestrel_release.stages.verify import VerifyReport
 
 _CHUNK = 4 * 1024 * 1024
@@ -100,7 +101,7 @@ class Snapshots:
                 ) from None
             if _identity(st) == copy.identity:
                 continue
-            from kestrel_release.fsutil import sha256_file
+            from kestrel_release.files.fsutil import sha256_file
 
             now = sha256_file(copy.source) if stat.S_ISREG(st.st_mode) else "(not a regular file)"
             if now != copy.sha256:

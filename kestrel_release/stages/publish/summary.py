@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kestrel_release import ci_output, sizes
+from kestrel_release.ui import ci_output, sizes
 
 
 def publish(target: str, result: Any) -> None:

@@ -18,13 +18,14 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kestrel_release import console, pools
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import upload as pypi_upload
 from kestrel_release.errors import PublishError
+from kestrel_release.process import pools
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
     from kestrel_release.stages.verify import WheelReport
 
 

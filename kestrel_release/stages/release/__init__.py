@@ -15,10 +15,11 @@ import contextlib
 import dataclasses
 import time
 
-from kestrel_release import console, manifest, safepaths
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import KestrelError, UsageError
-from kestrel_release.fsutil import project_lock
+from kestrel_release.files import safepaths
+from kestrel_release.files.fsutil import project_lock
+from kestrel_release.output_dir import manifest
 from kestrel_release.stages.release import advice as release_advice
 from kestrel_release.stages.release import display, drill, rehearsal_bump
 from kestrel_release.stages.release import preflight as release_preflight
@@ -29,6 +30,7 @@ from kestrel_release.stages.release.context import TARGETS, Context, Options
 from kestrel_release.stages.release.rehearsal import real_endpoints, stand_ins
 from kestrel_release.stages.release.result import ReleaseResult, StepResult
 from kestrel_release.stages.release.steps import Step
+from kestrel_release.ui import console
 
 render = display.render
 
@@ -41,7 +43,7 @@ def run(cfg: Config, options: Options) -> ReleaseResult:
     `options.prebuilt` (release --from OUT): cfg.out_path already holds a build or assembled output;
     the build step is skipped and preflight checks that output instead of the build machine.
     """
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     # no [project]: --from's manifest names the project, else the backend (cached)
     cfg = project_meta.resolve(cfg, [cfg.out_path] if options.prebuilt else None)
@@ -71,7 +73,7 @@ def _admit(cfg: Config, options: Options) -> tuple[Config, list[str]]:
 
         check_bumpable(cfg, options.bump)
     if not options.prebuilt:  # before any bump: a release is every configured platform, not this machine's share
-        from kestrel_release.stages.build.platforms import check_release_here
+        from kestrel_release.stages.build_wheels.platforms import check_release_here
 
         check_release_here(cfg)
     if cfg.version is None and not options.prebuilt:  # [project] dynamic = ["version"]: the backend says (cached)

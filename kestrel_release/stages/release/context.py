@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import targets as registry
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.stages.release.advice import RunOptions
 from kestrel_release.stages.release.rehearsal import Endpoints
 from kestrel_release.stages.release.state import ReleaseState

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kestrel_release import console
 from kestrel_release import targets as registry
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.stages.release.result import ReleaseResult
 from kestrel_release.stages.release.state import ReleaseState
 from kestrel_release.stages.release.steps import Step
+from kestrel_release.ui import console
 
 
 def print_plan(cfg: Config, steps: list[Step], state: ReleaseState, rehearse: bool, skipped: list[str]) -> None:

@@ -12,13 +12,17 @@ reported at once (exit 3). The rehearsal runs the same checks against its stand-
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kestrel_release import console
 from kestrel_release import targets as registry
 from kestrel_release.adapters import git
 from kestrel_release.errors import KestrelError, PreflightError
 from kestrel_release.targets.base import Taken
+from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
+    from kestrel_release.stages.release.rehearsal import Endpoints
 
 # What a rehearsal cannot know: printed at its end so nobody mistakes a rehearsal for a real release.
 REAL_WORLD_ONLY = (
@@ -31,7 +35,7 @@ REAL_WORLD_ONLY = (
 )
 
 
-def available_pythons(cfg) -> tuple[Any, list[str]]:
+def available_pythons(cfg: Config) -> tuple[Config, list[str]]:
     """A rehearsal works with the configured Pythons this machine has: (narrowed cfg, skipped ones)."""
     from kestrel_release.adapters import pythons
 
@@ -51,7 +55,14 @@ def available_pythons(cfg) -> tuple[Any, list[str]]:
 
 
 def check(
-    cfg, targets: tuple[str, ...], ends, *, version: str, allow_dirty: bool, prebuilt: bool, resume: bool = False
+    cfg: Config,
+    targets: tuple[str, ...],
+    ends: Endpoints,
+    *,
+    version: str,
+    allow_dirty: bool,
+    prebuilt: bool,
+    resume: bool = False,
 ) -> list[str]:
     """Every problem that would make this release fail later (empty: go ahead)."""
     problems: list[str] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release import targets as registry
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 
 Endpoints = dict[str, Any]  # target name -> where its publish step goes (the target's own Endpoint)
 
@@ -43,8 +43,8 @@ def stand_ins(cfg: Config, fresh: bool = True, chosen: tuple[str, ...] = ()) -> 
     """
     import shutil
 
-    from kestrel_release import safepaths
     from kestrel_release.errors import UsageError
+    from kestrel_release.files import safepaths
 
     base = safepaths.check_target(rehearsal_dir(cfg), cfg.project_dir, "rehearsal directory")
     marker = base / MARKER
@@ -58,7 +58,7 @@ def stand_ins(cfg: Config, fresh: bool = True, chosen: tuple[str, ...] = ()) -> 
         shutil.rmtree(base, ignore_errors=True)  # ours: it holds the marker (or is empty)
     base.mkdir(parents=True, exist_ok=True)
     marker.touch()
-    from kestrel_release import statedir
+    from kestrel_release.files import statedir
 
     if not (base / statedir.GITIGNORE).exists():  # the stand-ins' files never show in `git status`
         (base / statedir.GITIGNORE).write_text(statedir.GITIGNORE_TEXT, encoding="utf-8")

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from kestrel_release import console
+from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
+    from kestrel_release.stages.release.result import ReleaseResult
+    from kestrel_release.stages.release.state import ReleaseState
 
 
 @contextlib.contextmanager
-def restoring(cfg, state, result, rehearse: bool) -> Iterator[None]:
+def restoring(cfg: Config, state: ReleaseState, result: ReleaseResult, rehearse: bool) -> Iterator[None]:
     if not rehearse:
         yield
         return
@@ -31,7 +37,7 @@ def restoring(cfg, state, result, rehearse: bool) -> Iterator[None]:
             _restore(cfg, state.bump["from"], state.bump["to"], result)
 
 
-def _restore(cfg, old: str, new: str, result) -> None:
+def _restore(cfg: Config, old: str, new: str, result: ReleaseResult) -> None:
     from kestrel_release.errors import KestrelError
     from kestrel_release.stages.version import resume as version_resume
 
@@ -51,7 +57,7 @@ def _restore(cfg, old: str, new: str, result) -> None:
     )
 
 
-def heal(cfg):
+def heal(cfg: Config) -> Config:
     """A rehearsal killed while writing its bump or its restore leaves files at both versions: restore them.
 
     Only a mix is healed; all files at the new version is the "bumped, not yet recorded" case,

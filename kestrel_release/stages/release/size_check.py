@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release import console
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import PreflightError
-from kestrel_release.stages.build import size_plan, size_plan_text
+from kestrel_release.stages.build_wheels import size_plan, size_plan_text
+from kestrel_release.ui import console
 
 
 def limits(cfg: Config, targets: tuple[str, ...]) -> list[size_plan.Limit]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import safejson
 from kestrel_release.errors import UsageError
-from kestrel_release.fsutil import atomic_write_text, sha256_file
+from kestrel_release.files import safejson
+from kestrel_release.files.fsutil import atomic_write_text, sha256_file
 from kestrel_release.records import release_state
 from kestrel_release.records.release_state import StateFile
 
@@ -61,7 +61,7 @@ def state_path(out_dir: Path, package: str | None = None) -> Path:
     """Where `package`'s release state lives in `out_dir`: `.release-state.json`, or in a folder whose
     plain manifest is another project's (a shared folder, manifest.py), `.release-state.<name>.json`,
     so one project's release never reads or replaces another's state."""
-    from kestrel_release import manifest
+    from kestrel_release.output_dir import manifest
 
     out_dir = Path(out_dir)
     if package:
@@ -95,7 +95,7 @@ def load(out_dir: Path, package: str | None = None) -> ReleaseState | None:
 
 def hash_wheels(out_dir: Path, package: str | None = None) -> dict[str, str]:
     """The build's own wheels (those `package`'s manifest names: the folder may be a shared wheelhouse)."""
-    from kestrel_release import manifest
+    from kestrel_release.output_dir import manifest
 
     if manifest.load(out_dir, package):
         named = manifest.wheel_paths(out_dir, package)

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kestrel_release import console
 from kestrel_release.stages.release import preflight as release_preflight
 from kestrel_release.stages.release import state as release_state
 from kestrel_release.stages.release.context import Context, Options
+from kestrel_release.ui import console
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def preflight(ctx: Context) -> str:
     cfg, opts = ctx.cfg, ctx.options
     problems: list[str] = []
     if opts.prebuilt:
-        from kestrel_release import manifest
+        from kestrel_release.output_dir import manifest
         from kestrel_release.stages.release import size_check
 
         detail = _preflight_prebuilt(ctx)
@@ -95,7 +95,7 @@ def bump(ctx: Context) -> str:
 
 
 def build(ctx: Context) -> str:
-    from kestrel_release.stages import build as build_stage
+    from kestrel_release.stages import build_wheels as build_stage
 
     if ctx.cfg.variants is not None:  # the whole torch x CUDA matrix this machine can build
         from kestrel_release.stages.release import variant_steps

@@ -1,6 +1,6 @@
 """The build and verify steps of a release of a project with [tool.kestrel-release.variants]: the whole matrix.
 
-build: every variant this machine can build (stages/build: run_variants; `<out>/variants/<name>/` each, the
+build: every variant this machine can build (stages/build_wheels: run_variants; `<out>/variants/<name>/` each, the
 default's wheels also in `<out>/`), the rest listed with the command that builds them elsewhere (then
 `assemble` and `release --from`). Targets other than static indexes publish `<out>/`, the default variant's
 wheels: a run with such a target stops here when the default is not among the built ones.
@@ -13,16 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import console, manifest
 from kestrel_release.errors import BuildError
+from kestrel_release.output_dir import manifest
 from kestrel_release.stages.release import state as release_state
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.stages.release.context import Context
 
 
 def build(ctx: Context) -> str:
-    from kestrel_release.stages import build as build_stage
+    from kestrel_release.stages import build_wheels as build_stage
 
     cfg = ctx.cfg
     matrix = build_stage.run_variants(cfg, (), gpu_check=ctx.options.gpu_check)

@@ -13,16 +13,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kestrel_release import console, early, pools
+from kestrel_release import early
 from kestrel_release.artifacts.wheel import WheelError, read_wheel
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.errors import UsageError
+from kestrel_release.process import pools
 from kestrel_release.stages.verify.finding import Finding
 from kestrel_release.stages.verify.leaks import (
     check_cuda,
     check_names,
 )
 from kestrel_release.stages.verify.report import VerifyReport, WheelReport, raise_for
+from kestrel_release.ui import console
 
 # The rules, the verdict store, the matrix and the target registry are imported by the functions that use
 # them: the child early.py forks imports this package only to read a wheel (part.py), and each module it
@@ -31,7 +33,7 @@ from kestrel_release.stages.verify.report import VerifyReport, WheelReport, rais
 
 def _default_target() -> str:
     """The target whose rules apply without --target (config_model's: verify never imports the registry)."""
-    from kestrel_release.config_model import VERIFY_DEFAULT
+    from kestrel_release.config.model import VERIFY_DEFAULT
 
     return VERIFY_DEFAULT
 
@@ -43,7 +45,7 @@ __all__ = ["Attested", "Finding", "VerifyReport", "WheelReport", "raise_for", "r
 
 def resolve_wheels(cfg: Config, paths: list[Path]) -> list[Path]:
     """Wheels to check: the given files, the *.whl of given dirs, else the build output dir."""
-    from kestrel_release import manifest
+    from kestrel_release.output_dir import manifest
 
     if not paths and manifest.load(cfg.out_path, cfg.name):
         # The build output may be a shared wheelhouse: the build's own wheels are the ones its manifest names.
@@ -107,7 +109,7 @@ def run(
     from kestrel_release.stages.verify import variant_rules, verdicts
 
     if project:  # a project without [project]: named by the wheels' manifest, else the backend
-        from kestrel_release import project_meta
+        from kestrel_release.project import meta as project_meta
 
         cfg = project_meta.resolve(cfg, paths)
     target = target or _default_target()
@@ -177,7 +179,7 @@ def _attestation(attest: Attested | None) -> list:
 
 def _check_attested(reports: list[WheelReport], attest: Attested, statements: list) -> None:
     """Each wheel against the attestation, hashed again now (a stored verdict's sha256 is not evidence)."""
-    from kestrel_release.fsutil import sha256_file
+    from kestrel_release.files.fsutil import sha256_file
     from kestrel_release.stages.verify import attestation
 
     for report in reports:
@@ -189,7 +191,7 @@ def _check_attested(reports: list[WheelReport], attest: Attested, statements: li
 
 def _stale(cfg: Config, wheels: list[Path]) -> list[Finding]:
     """An output built under another configuration than the project's now: named, with the build to run."""
-    from kestrel_release import built_with, manifest
+    from kestrel_release.output_dir import built_with, manifest
 
     found: list[Finding] = []
     seen: set[Path] = set()
@@ -217,7 +219,7 @@ def _forget_stale(reports: list[WheelReport]) -> None:
     stale = {w.filename: w.sha256 for w in reports if any(f.rule == RULE and f.severity == "error" for f in w.findings)}
     if not stale:
         return
-    from kestrel_release.stages.build import wheelcache
+    from kestrel_release.stages.build_wheels import wheelcache
 
     try:
         for name in wheelcache.drop(stale):
@@ -233,7 +235,7 @@ def _planned_version(cfg: Config, wheels: list[Path]) -> str | None:
         return cfg.version
     from packaging.utils import canonicalize_name
 
-    from kestrel_release import output_identity
+    from kestrel_release.output_dir import identity as output_identity
 
     found = output_identity.from_outputs(wheels, cfg.out_path)
     return found[1] if found and canonicalize_name(found[0]) == canonicalize_name(cfg.name or found[0]) else None
@@ -316,7 +318,7 @@ def _verify_one(
     try:
         wheel = read_wheel(path, scan.visit, scan.work, verify_part.splitter(path, scan))
     except WheelError as exc:
-        from kestrel_release.fsutil import sha256_file
+        from kestrel_release.files.fsutil import sha256_file
 
         size = path.stat().st_size
         return WheelReport(
@@ -366,7 +368,7 @@ def _verify_one(
 
 
 def _record(report: VerifyReport) -> None:
-    from kestrel_release import manifest
+    from kestrel_release.output_dir import manifest
 
     by_dir: dict[Path, dict[str, str]] = {}
     for w in report.wheels:

@@ -11,9 +11,9 @@ PTX toolkits), in the report and --json.
 
 from __future__ import annotations
 
-from kestrel_release import cuda_rules
 from kestrel_release.artifacts.cuda_binary import CudaInfo
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
+from kestrel_release.facts import cuda_rules
 from kestrel_release.stages.verify.finding import Finding
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from kestrel_release import console
 from kestrel_release.stages.verify.finding import Finding
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.artifacts.binformat import BinaryKind

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
-from kestrel_release import console
+from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.verify.finding import Finding
+    from kestrel_release.stages.verify.report import VerifyReport, WheelReport
 
 MODES = {
     "project": "project mode: the kernel project's rules, integrity and PyPI's rules",
@@ -16,7 +22,7 @@ MODES = {
 }
 
 
-def render(report) -> None:
+def render(report: VerifyReport) -> None:
     console.info(f"verify: {MODES.get(report.mode, report.mode)}")
     shown: dict[tuple, str] = {}  # CUDA rows already printed -> the wheel that showed them
     for wheel in report.wheels:
@@ -57,7 +63,7 @@ def coverage_lines(coverage: dict) -> list[str]:
     return lines
 
 
-def _cuda_rows(wheel) -> tuple:
+def _cuda_rows(wheel: WheelReport) -> tuple:
     return tuple(
         (
             info.member,
@@ -86,13 +92,13 @@ def grouped(rows: tuple) -> tuple:
     return tuple(out)
 
 
-def _title(wheel, detail: str = "") -> Text:
+def _title(wheel: WheelReport, detail: str = "") -> Text:
     size = console.size(wheel.size, "MiB")  # one unit down the column
     verdict = Text("ok", style="green") if wheel.ok else Text("FAIL", style="bold red")
     return Text.assemble(console.safe(wheel.filename), f"  {size}  ", verdict, f"  {detail}" if detail else "")
 
 
-def _wheel_table(wheel, rows: tuple) -> Table:
+def _wheel_table(wheel: WheelReport, rows: tuple) -> Table:
     table = Table(title=_title(wheel), title_justify="left")
     table.add_column("member", overflow="fold")
     table.add_column("SASS")
@@ -108,7 +114,7 @@ def _wheel_table(wheel, rows: tuple) -> Table:
     return table
 
 
-def _findings_table(findings, title: str = "findings") -> Table:
+def _findings_table(findings: Iterable[Finding], title: str = "findings") -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("severity", "rule", "member", "what to do"):
         table.add_column(column, overflow="fold")

@@ -10,10 +10,14 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from kestrel_release.artifacts import archname, binformat, cuda_binary, elf, fatbin
 from kestrel_release.stages.verify.finding import Finding as Finding  # re-exported for older imports
 from kestrel_release.stages.verify.needles import needled, windows
+
+if TYPE_CHECKING:
+    from kestrel_release.artifacts.wheel import Member
 
 TEXT_LIMIT = 16 * 1024 * 1024  # larger members are not text; binaries this small are still scanned for secrets
 # Files that hold credentials by what they are: .pypirc, .netrc, .git-credentials, .env and .env.<stage>
@@ -174,7 +178,7 @@ class ContentScanner:
         self.cuda += other.cuda
         self.binaries += other.binaries
 
-    def visit(self, member, data) -> None:
+    def visit(self, member: Member, data: bytes | memoryview) -> None:
         name = member.name
         kind = binformat.identify(data) if binformat.loaded_on_the_platform(name) else None
         if kind is not None:
@@ -188,7 +192,7 @@ class ContentScanner:
         if b"\0" not in blob[:8192]:
             self._build_paths(name, blob)
 
-    def _cuda(self, name: str, data) -> None:
+    def _cuda(self, name: str, data: bytes | memoryview) -> None:
         try:
             info = cuda_binary.inspect_bytes(data, name, self.budget)
         except cuda_binary.CudaFormatError as exc:

@@ -8,7 +8,7 @@ pyversions.serves). A configured Python an open-ended wheel does not reach stays
 
 from __future__ import annotations
 
-from kestrel_release import pyversions
+from kestrel_release.facts import pyversions
 from kestrel_release.stages.verify.finding import Finding
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kestrel_release import early
 from kestrel_release.artifacts.wheel import Member, Part, Split, WheelError, read_part, readable_members
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.stages.verify.leaks import ContentScanner
 from kestrel_release.stages.verify.native import NativeScanner
 from kestrel_release.stages.verify.versions import ModuleVersions
@@ -111,7 +111,7 @@ def _share(readable: list[tuple[int, Member]], early: bool) -> int:
 
 
 def _start(job: dict) -> subprocess.Popen | None:
-    from kestrel_release import proc
+    from kestrel_release.process import proc
 
     try:
         child = proc.spawn(
@@ -133,7 +133,7 @@ def _child_argv() -> list[str]:
 
 
 def _collect(child: subprocess.Popen, keep: bool, scan: Scan) -> Part | None:
-    from kestrel_release import proc
+    from kestrel_release.process import proc
 
     try:
         if not keep:
@@ -177,7 +177,7 @@ def _take_early(child: early.Forked, keep: bool, scan: Scan, indices: list[int])
         params, got, part, found = pickle.loads(data)  # our own child's answer, over a pipe only we hold
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
         return None
-    from kestrel_release import console
+    from kestrel_release.ui import console
 
     if params != scan.params() or got != indices or not isinstance(part, Part) or not isinstance(found, Scan):
         console.debug("verify: the child forked at start-up read with other settings: read here")
@@ -190,8 +190,8 @@ def _take_early(child: early.Forked, keep: bool, scan: Scan, indices: list[int])
 def build_dirs(cfg: Config, project: bool) -> tuple[str, ...]:
     """Where build compiled the project's sources (its clean copies): a path found there in a wheel is this
     build's own. None outside a project, or without a usable cache."""
-    from kestrel_release import statedir
     from kestrel_release.errors import FilesystemError
+    from kestrel_release.files import statedir
 
     if not project:
         return ()

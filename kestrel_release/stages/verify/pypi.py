@@ -6,13 +6,19 @@ so verify, build and the sandbox can never disagree on what PyPI refuses.
 
 from __future__ import annotations
 
+import datetime as dt
 import mmap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kestrel_release.artifacts import pypi_rules
 from kestrel_release.artifacts.errors import UNREADABLE_ZIP
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.verify.finding import Finding
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
+    from kestrel_release.stages.verify.report import WheelReport
 
 __all__ = ["check_built_wheel", "pypi_findings", "release_age_findings"]
 
@@ -54,7 +60,7 @@ def check_built_wheel(path: Path) -> None:
         )
 
 
-def release_age_findings(filename: str, existing: dict[str, str], first_upload) -> list[Finding]:
+def release_age_findings(filename: str, existing: dict[str, str], first_upload: dt.datetime | None) -> list[Finding]:
     """The 14-day rule for one wheel: `existing` maps filenames the index already has to their
     sha256; `first_upload` is the release's earliest upload time on the index (None: a new release).
     A file the index already has is an identical re-upload (a 200 on PyPI) and is never refused."""
@@ -66,7 +72,7 @@ def release_age_findings(filename: str, existing: dict[str, str], first_upload) 
     return [Finding(violation.rule, "error", "", f"PyPI refuses it: {violation.message} Publish a new version instead")]
 
 
-def release_age_set(reports: list, cfg, target: str) -> list[Finding]:
+def release_age_set(reports: list[WheelReport], cfg: Config, target: str) -> list[Finding]:
     """The 14-day rule for every release in `reports`, against `target`'s index (its JSON API).
     An index that cannot be read gives a warning: the rule is then unknown, not passed."""
     return release_age_check(reports, index_simple_url(cfg, target), cfg.publish.timeout)
@@ -103,7 +109,7 @@ def release_age_check(reports: list, url: str, timeout: float) -> list[Finding]:
     return out
 
 
-def index_simple_url(cfg, target: str) -> str:
+def index_simple_url(cfg: Config, target: str) -> str:
     """The simple URL of the index `target` as configured (or PyPI's/TestPyPI's own)."""
     from kestrel_release.adapters.pypi.client import simple_url_for
 
@@ -111,10 +117,10 @@ def index_simple_url(cfg, target: str) -> str:
     return t.simple_url or simple_url_for(t.repository_url)
 
 
-def standalone_config(cwd: Path | None = None):
+def standalone_config(cwd: Path | None = None) -> Config:
     """The configuration of verify outside any kernel project: no matrix, no required
     architectures, no forbid lists, PTX and debug info reported but allowed."""
-    from kestrel_release.config_model import Config, VerifyConfig
+    from kestrel_release.config.model import Config, VerifyConfig
 
     rules = VerifyConfig(required_sass=(), allow_ptx=True, allow_debug=True, forbid=(), allow=())
     return Config(project_dir=(cwd or Path.cwd()).resolve(), name="", version=None, python=(), verify=rules)

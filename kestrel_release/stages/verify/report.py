@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kestrel_release import console
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.errors import VerifyError
 from kestrel_release.records import documents
 from kestrel_release.stages.verify.finding import Finding
+from kestrel_release.ui import console
 
 
 @dataclass

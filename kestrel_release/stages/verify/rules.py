@@ -9,14 +9,20 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from kestrel_release import platforms, sizes
+from kestrel_release import platforms
 from kestrel_release.artifacts import core_metadata
 from kestrel_release.artifacts.wheel import Member, WheelFile
 from kestrel_release.stages.verify.finding import Finding
+from kestrel_release.ui import sizes
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
+    from packaging.utils import NormalizedName
 
 GITHUB_ASSET_LIMIT = 2 * 1024**3
 UNSIGNED = (".jws", ".p7s")  # RECORD lists these without a hash (PEP 491)
@@ -91,7 +97,7 @@ def requirements(wheel: WheelFile) -> list[str]:
     return list(parse_metadata(wheel.dist_info[path]).get("requires_dist") or [])
 
 
-def _check_metadata_file(wheel: WheelFile, path: str, fname, fversion) -> list[Finding]:
+def _check_metadata_file(wheel: WheelFile, path: str, fname: NormalizedName, fversion: Version) -> list[Finding]:
     from packaging.metadata import ExceptionGroup, InvalidMetadata, Metadata
 
     from kestrel_release.artifacts.pypi_rules import parse_metadata
@@ -127,7 +133,7 @@ def metadata_version(wheel: WheelFile) -> str | None:
     return core_metadata.headers(wheel.dist_info[metas[0]]).get("Version")
 
 
-def _check_wheel_file(wheel: WheelFile, path: str, ftags) -> list[Finding]:
+def _check_wheel_file(wheel: WheelFile, path: str, ftags: frozenset[Tag]) -> list[Finding]:
     data = wheel.dist_info.get(path)
     if data is None:
         return [error("metadata", path, "missing: rebuild the wheel")]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kestrel_release import console
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.artifacts.wheel import Member
 from kestrel_release.stages.verify.leaks import Finding
+from kestrel_release.ui import console
 
 _PATH_TOOLKIT = re.compile(r"(?:^|/)cu(?:da)?[-_]?(\d{2})\.?(\d)?(?:/|[-_])")
 COMPRESSED_DRIVER = "550"  # compressed fat binaries need CUDA 12.4's driver (r550)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kestrel_release import ci_output, sizes
 from kestrel_release.stages.verify.finding import Finding
+from kestrel_release.ui import ci_output, sizes
 
 VerifyReport = Any  # stages.verify's VerifyReport, which imports this module (no cycle)
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kestrel_release import manifest
+from kestrel_release.output_dir import manifest
 from kestrel_release.stages.verify.finding import Finding
 
 PIN = "variant-torch-pin"

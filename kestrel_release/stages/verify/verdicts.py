@@ -65,8 +65,8 @@ def context(cfg: Any, target: str, project: bool, plan: str | None, build_dirs: 
 
 
 def _root() -> Path | None:
-    from kestrel_release import statedir
     from kestrel_release.errors import FilesystemError
+    from kestrel_release.files import statedir
 
     try:
         return statedir.cache_dir() / "verify"
@@ -87,7 +87,7 @@ def _stat_entry(root: Path, path: Path) -> tuple[Path, list[int]]:
 
 def lookup(path: Path, ctx: str) -> dict[str, Any] | None:
     """The stored verdict for the wheel at `path` (its sha256 confirmed by hashing the file), else None."""
-    from kestrel_release import fsutil
+    from kestrel_release.files import fsutil
 
     root = _root()
     if root is None:

@@ -39,8 +39,8 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import console, fsutil
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
 from kestrel_release.stages.version.files import (
     diff_of,
     disagreeing,
@@ -55,9 +55,10 @@ from kestrel_release.stages.version.result import VersionResult  # re-exported: 
 from kestrel_release.stages.version.source import backend_version as _backend_version
 from kestrel_release.stages.version.source import check_bumpable, repo_tag_prefix
 from kestrel_release.stages.version.source import is_static as _static
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
     from kestrel_release.stages.version.files import Location
 
 # ---------------------------------------------------------------- show / change
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 
 def run(cfg: Config, action: str | None, value: str | None = None, **options: bool) -> VersionResult:
     """`version` (action None: show), `version bump KIND` or `version set X`; options as for `change`."""
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     cfg = project_meta.resolve(cfg)  # a project without [project]: the backend says (cached)
     if action is None:

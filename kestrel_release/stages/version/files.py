@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import fsutil, version_pattern
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
+from kestrel_release.project import version_pattern
 from kestrel_release.stages.version.source import is_static as _static
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 PYPROJECT = "pyproject.toml"
 

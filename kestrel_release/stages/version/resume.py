@@ -13,13 +13,13 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from kestrel_release import fsutil
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
 from kestrel_release.stages.version import files as version_files
 from kestrel_release.stages.version.result import VersionResult
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 def complete(cfg: Config, old: str, new: str) -> VersionResult:
@@ -44,7 +44,7 @@ def complete(cfg: Config, old: str, new: str) -> VersionResult:
 
 def collect_leftovers(locations: list[version_files.Location]) -> None:
     """Temp files of an earlier run killed mid-write, beside the version files it was writing."""
-    from kestrel_release import safepaths
+    from kestrel_release.files import safepaths
 
     safepaths.collect_leftovers(*{loc.path.resolve().parent for loc in locations})
 

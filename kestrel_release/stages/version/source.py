@@ -16,7 +16,7 @@ from kestrel_release._compat import tomllib
 from kestrel_release.errors import UsageError
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 _SCM_REQ = re.compile(
     r"^\s*(setuptools[-_]scm|hatch[-_]vcs|versioneer|setuptools[-_]git[-_]versioning"
@@ -122,7 +122,7 @@ def is_static(cfg: Config) -> bool:
 def backend_version(cfg: Config) -> str:
     if cfg.version is not None:
         return cfg.version
-    from kestrel_release import project_meta
+    from kestrel_release.project import meta as project_meta
 
     return project_meta.for_config(cfg).version
 

@@ -14,17 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release.config_model import GithubTarget as Settings
-from kestrel_release.config_values import PREFIX, env_word, fields, section
-from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
+from kestrel_release.config.model import GithubTarget as Settings
+from kestrel_release.config.values import PREFIX, env_word, fields, section
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 KIND = "github"
 NAME = "github"  # the built-in GitHub target; `targets.github` in the config
 BUILTIN = {NAME: Settings()}
 ENV_PREFIX = f"{PREFIX}GITHUB_"
+TABLE = SettingsTable(f"targets.{NAME}", ENV_PREFIX)
 INSTALLABLE = False
 ENV_HELP = f"the GitHub target's variables are {ENV_PREFIX}<KEY>"
 REPO_HINT = (
@@ -80,7 +81,7 @@ def from_env(targets: dict[str, Any], errors: list[str], env: dict[str, str], el
 
 
 def validate(name: str, gh: Settings, errors: list[str], at: Any) -> None:
-    from kestrel_release.config_settings import choice_problems
+    from kestrel_release.config.settings import choice_problems
 
     if gh.repo and gh.repo.count("/") != 1:
         errors.append(f"{at(f'targets.{name}.repo')}: '{gh.repo}' is not OWNER/NAME")
@@ -144,8 +145,8 @@ class Target:
         return Endpoint(repo(self.cfg)[0], None)
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
-        from kestrel_release import console
         from kestrel_release.sandbox.github.emulator import GithubEmulator
+        from kestrel_release.ui import console
 
         owner = repo(self.cfg)[0]  # never a default: with none, preflight refuses the target as for real
         emulator = stack.enter_context(GithubEmulator(repos=(owner,) if owner else ()))
@@ -181,8 +182,8 @@ class Target:
     def _repo_problems(self, owner: str, token: str) -> list[str]:
         """Open the repository with the token as publish will (a read): missing, invisible or read-only."""
         from kestrel_release.adapters.github.client import GithubClient
+        from kestrel_release.adapters.retry import RetryPolicy
         from kestrel_release.errors import KestrelError
-        from kestrel_release.retry import RetryPolicy
 
         policy = dataclasses.replace(
             RetryPolicy.from_config(self.cfg.publish), retries=1, timeout=min(self.cfg.publish.timeout, 15.0)

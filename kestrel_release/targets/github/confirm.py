@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 
-from kestrel_release import manifest
 from kestrel_release.adapters.github.client import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError
+from kestrel_release.output_dir import manifest
 from kestrel_release.targets.github.files import LocalFile
 
 SHOWN = 3  # problems named in the one error line; the rest are counted

@@ -13,10 +13,10 @@ import datetime as _dt
 import re
 from typing import TYPE_CHECKING
 
-from kestrel_release import console
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.github.client import Release
+    from kestrel_release.adapters.github.client import GithubClient, Release
 
 
 def pattern(base: str, sha: str | None = None) -> re.Pattern:
@@ -25,7 +25,7 @@ def pattern(base: str, sha: str | None = None) -> re.Pattern:
     return re.compile(rf"^{re.escape(base)}-(\d{{8}})-({commit})$")
 
 
-def tag_for(client, base: str, sha: str, today: _dt.date | None = None) -> str:
+def tag_for(client: GithubClient, base: str, sha: str, today: _dt.date | None = None) -> str:
     """The tag of this commit's nightly: an existing one (a re-run completes or skips it,
     even after midnight), else `<base>-<today UTC>-<sha7>`."""
     mine = pattern(base, sha)
@@ -46,7 +46,7 @@ def to_prune(releases: list[Release], base: str, current: str, keep: int) -> lis
     return others[max(keep - 1, 0) :]
 
 
-def prune(client, base: str, current: str, keep: int, dry_run: bool) -> list[str]:
+def prune(client: GithubClient, base: str, current: str, keep: int, dry_run: bool) -> list[str]:
     """Delete the nightlies beyond `keep`; return their tags (which stay in the repository)."""
     doomed = to_prune(client.releases(), base, current, keep)
     for rel in doomed:

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import console, manifest
 from kestrel_release.errors import UsageError
-from kestrel_release.fsutil import atomic_write_text, sha256_file
+from kestrel_release.files.fsutil import atomic_write_text, sha256_file
+from kestrel_release.output_dir import manifest
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def python_of(filename: str) -> str:
     """'3.12' for a cp312 wheel, '3.14t' for cp314t, '3.10+' for abi3, '3.15t+' for abi3t."""
     from packaging.utils import parse_wheel_filename
 
-    from kestrel_release import pyversions
+    from kestrel_release.facts import pyversions
 
     tags = parse_wheel_filename(filename)[3]
     label: list[str] = []

@@ -17,20 +17,31 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import secrets as _random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
-from kestrel_release import console, fsutil, manifest, statedir
 from kestrel_release.adapters import git
 from kestrel_release.adapters.github import client as gh_adapter
 from kestrel_release.adapters.github.client import Asset, GithubClient, Release
 from kestrel_release.errors import PublishError, UsageError
+from kestrel_release.files import fsutil, statedir
+from kestrel_release.output_dir import manifest
 from kestrel_release.targets.github import confirm as confirm_mod
 from kestrel_release.targets.github import dated as dated_mod
 from kestrel_release.targets.github import files as files_mod
 from kestrel_release.targets.github.files import LocalFile
 from kestrel_release.targets.github.result import GithubResult, Target
 from kestrel_release.targets.github.result import render as render  # the module's render, as index.py's
+from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.config.model import Config
+    from kestrel_release.stages.verify.report import VerifyReport
+
+# A file -> what its upload calls with each chunk's size (None: no progress shown).
+AdvanceFor = Callable[[LocalFile], Callable[[int], None] | None]
 
 TMP_PREFIX = "kestrel-tmp-"
 ASSET_CAP = 1000
@@ -47,7 +58,7 @@ class Plan:
 
 @fsutil.locked("publish")  # two publishes of one project never interleave
 def run(
-    cfg,
+    cfg: Config,
     paths: list[Path],
     *,
     repo: str | None = None,
@@ -83,8 +94,10 @@ def run(
     return result
 
 
-def _publish(cfg, target: Target, token: str, commit: str | None, files: list[LocalFile], result: GithubResult) -> None:
-    from kestrel_release.retry import RetryPolicy
+def _publish(
+    cfg: Config, target: Target, token: str, commit: str | None, files: list[LocalFile], result: GithubResult
+) -> None:
+    from kestrel_release.adapters.retry import RetryPolicy
 
     p = cfg.publish
     policy = RetryPolicy.from_config(p)
@@ -106,7 +119,7 @@ def _publish(cfg, target: Target, token: str, commit: str | None, files: list[Lo
 
 
 def _publish_once(
-    cfg, client: GithubClient, target: Target, commit: str | None, files: list[LocalFile], result: GithubResult
+    cfg: Config, client: GithubClient, target: Target, commit: str | None, files: list[LocalFile], result: GithubResult
 ) -> None:
     sha = _commit(cfg, client, target, commit, files)
     result.commit = sha
@@ -161,13 +174,13 @@ def _nothing_to_do(client: GithubClient, target: Target, plan: Plan, files: list
     return len(plan.skip) == len(files) and not plan.prune and not plan.cleanup and client.tag_sha(target.tag) == sha
 
 
-def _prune_dated(client, cfg, target: Target, result: GithubResult) -> None:
+def _prune_dated(client: GithubClient, cfg: Config, target: Target, result: GithubResult) -> None:
     if target.dated:
         base = cfg.github().tag or f"{cfg.name}-nightly"
         result.pruned_releases = dated_mod.prune(client, base, target.tag, target.keep, result.dry_run)
 
 
-def _target(cfg, repo, tag, api_url, prune) -> Target:
+def _target(cfg: Config, repo: str | None, tag: str | None, api_url: str | None, prune: bool | None) -> Target:
     gh = cfg.github()
     repo = repo or gh.repo
     if not repo or repo.count("/") != 1 or not all(repo.split("/")):
@@ -183,8 +196,8 @@ def _target(cfg, repo, tag, api_url, prune) -> Target:
     return Target(repo, tag, rolling, api_url or gh.api_url, gh.prune if prune is None and rolling else bool(prune))
 
 
-def _version(report) -> str:
-    versions = sorted({w.version for w in report.wheels})
+def _version(report: VerifyReport) -> str:
+    versions = sorted({cast(str, w.version) for w in report.wheels})  # verified: each names its version
     if len(versions) != 1:
         raise UsageError(
             f"expected wheels of one version, got {', '.join(versions) or 'none'}", "publish one build output at a time"
@@ -192,7 +205,7 @@ def _version(report) -> str:
     return versions[0]
 
 
-def _commit(cfg, client: GithubClient, target: Target, given: str | None, files: list[LocalFile]) -> str:
+def _commit(cfg: Config, client: GithubClient, target: Target, given: str | None, files: list[LocalFile]) -> str:
     """The commit the wheels were built from (flag, manifest, local git), which GitHub must have."""
     found = next((manifest.for_wheel(f.path) for f in files if f.wheel), None)
     sha = given or (found[1].commit if found else None) or git.state(cfg.project_dir).commit
@@ -210,7 +223,7 @@ def _commit(cfg, client: GithubClient, target: Target, given: str | None, files:
     return sha
 
 
-def _plan(cfg, target: Target, files: list[LocalFile], existing: list[Asset]) -> Plan:
+def _plan(cfg: Config, target: Target, files: list[LocalFile], existing: list[Asset]) -> Plan:
     plan = Plan()
     for asset in existing:
         if asset.name.startswith(TMP_PREFIX) or asset.state != "uploaded":
@@ -266,7 +279,7 @@ def _download_base(target: Target, rel: Release | None, client: GithubClient) ->
     return f"{repo_url}/releases/download/{target.tag}"
 
 
-def _title(cfg, target: Target, version: str) -> str:
+def _title(cfg: Config, target: Target, version: str) -> str:
     default = (
         "{name} nightly {version}"
         if target.rolling
@@ -342,7 +355,7 @@ def _prune(client: GithubClient, plan: Plan, result: GithubResult) -> None:
 
 
 @contextlib.contextmanager
-def _progress():
+def _progress() -> Iterator[AdvanceFor]:
     """Per-asset progress bars on a terminal; nothing otherwise (logs stay short)."""
     con = console.console
     if console.json_mode() or not con.is_terminal:
@@ -359,7 +372,7 @@ def _progress():
         transient=True,
     ) as bars:
 
-        def advance_for(f: LocalFile):
+        def advance_for(f: LocalFile) -> Callable[[int], None]:
             task = bars.add_task(f.name, total=f.size)
             return lambda n: bars.advance(task, n)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import console
 from kestrel_release.records import serde
 from kestrel_release.targets.github.files import LocalFile
+from kestrel_release.ui import console
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import config_model
-from kestrel_release.config_model import IndexTarget as Settings
-from kestrel_release.config_values import PREFIX, env_word, suggest
-from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
+from kestrel_release.config import model as config_model
+from kestrel_release.config.model import IndexTarget as Settings
+from kestrel_release.config.values import PREFIX, env_word, suggest
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, flag, options_from
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 KIND = Settings.kind
 # The indexes that exist without a table, in the order a release publishes to them (TestPyPI first:
@@ -39,6 +39,7 @@ KEYS = tuple(f.name for f in dataclasses.fields(Settings))
 INSTALLABLE = True  # a release smoke-tests (installs from) the first index it publishes to
 _SHOWN = {"testpypi": "TestPyPI", "pypi": "PyPI"}  # how the release plan names the built-in indexes
 ENV_HELP = f"an index target's variables are {PREFIX}TARGETS_<NAME>_<KEY>"
+TABLE = SettingsTable("targets.<name>", f"{PREFIX}TARGETS_<NAME>_")
 
 
 @dataclass(frozen=True)
@@ -198,8 +199,8 @@ class Target:
         return Endpoint(None, None)
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
-        from kestrel_release import console
         from kestrel_release.sandbox.pypi.server import PypiSandbox
+        from kestrel_release.ui import console
 
         (base / self.name).mkdir(parents=True, exist_ok=True)
         box = stack.enter_context(PypiSandbox(directory=base / self.name, strict=True))

@@ -9,14 +9,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import console
 from kestrel_release.errors import KestrelError
 from kestrel_release.targets.base import Taken
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
     from kestrel_release.adapters.pypi.client import Index
-    from kestrel_release.config_model import Config
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
+    from kestrel_release.config.model import Config
 
 
 def problems(
@@ -26,7 +26,7 @@ def problems(
     the version already there (or, for release --from, other bytes), the 14-day rule, the project quota."""
     from kestrel_release.adapters.pypi import client as pypi
     from kestrel_release.adapters.pypi import config as pypi_config
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
 
     try:
         index = pypi_config.resolve_index(target, cfg.targets, end.repository_url, end.simple_url, builtin=builtin)
@@ -65,8 +65,8 @@ def _prebuilt_conflicts(cfg: Config, target: str, index: Index, there: dict[str,
     """release --from: the same bytes may already be there (skipped later); other bytes never can."""
     from types import SimpleNamespace
 
-    from kestrel_release import manifest
-    from kestrel_release.fsutil import sha256_file
+    from kestrel_release.files.fsutil import sha256_file
+    from kestrel_release.output_dir import manifest
     from kestrel_release.stages.verify import pypi as verify_pypi
 
     local = {p.name: p for p in manifest.wheel_paths(cfg.out_path, cfg.name)}

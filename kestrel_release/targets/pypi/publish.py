@@ -10,16 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from kestrel_release import console, fsutil
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import config as pypi_config
-from kestrel_release.config_model import Config
+from kestrel_release.adapters.retry import RetryPolicy
+from kestrel_release.config.model import Config
 from kestrel_release.errors import PublishError
+from kestrel_release.files import fsutil
 from kestrel_release.records import serde
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.stages.publish.smoke import SmokeTestError, forget_rejected, smoke_test
+from kestrel_release.ui import console
+
+if TYPE_CHECKING:
+    from kestrel_release.stages.publish.snapshot import Snapshots
+    from kestrel_release.stages.verify.report import VerifyReport, WheelReport
+
+Creds = tuple[str, str] | None  # None: a dry run reads no credentials
 
 
 class NeedsNewVersion(PublishError):
@@ -89,7 +96,17 @@ def run(
 
 
 def _publish(
-    cfg: Config, index, creds, report, snaps, target: str, dry_run, yes, smoke_test, pypi_rules, confirm
+    cfg: Config,
+    index: pypi.Index,
+    creds: Creds,
+    report: VerifyReport,
+    snaps: Snapshots,
+    target: str,
+    dry_run: bool,
+    yes: bool,
+    smoke_test: bool,
+    pypi_rules: bool,
+    confirm: bool,
 ) -> PublishResult:
     policy = _policy(cfg)
     result = PublishResult(
@@ -108,6 +125,7 @@ def _publish(
     if todo:  # before the first byte: a release over the project limit is refused here (exit 6)
         result.quota = _forecast(cfg, index, report.wheels, todo, policy, creds, pages)
     if not todo and not dry_run:  # nothing to send: still prove the credentials work (exit 6 if refused)
+        assert creds is not None  # read for every run but a dry one
         _check_credentials(index, creds, policy, result)
     if dry_run or not todo:
         return _finish(cfg, index, result, policy, creds, smoke_test and not dry_run)
@@ -122,11 +140,12 @@ def _publish(
         cancelled=("publish to pypi cancelled; nothing was uploaded", None),
     )
     snaps.check_sources()  # the user's folder still holds what was verified, or nothing is sent
+    assert creds is not None  # read for every run but a dry one
     _upload_all(cfg, index, creds, policy, todo, result)
     return _finish(cfg, index, result, policy, creds, smoke_test)
 
 
-def _check_credentials(index: pypi.Index, creds, policy: RetryPolicy, result: PublishResult) -> None:
+def _check_credentials(index: pypi.Index, creds: tuple[str, str], policy: RetryPolicy, result: PublishResult) -> None:
     from kestrel_release.adapters.pypi import auth as pypi_auth
 
     result.credentials_checked, result.credentials_note = pypi_auth.check(index, creds, min(policy.timeout, 30.0))
@@ -157,15 +176,21 @@ def _policy(cfg: Config) -> RetryPolicy:
 
 
 def _plan(
-    index: pypi.Index, wheels: list, policy: RetryPolicy, creds, result: PublishResult, present: dict[str, dict]
-) -> list:
+    index: pypi.Index,
+    wheels: list[WheelReport],
+    policy: RetryPolicy,
+    creds: Creds,
+    result: PublishResult,
+    present: dict[str, dict],
+) -> list[WheelReport]:
     """Split into skip (identical on the index) and upload; any conflict stops everything. `present`
     gets each project's simple page: one read per project and run, whatever the number of files."""
     todo = []
     for wheel in wheels:
-        if wheel.name not in present:
-            present[wheel.name] = pypi.existing_files(index, wheel.name, policy, creds)
-        there = present[wheel.name].get(wheel.filename)
+        name = cast(str, wheel.name)  # verified: a wheel whose filename names no project fails verify
+        if name not in present:
+            present[name] = pypi.existing_files(index, name, policy, creds)
+        there = present[name].get(wheel.filename)
         row = {"filename": wheel.filename, "sha256": wheel.sha256, "size": wheel.size}
         if there is None or (there["sha256"] != wheel.sha256 and _repaired(index, wheel, there, policy, creds)):
             todo.append(wheel)
@@ -183,7 +208,7 @@ def _plan(
     return todo
 
 
-def _repaired(index: pypi.Index, wheel, there: dict, policy: RetryPolicy, creds) -> bool:
+def _repaired(index: pypi.Index, wheel: WheelReport, there: dict, policy: RetryPolicy, creds: Creds) -> bool:
     """A truncated copy of our own file (a cut upload on a local index): removed where the index allows."""
     from kestrel_release.adapters.pypi import damaged as pypi_damaged
 
@@ -213,7 +238,13 @@ def _show_plan(result: PublishResult, todo: list) -> None:
 
 
 def _forecast(
-    cfg: Config, index, wheels: list, todo: list, policy: RetryPolicy, creds, pages: dict[str, dict]
+    cfg: Config,
+    index: pypi.Index,
+    wheels: list[WheelReport],
+    todo: list[WheelReport],
+    policy: RetryPolicy,
+    creds: Creds,
+    pages: dict[str, dict],
 ) -> dict[str, Any]:
     from kestrel_release.stages.publish import quota
 
@@ -236,13 +267,22 @@ def _forecast(
     )
 
 
-def _upload_all(cfg: Config, index, creds, policy, todo: list, result: PublishResult) -> None:
+def _upload_all(
+    cfg: Config,
+    index: pypi.Index,
+    creds: tuple[str, str],
+    policy: RetryPolicy,
+    todo: list[WheelReport],
+    result: PublishResult,
+) -> None:
     from kestrel_release.stages.publish import uploads as publish_uploads
 
     publish_uploads.upload_all(cfg.publish.parallel, index, creds, policy, todo, result)
 
 
-def _finish(cfg, index, result: PublishResult, policy, creds, smoke: bool) -> PublishResult:
+def _finish(
+    cfg: Config, index: pypi.Index, result: PublishResult, policy: RetryPolicy, creds: Creds, smoke: bool
+) -> PublishResult:
     if result.uploaded:
         from kestrel_release.stages.publish.confirm import confirm
 

@@ -13,17 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release.targets.base import Check, Options, VariantIndex, options_from
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, options_from
 from kestrel_release.targets.static_index import settings as static_settings
 from kestrel_release.targets.static_index.settings import StaticIndexTarget as Settings
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 KIND = static_settings.KIND
 BUILTIN: dict[str, Settings] = {}
 INSTALLABLE = False
 ENV_HELP = "a static index is set in pyproject.toml only"
+# Its `github_*` settings are the keys of its `github` table (settings.py reads them so).
+TABLE = SettingsTable("targets.<name>", nested={"github": "The release holding the wheels."})
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,8 @@ class Target:
         return Endpoint()
 
     def stand_in(self, stack: contextlib.ExitStack, base: Path) -> Endpoint:
-        from kestrel_release import console
         from kestrel_release.sandbox.static_host import StaticHost
+        from kestrel_release.ui import console
 
         root = base / "static-index" / self.name
         root.mkdir(parents=True, exist_ok=True)

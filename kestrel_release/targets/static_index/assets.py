@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release import console, manifest
 from kestrel_release.errors import PublishError
-from kestrel_release.fsutil import sha256_file
+from kestrel_release.files.fsutil import sha256_file
+from kestrel_release.output_dir import manifest
 from kestrel_release.targets.static_index.settings import StaticIndexTarget
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 
 @dataclass
@@ -63,7 +64,7 @@ def publish(
     if token is None:  # a dry run without a token: the URLs the assets will have
         result.urls = {w.name: target.asset_url(version, w.name) for w in wheels}
         return result
-    from kestrel_release.retry import RetryPolicy
+    from kestrel_release.adapters.retry import RetryPolicy
 
     client = gh_adapter.GithubClient(
         api_url or cfg.github().api_url,

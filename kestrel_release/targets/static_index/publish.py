@@ -14,15 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kestrel_release import console, fsutil, manifest, safepaths
 from kestrel_release.adapters import static_index as writer
 from kestrel_release.adapters.static_index_readback import Expected
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil, safepaths
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import documents
 from kestrel_release.targets.static_index.settings import StaticIndexTarget
+from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.config_model import Config
+    from kestrel_release.config.model import Config
 
 VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants/model.py)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kestrel_release.config_model import doc
+from kestrel_release.config.model import doc
 
 KIND = "static-index"
 KEYS = {"kind", "dir", "base_url", "github"}

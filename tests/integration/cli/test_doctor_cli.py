@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
 from kestrel_release.adapters import gpu
+from kestrel_release.config import load as config
 from kestrel_release.stages import doctor
 from tests.helpers import KERNELS, assert_one_line_error, python_version, run_cli
 from tests.schemas import fits
@@ -178,8 +178,9 @@ def _torch_project(root: Path) -> Path:
 
 
 def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
-    """An nvcc wrapper script in <dir>/bin: torch takes <dir> as CUDA_HOME (no headers there); doctor
-    says so, with the export that points torch at the toolkit behind the wrapper."""
+    """An nvcc wrapper script in <dir>/bin: torch alone would take <dir> as CUDA_HOME (no headers, no lib64:
+    a build compiled for minutes, then failed with `cannot find -lcudart`). build sets CUDA_HOME to the
+    toolkit behind the wrapper, and doctor says so."""
     real = shutil.which("nvcc")
     if real is None:
         pytest.skip("needs nvcc")
@@ -196,13 +197,26 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
     env = {**ONE_PY, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}", "CUDA_HOME": "", "CUDA_PATH": ""}
     result = run_cli(["doctor", "--project", str(project), "--json"], env=env)
     row = _by_name(json.loads(result.stdout))["CUDA_HOME (as torch derives it)"]
-    assert row["status"] == "fail", row
+    assert row["status"] == "ok", row
     assert row["detail"] == (
-        f"the torch build would compile against {tmp_path / 'local'} (from nvcc on PATH ({wrapper})) "
-        "has no include/cuda_runtime_api.h"
+        f"{toolkit}: torch alone would take {tmp_path / 'local'} (from nvcc on PATH ({wrapper})); "
+        f"build sets CUDA_HOME={toolkit}"
     )
-    assert row["fix"] == f"export CUDA_HOME={toolkit}"
-    assert result.code == 3
+    from kestrel_release.stages.build import cuda_tools
+
+    assert cuda_tools.cuda_home_env(project, env) == {"CUDA_HOME": str(toolkit)}  # what each Python's build gets
+    assert cuda_tools.cuda_home_env(project, {**env, "CUDA_HOME": "/opt/mine"}) == {}  # the user's own stays
+    # A wrapper whose toolkit cannot be found: doctor fails with the export to make.
+    stray = tmp_path / "stray" / "bin" / "nvcc"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("#!/bin/sh\nexit 1\n")
+    stray.chmod(0o755)
+    broken = run_cli(
+        ["doctor", "--project", str(project), "--json"], env={**env, "PATH": f"{stray.parent}:/usr/bin:/bin"}
+    )
+    row = _by_name(json.loads(broken.stdout))["CUDA_HOME (as torch derives it)"]
+    assert row["status"] == "fail" and row["fix"].startswith("export CUDA_HOME="), row
+    assert broken.code == 3
     fixed = run_cli(["doctor", "--project", str(project), "--json"], env={**env, "CUDA_HOME": str(toolkit)})
     row = _by_name(json.loads(fixed.stdout))["CUDA_HOME (as torch derives it)"]
     assert row["status"] == "ok" and row["detail"].startswith(f"{toolkit} (from CUDA_HOME)"), row

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import __version__, manifest
+from kestrel_release import __version__
+from kestrel_release.output_dir import manifest
 from kestrel_release.records.manifest import SCHEMA_VERSION
 from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, python_version, run_cli

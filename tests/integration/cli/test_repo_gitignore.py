@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, safepaths
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git
+from kestrel_release.config import load as config
+from kestrel_release.files import safepaths
 from kestrel_release.stages import init
 
 ROOT = Path(__file__).resolve().parents[3]

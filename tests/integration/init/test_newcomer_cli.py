@@ -144,7 +144,7 @@ def test_the_lock_message_names_the_operation_holding_it(tmp_path: Path) -> None
     project = make_project(tmp_path / "p")
     env = {**os.environ, "KESTREL_RELEASE_CACHE_DIR": str(tmp_path / "cache")}
     code = (
-        "import sys; from kestrel_release import fsutil\n"
+        "import sys; from kestrel_release.files import fsutil\n"
         "with fsutil.project_lock(sys.argv[1], 'publish'):\n print('held', flush=True); sys.stdin.read()"
     )
     holder = subprocess.Popen(

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from kestrel_release.adapters.github.client import GithubClient
+from kestrel_release.adapters.retry import RetryPolicy as Policy
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy as Policy
 from kestrel_release.sandbox.github.emulator import GithubEmulator
 
 REPO = "m87-labs/kestrel"

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, console, manifest
+from kestrel_release.config import load as config
 from kestrel_release.errors import PublishError, UsageError, VerifyError
+from kestrel_release.output_dir import manifest
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from kestrel_release.targets.pypi import publish as publish_index
+from kestrel_release.ui import console
 from tests.factories import make_dist, make_project
 
 

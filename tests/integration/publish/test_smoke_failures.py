@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from kestrel_release.sandbox.pypi.server import PypiSandbox
-from kestrel_release.stages.build import wheelcache
+from kestrel_release.stages.build_wheels import wheelcache
 from tests.factories import make_project, write_wheel
 from tests.helpers import assert_one_line_error, run_cli
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import sizes
 from kestrel_release.sandbox.pypi.server import PypiSandbox
+from kestrel_release.ui import sizes
 from tests.factories import make_c_ext_project, make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
 

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from kestrel_release.adapters import pytorch_index
-from kestrel_release.build_env import TorchPin
-from kestrel_release.stages.build import variant_env
+from kestrel_release.project.build_env import TorchPin
+from kestrel_release.stages.build_wheels import variant_env
 from kestrel_release.variants.model import Variant, VariantsConfig
 from tests.integration.hostile_http import HostileServer
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
 from kestrel_release.adapters.pypi import torch_cuda
+from kestrel_release.config import load as config
 from kestrel_release.errors import ConfigError
 from tests.integration.hostile_http import HostileServer
 

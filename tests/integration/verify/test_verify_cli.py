@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from kestrel_release import manifest
+from kestrel_release.output_dir import manifest
 from tests.factories import make_verify_project, make_wheel, save_manifest
 from tests.helpers import KERNELS, assert_one_line_error, run_cli
 

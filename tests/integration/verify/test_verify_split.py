@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import proc
+from kestrel_release.process import proc
 from kestrel_release.stages import verify as verify_stage
 from kestrel_release.stages.verify import part as verify_part
 from kestrel_release.stages.verify.pypi import standalone_config

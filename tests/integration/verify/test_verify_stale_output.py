@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kestrel_release import built_with
+from kestrel_release.output_dir import built_with
 from tests.factories import make_dist, make_project
 from tests.helpers import assert_one_line_error, run_cli
 from tests.integration.lying_index import LyingIndex

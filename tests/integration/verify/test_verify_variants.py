@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kestrel_release import manifest
-from kestrel_release.fsutil import sha256_file
+from kestrel_release.files.fsutil import sha256_file
+from kestrel_release.output_dir import manifest
 from tests.factories import save_manifest, write_wheel
 from tests.helpers import run_cli
 

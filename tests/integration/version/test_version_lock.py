@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
+from kestrel_release.config import load as config
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import version
 from tests.factories import make_version_project, version_snapshot
@@ -25,7 +25,7 @@ def test_second_run_refused_while_locked(cfg) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from kestrel_release import fsutil\n"
+            "import sys; from kestrel_release.files import fsutil\n"
             "with fsutil.project_lock(sys.argv[1], 'release'):\n print('held', flush=True); sys.stdin.read()",
             str(cfg.project_dir),
         ],

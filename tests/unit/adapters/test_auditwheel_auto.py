@@ -1,4 +1,4 @@
-"""adapters/_auditwheel_auto.py runs by an image's own Python in a container build (stages/build/container.py
+"""adapters/_auditwheel_auto.py runs by an image's own Python in a container build (stages/build_wheels/container.py
 copies the file there): a root that has auditwheel and nothing of this tool."""
 
 from __future__ import annotations

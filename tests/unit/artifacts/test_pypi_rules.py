@@ -190,7 +190,7 @@ def test_a_local_header_that_disagrees_on_method_or_flags_is_a_zip_format_error(
 
 def test_builds_normalizer_turns_a_streamed_wheel_into_one_pypi_accepts(tmp_path):
     # auditwheel or a backend may stream; build's rewrite (then its gate) is what reaches --out.
-    from kestrel_release.stages.build import wheelzip as _wheelzip
+    from kestrel_release.stages.build_wheels import wheelzip as _wheelzip
 
     wheel = tmp_path / W.FILENAME
     wheel.write_bytes(W.zip_bytes(W.members(), stream=True) + b"\n")

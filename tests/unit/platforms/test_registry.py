@@ -13,14 +13,15 @@ from typing import ClassVar
 import pytest
 import yaml
 
-from kestrel_release import config, platforms
+from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
 from kestrel_release.artifacts import binformat
+from kestrel_release.config import load as config
 from kestrel_release.errors import ConfigError
 from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
 from kestrel_release.stages import ci
-from kestrel_release.stages.build import platforms as build_platforms
+from kestrel_release.stages.build_wheels import platforms as build_platforms
 
 TAG = "freebsd_14_0_release_amd64"  # what `sysconfig.get_platform()` gives there, as a wheel tag
 LINUX = "manylinux_2_28_x86_64"

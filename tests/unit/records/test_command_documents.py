@@ -11,15 +11,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from kestrel_release import progress
 from kestrel_release.adapters.static_index import PageResult
 from kestrel_release.records import documents
 from kestrel_release.stages.assemble import AssembleResult
-from kestrel_release.stages.build import BuildResult
-from kestrel_release.stages.build.platforms import PlatformPlan
-from kestrel_release.stages.build.precompile import PrecompileResult
-from kestrel_release.stages.build.size_plan import Lever, Limit, SizePlan
-from kestrel_release.stages.build.variant_build import Outcome, VariantsResult
+from kestrel_release.stages.build_wheels import BuildResult
+from kestrel_release.stages.build_wheels.platforms import PlatformPlan
+from kestrel_release.stages.build_wheels.precompile import PrecompileResult
+from kestrel_release.stages.build_wheels.size_plan import Lever, Limit, SizePlan
+from kestrel_release.stages.build_wheels.variant_build import Outcome, VariantsResult
 from kestrel_release.stages.doctor_report import Check, DoctorReport
 from kestrel_release.stages.explain.images import Choice, Image
 from kestrel_release.stages.explain.result import ExplainReport, GpuResult
@@ -30,6 +29,7 @@ from kestrel_release.stages.init.detected import Detected
 from kestrel_release.stages.release.result import ReleaseResult, StepResult
 from kestrel_release.stages.version.result import VersionResult
 from kestrel_release.targets.static_index.publish import StaticIndexResult
+from kestrel_release.ui import progress
 from kestrel_release.variants.hub_layout import HubLayout, HubVariant
 from kestrel_release.variants.model import Variant
 from kestrel_release.variants.pep825_wheel import Pep825Result

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kestrel_release import console
 from kestrel_release.records import documents
+from kestrel_release.ui import console
 
 
 def _printed(capsys: pytest.CaptureFixture[str]) -> dict:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import __version__, manifest
+from kestrel_release import __version__
 from kestrel_release.errors import EXIT_USAGE, IncompatibleRecordError, UsageError
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import manifest as record
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 

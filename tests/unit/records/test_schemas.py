@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kestrel_release import manifest
+from kestrel_release.output_dir import manifest
 from kestrel_release.records import documents, release_state, serde
 from kestrel_release.records.manifest import GitState, Manifest, Verified, Wheel
 from kestrel_release.records.release_state import StateFile

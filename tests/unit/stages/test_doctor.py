@@ -58,7 +58,7 @@ def test_linux_rows_as_before(monkeypatch):
 def test_cuda_arch_the_package_does_not_compile_fails_before_any_build(tmp_path):
     """The table init used to write (90a + TORCH_CUDA_ARCH_LIST) against a setup.py with its own -gencode
     list: one row naming the list's file and line and the one edit that fixes it."""
-    from kestrel_release import config
+    from kestrel_release.config import load as config
 
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "cc1d"\nversion = "1.0"\n[tool.kestrel-release]\ncuda_arch = "90a"\n'

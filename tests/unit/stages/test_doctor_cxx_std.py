@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release import config
 from kestrel_release.adapters import pythons, torch_probe
+from kestrel_release.config import load as config
 from kestrel_release.stages import doctor_cxx_std
-from tests.unit.test_cxx_std import ALL_H_2_15, CHAMFERDIST, headers, project
+from tests.unit.project.test_cxx_std import ALL_H_2_15, CHAMFERDIST, headers, project
 
 PYPROJECT = '[project]\nname = "chamferdist"\nversion = "1.0.3"\n[tool.kestrel-release]\npython = ["3.12"]\n'
 

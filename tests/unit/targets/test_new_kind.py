@@ -1,16 +1,19 @@
 """Adding a target kind is one package and one registry line: the throwaway `shelf` kind (the package
-throwaway_kind/, registered by the line in the fixture) is read from the configuration, adds its own flag
-to `publish` and has another kind's flag refused, and is published to and verified under its own rules,
-with no other code of the tool knowing its name."""
+throwaway_kind/, registered by the line in the fixture) is read from the configuration, has its table in the
+JSON Schema and the configuration reference, adds its own flag to `publish` and has another kind's flag
+refused, and is published to and verified under its own rules, with no other code of the tool knowing its name."""
 
 from __future__ import annotations
 
 import inspect
 
 import pytest
+from jsonschema import Draft7Validator
 from typer.testing import CliRunner
 
-from kestrel_release import cli, config, targets
+from kestrel_release import cli, targets
+from kestrel_release.config import load as config
+from kestrel_release.config import schema
 from kestrel_release.errors import ConfigError, UsageError, VerifyError
 from kestrel_release.stages import verify
 from kestrel_release.targets import publishing
@@ -51,6 +54,33 @@ def test_registered_the_configuration_reads_its_table_and_its_checks(tmp_path, s
         config.load(_project(tmp_path / "typo", 'paht = "x"'), env={})
     assert "[tool.kestrel-release.targets.box].paht: unknown key (did you mean 'path'?)" in info.value.message
     assert "targets.box.path: missing (the folder to copy the wheels into)" in info.value.message  # its validate
+
+
+def _schema_errors(table: dict) -> list[str]:
+    return [e.message for e in Draft7Validator(schema.json_schema()).iter_errors(table)]
+
+
+def test_registered_its_setting_lands_in_the_schema_and_the_reference(shelf):
+    kinds = schema.json_schema()["properties"]["targets"]["additionalProperties"]["anyOf"]
+    table = next(t for t in kinds if t["properties"]["kind"]["const"] == "shelf")
+    assert table["properties"]["path"] == {
+        "description": "The folder the wheels are copied into.",
+        "type": "string",
+        "default": "",
+    }
+    assert table["required"] == ["kind"]  # its name does not tell its kind
+    assert _schema_errors({"targets": {"box": {"kind": "shelf", "path": "shelved"}}}) == []
+    text = schema.configuration_markdown()
+    assert '## `[tool.kestrel-release.targets.<name>] kind = "shelf"`' in text
+    assert (
+        '| `path` | string | `""` | `KESTREL_RELEASE_SHELF_<NAME>_PATH` | The folder the wheels are copied into |'
+        in text
+    )
+
+
+def test_unregistered_the_schema_refuses_its_table():
+    assert _schema_errors({"targets": {"box": {"kind": "shelf", "path": "shelved"}}}) != []
+    assert "shelf" not in schema.configuration_markdown()
 
 
 def test_registered_publish_takes_its_flag_and_refuses_it_elsewhere(tmp_path, shelf):

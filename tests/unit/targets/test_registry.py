@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from kestrel_release import config, targets
-from kestrel_release.config_model import GithubTarget, IndexTarget
+from kestrel_release import targets
+from kestrel_release.config import load as config
+from kestrel_release.config.model import GithubTarget, IndexTarget
 from kestrel_release.errors import ConfigError, UsageError
 from tests.factories import make_project
 from tests.helpers import ROOT
@@ -84,7 +85,7 @@ def test_an_unknown_target_name_is_a_usage_error_listing_the_known_ones(tmp_path
 # the index kind's settings and the name of the target whose rules verify applies without --target (verify
 # sits below the registry).
 MAY_NAME = (
-    "kestrel_release/config_tables.py",
+    "kestrel_release/config/tables.py",
     "kestrel_release/targets/",
     "kestrel_release/sandbox/",
     "kestrel_release/commands/sandbox.py",

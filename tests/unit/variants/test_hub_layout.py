@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import manifest
 from kestrel_release.errors import UsageError
+from kestrel_release.output_dir import manifest
 from kestrel_release.variants import hub_layout
 from tests.factories import NAME, save_manifest, write_wheel
 

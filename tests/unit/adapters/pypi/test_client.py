@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from kestrel_release import redact
 from kestrel_release.adapters.pypi import client as pypi
 from kestrel_release.adapters.pypi import config as pypi_config
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.targets.pypi import BUILTIN as DEFAULT_TARGETS
+from kestrel_release.ui import redact
 
 SHA = "a" * 64
 INDEX = pypi.Index("sandbox", "http://127.0.0.1:1/", "http://127.0.0.1:1/simple/")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
+from kestrel_release.config import load as config
 from kestrel_release.stages.explain import arch_source
 
 SETUP_GENCODE = """\

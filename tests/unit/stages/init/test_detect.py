@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, config_parse
 from kestrel_release._compat import tomllib
+from kestrel_release.config import load as config
+from kestrel_release.config import parse as config_parse
 from kestrel_release.stages import init
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.verify.leaks import check_names

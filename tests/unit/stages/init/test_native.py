@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config
 from kestrel_release._compat import tomllib
+from kestrel_release.config import load as config
 from kestrel_release.stages import ci, init
 from kestrel_release.stages.init import detect as init_detect
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from kestrel_release import config
 from kestrel_release._compat import tomllib
+from kestrel_release.config import load as config
 from kestrel_release.stages import init, version
 from kestrel_release.stages.init import detect as init_detect
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from kestrel_release import manifest
+from kestrel_release.output_dir import manifest
 from kestrel_release.stages.release import state as release_state
 from tests.factories import save_manifest
 

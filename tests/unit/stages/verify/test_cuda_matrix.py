@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from kestrel_release.artifacts.cuda_binary import CudaInfo
-from kestrel_release.config_model import Config
+from kestrel_release.config.model import Config
 from kestrel_release.stages.verify import cuda_matrix
 
 CFG = Config(

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-from kestrel_release import console
 from kestrel_release.artifacts.cuda_binary import CudaInfo
 from kestrel_release.stages.verify import display
+from kestrel_release.ui import console
 
 
 def _wheel(n: int) -> SimpleNamespace:

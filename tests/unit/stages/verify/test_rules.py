@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, manifest
 from kestrel_release.artifacts.wheel import read_wheel
+from kestrel_release.config import load as config
 from kestrel_release.errors import UsageError, VerifyError
+from kestrel_release.output_dir import manifest
 from kestrel_release.stages import verify
 from tests.factories import make_verify_project, make_wheel, save_manifest
 
@@ -118,7 +119,7 @@ def test_project_directory_in_text_is_a_build_path(tmp_path):
 def test_the_clean_copy_build_compiled_in_is_a_build_path_even_outside_home(tmp_path, monkeypatch):
     # Build compiles in a copy under the cache dir; a CI cache outside any home directory is no excuse.
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "ci-cache"))
-    from kestrel_release import statedir
+    from kestrel_release.files import statedir
 
     cfg = _cfg(tmp_path)
     copied = statedir.sources(cfg.project_dir) / "3.12" / "csrc"
@@ -361,7 +362,7 @@ def test_allow_debug_allows_the_source_paths_line_info_carries(tmp_path):
 @pytest.mark.parametrize("in_git", [False, True])
 def test_a_path_in_the_tools_clean_copy_is_named_as_the_users_file(tmp_path, monkeypatch, in_git):
     monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
-    from kestrel_release import statedir
+    from kestrel_release.files import statedir
 
     root = tmp_path / "repo"
     if in_git:  # a project in a subdirectory of its repository: the copy holds it at pkg/

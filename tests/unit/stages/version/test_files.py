@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import config, fsutil
+from kestrel_release.config import load as config
 from kestrel_release.errors import UsageError
+from kestrel_release.files import fsutil
 from kestrel_release.stages import version
 from tests.factories import VERSION_PYPROJECT, make_version_project, version_snapshot
 

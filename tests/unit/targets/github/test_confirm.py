@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from kestrel_release.adapters.github.models import Asset, Release
+from kestrel_release.adapters.retry import RetryPolicy
 from kestrel_release.errors import PublishError
-from kestrel_release.retry import RetryPolicy
 from kestrel_release.targets.github import confirm
 from kestrel_release.targets.github.files import LocalFile
 

@@ -1,7 +1,8 @@
 """A throwaway target kind, `shelf`: the whole of it is this package (test_new_kind.py registers it).
 
 It copies the verified wheels into a folder. Its settings are `[tool.kestrel-release.targets.<name>]
-kind = "shelf"` with `path`; its own publish flag is `--folder`; it applies no index or asset rules.
+kind = "shelf"` with `path` (TABLE: where the schema and the reference list it); its own publish flag is
+`--folder`; it applies no index or asset rules.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from kestrel_release.config_model import doc
-from kestrel_release.config_values import PREFIX, env_word, section
-from kestrel_release.targets.base import Check, Options, VariantIndex, flag, options_from
+from kestrel_release.config.model import doc
+from kestrel_release.config.values import PREFIX, env_word, section
+from kestrel_release.targets.base import Check, Options, SettingsTable, VariantIndex, flag, options_from
 
 KIND = "shelf"
 BUILTIN: dict[str, Any] = {}
 INSTALLABLE = False
 ENV_HELP = f"a shelf target's variables are {PREFIX}SHELF_<NAME>_<KEY>"
+TABLE = SettingsTable("targets.<name>", f"{PREFIX}SHELF_<NAME>_")
 
 
 @dataclass(frozen=True)

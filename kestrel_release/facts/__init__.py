@@ -1,0 +1,2 @@
+"""Pure tables of outside facts the tool relies on: NVIDIA's CUDA rules (cuda_rules) and the CPython
+versions it knows (pyversions)."""
