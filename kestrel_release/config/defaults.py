@@ -76,7 +76,10 @@ RESERVED_ENV = {
     "KESTREL_RELEASE_FAIL_AT",
     "KESTREL_RELEASE_BUILDER",
     "KESTREL_RELEASE_SIGN_PASSPHRASE",
-}  # BUILDER: the CI leg's label, recorded in the build manifest; SIGN_PASSPHRASE: sign_key's (adapters/ssh_sign.py)
+    "KESTREL_RELEASE_TORCH_PYPI",
+    "KESTREL_RELEASE_TORCH_INDEX",
+}  # BUILDER: the CI leg's label, recorded in the build manifest; SIGN_PASSPHRASE: sign_key's (adapters/ssh_sign.py);
+# TORCH_PYPI / TORCH_INDEX: a mirror to read torch's CUDA facts from (adapters/pypi/torch_cuda, adapters/pytorch_index)
 
 
 def doc(

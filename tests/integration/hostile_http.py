@@ -13,6 +13,7 @@ misconfigured proxy does).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ class Reply:
     reason: str | Callable[[dict[str, str]], str] | None = None
     trickle: float = 0.0  # seconds between single bytes of the body (0: all at once)
     count: int = -1  # how many requests it answers (-1: all); then the next route for the path
+    ranged: bool = False  # honour `Range: bytes=A-B` / `bytes=-N` (206 and the slice), as a mirror of wheels does
 
 
 def nested_json(depth: int) -> bytes:
@@ -83,19 +85,20 @@ class HostileServer:
                     owner.requests.append((self.command, self.path, headers))
                 reply = owner._answer(self.command, self.path)
                 reason = reply.reason(headers) if callable(reply.reason) else reply.reason
-                self.send_response(reply.status, reason)
+                status, body = _ranged(reply, headers.get("Range", ""))
+                self.send_response(status, reason)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
-                self.send_header("Content-Length", str(len(reply.body)))
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 try:
                     if not reply.trickle:
-                        self.wfile.write(reply.body)
+                        self.wfile.write(body)
                         return
-                    for i in range(len(reply.body)):
+                    for i in range(len(body)):
                         if owner._stop.wait(reply.trickle):
                             return
-                        self.wfile.write(reply.body[i : i + 1])
+                        self.wfile.write(body[i : i + 1])
                         self.wfile.flush()
                 except OSError:  # the client gave up: that is what a deadline does
                     return
@@ -112,6 +115,17 @@ class HostileServer:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+def _ranged(reply: Reply, asked: str) -> tuple[int, bytes]:
+    """The status and body for a request's Range header (the whole body unless the route honours ranges)."""
+    found = re.fullmatch(r"bytes=(\d*)-(\d*)", asked.strip())
+    if not (reply.ranged and found and (found.group(1) or found.group(2))):
+        return reply.status, reply.body
+    start, end = found.group(1), found.group(2)
+    if not start:
+        return 206, reply.body[-int(end) :]
+    return 206, reply.body[int(start) : int(end) + 1 if end else None]
 
 
 def lan_address() -> str | None:

@@ -59,15 +59,19 @@ def cuda_of_metadata(text: str) -> str | None:
     return pins.get(True) or pins.get(False)
 
 
-def read_url(url: str, max_bytes: int) -> bytes:
-    """The body at `url` (at most `max_bytes`), the whole request within TIMEOUT (json_api's way)."""
+def read_url(url: str, max_bytes: int, byte_range: str = "") -> bytes:
+    """The body at `url` (at most `max_bytes`), the whole request within TIMEOUT (json_api's way); with
+    `byte_range` ("0-99", "-65536") only those bytes, and a server that ignores the range is refused."""
     from kestrel_release.adapters import _deadline
 
     opened: list = []
+    headers = {"Range": f"bytes={byte_range}"} if byte_range else {}
 
     def fetch() -> bytes:
-        with urllib.request.urlopen(urllib.request.Request(url), timeout=TIMEOUT) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT) as resp:
             opened.append(resp)
+            if byte_range and resp.status != 206:
+                raise Unreadable(f"{url} does not serve byte ranges (HTTP {resp.status})")
             return resp.read(max_bytes + 1)
 
     def abandon() -> None:
@@ -132,14 +136,26 @@ def _linux(filename: str) -> bool:
 
 
 def _first_metadata(base: str, wheels: list[dict]) -> str | None:
-    """The METADATA (PEP 658) of the first of `wheels` whose metadata file the index serves."""
+    """The METADATA of the first of `wheels` the index lets us read: its PEP 658 file, else (a mirror
+    that serves none) the member itself by byte ranges of the wheel (adapters/pypi/wheel_range.py)."""
+    from kestrel_release.adapters.pypi import wheel_range
+
     for wheel in wheels:
-        url = urllib.parse.urljoin(base, str(wheel.get("url", ""))) + ".metadata"
+        url = urllib.parse.urljoin(base, str(wheel.get("url", "")))
         try:
-            return read_url(url, METADATA_MAX).decode("utf-8", "replace")
+            return read_url(url + ".metadata", METADATA_MAX).decode("utf-8", "replace")
         except Unreadable:
+            pass
+        try:
+            return wheel_range.metadata(url, _read_range)
+        except (Unreadable, wheel_range.NotAWheel):
             continue
     return None
+
+
+def _read_range(url: str, start: int, length: int) -> bytes:
+    """At most `length` bytes of `url` from `start` (a negative start: its last -start bytes)."""
+    return read_url(url, length, str(start) if start < 0 else f"{start}-{start + length - 1}")[:length]
 
 
 def pypi_cuda(minors: list[str], cache_dir: Path, root: str = PYPI, now: dt.datetime | None = None) -> dict[str, str]:

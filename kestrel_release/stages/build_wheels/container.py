@@ -37,14 +37,15 @@ from kestrel_release.project import source_copy
 from kestrel_release.ui import console
 from kestrel_release.ui import progress as _progress
 
-# Finds each configured Python (`X.Y path` lines), then the image's glibc and CPU.
+# Finds each configured Python (`X.Y path` lines), then the image's glibc and CPU. A free-threaded "3.14t" is
+# manylinux's /opt/python/cp314-cp314t or python3.14t, and must say so itself (Py_GIL_DISABLED).
 _PROBE = r"""
+said='import sys, sysconfig; print("%d.%d" % sys.version_info[:2] + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))'
 for v in {versions}; do
-  n=${{v#3.}}
-  for p in /opt/python/cp3$n-cp3$n/bin/python "$(command -v python$v 2>/dev/null)" \
+  b=${{v%t}}; n=${{b#3.}}; t=${{v#$b}}
+  for p in /opt/python/cp3$n-cp3$n$t/bin/python "$(command -v python$v 2>/dev/null)" \
            /usr/local/bin/python$v /usr/bin/python$v; do
-    if [ -n "$p" ] && [ -x "$p" ] && \
-       [ "$("$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$v" ]; then
+    if [ -n "$p" ] && [ -x "$p" ] && [ "$("$p" -c "$said" 2>/dev/null)" = "$v" ]; then
       echo "python $v $p"; break
     fi
   done
@@ -119,7 +120,7 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
     missing = [py for py in cfg.python if py not in target.pythons]
     for py in missing:
         problems.append(
-            f"the image {image} has no Python {py} (looked for /opt/python/cp3{py[2:]}-*/bin/python and "
+            f"the image {image} has no Python {py} (looked for /opt/python/{_manylinux_dir(py)}/bin/python and "
             f"python{py}) — use an image that has it, or drop {py} from `python`"
         )
     parsed = platforms.parse(cfg.build.plat) if cfg.build.plat != "auto" else None
@@ -130,6 +131,14 @@ def preflight(cfg: Config, problems: list[str]) -> Target | None:
             "— use a newer image or a lower build.plat"
         )
     return target
+
+
+def _manylinux_dir(name: str) -> str:
+    """Where a manylinux image keeps Python `name`: cp314-cp314, cp314-cp314t for "3.14t"."""
+    from kestrel_release.facts import pyversions
+
+    py = pyversions.parse(name)
+    return f"{py.interpreter}-{py.abi}" if py else f"cp3{name[2:]}-*"
 
 
 def _probe(engine: container.Engine, image: str, versions: tuple[str, ...]) -> tuple[container.Engine, proc.Result]:

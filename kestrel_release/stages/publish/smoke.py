@@ -10,6 +10,7 @@ to import (which, and why), or a version is wrong.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -101,9 +102,10 @@ if not names:
             names.append(top)
 names = sorted({n for n in names if n.isidentifier() and not n.startswith("__")})
 report = {"dist_version": dist.version, "modules": names, "versions": {}, "error": None}
+first = sys.argv[2:]  # what its users import first (torch, for binaries that link it)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # MarkupSafe 3 deprecates its __version__ but still answers
-    for n in names:
+    for n in first + [n for n in names if n not in first]:
         print("KESTREL-SMOKE-IMPORT " + n, flush=True)
         try:
             module = importlib.import_module(n)
@@ -112,6 +114,8 @@ with warnings.catch_warnings():
             where = f"{tb[-1].filename.split('site-packages/')[-1]}:{tb[-1].lineno}" if len(tb) > 1 else ""
             report["error"] = {"module": n, "type": type(exc).__name__, "message": str(exc), "where": where}
             break
+        if n not in names:
+            continue
         v = getattr(module, "__version__", None)
         if isinstance(v, str):
             report["versions"][n] = [v, (getattr(module, "__file__", "") or "").split("site-packages/")[-1]]
@@ -212,9 +216,8 @@ def _install_and_import(
         raise _Failed(*smoke_explain.install_failure(own.output, name, version, python, simple_url, credentials))
     reqs = proc.run([venv_python, "-I", "-c", _REQUIRES_CHILD, name], what=f"read {name}'s requirements", **common)
     wanted = [r.strip() for r in reqs.output.split("\n") if r.strip()]
-    undeclared = smoke_torch.missing_torch(
-        cfg, venv_python, name, wanted, lambda argv: proc.run(argv, what=f"read {name}'s libraries", **common).output
-    )
+    read = functools.cache(lambda *argv: proc.run(list(argv), what=f"read {name}'s libraries", **common).output)
+    undeclared = smoke_torch.missing_torch(cfg, venv_python, name, wanted, lambda argv: read(*argv))
     if undeclared:  # what its users must install first: said in the row, never added to the wheel
         wanted.append(undeclared)
         row["undeclared"] = undeclared
@@ -222,7 +225,8 @@ def _install_and_import(
         deps = proc.run(uv.pip_install_command(uv_bin, venv_python, wanted), cwd=tmp, timeout=deadline, check=False)
         if deps.returncode != 0:
             raise _Failed("dependency", _dependency_detail(name, python, deps.output, cfg.smoke_test.reuse, closure))
-    out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name], check=False, **common)
+    first = smoke_torch.imported_first(venv_python, name, lambda argv: read(*argv))
+    out = proc.run([venv_python, "-I", "-c", _SMOKE_CHILD, name, *first], check=False, **common)
     return _import_report(out.output, out.returncode, name, python)
 
 

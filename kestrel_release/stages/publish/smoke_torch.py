@@ -66,6 +66,19 @@ def missing_torch(
     parts = re.match(r"(\d+)\.(\d+)", built or "")
     if parts is None:
         return None
-    if "KESTREL-LINKS-TORCH" not in run([venv_python, "-I", "-c", _LINKS_TORCH_CHILD, name]):
+    if not links_torch(venv_python, name, run):
         return None
     return f"torch=={parts.group(1)}.{parts.group(2)}.*"
+
+
+def links_torch(venv_python: Path, name: str, run: Callable[[list[Any]], str]) -> bool:
+    """True when a shared object of the installed `name` names torch's libraries."""
+    return "KESTREL-LINKS-TORCH" in run([venv_python, "-I", "-c", _LINKS_TORCH_CHILD, name])
+
+
+def imported_first(venv_python: Path, name: str, run: Callable[[list[Any]], str]) -> list[str]:
+    """What the import check imports before `name`'s own modules: torch when its binaries link torch.
+    Their users write `import torch` first, as torch's extension docs say: torch loads libtorch's and
+    libc10's shared objects (RTLD_GLOBAL), which the extension's own loader would not find (extension-cpp's
+    extension_cpp_stable imports its _C before torch in its __init__.py)."""
+    return ["torch"] if links_torch(venv_python, name, run) else []

@@ -188,3 +188,25 @@ def test_an_extension_on_torchs_full_api_fails_its_stable_abi_build_saying_why(t
     assert "TORCH_TARGET_VERSION is defined" in error
     assert f"(variant {NAME}: the sources include torch headers outside the stable ABI" in error
     assert "remove [tool.kestrel-release.variants] stable_abi" in error
+
+
+@pytest.mark.slow
+def test_release_rehearse_of_the_stable_abi_extension_passes_its_smoke_test(tmp_path, torch_envs):
+    """The whole rehearsal: build, verify, publish to the local stand-ins, and the smoke test, which imports torch
+    before extension_cpp_stable (its __init__.py imports `_C` first; `_C` needs the libc10.so torch loads). Before,
+    the smoke test stopped it: "`import extension_cpp_stable` fails: ImportError: libc10.so: cannot open shared
+    object file". The smoke venv's torch (the wheel requires torch>=2.10) is held at 2.14, in uv's cache."""
+    project = _project(tmp_path)
+    # torch derives CUDA_HOME from nvcc on PATH (/usr/local/bin here, a toolkit without headers): name the toolkit,
+    # as release's preflight says to
+    toolkits = sorted(Path("/usr/local").glob("cuda-13.0*/include/cuda_runtime_api.h"))
+    if not toolkits:
+        need("a CUDA 13.0 toolkit under /usr/local/cuda-13.0", "install it")
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text(f"torch=={TORCH[-1]}.*\n")
+    env = {"CUDA_HOME": str(toolkits[0].parent.parent), "UV_CONSTRAINT": str(constraints)}
+    argv = ["release", "--project", str(project), "--rehearse", "--targets", "testpypi,pypi", "--yes", "--json"]
+    result = run_cli([*argv, "--no-gpu-check"], env=env, timeout=3000)
+    assert result.code == 0, result.stderr[-3000:]
+    steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+    assert steps["smoke-test"]["detail"] == "installed and imported from testpypi on Python 3.12", steps["smoke-test"]

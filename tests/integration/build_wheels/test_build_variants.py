@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, need, need_pythons, run_cli
+from tests.integration.hostile_http import HostileServer
 from tests.schemas import fits
 
 EXAMPLE = ROOT / "examples" / "torch-cpp-ext"
@@ -183,3 +184,43 @@ def test_a_variant_whose_torch_cannot_be_fetched_offline_is_left_for_another_mac
         == f"on a machine that reaches PyPI: kestrel-release build --variant {name} (then `kestrel-release assemble`)"
     )
     assert not list((project / "dist-all").rglob("*.whl")) if (project / "dist-all").exists() else True
+
+
+def _torch_pypi(srv: HostileServer) -> HostileServer:
+    """A PyPI serving torch 2.13 and 2.14 as PyPI does (JSON API, PEP 658 files recorded from PyPI: both CUDA 13.0)."""
+    data = ROOT / "tests" / "data" / "pypi" / "torch"
+    wheels = {
+        "2.13.0": "torch-2.13.0-cp314-cp314-manylinux_2_28_x86_64.whl",
+        "2.14.1": "torch-2.14.1-cp312-cp312-manylinux_2_28_x86_64.whl",
+    }
+    releases = {v: [{"filename": w, "url": f"../../packages/{w}"}] for v, w in wheels.items()}
+    srv.route("GET", "/pypi/torch/json", body=json.dumps({"releases": releases}).encode())
+    for name in wheels.values():
+        srv.route("GET", f"/packages/{name}.metadata", body=(data / f"{name}.metadata").read_bytes())
+    return srv
+
+
+@pytest.mark.slow
+def test_torch_minors_alone_build_each_against_its_pypi_cuda(tmp_path, torch_envs):
+    """`torch = ["2.13", "2.14"]` and no `cuda`: each minor is planned against the CUDA its PyPI wheels pin (read
+    from the index's metadata) and built with PyPI's torch; nothing is left for another machine."""
+    project = _project(tmp_path)
+    text = (project / "pyproject.toml").read_text()
+    table = text.index("[tool.kestrel-release.variants]")
+    (project / "pyproject.toml").write_text(
+        text[:table] + '[tool.kestrel-release.variants]\ntorch = ["2.13", "2.14"]\n'
+    )
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "torch only"], cwd=project,
+                   check=True, timeout=60)  # fmt: skip
+    with _torch_pypi(HostileServer()) as srv:  # 2.14 alone built: each build is minutes of CI
+        argv = ["build", "--project", str(project), "--variant", "torch2.14", "--json"]
+        result = run_cli(argv, env={"KESTREL_RELEASE_TORCH_PYPI": srv.url}, timeout=3000)
+    assert result.code == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["built"] == [CU130["2.14"]] and report["left_for_others"] == []
+    (row,) = report["variants"]  # the one picked (2.13's CUDA from the index: test_torch_cuda_from_index.py)
+    assert (row["variant"]["torch"], row["variant"]["cuda"], row["status"]) == ("2.14", "13.0", "built"), row
+    (entry,) = json.loads((project / "dist-all" / "variants" / CU130["2.14"] / "release-manifest.json").read_text())[
+        "wheels"
+    ]
+    assert entry["torch"]["version"].startswith("2.14.") and entry["torch"]["cuda"] == "13.0"  # PyPI's CUDA 13.0 torch

@@ -202,7 +202,7 @@ def test_a_wrapper_nvcc_gives_torch_a_cuda_home_without_headers(tmp_path):
         f"{toolkit}: torch alone would take {tmp_path / 'local'} (from nvcc on PATH ({wrapper})); "
         f"build sets CUDA_HOME={toolkit}"
     )
-    from kestrel_release.stages.build import cuda_tools
+    from kestrel_release.stages.build_wheels import cuda_tools
 
     assert cuda_tools.cuda_home_env(project, env) == {"CUDA_HOME": str(toolkit)}  # what each Python's build gets
     assert cuda_tools.cuda_home_env(project, {**env, "CUDA_HOME": "/opt/mine"}) == {}  # the user's own stays

@@ -171,6 +171,15 @@ def test_a_misspelt_target_variable_is_still_unknown(tmp_path):
         config.load(_project(tmp_path), env={"KESTREL_RELEASE_TARGETS_PYPI_REPOSITORY": "x"})
 
 
+def test_the_torch_mirror_variables_the_adapters_read_are_not_unknown(tmp_path):
+    # Before: `KESTREL_RELEASE_TORCH_PYPI=<mirror> kestrel-release build` stopped at "unknown variable".
+    from kestrel_release.adapters import pytorch_index
+    from kestrel_release.adapters.pypi import torch_cuda
+
+    names = {torch_cuda.ROOT_ENV: "http://127.0.0.1:1", pytorch_index.ROOT_ENV: "http://127.0.0.1:1"}
+    assert config.load(_project(tmp_path), env=names).name
+
+
 def test_ci_keys_come_from_the_model():
     # The table above walks the model: a CI key added to CIConfig is covered without editing this file.
     assert {leaf[1] for leaf in _leaves()} >= {f"ci.{f.name}" for f in dataclasses.fields(CIConfig)}
