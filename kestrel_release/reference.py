@@ -9,6 +9,7 @@ schemas (records/: the manifest, the release state, the --json documents).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -107,22 +108,41 @@ def _page(make: Callable[[], dict[str, object]]) -> Callable[[], str]:
 
 def _schemas() -> dict[str, Callable[[], dict[str, object]]]:
     """schemas/<name>.json -> its JSON Schema, from the records' declarations (records/)."""
-    from kestrel_release.records import documents, release_state
+    from kestrel_release.records import build_documents, documents, explain_documents, release_state
     from kestrel_release.records import manifest as manifest_record
     from kestrel_release.targets.github.result import GithubResult
     from kestrel_release.targets.pypi.publish import PublishResult
 
     listed = {"uploaded": list[str], "skipped": list[str], "pruned": list[str]}
+    commands: dict[str, tuple[type, str]] = {  # schemas/<name>.json -> (its record, the command)
+        "verify": (documents.VerifyDocument, "verify --json"),
+        "build": (build_documents.BuildDocument, "build --json"),
+        "build-variants": (build_documents.VariantsDocument, "build --json (a project with variants)"),
+        "assemble": (documents.AssembleDocument, "assemble --json"),
+        "version": (documents.VersionDocument, "version --json"),
+        "doctor": (documents.DoctorDocument, "doctor --json"),
+        "init": (documents.InitDocument, "init --json"),
+        "explain": (explain_documents.ExplainDocument, "explain WHEEL|DIR|--index URL --json"),
+        "explain-torch": (explain_documents.TorchDocument, "explain --torch VERSION --json"),
+        "release": (documents.ReleaseDocument, "release --json"),
+    }
     return {
         "release-manifest": manifest_record.json_schema,
         "release-state": release_state.json_schema,
-        "verify": lambda: documents.json_schema(documents.VerifyDocument, "kestrel-release verify --json"),
+        **{
+            name: functools.partial(documents.json_schema, cls, f"kestrel-release {command}")
+            for name, (cls, command) in commands.items()
+        },
         "publish-index": lambda: documents.json_schema(
             PublishResult, "kestrel-release publish --json (an index)", {"ok": bool}
         ),
         "publish-github": lambda: documents.json_schema(
             GithubResult, "kestrel-release publish --json (a GitHub release)", listed
         ),
+        "publish-static-index": lambda: documents.json_schema(
+            documents.StaticIndexDocument, "kestrel-release publish --json (a static index)"
+        ),
+        "failure": documents.failure_schema,
     }
 
 
@@ -135,9 +155,20 @@ def records_markdown() -> str:
         for name, what in (
             ("release-manifest", f"`release-manifest.json` (schema {manifest_record.SCHEMA_VERSION})"),
             ("release-state", f"`.release-state.json` (schema {release_state.SCHEMA_VERSION})"),
-            ("verify", f"`verify --json` (--json schema {documents.SCHEMA_VERSION})"),
+            ("verify", f"`verify --json` (--json schema {documents.SCHEMA_VERSION}, as every `--json` document)"),
+            ("build", "`build --json`"),
+            ("build-variants", "`build --json` on a project with `[tool.kestrel-release.variants]`"),
+            ("assemble", "`assemble --json`"),
+            ("version", "`version --json` (print, bump or set)"),
+            ("doctor", "`doctor --json`"),
+            ("init", "`init --json`"),
+            ("explain", "`explain WHEEL --json` (a wheel, a folder of wheels or `--index URL`)"),
+            ("explain-torch", "`explain --torch VERSION --json`"),
+            ("release", "`release --json`"),
             ("publish-index", "`publish --json` to an index (pypi, testpypi, a named index)"),
             ("publish-github", "`publish --json` to a GitHub release"),
+            ("publish-static-index", "`publish --json` to a static index"),
+            ("failure", "any command's `--json` when it fails before it reports: `ok` false and the `error`"),
         )
     )
     return (
@@ -158,6 +189,9 @@ def records_markdown() -> str:
         "in one line naming the field (`release-manifest.json: unknown field 'shiny'`).\n"
         f'- Every `--json` document starts with `"schema_version": {documents.SCHEMA_VERSION}`; it is raised '
         "when a field is removed or changes meaning (a new field is not a break).\n"
+        "- A command that reports and then fails (`verify`, `doctor`: exit 5 / 3) prints its document with "
+        '`"ok": false` and the `error` object (`message`, `hint`, `exit_code`, `kind`) added; each schema allows '
+        "both.\n"
     )
 
 

@@ -25,7 +25,7 @@ def init(
 
     console.configure(json_mode=json)
     result = stage.run(project, yes=yes, python=comma_list(python))  # a failure's JSON document comes from entry
-    console.emit_json({"ok": True, **result.to_json()}) if json else stage.render(result)
+    console.emit_json(result.to_json()) if json else stage.render(result)
 
 
 def register(app: typer.Typer) -> None:

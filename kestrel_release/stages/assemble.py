@@ -22,7 +22,7 @@ from kestrel_release import __version__
 from kestrel_release.errors import IncompatibleRecordError, UsageError, VerifyError
 from kestrel_release.files import fsutil, safepaths, statedir
 from kestrel_release.output_dir import manifest, outputs
-from kestrel_release.records import serde
+from kestrel_release.records import documents, serde
 from kestrel_release.records.manifest import GitState, Manifest, Wheel
 from kestrel_release.stages.assemble_inputs import Input, check_paths, load_input
 from kestrel_release.ui import console
@@ -57,17 +57,20 @@ class AssembleResult:
     inputs: list[str]
     hub: hub_layout.HubLayout | None = None  # --layout kernels-hub
 
+    def document(self) -> documents.AssembleDocument:
+        return documents.AssembleDocument(
+            ok=True,
+            out_dir=str(self.out_dir),
+            package=self.package,
+            version=self.version,
+            commit=self.commit,
+            inputs=self.inputs,
+            wheels=self.wheels,
+            hub=self.hub.document() if self.hub else None,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "out_dir": str(self.out_dir),
-            "package": self.package,
-            "version": self.version,
-            "commit": self.commit,
-            "inputs": self.inputs,
-            "wheels": self.wheels,
-            **({"hub": self.hub.to_json()} if self.hub else {}),
-        }
+        return documents.to_json(self.document())
 
 
 def run(cfg: Config, inputs: list[Path], out: Path, layout: str | None = None) -> AssembleResult:

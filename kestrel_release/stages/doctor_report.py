@@ -5,7 +5,10 @@ Kept apart from doctor.py so its sibling check modules (doctor_cuda) build rows 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import Any
+
+from kestrel_release.records import documents
 
 
 @dataclass
@@ -24,5 +27,9 @@ class DoctorReport:
     def ok(self) -> bool:
         return all(c.status != "fail" for c in self.checks)
 
-    def to_json(self) -> dict:
-        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+    def document(self) -> documents.DoctorDocument:
+        checks = [documents.CheckDocument(c.name, c.status, c.detail, c.fix) for c in self.checks]
+        return documents.DoctorDocument(self.ok, checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())

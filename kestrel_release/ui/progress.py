@@ -40,14 +40,6 @@ class Step:
     detail: str = ""
     since: float = 0.0  # wall clock at start: a log older than that is an earlier run's
 
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "state": self.state,
-            "detail": self.detail,
-            "seconds": round(self.seconds, 2) if self.seconds is not None else None,
-        }
-
 
 class Steps:
     """Thread-safe step states; use as a context manager around the work."""

@@ -28,6 +28,8 @@ from typing import Any
 from kestrel_release.errors import UsageError
 from kestrel_release.files import fsutil
 from kestrel_release.output_dir import manifest
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import HubDocument, HubVariantDocument
 from kestrel_release.records.manifest import Manifest, Wheel
 from kestrel_release.ui import console
 from kestrel_release.variants import hub_metadata
@@ -47,18 +49,14 @@ class HubVariant:
     derived: bool = False  # from the build's torch (a project without variants)
     warnings: list[str] = field(default_factory=list)
 
+    def document(self) -> HubVariantDocument:
+        path = f"{BUILD_DIR}/{self.name}"
+        return HubVariantDocument(
+            self.name, path, self.kernel, self.package, self.wheels, self.archs, self.files, self.derived, self.warnings
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "variant": self.name,
-            "path": f"{BUILD_DIR}/{self.name}",
-            "kernel": self.kernel,
-            "package": self.package,
-            "wheels": self.wheels,
-            "archs": self.archs,
-            "files": self.files,
-            "derived": self.derived,
-            "warnings": self.warnings,
-        }
+        return documents.to_json(self.document())
 
 
 @dataclass
@@ -66,12 +64,11 @@ class HubLayout:
     out_dir: Path
     variants: list[HubVariant] = field(default_factory=list)
 
+    def document(self) -> HubDocument:
+        return HubDocument("kernels-hub", str(self.out_dir / BUILD_DIR), [v.document() for v in self.variants])
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "layout": "kernels-hub",
-            "dir": str(self.out_dir / BUILD_DIR),
-            "variants": [v.to_json() for v in self.variants],
-        }
+        return documents.to_json(self.document())
 
 
 def check_layout(layout: str | None) -> str | None:

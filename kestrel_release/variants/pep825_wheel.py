@@ -22,6 +22,8 @@ from typing import Any
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.files import fsutil
 from kestrel_release.output_dir import manifest
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import Pep825Document
 from kestrel_release.ui import console
 from kestrel_release.variants import pep825
 
@@ -35,14 +37,11 @@ class Pep825Result:
     index_file: str = ""
     labels: list[str] = field(default_factory=list)
 
+    def document(self) -> Pep825Document:
+        return Pep825Document(pep825.DRAFT, str(self.out_dir / DIR), self.wheels, self.index_file, self.labels)
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": pep825.DRAFT,
-            "dir": str(self.out_dir / DIR),
-            "wheels": self.wheels,
-            "variants_json": self.index_file,
-            "labels": self.labels,
-        }
+        return documents.to_json(self.document())
 
 
 def _record_hash(data: bytes) -> str:

@@ -24,6 +24,8 @@ from kestrel_release.files import fsutil, safepaths, statedir
 from kestrel_release.output_dir import outputs
 from kestrel_release.process import proc
 from kestrel_release.project import build_env as _buildenv
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import BuildDocument, StepDocument
 from kestrel_release.stages.build_wheels import collect as _collected
 from kestrel_release.stages.build_wheels import container_precompile as _container_precompile
 from kestrel_release.stages.build_wheels import extras as _extras
@@ -60,23 +62,31 @@ class BuildResult:
     pep825: _pep825.Pep825Result | None = None  # variants.format = "pep825": <out>/pep825/
     size_plan: _size_plan.SizePlan | None = None  # the wheels against every limit, and each lever's effect
 
-    def to_json(self) -> dict:
+    def document(self) -> BuildDocument:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
-        return {
-            "platforms": plats.to_json(),
-            "left_for_others": plats.left,
-            "out_dir": str(self.out_dir),
-            "wheels": self.wheels,
-            "precompile": self.precompile.to_json(),
-            "steps": [s.to_json() for s in self.steps],
-            "seconds": round(self.seconds, 2),
-            "logs": str(self.logs) if self.logs else None,
-            "warnings": self.warnings,
-            "reproducible": self.reproducible,
-            **({"hub": self.hub.to_json()} if self.hub else {}),
-            **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
-            **({"size_plan": self.size_plan.to_json()} if self.size_plan else {}),
-        }
+        return BuildDocument(
+            platforms=plats.document(),
+            left_for_others=plats.left,
+            out_dir=str(self.out_dir),
+            wheels=self.wheels,
+            precompile=self.precompile.document(),
+            steps=[_step(s) for s in self.steps],
+            seconds=round(self.seconds, 2),
+            logs=str(self.logs) if self.logs else None,
+            warnings=self.warnings,
+            reproducible=self.reproducible,
+            hub=self.hub.document() if self.hub else None,
+            pep825=self.pep825.document() if self.pep825 else None,
+            size_plan=self.size_plan.document() if self.size_plan else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())
+
+
+def _step(step: _progress.Step) -> StepDocument:
+    seconds = round(step.seconds, 2) if step.seconds is not None else None
+    return StepDocument(step.name, step.state, step.detail, seconds)
 
 
 def run(

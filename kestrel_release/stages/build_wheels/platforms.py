@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
@@ -19,6 +19,8 @@ from kestrel_release.errors import PreflightError, UsageError
 
 # Re-exported for build and its tests; the platforms themselves live in kestrel_release/platforms.
 from kestrel_release.platforms import EXAMPLES, Platform, buildable, covers, parse, problems  # noqa: F401
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import PlatformsDocument
 
 if TYPE_CHECKING:
     from kestrel_release.config.model import Config
@@ -33,8 +35,11 @@ class PlatformPlan:
     def left_pairs(self) -> list[tuple[str, str]]:
         return [(row["platform"], row["python"]) for row in self.left]
 
-    def to_json(self) -> dict:
-        return {"configured": list(self.configured), "built": self.build, "left_for_others": self.left}
+    def document(self) -> PlatformsDocument:
+        return PlatformsDocument(list(self.configured), self.build, self.left)
+
+    def to_json(self) -> dict[str, Any]:  # the manifest's `platforms`
+        return documents.to_json(self.document())
 
 
 def plan(

@@ -27,6 +27,7 @@ from kestrel_release.config.model import Config
 from kestrel_release.errors import BuildError, ConfigError
 from kestrel_release.files import fsutil
 from kestrel_release.process import proc
+from kestrel_release.records.build_documents import PrecompileDocument
 from kestrel_release.stages.build_wheels import cachekey
 
 # Environment that changes what nvcc produces, besides cfg.build.env and cachekey's toolchain variables.
@@ -43,16 +44,16 @@ class PrecompileResult:
     pairs: list[dict] = field(default_factory=list)  # one row per (toolkit, arch): precompile_pairs
     ran_in: str = "host"  # or the image (build.precompile_in = "container")
 
-    def to_json(self) -> dict:
-        return {
-            "pairs": self.pairs,
-            "ran_in": self.ran_in if self.status != "none" else None,
-            "status": self.status,
-            "key": self.key,
-            "seconds": round(self.seconds, 2),
-            "log": str(self.log) if self.log else None,
-            "kernels": self.kernels,
-        }
+    def document(self) -> PrecompileDocument:
+        return PrecompileDocument(
+            pairs=self.pairs,
+            ran_in=self.ran_in if self.status != "none" else None,
+            status=self.status,
+            key=self.key,
+            seconds=round(self.seconds, 2),
+            log=str(self.log) if self.log else None,
+            kernels=self.kernels,
+        )
 
 
 def input_files(cfg: Config) -> list[Path]:

@@ -26,6 +26,7 @@ from typing import Any
 from kestrel_release.artifacts import cuda_binary
 from kestrel_release.artifacts.errors import CudaFormatError
 from kestrel_release.config.model import GithubTarget
+from kestrel_release.records.build_documents import LeverDocument, LimitDocument, SizePlanDocument
 from kestrel_release.stages.verify import size_forecast
 from kestrel_release.stages.verify.dedupe import platform_of
 
@@ -90,16 +91,16 @@ class SizePlan:
     def fits(self) -> bool:
         return not self.over()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fits": self.fits,
-            "total": self.total,
-            "largest": self.largest,
-            "wheels": self.wheels,
-            "limits": [{"name": lim.name, "limit": lim.limit, "scope": lim.scope} for lim in self.limits],
-            "over": self.over(),
-            "levers": [vars(lever) for lever in self.levers],
-        }
+    def document(self) -> SizePlanDocument:
+        return SizePlanDocument(
+            fits=self.fits,
+            total=self.total,
+            largest=self.largest,
+            wheels=self.wheels,
+            limits=[LimitDocument(lim.name, lim.limit, lim.scope) for lim in self.limits],
+            over=self.over(),
+            levers=[LeverDocument(**vars(lever)) for lever in self.levers],
+        )
 
 
 def limits_for(max_file_size: int, project_budget: int, *, index: bool = True, github: bool = True) -> list[Limit]:

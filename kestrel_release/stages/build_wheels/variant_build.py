@@ -29,6 +29,8 @@ from kestrel_release.files import fsutil
 from kestrel_release.output_dir import manifest, outputs
 from kestrel_release.process import proc
 from kestrel_release.project.build_env import TorchPin
+from kestrel_release.records import documents
+from kestrel_release.records.build_documents import OutcomeDocument, VariantsDocument
 from kestrel_release.stages.build_wheels import variant_torch
 from kestrel_release.ui import console
 from kestrel_release.variants.model import (
@@ -73,18 +75,18 @@ class Outcome:
     seconds: float = 0.0
     torch_from: str = ""  # "PyPI", the index URL, or "interpreter <path>" (its own torch, reused)
 
-    def to_json(self) -> dict:
-        return {
-            "variant": {**self.variant.to_json(), "default": self.default},
-            "status": self.status,
-            "out_dir": str(self.out_dir),
-            "wheels": self.wheels,
-            "torch": self.torch,
-            "why": self.why or None,
-            "command": self.command or None,
-            "torch_from": self.torch_from or None,
-            "seconds": round(self.seconds, 2),
-        }
+    def document(self) -> OutcomeDocument:
+        return OutcomeDocument(
+            variant={**self.variant.to_json(), "default": self.default},
+            status=self.status,
+            out_dir=str(self.out_dir),
+            wheels=self.wheels,
+            torch=self.torch,
+            why=self.why or None,
+            command=self.command or None,
+            torch_from=self.torch_from or None,
+            seconds=round(self.seconds, 2),
+        )
 
 
 @dataclass
@@ -100,18 +102,21 @@ class VariantsResult:
     def wheels(self) -> list[dict]:
         return [w for o in self.outcomes for w in o.wheels]
 
-    def to_json(self) -> dict:
-        return {
-            "out_dir": str(self.out_dir),
-            "variants": [o.to_json() for o in self.outcomes],
-            "built": [o.variant.name for o in self.outcomes if o.status == "built"],
-            "left_for_others": [o.variant.name for o in self.outcomes if o.status == "left"],
-            "default_wheels": self.default_wheels,
-            "wheels": self.wheels,
-            "seconds": round(self.seconds, 2),
-            **({"hub": self.hub.to_json()} if self.hub else {}),
-            **({"pep825": self.pep825.to_json()} if self.pep825 else {}),
-        }
+    def document(self) -> VariantsDocument:
+        return VariantsDocument(
+            out_dir=str(self.out_dir),
+            variants=[o.document() for o in self.outcomes],
+            built=[o.variant.name for o in self.outcomes if o.status == "built"],
+            left_for_others=[o.variant.name for o in self.outcomes if o.status == "left"],
+            default_wheels=self.default_wheels,
+            wheels=self.wheels,
+            seconds=round(self.seconds, 2),
+            hub=self.hub.document() if self.hub else None,
+            pep825=self.pep825.document() if self.pep825 else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())
 
 
 def selected(cfg: Config, selectors: tuple[str, ...]) -> list[Variant]:

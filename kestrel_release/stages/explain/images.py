@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from kestrel_release.facts import cuda_rules
 from kestrel_release.facts.cuda_rules import Arch
+from kestrel_release.records import documents
+from kestrel_release.records.explain_documents import ChoiceDocument, ImageDocument
 from kestrel_release.stages.explain.arch_source import ArchSource
 
 # A path component or file-name word that names an arch or a toolkit: dropped from the grouping key.
@@ -35,14 +38,11 @@ class Image:
     compressed: bool
     bytes: int = 0
 
-    def to_json(self) -> dict:
-        return {
-            "member": self.member,
-            "kind": self.kind,
-            "arch": self.arch,
-            "cuda": self.cuda,
-            "compressed": self.compressed,
-        }
+    def document(self) -> ImageDocument:
+        return ImageDocument(self.member, self.kind, self.arch, self.cuda, self.compressed)
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())
 
 
 @dataclass
@@ -62,18 +62,21 @@ class Choice:
     def ok(self) -> bool:
         return self.image is not None
 
-    def to_json(self) -> dict:
-        return {
-            "binary": self.binary,
-            "members": self.members,
-            "ok": self.ok,
-            "image": self.image.to_json() if self.image else None,
-            "how": self.how,
-            "needs_driver": self.needs_driver,
-            "why": self.why,
-            "fix": self.fix,
-            "passed_over": self.passed_over,
-        }
+    def document(self) -> ChoiceDocument:
+        return ChoiceDocument(
+            binary=self.binary,
+            members=self.members,
+            ok=self.ok,
+            image=self.image.document() if self.image else None,
+            how=self.how,
+            needs_driver=self.needs_driver,
+            why=self.why,
+            fix=self.fix,
+            passed_over=self.passed_over,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())
 
 
 def group_key(member: str) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from kestrel_release.records import documents
+from kestrel_release.records.explain_documents import ExplainDocument, GpuDocument
 from kestrel_release.stages.explain.images import Choice
 
 
@@ -18,14 +21,11 @@ class GpuResult:
     def ok(self) -> bool:
         return all(c.ok for c in self.choices)
 
-    def to_json(self) -> dict:
-        return {
-            "gpu": self.gpu,
-            "name": self.name,
-            "driver": self.driver,
-            "ok": self.ok,
-            "binaries": [c.to_json() for c in self.choices],
-        }
+    def document(self) -> GpuDocument:
+        return GpuDocument(self.gpu, self.name, self.driver, self.ok, [c.document() for c in self.choices])
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())
 
 
 @dataclass
@@ -45,17 +45,20 @@ class ExplainReport:
     def ok(self) -> bool:
         return bool(self.wheel) and not self.unreadable and all(g.ok for g in self.gpus)
 
-    def to_json(self) -> dict:
-        return {
-            "ok": self.ok,
-            "python": self.python,
-            "platform": self.platform,
-            "source": self.source,
-            "wheel": self.wheel or None,
-            "why": self.why,
-            "fix": self.fix,
-            "candidates": self.candidates,
-            "no_cuda": self.no_cuda,
-            "unreadable": self.unreadable,
-            "gpus": [g.to_json() for g in self.gpus],
-        }
+    def document(self) -> ExplainDocument:
+        return ExplainDocument(
+            ok=self.ok,
+            python=self.python,
+            platform=self.platform,
+            source=self.source,
+            wheel=self.wheel or None,
+            why=self.why,
+            fix=self.fix,
+            candidates=self.candidates,
+            no_cuda=self.no_cuda,
+            unreadable=self.unreadable,
+            gpus=[g.document() for g in self.gpus],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())

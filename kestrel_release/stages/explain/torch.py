@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kestrel_release.facts import cuda_rules
+from kestrel_release.records import documents
+from kestrel_release.records.explain_documents import TorchDocument
 from kestrel_release.variants.model import Variant, VariantError, VariantsConfig, cuda_version, torch_minor
 
 PYPI = "https://pypi.org/simple"
@@ -41,22 +43,25 @@ class TorchAnswer:
     def ok(self) -> bool:
         return self.variant is not None
 
+    def document(self) -> TorchDocument:
+        return TorchDocument(
+            ok=self.ok,
+            torch=self.torch,
+            gpu=self.gpu,
+            platform=self.platform,
+            project=self.project,
+            variant=self.variant,
+            index=self.index,
+            pip=self.pip or None,
+            uv=self.uv or None,
+            why=self.why or None,
+            fix=self.fix or None,
+            considered=self.considered,
+            loads_on=self.loads_on or None,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "torch": self.torch,
-            "gpu": self.gpu,
-            "platform": self.platform,
-            "project": self.project,
-            "variant": self.variant,
-            "index": self.index,
-            "pip": self.pip or None,
-            "uv": self.uv or None,
-            "why": self.why or None,
-            "fix": self.fix or None,
-            "considered": self.considered,
-            **({"loads_on": self.loads_on} if self.loads_on else {}),
-        }
+        return documents.to_json(self.document())
 
 
 def parse_request(text: str) -> tuple[str, str | None]:

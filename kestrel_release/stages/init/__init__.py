@@ -23,6 +23,7 @@ from kestrel_release.errors import KestrelError, UsageError
 from kestrel_release.facts import pyversions
 from kestrel_release.files import fsutil
 from kestrel_release.process import pools
+from kestrel_release.records import documents
 from kestrel_release.stages.init import detect as init_detect
 from kestrel_release.stages.init.choose import Plan, add_github_target, check_plan, choose, python_allowed
 from kestrel_release.stages.init.detect import Detected
@@ -57,17 +58,21 @@ class InitResult:
         # command must run as printed.
         return command if self.github_repo else f"{command} --targets testpypi,pypi"
 
+    def document(self) -> documents.InitDocument:
+        return documents.InitDocument(
+            ok=True,  # a failure's document comes from entry
+            project=str(self.project_dir),
+            changed=self.changed,
+            written=self.written,
+            detected=self.detected.document(),
+            table=self.plan.values if self.plan else None,
+            notes=self.plan.notes if self.plan else [],
+            gitignore_added=self.gitignore_added,
+            next=self.next_command(),
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "project": str(self.project_dir),
-            "changed": self.changed,
-            "written": self.written,
-            "detected": self.detected.to_json(),
-            "table": self.plan.values if self.plan else None,
-            "notes": self.plan.notes if self.plan else [],
-            "gitignore_added": self.gitignore_added,
-            "next": self.next_command(),
-        }
+        return documents.to_json(self.document())
 
 
 def run(project: Path | None, *, yes: bool, python: tuple[str, ...] | None = None) -> InitResult:

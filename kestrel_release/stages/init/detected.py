@@ -10,6 +10,7 @@ from typing import Any
 
 from kestrel_release.project.cuda_gate import Gate
 from kestrel_release.project.package_cuda import Compiled
+from kestrel_release.records import documents
 
 
 @dataclass
@@ -50,23 +51,26 @@ class Detected:
     top_dirs: list[str] = field(default_factory=list)
     configured: bool = False
 
+    def document(self) -> documents.DetectedDocument:
+        return documents.DetectedDocument(
+            backend=self.backend,
+            backend_spec=self.backend_spec,
+            name=self.name,
+            name_source=self.name_source,
+            version=self.version,
+            version_source=self.version_source,
+            version_files=[documents.VersionFileDocument(p, pat) for p, pat in self.version_files],
+            vcs=self.vcs,
+            packages=self.packages,
+            native=self.native,
+            cuda=self.cuda,
+            cuda_compiles=self.compiled.names() if self.compiled else [],
+            torch=self.torch,
+            abi3=self.abi3,
+            requires_python=self.requires_python,
+            shipped_tests=self.shipped_tests,
+            configured=self.configured,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "backend_spec": self.backend_spec,
-            "name": self.name,
-            "name_source": self.name_source,
-            "version": self.version,
-            "version_source": self.version_source,
-            "version_files": [{"path": p, "pattern": pat} for p, pat in self.version_files],
-            "vcs": self.vcs,
-            "packages": self.packages,
-            "native": self.native,
-            "cuda": self.cuda,
-            "cuda_compiles": self.compiled.names() if self.compiled else [],
-            "torch": self.torch,
-            "abi3": self.abi3,
-            "requires_python": self.requires_python,
-            "shipped_tests": self.shipped_tests,
-            "configured": self.configured,
-        }
+        return documents.to_json(self.document())

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
+
+from kestrel_release.records import documents
 
 
 @dataclass
@@ -26,15 +27,18 @@ class ReleaseResult:
     not_checked: list[str] = field(default_factory=list)  # what only the real world can check (rehearsal)
     restored: str = ""  # a rehearsal's bump, undone in the project: "X -> Y restored to X"
 
+    def document(self) -> documents.ReleaseDocument:
+        return documents.ReleaseDocument(
+            version=self.version,
+            rehearse=self.rehearse,
+            targets=list(self.targets),
+            ok=all(s.status != "failed" for s in self.steps),
+            steps=[documents.ReleaseStepDocument(s.name, s.status, s.seconds, s.detail) for s in self.steps],
+            pythons=self.pythons,
+            skipped_pythons=self.skipped_pythons,
+            not_checked=self.not_checked,
+            restored=self.restored,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "rehearse": self.rehearse,
-            "targets": list(self.targets),
-            "ok": all(s.status != "failed" for s in self.steps),
-            "steps": [dataclasses.asdict(s) for s in self.steps],
-            "pythons": self.pythons,
-            "skipped_pythons": self.skipped_pythons,
-            "not_checked": self.not_checked,
-            "restored": self.restored,
-        }
+        return documents.to_json(self.document())

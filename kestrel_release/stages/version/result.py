@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from kestrel_release.records import documents
 
 
 @dataclass
@@ -20,16 +23,19 @@ class VersionResult:
     tag: str | None = None
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        return {
-            "action": self.action,
-            "name": self.name,
-            "old": self.old,
-            "new": self.new,
-            "files": self.files,
-            "dry_run": self.dry_run,
-            "diff": self.diff,
-            "commit": self.commit,
-            "tag": self.tag,
-            "warnings": self.warnings,
-        }
+    def document(self) -> documents.VersionDocument:
+        return documents.VersionDocument(
+            self.action,
+            self.name,
+            self.old,
+            self.new,
+            self.files,
+            self.dry_run,
+            self.diff,
+            self.commit,
+            self.tag,
+            self.warnings,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return documents.to_json(self.document())

@@ -19,6 +19,7 @@ from kestrel_release.adapters.static_index_readback import Expected
 from kestrel_release.errors import UsageError
 from kestrel_release.files import fsutil, safepaths
 from kestrel_release.output_dir import manifest
+from kestrel_release.records import documents
 from kestrel_release.targets.static_index.settings import StaticIndexTarget
 from kestrel_release.ui import console
 
@@ -57,19 +58,22 @@ class StaticIndexResult:
         base = self.base_url or Path(self.root).as_uri()
         return {p.flavour: f"{base}/{p.flavour}".rstrip("/") for p in self.pages}
 
+    def document(self) -> documents.StaticIndexDocument:
+        return documents.StaticIndexDocument(
+            target=self.target,
+            kind="static-index",
+            root=self.root,
+            dry_run=self.dry_run,
+            uploaded=self.uploaded,
+            skipped=self.skipped,
+            pages=[documents.PageDocument(p.flavour, p.project, p.added, p.kept, p.written) for p in self.pages],
+            index_urls=self.index_urls(),
+            left_out=self.left_out,
+            release=self.release or None,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "kind": "static-index",
-            "root": self.root,
-            "dry_run": self.dry_run,
-            "uploaded": self.uploaded,
-            "skipped": self.skipped,
-            "pages": [p.to_json() for p in self.pages],
-            "index_urls": self.index_urls(),
-            "left_out": self.left_out,
-            "release": self.release or None,
-        }
+        return documents.to_json(self.document())
 
 
 def target_of(cfg: Config, name: str) -> StaticIndexTarget:

@@ -16,6 +16,7 @@ from kestrel_release.output_dir import manifest, outputs
 from kestrel_release.records.manifest import Builder, GitState, Wheel
 from tests.factories import NAME, importable_wheel_bytes, make_dist, make_project
 from tests.helpers import assert_one_line_error, need_pythons, python_version, run_cli
+from tests.schemas import fits
 
 PYTHONS = ("3.12", "3.13")
 
@@ -63,7 +64,7 @@ def test_two_machines_combine_into_one_release(project: Path, tmp_path: Path) ->
     out = tmp_path / "release"
     result = assemble(project, str(a), str(b), "--out", str(out), "--json")
     assert result.code == 0, result.output
-    report = json.loads(result.stdout)
+    report = fits("assemble", result.stdout)
     assert report["ok"] is True and report["version"] == "0.1.0" and report["commit"] == "a" * 40
     wheels = sorted(p.name for p in out.glob("*.whl"))
     assert wheels == sorted(p.name for p in [*a.glob("*.whl"), *b.glob("*.whl")]) and len(wheels) == 2
@@ -194,7 +195,7 @@ def test_json_failure_is_one_document(project: Path, tmp_path: Path) -> None:
     inputs = _other_commit(tmp_path)
     result = assemble(project, *map(str, inputs), "--out", str(tmp_path / "release"), "--json")
     assert result.code == 5
-    doc = json.loads(result.stdout)
+    doc = fits("failure", result.stdout)
     assert doc["ok"] is False and doc["error"]["exit_code"] == 5 and "inputs disagree" in doc["error"]["message"]
 
 
@@ -278,7 +279,7 @@ def test_release_from_assembled_output_rehearses_publish(project: Path, tmp_path
         env={"KESTREL_RELEASE_GITHUB_REPO": "acme/kernels"},
     )
     assert result.code == 0, result.output
-    steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+    steps = {s["name"]: s for s in fits("release", result.stdout)["steps"]}
     assert list(steps) == ["preflight", "verify", "publish-pypi", "smoke-test", "publish-github"]
     assert all(s["status"] == "done" for s in steps.values())
     assert "2 prebuilt wheels" in steps["preflight"]["detail"]

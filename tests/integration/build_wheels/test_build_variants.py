@@ -18,6 +18,7 @@ import pytest
 
 from tests.helpers import ROOT, need, need_pythons, run_cli
 from tests.integration.hostile_http import HostileServer
+from tests.schemas import fits
 
 EXAMPLE = ROOT / "examples" / "torch-cpp-ext"
 TORCH = ("2.13", "2.14")
@@ -118,7 +119,7 @@ def test_variant_selection_and_unreachable_index(tmp_path):
     assert f"error: --variant 'cu118' names no variant of the matrix ({CU126['2.13']}" in bad.stderr
     result = run_cli(["build", "--project", str(project), "--variant", "cu126", "--json"], env=UNREACHABLE)
     assert result.code == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout)
+    report = fits("build-variants", result.stdout)
     assert (report["built"], report["left_for_others"]) == ([], [CU126["2.13"], CU126["2.14"]])
     assert not (project / "dist-all" / "variants").exists() or not list((project / "dist-all").rglob("*.whl"))
 
@@ -172,7 +173,7 @@ def test_a_variant_whose_torch_cannot_be_fetched_offline_is_left_for_another_mac
     }
     result = run_cli(["build", "--project", str(project), "--json"], env=env)
     assert result.code == 0, result.stderr[-3000:]
-    (entry,) = json.loads(result.stdout)["variants"]
+    (entry,) = fits("build-variants", result.stdout)["variants"]
     name = "torch211-cxx11-cu130-x86_64-linux"
     assert (entry["status"], entry["why"]) == (
         "left",

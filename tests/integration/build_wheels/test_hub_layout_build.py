@@ -4,13 +4,13 @@ recorded no torch gets one line saying what to add (exit 2)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.factories import make_c_ext_project
 from tests.helpers import assert_one_line_error, need, run_cli
+from tests.schemas import fits
 
 FAKE_TORCH = (
     '__version__ = "2.13.0+cu130"\nclass version:\n    cuda = "13.0"\nclass _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n'
@@ -35,7 +35,7 @@ def test_build_writes_the_layout_of_its_torch_and_kernels_imports_the_extension(
         timeout=600,
     )
     assert result.code == 0, result.output
-    (hub,) = json.loads(result.stdout)["hub"]["variants"]
+    (hub,) = fits("build", result.stdout)["hub"]["variants"]
     assert hub["variant"] == VARIANT and hub["package"] == "mini_ext" and hub["derived"] is True
     vdir = project / "dist-all" / "build" / VARIANT
     assert [p.name for p in (vdir / "mini_ext").glob("_c.*.so")]

@@ -13,6 +13,7 @@ from kestrel_release.adapters import host
 from kestrel_release.output_dir import manifest
 from tests import factories
 from tests.helpers import assert_one_line_error, python_version, run_cli, run_in_process
+from tests.schemas import fits
 
 X86 = "manylinux_2_28_x86_64"
 ARM = "manylinux_2_28_aarch64"
@@ -142,7 +143,7 @@ def test_build_makes_the_local_platform_and_lists_the_other_as_left(tmp_path: Pa
 
     again = run_cli(["build", "--project", str(project), "--no-gpu-check", "--json"], timeout=600)
     assert again.code == 0, again.output
-    doc = json.loads(again.stdout)
+    doc = fits("build", again.stdout)
     assert doc["left_for_others"] == [{"platform": WIN, "python": py, "why": "needs a windows x86_64 machine"}]
     assert doc["platforms"]["built"] == local
 

@@ -16,6 +16,7 @@ from kestrel_release.adapters import gpu
 from kestrel_release.config import load as config
 from kestrel_release.stages import doctor
 from tests.helpers import KERNELS, assert_one_line_error, python_version, run_in_process
+from tests.schemas import fits
 
 HAS_H100 = gpu.has_arch(gpu.detect()[0], "90a")
 ONE_PY = {"KESTREL_RELEASE_PYTHON": python_version()}  # checks that are not about interpreters probe only one
@@ -38,7 +39,7 @@ def _fake_smi(tmp_path: Path, line: str) -> Path:
 @no_gpu_only
 def test_no_gpu_is_a_warning_by_default():
     result = run_in_process(["doctor", "--project", str(KERNELS), "--json"], env=ONE_PY)
-    checks = _by_name(json.loads(result.stdout))
+    checks = _by_name(fits("doctor", result.stdout))
     assert checks["GPU"]["status"] == "warn"
     assert "cross-compiled" in checks["GPU"]["detail"]
     assert result.code == 0, result.output
@@ -63,7 +64,7 @@ def test_missing_interpreter_named():
         ["doctor", "--project", str(KERNELS), "--json"], env={"KESTREL_RELEASE_PYTHON": f"{python_version()},3.99"}
     )
     assert result.code == 3
-    doc = json.loads(result.stdout)
+    doc = fits("doctor", result.stdout)  # the report, then the failure's error in the same document
     assert doc["ok"] is False and doc["error"]["exit_code"] == 3 and "3.99" in doc["error"]["message"], doc["error"]
     checks = _by_name(doc)
     assert checks["Python 3.99"]["status"] == "fail"

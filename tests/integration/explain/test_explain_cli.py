@@ -3,12 +3,12 @@ tags, downloaded (digest checked) and explained; exit 0 with one JSON document, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import make_wheel
 from tests.helpers import assert_one_line_error, run_in_process
+from tests.schemas import fits
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "cuda"
 
@@ -26,7 +26,7 @@ def test_explain_reads_the_project_page_of_an_index_and_downloads_the_chosen_whe
         args = ["explain", "--index", page, "--gpu", "sm_89", "--python", "3.12", "--platform", "manylinux_2_34_x86_64"]
         ok = run_in_process([*args, "--driver", "580.65.06", "--json"], env=env)
         assert ok.code == 0, ok.output
-        doc = json.loads(ok.stdout)
+        doc = fits("explain", ok.stdout)
         assert doc["ok"] is True and doc["wheel"] == "kestrel_kernels-0.1.0-cp312-cp312-manylinux_2_28_x86_64.whl"
         (binary,) = doc["gpus"][0]["binaries"]
         assert binary["image"] == {

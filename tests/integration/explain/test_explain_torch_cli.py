@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.factories import make_project
 from tests.helpers import assert_one_line_error, run_in_process
+from tests.schemas import fits
 
 VARIANTS = (
     '[tool.kestrel-release.variants]\ntorch = ["2.12", "2.13"]\ncuda = ["12.6", "13.0"]\n'
@@ -36,7 +36,7 @@ def test_another_minor_names_the_static_index_and_the_json_holds_the_lines(tmp_p
     args = ["explain", "--torch", "2.12+cu126", "--gpu", "8.0", *LINUX, "--project", str(project(tmp_path)), "--json"]
     result = run_in_process(args)
     assert result.code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc = fits("explain-torch", result.stdout)
     assert doc["ok"] is True and doc["variant"]["name"] == "torch212-cxx11-cu126-x86_64-linux"
     assert doc["index"] == "<static-index URL>/cu126"
     assert doc["pip"].startswith(
@@ -64,8 +64,8 @@ def test_a_gpu_the_matrix_cannot_serve_is_exit_5_with_the_json_reason(tmp_path: 
         )
     result = run_in_process(["explain", "--torch", "2.12", "--gpu", "sm_70", *LINUX, "--project", str(root), "--json"])
     assert result.code == 5, result.output
-    doc = json.loads(result.stdout)
-    assert doc["ok"] is False and "dropped sm_70" in doc["why"]
+    doc = fits("explain-torch", result.stdout)  # the answer, then the failure's error in the same document
+    assert doc["ok"] is False and "dropped sm_70" in doc["why"] and doc["error"]["exit_code"] == 5
 
 
 def test_a_project_without_variants_is_refused(tmp_path: Path) -> None:

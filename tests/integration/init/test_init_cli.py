@@ -15,6 +15,7 @@ import pytest
 
 from kestrel_release._compat import tomllib
 from tests.helpers import KERNELS, ROOT, assert_one_line_error, run_in_process
+from tests.schemas import fits
 
 EXAMPLES = ROOT / "examples"
 PYS = "3.10,3.11,3.12,3.13"
@@ -136,7 +137,7 @@ def test_hatchling_pure_project(tmp_path):
     (project / "pyproject.toml").write_text(HATCH)
     result = run_in_process(["init", "--project", str(project), "--yes", "--json"])
     assert result.code == 0, result.output
-    doc = json.loads(result.stdout)  # one JSON document on stdout
+    doc = fits("init", result.stdout)  # one JSON document on stdout
     text = (project / "pyproject.toml").read_text()
     assert text.startswith(HATCH + "\n\n[tool.kestrel-release]\n")
     t = table(project)
@@ -148,7 +149,7 @@ def test_hatchling_pure_project(tmp_path):
     # The table drives the other commands: `version` reads it and the version file agrees.
     shown = run_in_process(["version", "--project", str(project), "--json"])
     assert shown.code == 0, shown.output
-    assert json.loads(shown.stdout)["new"] == "0.4.0"
+    assert fits("version", shown.stdout)["new"] == "0.4.0"
     bump = run_in_process(["version", "bump", "patch", "--project", str(project)])
     assert bump.code == 0, bump.output
     assert (project / "src" / "pure_pkg" / "__init__.py").read_text() == '__version__ = "0.4.1"\n'
@@ -227,7 +228,7 @@ def test_refuses_without_a_terminal_and_changes_nothing(tmp_path):
     assert (project / "pyproject.toml").read_bytes() == before and not (project / ".gitignore").exists()
     as_json = run_in_process(["init", "--project", str(project), "--python", PYS, "--json"], input="")
     assert as_json.code == 2
-    error = json.loads(as_json.stdout)["error"]
+    error = fits("failure", as_json.stdout)["error"]
     assert json.loads(as_json.stdout)["ok"] is False and error["exit_code"] == 2 and error["kind"] == "usage"
     assert as_json.stderr.split("error: ", 1)[1].strip() == f"{error['message']} — {error['hint']}"
 

@@ -12,6 +12,7 @@ from kestrel_release.sandbox.github.emulator import GithubEmulator
 from tests.factories import build_output, make_github_project
 from tests.helpers import assert_one_line_error, run_cli
 from tests.integration.github_support import CANARY, REPO, TAG, Poller
+from tests.schemas import fits
 
 
 @pytest.fixture()
@@ -65,7 +66,7 @@ def test_first_then_second_nightly_moves_tag_prunes_and_updates_notes(gh, tmp_pa
     rel = gh.release(REPO, TAG)
     assert (rel.prerelease, rel.draft, gh.tag_sha(REPO, TAG)) == (True, False, c2)
     assert c2 in rel.body and "0.2.0" in rel.body and "0.1.0" not in rel.body
-    assert sorted(json.loads(second.stdout)["pruned"]) == sorted(
+    assert sorted(fits("publish-github", second.stdout)["pruned"]) == sorted(
         n.replace("0.2.0", "0.1.0") for n in local(out) if n.endswith(".whl")
     )
 

@@ -21,6 +21,7 @@ import pytest
 from kestrel_release.sandbox.pypi.server import PypiSandbox
 from tests.factories import CANARY_PREFIX, make_dist, make_project
 from tests.helpers import ROOT, assert_one_line_error, need_pythons, run_cli
+from tests.schemas import fits
 
 FAST = {"KESTREL_RELEASE_PUBLISH_RETRIES": "1", "KESTREL_RELEASE_PUBLISH_BACKOFF": "0.05"}
 
@@ -77,7 +78,7 @@ def test_json_output_lists_uploaded_files_with_urls(project, tmp_path):
     with PypiSandbox(directory=tmp_path / "index") as box:
         result = _publish(project, box, "--json")
         assert result.code == 0, result.output
-        doc = json.loads(result.stdout)
+        doc = fits("publish-index", result.stdout)
         assert doc["ok"] is True and sorted(r["filename"] for r in doc["uploaded"]) == _wheels(project)
         assert all(r["url"].startswith(box.url + "/packages/") for r in doc["uploaded"])
 

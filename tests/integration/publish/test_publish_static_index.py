@@ -12,6 +12,7 @@ from kestrel_release.adapters.uv import find_uv
 from kestrel_release.sandbox.static_host import StaticHost
 from tests.factories import NAME, make_project, make_variant_dist
 from tests.helpers import assert_one_line_error, python_version, run_in_process
+from tests.schemas import fits
 
 TARGET = '\n[tool.kestrel-release.targets.wheels]\nkind = "static-index"\ndir = "site/whl"\n'
 
@@ -71,7 +72,7 @@ def test_each_variant_installs_from_its_cuda_index_with_pip(tmp_path):
     project, wheels = project_with_variants(tmp_path)
     result = publish(project)
     assert result.code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc = fits("publish-static-index", result.stdout)
     root = project / "site/whl"
     assert doc["uploaded"] == sorted(w.name for w in wheels.values())
     assert sorted(doc["index_urls"]) == ["cu126", "cu130"]
@@ -170,7 +171,7 @@ def test_wheels_as_release_assets_and_pages_linking_them_install_with_pip(tmp_pa
         env = {"EMU_TOKEN": gh.token}
         result = run_in_process(["publish", "--project", str(project), "--target", "wheels", "--json", *args], env=env)
         assert result.code == 0, result.output
-        doc = json.loads(result.stdout)
+        doc = fits("publish-static-index", result.stdout)  # its wheels as a GitHub release's assets
         assert doc["release"]["tag"] == "v0.1.0"
         assert sorted(doc["release"]["uploaded"]) == sorted(w.name for w in wheels.values())
         assert sorted(gh.assets(GITHUB_REPO, "v0.1.0")) == sorted(w.name for w in wheels.values())

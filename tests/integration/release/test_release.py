@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import KERNELS, assert_one_line_error, need_pythons, python_version, run_cli
+from tests.schemas import fits
 
 pytestmark = pytest.mark.slow
 PY = python_version()  # kernels/ is configured for 3.10-3.13: one of them runs the tests
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def _steps(result) -> dict[str, dict]:
-    return {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+    return {s["name"]: s for s in fits("release", result.stdout)["steps"]}
 
 
 def test_rehearsal_runs_every_step_and_installs_back(project: Path) -> None:
@@ -81,6 +82,7 @@ def test_injected_failure_at_each_step_stops_there_and_resume_completes(project:
             f"release stopped at step '{step}'",
             "run the same release again" if step == "preflight" else "--resume",
         )
+        assert fits("failure", result.stdout)["error"]["exit_code"] == code  # the failure's one document
         first = False
         assert _changed(project, before) == [], f"a rehearsal stopped at {step} restores its bump"
     done = run_cli([*base, "--resume"])

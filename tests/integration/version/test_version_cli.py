@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import assert_one_line_error, run_cli
+from tests.schemas import fits
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -53,7 +53,7 @@ def test_show_prints_the_version(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     result = version_cli(root)
     assert result.code == 0 and result.stdout == "0.1.0\n"  # alone on stdout: v=$(kestrel-release version)
-    assert json.loads(version_cli(root, "--json").stdout)["new"] == "0.1.0"
+    assert fits("version", version_cli(root, "--json").stdout)["new"] == "0.1.0"
 
 
 def test_bump_writes_every_file(tmp_path: Path) -> None:
@@ -71,6 +71,9 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     assert result.code == 0, result.output
     assert '+version = "0.1.1.dev' in result.stderr and '+__version__ = "0.1.1.dev' in result.stderr
     assert files(root) == before
+    as_json = fits("version", version_cli(root, "bump", "nightly", "--dry-run", "--json").stdout)
+    assert as_json["dry_run"] is True and as_json["files"] == ["pyproject.toml", "pkg/__init__.py"]
+    assert '+__version__ = "0.1.1.dev' in as_json["diff"] and files(root) == before
 
 
 @pytest.mark.parametrize(
