@@ -197,5 +197,11 @@ def library_headers_env(python: Path | None, project_dir: Path, env: dict[str, s
     )
     if not missing or not dirs:
         return {}
+    # Each Python's env holds these headers at its own path, which the preprocessed output (what the compile
+    # cache keys on) carries: read through one copy named by their bytes, a kernel is one compile for every
+    # Python (shared_include.py; without it chamferdist's knn.cu missed for each of four Pythons).
+    from kestrel_release.stages.build_wheels import shared_include
+
+    dirs = [str(shared_include.shared_copy(Path(d)) or d) for d in dirs]
     before = env.get("CPATH", os.environ.get("CPATH", ""))
     return {"CPATH": os.pathsep.join([*dirs, *([before] if before else [])])}

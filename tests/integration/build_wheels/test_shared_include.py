@@ -107,3 +107,29 @@ def test_the_build_env_facts_say_where_torch_headers_are_without_importing_torch
     facts = pythons.build_facts(Path(sys.executable), [], {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
     assert facts is not None and facts["torch_include"] == str(site / "torch" / "include")
     assert "torch_include" not in (pythons.build_facts(Path(sys.executable), [], {"PATH": "/usr/bin:/bin"}) or {})
+
+
+def test_the_cuda_library_headers_from_the_env_are_read_at_their_shared_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPATH to the nvidia-* wheels' headers (cusparse.h, which torch's ATen/cuda headers include) names one
+    copy for every Python's env, so a kernel's preprocessed text is the same for each."""
+    from kestrel_release.stages.build_wheels import cuda_tools
+
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "ext"
+    project.mkdir()
+    (project / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n")
+    (project / "k.cu").write_text("__global__ void k() {}\n")
+    toolkit = tmp_path / "cuda"
+    (toolkit / "include").mkdir(parents=True)  # a toolkit of nvcc and the runtime alone: no cusparse.h
+    paths = []
+    for name in ("env-311", "env-312"):
+        include = tmp_path / name / "lib" / f"python3.{name[-2:]}" / "site-packages" / "nvidia" / "cusparse" / "include"
+        include.mkdir(parents=True)
+        (include / "cusparse.h").write_text("#define CUSPARSE_VER 12\n")
+        python = tmp_path / name / "bin" / "python"
+        got = cuda_tools.library_headers_env(python, project, {"CUDA_HOME": str(toolkit), "CPATH": ""})
+        paths.append(got["CPATH"])
+    assert paths[0] == paths[1] and paths[0].startswith(str(tmp_path / "cache" / "shared-include"))
+    assert (Path(paths[0]) / "cusparse.h").read_text() == "#define CUSPARSE_VER 12\n"

@@ -62,7 +62,7 @@ def test_precompile_needs_nvcc_on_the_path_it_sees(tmp_path, monkeypatch):
     assert cuda_tools.find(_cfg(tmp_path, precompile=("make",))) == nvcc
 
 
-def test_torchs_cuda_library_headers_come_from_its_nvidia_wheels_when_the_toolkit_lacks_them(tmp_path):
+def test_torchs_cuda_library_headers_come_from_its_nvidia_wheels_when_the_toolkit_lacks_them(tmp_path, monkeypatch):
     """chamferdist's knn.cu includes ATen/cuda headers that include cusparse.h; this machine's CUDA 13.0 toolkit
     has nvcc and cudart only, the build env's torch brought nvidia/cu13/include with it: CPATH names it."""
     project = tmp_path / "p"
@@ -80,7 +80,11 @@ def test_torchs_cuda_library_headers_come_from_its_nvidia_wheels_when_the_toolki
     (wheel_include / "cusparse.h").write_text("")
     (env_root / "lib" / "python3.13" / "site-packages" / "nvidia" / "nccl" / "include").mkdir(parents=True)
     env = {"CUDA_HOME": str(toolkit), "CPATH": "/mine"}
-    assert cuda_tools.library_headers_env(python, project, env) == {"CPATH": f"{wheel_include}{os.pathsep}/mine"}
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    shared, mine = cuda_tools.library_headers_env(python, project, env)["CPATH"].split(os.pathsep)
+    # read at the copy named by its bytes (one path for every Python's env: shared_include.py), the user's after
+    assert Path(shared).parent == tmp_path / "cache" / "shared-include" and mine == "/mine"
+    assert sorted(p.name for p in Path(shared).iterdir()) == ["cusparse.h"]
     for name in cuda_tools.TORCH_LIBRARY_HEADERS:  # a full toolkit: nothing added
         (toolkit / "include" / name).write_text("")
     assert cuda_tools.library_headers_env(python, project, env) == {}
