@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import copy_kernels
 from tests.helpers import ROOT, need, run_cli
-from tests.integration.build.test_build_container import CACHE, CHROOT
+from tests.integration.build_wheels.test_build_container import CACHE, CHROOT
 
 pytestmark = pytest.mark.slow
 SID = CACHE / "sid-py314-py315"  # made by .ci/container-root-sid
