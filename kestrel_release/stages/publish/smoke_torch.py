@@ -81,4 +81,11 @@ def imported_first(venv_python: Path, name: str, run: Callable[[list[Any]], str]
     Their users write `import torch` first, as torch's extension docs say: torch loads libtorch's and
     libc10's shared objects (RTLD_GLOBAL), which the extension's own loader would not find (extension-cpp's
     extension_cpp_stable imports its _C before torch in its __init__.py)."""
-    return ["torch"] if links_torch(venv_python, name, run) else []
+    if not links_torch(venv_python, name, run):
+        return []
+    # No torch in the smoke env (a wheel linking torch that neither requires it nor was built against a torch
+    # minor we can name): the package's own import says whether it needs it, as before.
+    return ["torch"] if "KESTREL-HAS-TORCH" in run([venv_python, "-I", "-c", _HAS_TORCH_CHILD]) else []
+
+
+_HAS_TORCH_CHILD = "import importlib.util\nif importlib.util.find_spec('torch'):\n    print('KESTREL-HAS-TORCH')\n"

@@ -23,19 +23,12 @@ __version__ = "0.1.0"
 """
 
 
-def _wheel(tmp_path, links_torch: bool):
+def _wheel(tmp_path, links_torch: bool, with_torch: bool = True, loader: bytes = LOADER):
     needed = b"libc10.so\x00libtorch_cpu.so\x00" if links_torch else b"libc.so.6\x00"
-    return write_wheel(
-        tmp_path / "w",
-        "kestrel-kernels",
-        "0.1.0",
-        "py3-none-any",
-        files={
-            "kk_ext/__init__.py": LOADER,
-            "kk_ext/_C.so": b"\x7fELF stand-in\x00" + needed,
-            "torch/__init__.py": b"LOADED = True\n",
-        },
-    )
+    files = {"kk_ext/__init__.py": loader, "kk_ext/_C.so": b"\x7fELF stand-in\x00" + needed}
+    if with_torch:
+        files["torch/__init__.py"] = b"LOADED = True\n"
+    return write_wheel(tmp_path / "w", "kestrel-kernels", "0.1.0", "py3-none-any", files=files)
 
 
 def test_a_wheel_linking_torch_is_imported_after_torch(tmp_path):
@@ -54,3 +47,15 @@ def test_a_wheel_that_does_not_link_torch_is_imported_as_it_is(tmp_path):
     assert result.code == 6, result.output[-3000:]
     (row,) = json.loads(result.stdout)["smoke"]
     assert row["failure"] == "import" and "libc10.so: cannot open shared object file" in row["detail"], row
+
+
+def test_a_wheel_linking_torch_without_a_torch_to_import_is_imported_as_it_is(tmp_path):
+    """No torch in the smoke env (nothing requires it, no torch minor to name): the package's own import
+    decides, as before; a package that loads its binary lazily still passes."""
+    project = make_project(tmp_path / "kernels", pythons=("3.12",))
+    lazy = b'__version__ = "0.1.0"\n'
+    with PypiSandbox(directory=tmp_path / "index") as box:
+        result = _publish(project, box, _wheel(tmp_path, links_torch=True, with_torch=False, loader=lazy), {}, "--json")
+    assert result.code == 0, result.output[-3000:]
+    (row,) = json.loads(result.stdout)["smoke"]
+    assert row["ok"] and row["detail"] == "installed and imported kk_ext 0.1.0", row
