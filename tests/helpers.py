@@ -174,3 +174,28 @@ def compile_shared(directory: Path, name: str, source: str) -> bytes:
         timeout=120,
     )
     return out.read_bytes()
+
+
+def uv_bin() -> str:
+    """The uv the tool's environment ships (the uv wheel)."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def torch_venvs(root: Path, minors: tuple[str, ...]) -> dict[str, Path]:
+    """A Python 3.12 venv per torch minor under `root`, installed offline from uv's cache (a skip naming
+    .ci/torch-cache otherwise): {minor: its python}."""
+    python = need_pythons("3.12")["3.12"]
+    envs = {}
+    for minor in minors:
+        venv = root / minor
+        subprocess.run([uv_bin(), "venv", "-q", "--python", str(python), str(venv)], check=True, timeout=120)
+        got = subprocess.run(
+            [uv_bin(), "pip", "install", "-q", "--offline", "--python", str(venv / "bin" / "python"), f"torch=={minor}.*"],
+            capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        if got.returncode != 0:
+            need(f"torch {minor} from PyPI in uv's cache", "run .ci/torch-cache once (about 3 GB per torch minor)")
+        envs[minor] = venv / "bin" / "python"
+    return envs

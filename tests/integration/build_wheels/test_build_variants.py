@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, need, need_pythons, run_cli
+from tests.helpers import ROOT, run_cli, torch_venvs, uv_bin
 from tests.integration.hostile_http import HostileServer
 from tests.schemas import fits
 
@@ -28,28 +28,13 @@ UNREACHABLE = {"KESTREL_RELEASE_VARIANTS_INDEX": '{"12.6" = "http://127.0.0.1:9/
 
 
 def _uv() -> str:
-    from uv import find_uv_bin
-
-    return find_uv_bin()
+    return uv_bin()
 
 
 @pytest.fixture(scope="module")
 def torch_envs(tmp_path_factory) -> dict[str, Path]:
     """A venv per torch minor, installed offline from uv's cache (a skip naming .ci/torch-cache otherwise)."""
-    python = need_pythons("3.12")["3.12"]
-    root = tmp_path_factory.mktemp("torch-envs")
-    envs = {}
-    for minor in TORCH:
-        venv = root / minor
-        subprocess.run([_uv(), "venv", "-q", "--python", str(python), str(venv)], check=True, timeout=120)
-        got = subprocess.run(
-            [_uv(), "pip", "install", "-q", "--offline", "--python", str(venv / "bin" / "python"), f"torch=={minor}.*"],
-            capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
-        if got.returncode != 0:
-            need(f"torch {minor} from PyPI in uv's cache", "run .ci/torch-cache once (about 3 GB per torch minor)")
-        envs[minor] = venv / "bin" / "python"
-    return envs
+    return torch_venvs(tmp_path_factory.mktemp("torch-envs"), TORCH)
 
 
 def _project(tmp_path: Path) -> Path:
