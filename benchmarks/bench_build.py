@@ -161,7 +161,7 @@ def tool_build(bench: Workbench, out: Path) -> float:
 def prepare(work: Path) -> Workbench:
     """Copy kernels/, find interpreters and nvcc, write the counting wrapper."""
     from kestrel_release.adapters import toolchain
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.errors import KestrelError
 
     try:

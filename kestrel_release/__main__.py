@@ -141,14 +141,14 @@ def _early_answer(path: str, project: str | None) -> bytes:
     from pathlib import Path
 
     with _frozen_imports():
-        from kestrel_release.config.load import discover_project
+        from kestrel_release.config_loader.load import discover_project
         from kestrel_release.stages.verify import part
     found = Path(project) if project else discover_project()
     if found is None:
         from kestrel_release.stages.verify import pypi
 
         return part.early_answer(Path(path), pypi.standalone_config(), False)
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
 
     return part.early_answer(Path(path), config.load(found), True)
 

@@ -89,13 +89,13 @@ def exit_codes_markdown() -> str:
 def _schema_json() -> str:
     import json
 
-    from kestrel_release.config import schema
+    from kestrel_release.config_loader import schema
 
     return json.dumps(schema.json_schema(), indent=2) + "\n"
 
 
 def _configuration_markdown() -> str:
-    from kestrel_release.config import schema
+    from kestrel_release.config_loader import schema
 
     return schema.configuration_markdown()
 

@@ -4,7 +4,7 @@ cannot answer until it is done.
 A toolchain whose lib dir holds only libstdc++.a (a custom GCC, as on some GPU hosts) links a private copy of
 the C++ runtime into every extension; next to torch's own runtime a TORCH_CHECK failure then crashes instead of
 raising, and verify's `cxx-runtime` rule refuses the wheel after the whole build. Linking one tiny library with
-the same compiler answers it before any build (stages/doctor.py asks; a second or so).
+the same compiler answers it before any build (flows/doctor.py asks; a second or so).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def ci_init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing workflow.")] = False,
 ) -> None:
     """Write a GitHub Actions workflow: per-Python GPU builds, verify, publish."""
-    from kestrel_release.stages import ci as stage
+    from kestrel_release.flows import ci as stage
 
     cfg = load_config(project)
     path, tool = stage.init(cfg, output=output, force=force)

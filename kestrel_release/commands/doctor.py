@@ -10,7 +10,7 @@ from kestrel_release.ui import console
 
 def doctor(project: ProjectOpt = None, json: JsonOpt = False) -> None:
     """Check the GPU, CUDA toolkit, interpreters, tools, git and credentials."""
-    from kestrel_release.stages import doctor as stage
+    from kestrel_release.flows import doctor as stage
 
     cfg = load_config(project, json)  # the backend's answer (a project without [project]) is one of doctor's checks
     report = stage.run(cfg)

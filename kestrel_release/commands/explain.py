@@ -11,7 +11,7 @@ from kestrel_release.commands.options import JsonOpt, ProjectOpt, load_config
 from kestrel_release.ui import console
 
 if TYPE_CHECKING:
-    from kestrel_release.stages.explain.arch_source import ArchSource
+    from kestrel_release.flows.explain.arch_source import ArchSource
 
 
 def explain(
@@ -49,7 +49,7 @@ def explain(
     Exit 3: --gpu auto found no GPU.
     With --torch: the variant of the project's torch x CUDA matrix, its index and the pip/uv line (exit 5: none).
     """
-    from kestrel_release.stages import explain as stage
+    from kestrel_release.flows import explain as stage
 
     if torch is not None:
         cfg = load_config(project, json)
@@ -68,9 +68,9 @@ def explain(
 def _arch_source(project: Path | None) -> ArchSource:
     """Where the project's arch list comes from, for explain's fix; the default (cuda_arch) when no
     configured project is here or its config does not load (explaining wheels needs none)."""
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.errors import ConfigError
-    from kestrel_release.stages.explain import arch_source
+    from kestrel_release.flows.explain import arch_source
 
     if project is None and config.discover_project() is None:
         return arch_source.ArchSource()

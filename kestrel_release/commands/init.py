@@ -21,7 +21,7 @@ def init(
     ] = None,
 ) -> None:
     """Set up an existing package: append a [tool.kestrel-release] table and .gitignore lines."""
-    from kestrel_release.stages import init as stage
+    from kestrel_release.flows import init as stage
 
     console.configure(json_mode=json)
     result = stage.run(project, yes=yes, python=comma_list(python))  # a failure's JSON document comes from entry

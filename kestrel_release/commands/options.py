@@ -48,7 +48,7 @@ def load_config(project: Path | None, json_mode: bool = False, **overrides: Any)
     """The project's config with the command's flags over it (reads only: a stage that needs the name resolves it)."""
     import sysconfig
 
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
 
     # Initialise sysconfig in the main thread: its first use is not thread-safe in CPython, and
     # stages look up tools (uv's find_uv_bin, auditwheel) from worker threads.
@@ -60,7 +60,7 @@ def load_config(project: Path | None, json_mode: bool = False, **overrides: Any)
 def complete_target(incomplete: str) -> list[str]:
     """Shell completion of --target/--targets: the target registry's names (this project's, when it loads)."""
     from kestrel_release import targets
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.errors import KestrelError
 
     try:

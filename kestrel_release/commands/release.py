@@ -63,7 +63,7 @@ def release(
 ) -> None:
     """The whole pipeline: preflight, bump, build, verify, publish, smoke test."""
     from kestrel_release.adapters import http_policy
-    from kestrel_release.stages import release as stage
+    from kestrel_release.flows import release as stage
 
     http_policy.allow_insecure(allow_insecure_http)
 

@@ -91,7 +91,7 @@ def _default_github_repo() -> tuple[list[str], str]:
     Never a made-up default: publishing to an emulated repository that is not yours proves nothing."""
     from kestrel_release.adapters import git
     from kestrel_release.adapters.github.client import repo_from_remote, target_repo
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.errors import KestrelError, UsageError
 
     try:

@@ -73,7 +73,7 @@ def verify(
     ] = False,
 ) -> None:
     """Inspect wheels for leaks, CUDA architectures, PyPI acceptance and integrity."""
-    from kestrel_release.config.load import discover_project
+    from kestrel_release.config_loader.load import discover_project
     from kestrel_release.stages import verify as stage
     from kestrel_release.stages.verify import pypi as verify_pypi
 

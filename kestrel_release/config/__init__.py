@@ -1,5 +1,6 @@
-"""The configuration: each setting declared once (model, tables, defaults), read (load, parse, values,
-variants) and described (settings, schema: the JSON Schema and the configuration reference).
+"""The configuration's declarations: each setting declared once (model, tables, defaults), one value's
+parsing (values, variants) and the settings table derived from them (settings).
 
-Empty on purpose: a stage reads the dataclasses from config.model without importing the loader.
+Reading a pyproject is config_loader's (it asks each target kind to parse its own table, so it sits above
+targets/); a stage or a target reads the dataclasses from config.model without importing the loader.
 """

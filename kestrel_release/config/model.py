@@ -7,7 +7,7 @@ the default, and its metadata the one-paragraph description and the allowed valu
 derived from these declarations through config_settings.py. Callers import all of it from here.
 
 Kept apart from config.py (loading) and config_parse.py (parsing, validation) so both import
-it and neither imports the other at module level; `kestrel_release.config.load` re-exports it all.
+it and neither imports the other at module level; `kestrel_release.config_loader.load` re-exports it all.
 """
 
 from __future__ import annotations

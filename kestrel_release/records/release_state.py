@@ -1,6 +1,6 @@
 """The release state file (`.release-state.json`) as a record: the document `release --resume` reads.
 
-stages/release/state.py keeps the working object a run updates after every step; what it writes and
+flows/release/state.py keeps the working object a run updates after every step; what it writes and
 reads back is this record, through the one serializer, so a state written by a kestrel-release of
 another schema is refused in one line instead of being resumed on a guess.
 

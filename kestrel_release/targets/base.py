@@ -52,7 +52,7 @@ def options_from(cls: type[OptionsT], flags: dict[str, Any]) -> OptionsT:
 @dataclass(frozen=True)
 class SettingsTable:
     """Where a kind's settings are written: what the configuration reference and the JSON Schema
-    (config/schema.py, through the registry's `settings`) read from each kind, so neither names one."""
+    (config_loader/schema.py, through the registry's `settings`) read from each kind, so neither names one."""
 
     table: str  # the dotted path of its table: "targets.<name>" (any name) or one fixed name ("targets.github")
     env: str = ""  # the prefix of its keys' variables, "" when they have none (it may hold <NAME>)

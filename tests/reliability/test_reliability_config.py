@@ -15,7 +15,7 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError
 from tests.helpers import assert_one_line_error, run_cli
 

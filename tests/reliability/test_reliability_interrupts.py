@@ -124,7 +124,7 @@ def test_version_bump_interrupted_is_all_or_nothing(tmp_path: Path, version_wind
 
 
 def test_interrupt_between_version_files_restores_the_first(tmp_path: Path, monkeypatch) -> None:
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.files import fsutil
     from kestrel_release.stages import version
 

@@ -188,7 +188,7 @@ def test_verify_real_runs_the_tool_where_no_project_is_found(tmp_path, monkeypat
     """The benchmark measures standalone verify: run from the repository root, the tool would find kernels/
     and verify the real wheel against that project's rules (another command, 200 findings to render)."""
     from benchmarks import bench_verify_real
-    from kestrel_release.config.load import discover_project
+    from kestrel_release.config_loader.load import discover_project
 
     wheel = tmp_path / "w-1.0-py3-none-any.whl"
     wheel.write_bytes(b"x" * 10)

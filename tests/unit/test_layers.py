@@ -21,28 +21,25 @@ from tests.helpers import HEAVY_MODULES, ROOT
 PACKAGE = "kestrel_release"
 
 # Layers, highest first; a module may import its own layer and those below it, never one above.
-# Everything not named here (adapters, inspect, sandbox, the top-level helpers) is the bottom layer;
-# config.model (the frozen dataclasses and defaults, stdlib only) is data every layer may read.
-# The target kinds (targets/) sit above the shared publish library they call (stages/publish: snapshot,
-# uploads, confirm, summary, smoke) and the stages that library runs (verify, and build's wheel cache);
-# the stages that choose targets (release, ci, doctor, explain, ...) and the configuration loader, which
-# asks each kind to parse its table (config.load, config.parse, and config.schema, which describes those tables), sit
-# above the targets.
-# reference: generates the docs site's reference pages from the CLI and the stages, so it sits above them.
-# commands: the CLI's command modules (commands/), registered by cli.py: the CLI layer.
+# Each layer is whole packages, so the structure drawn from the imports has the same floors:
+# - the CLI: the entry points, the command modules (commands/) and reference (the docs site's pages);
+# - flows/ (release, ci, doctor, explain, init: they choose targets by name) and config_loader/ (it asks
+#   each target kind to parse its own table);
+# - targets/, one package per kind;
+# - stages/: the pipeline's stages, among them the shared publish library every kind calls (stages/publish);
+# - everything else (config's declarations, adapters, artifacts, sandbox, the helpers) at the bottom.
 ENTRY = {"__main__", "entry", "cli", "commands", "reference"}
-CONFIG = {"config.load", "config.parse", "config.schema"}
-PUBLISH_LIBRARY = {"publish", "verify", "build_wheels"}  # the stage packages a target kind's publish may import
+FLOWS = {"flows", "config_loader"}
 LAYER_NAMES = {
     4: "cli",
-    3: "stages/config",
+    3: "flows/config_loader",
     2: "targets",
-    1: "publish library (stages publish/verify/build)",
-    0: "helpers/adapters/artifacts/sandbox",
+    1: "stages (the publish library among them)",
+    0: "helpers/adapters/artifacts/sandbox/config",
 }
 # A stage or a target reads the Config dataclasses from config.model, never from the loader: config
 # loading reaches every target, so that arrow would close a cycle.
-CONFIG_LOADERS = {"config.load"}
+CONFIG_LOADERS = {"config_loader.load", "config_loader.parse"}
 
 # Third-party packages cheap enough to import when a module is imported (`--help` stays fast); every
 # other one is imported inside the function that needs it.
@@ -50,7 +47,7 @@ LIGHT_AT_IMPORT = {"packaging", "rich", "typer", "tomli"}
 
 # Modules documented as pure (rules, arithmetic, proposals, formatting): they print nothing and touch
 # nothing outside, so they import neither the console nor a process, progress or adapter module.
-PURE = {"stages.verify.rules", "stages.version.pep440", "stages.init.choose", "ui.sizes"}
+PURE = {"stages.verify.rules", "stages.version.pep440", "flows.init.choose", "ui.sizes"}
 IMPURE = ("ui.console", "ui.progress", "process.proc", "adapters")
 
 # Private modules anyone may import (documented in DEVELOPING.md); any other `_name` module is for its
@@ -182,10 +179,10 @@ def layer(module: str) -> int:
         return 0
     if parts[1] in ENTRY:
         return 4
-    if parts[1] == "stages" and len(parts) > 2:
-        return 1 if parts[2] in PUBLISH_LIBRARY else 3
-    if ".".join(parts[1:3]) in CONFIG:
+    if parts[1] in FLOWS:
         return 3
+    if parts[1] == "stages":
+        return 1
     if parts[1] == "targets":
         return 2
     return 0
@@ -307,23 +304,23 @@ def _write(root: Path, files: dict[str, str]) -> Path:
         (
             {
                 "adapters/__init__.py": "",
-                "adapters/git.py": "def f():\n    from pkg.stages import release\n",
-                "stages/__init__.py": "",
-                "stages/release.py": "",
+                "adapters/git.py": "def f():\n    from pkg.flows import release\n",
+                "flows/__init__.py": "",
+                "flows/release.py": "",
             },
-            "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox) imports pkg.stages.release (stages/config)",
+            "upward: pkg.adapters.git (helpers/adapters/artifacts/sandbox/config) imports pkg.flows.release (flows/config_loader)",
         ),
         (
             {
-                "helper.py": "def f():\n    from pkg.config import load\n",
-                "config/__init__.py": "",
-                "config/load.py": "",
+                "helper.py": "def f():\n    from pkg.config_loader import load\n",
+                "config_loader/__init__.py": "",
+                "config_loader/load.py": "",
             },
             "upward: pkg.helper",
         ),
         (
             {"stages/__init__.py": "", "stages/run.py": "from pkg import cli\n", "cli.py": ""},
-            "upward: pkg.stages.run (stages/config)",
+            "upward: pkg.stages.run (stages",
         ),
         (
             {
@@ -332,34 +329,34 @@ def _write(root: Path, files: dict[str, str]) -> Path:
                 "targets/__init__.py": "",
                 "stages/publish/snapshot.py": "def f():\n    from pkg import targets\n",
             },
-            "upward: pkg.stages.publish.snapshot (publish library (stages publish/verify/build)) imports pkg.targets",
+            "upward: pkg.stages.publish.snapshot (stages (the publish library among them)) imports pkg.targets",
+        ),
+        (
+            {
+                "flows/__init__.py": "",
+                "flows/release.py": "",
+                "targets/__init__.py": "",
+                "targets/x.py": "from pkg.flows import release\n",
+            },
+            "upward: pkg.targets.x (targets) imports pkg.flows.release (flows/config_loader)",
         ),
         (
             {
                 "stages/__init__.py": "",
-                "stages/release.py": "",
-                "targets/__init__.py": "",
-                "targets/x.py": "from pkg.stages import release\n",
+                "stages/run.py": "from pkg.config_loader.load import Config\n",
+                "config_loader/__init__.py": "",
+                "config_loader/load.py": "",
             },
-            "upward: pkg.targets.x (targets) imports pkg.stages.release (stages/config)",
-        ),
-        (
-            {
-                "stages/__init__.py": "",
-                "stages/run.py": "from pkg.config.load import Config\n",
-                "config/__init__.py": "",
-                "config/load.py": "",
-            },
-            "config loader: pkg.stages.run imports pkg.config.load",
+            "config loader: pkg.stages.run imports pkg.config_loader.load",
         ),
         (
             {
                 "targets/__init__.py": "",
-                "targets/x.py": "def f():\n    from pkg.config import load as config\n",
-                "config/__init__.py": "",
-                "config/load.py": "",
+                "targets/x.py": "def f():\n    from pkg.config_loader import load as config\n",
+                "config_loader/__init__.py": "",
+                "config_loader/load.py": "",
             },
-            "config loader: pkg.targets.x imports pkg.config.load",
+            "config loader: pkg.targets.x imports pkg.config_loader.load",
         ),
         (
             {"stages/__init__.py": "", "stages/a.py": "import github\n"},
@@ -427,13 +424,15 @@ def test_allowed_shapes_are_not_violations(tmp_path):
             "stages/build_wheels.py": "from pkg import _compat\nfrom pkg.config import model\nfrom rich.table import Table\n"
             "def f():\n    import twine\n",
             "config/__init__.py": "",
-            "config/load.py": "from pkg import helper\ndef load():\n    from pkg.config import parse\n",
-            "config/parse.py": "from pkg import targets\nfrom pkg.config import model\n",
             "config/model.py": "",
+            "config_loader/__init__.py": "",
+            "config_loader/load.py": "from pkg import helper\ndef load():\n    from pkg.config_loader import parse\n",
+            "config_loader/parse.py": "from pkg import targets\nfrom pkg.config import model\n",
             "targets/__init__.py": "def publish():\n    from pkg.stages.publish import snapshot\n",
             "stages/publish/__init__.py": "",
             "stages/publish/snapshot.py": "from pkg.stages import build_wheels\n",
-            "stages/release.py": "from pkg import targets\n",
+            "flows/__init__.py": "",
+            "flows/release.py": "from pkg import targets\nfrom pkg.config_loader import parse\n",
             "helper.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rich.live import Live\n",
             "adapters/__init__.py": "",
             "adapters/_deadline.py": "",

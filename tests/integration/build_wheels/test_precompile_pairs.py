@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import cuda_toolkit
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.build_wheels import precompile_pairs
 

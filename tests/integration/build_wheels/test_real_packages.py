@@ -70,7 +70,7 @@ def test_setuptools_abi3_project_builds_once_verifies_and_installs_on_every_pyth
     assert needed == {"c_ext_stub/_native.abi3.so": ["libtorch.so", "libc10.so", "libcudart.so.13"]}
 
     # The one wheel installs and imports on every configured Python.
-    from kestrel_release.config import load as config
+    from kestrel_release.config_loader import load as config
     from kestrel_release.targets.pypi import publish as publish_index
 
     cfg = config.load(stub_project)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import ccache
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from tests.helpers import need
 
 pytestmark = pytest.mark.slow

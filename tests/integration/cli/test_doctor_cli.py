@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import gpu
-from kestrel_release.config import load as config
-from kestrel_release.stages import doctor
+from kestrel_release.config_loader import load as config
+from kestrel_release.flows import doctor
 from tests.helpers import KERNELS, assert_one_line_error, python_version, run_in_process
 from tests.schemas import fits
 

@@ -11,9 +11,9 @@ import pytest
 
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import git
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.files import safepaths
-from kestrel_release.stages import init
+from kestrel_release.flows import init
 
 ROOT = Path(__file__).resolve().parents[3]
 PROJECTS = [p.parent for p in [ROOT / "kernels" / "pyproject.toml", *sorted(ROOT.glob("examples/*/pyproject.toml"))]]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import PublishError, UsageError, VerifyError
 from kestrel_release.output_dir import manifest
 from kestrel_release.sandbox.pypi.server import PypiSandbox

@@ -10,7 +10,7 @@ import pytest
 
 from kestrel_release.adapters import static_index as writer
 from kestrel_release.adapters import static_index_readback
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import PublishError
 from kestrel_release.sandbox.static_host import StaticHost
 from kestrel_release.targets.static_index import publish as static_index

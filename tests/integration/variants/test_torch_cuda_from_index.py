@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters.pypi import torch_cuda
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError
 from tests.integration.hostile_http import HostileServer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages import verify
 from tests.data.cuda.builders import build_cuda_matrix, nvcc_version
 from tests.factories import make_verify_project, make_wheel

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import UsageError
 from kestrel_release.stages import version
 from tests.factories import make_version_project, version_snapshot

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from kestrel_release.config import load as config
-from kestrel_release.config import parse as config_parse
 from kestrel_release.config.model import CIConfig, Config, GithubTarget, IndexTarget, VersionFile
+from kestrel_release.config_loader import load as config
+from kestrel_release.config_loader import parse as config_parse
 from kestrel_release.errors import ConfigError
 
 SECTIONS = {"build", "verify", "publish", "smoke_test", "ci"}

@@ -8,11 +8,11 @@ import inspect
 from dataclasses import dataclass, field
 
 from kestrel_release.config import model as config_model
-from kestrel_release.config import parse as config_parse
-from kestrel_release.config import schema
 from kestrel_release.config import settings as config_settings
 from kestrel_release.config import tables as config_tables
 from kestrel_release.config.model import BuildConfig, GithubTarget, doc
+from kestrel_release.config_loader import parse as config_parse
+from kestrel_release.config_loader import schema
 from kestrel_release.targets.static_index import settings as static_target
 
 # Every dataclass config_model and config_tables define, and the static-index target's settings (targets/static_index/settings.py).

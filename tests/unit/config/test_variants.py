@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError
 from kestrel_release.variants.model import Exclude, Variant
 

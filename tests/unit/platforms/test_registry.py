@@ -16,11 +16,11 @@ import yaml
 from kestrel_release import platforms
 from kestrel_release.adapters.host import Host
 from kestrel_release.artifacts import binformat
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError
+from kestrel_release.flows import ci
 from kestrel_release.platforms import arches
 from kestrel_release.platforms.base import OSPlatform, Platform
-from kestrel_release.stages import ci
 from kestrel_release.stages.build_wheels import platforms as build_platforms
 
 TAG = "freebsd_14_0_release_amd64"  # what `sysconfig.get_platform()` gives there, as a wheel tag

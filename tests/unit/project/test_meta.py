@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.project import meta as project_meta
 from tests.factories import NAME, make_dist
 

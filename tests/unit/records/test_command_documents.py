@@ -12,6 +12,14 @@ import jsonschema
 import pytest
 
 from kestrel_release.adapters.static_index import PageResult
+from kestrel_release.flows.doctor_report import Check, DoctorReport
+from kestrel_release.flows.explain.images import Choice, Image
+from kestrel_release.flows.explain.result import ExplainReport, GpuResult
+from kestrel_release.flows.explain.torch import TorchAnswer
+from kestrel_release.flows.init import InitResult
+from kestrel_release.flows.init.choose import Plan
+from kestrel_release.flows.init.detected import Detected
+from kestrel_release.flows.release.result import ReleaseResult, StepResult
 from kestrel_release.records import documents
 from kestrel_release.stages.assemble import AssembleResult
 from kestrel_release.stages.build_wheels import BuildResult
@@ -19,14 +27,6 @@ from kestrel_release.stages.build_wheels.platforms import PlatformPlan
 from kestrel_release.stages.build_wheels.precompile import PrecompileResult
 from kestrel_release.stages.build_wheels.size_plan import Lever, Limit, SizePlan
 from kestrel_release.stages.build_wheels.variant_build import Outcome, VariantsResult
-from kestrel_release.stages.doctor_report import Check, DoctorReport
-from kestrel_release.stages.explain.images import Choice, Image
-from kestrel_release.stages.explain.result import ExplainReport, GpuResult
-from kestrel_release.stages.explain.torch import TorchAnswer
-from kestrel_release.stages.init import InitResult
-from kestrel_release.stages.init.choose import Plan
-from kestrel_release.stages.init.detected import Detected
-from kestrel_release.stages.release.result import ReleaseResult, StepResult
 from kestrel_release.stages.version.result import VersionResult
 from kestrel_release.targets.static_index.publish import StaticIndexResult
 from kestrel_release.ui import progress

@@ -9,8 +9,8 @@ import pytest
 
 from kestrel_release import __version__
 from kestrel_release.errors import IncompatibleRecordError, UsageError
+from kestrel_release.flows.release import state
 from kestrel_release.records import release_state as record
-from kestrel_release.stages.release import state
 
 
 def test_a_saved_state_loads_back_and_says_which_tool_wrote_it(tmp_path: Path) -> None:

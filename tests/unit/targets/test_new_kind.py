@@ -12,8 +12,8 @@ from jsonschema import Draft7Validator
 from typer.testing import CliRunner
 
 from kestrel_release import cli, targets
-from kestrel_release.config import load as config
-from kestrel_release.config import schema
+from kestrel_release.config_loader import load as config
+from kestrel_release.config_loader import schema
 from kestrel_release.errors import ConfigError, UsageError, VerifyError
 from kestrel_release.stages import verify
 from kestrel_release.targets import publishing

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import UsageError
 from kestrel_release.targets import publishing as publish
 from tests.factories import make_project

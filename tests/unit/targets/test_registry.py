@@ -7,8 +7,8 @@ import re
 import pytest
 
 from kestrel_release import targets
-from kestrel_release.config import load as config
 from kestrel_release.config.model import GithubTarget, IndexTarget
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError, UsageError
 from tests.factories import make_project
 from tests.helpers import ROOT
@@ -90,7 +90,7 @@ MAY_NAME = (
     "kestrel_release/sandbox/",
     "kestrel_release/commands/sandbox.py",
     "kestrel_release/adapters/pypi/config.py",
-    "kestrel_release/stages/explain/",
+    "kestrel_release/flows/explain/",
 )
 
 

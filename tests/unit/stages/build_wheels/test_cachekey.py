@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import toolchain
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages.build_wheels import cachekey, precompile
 from tests.conftest import copy_kernels
 

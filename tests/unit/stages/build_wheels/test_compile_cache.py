@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from kestrel_release.adapters import ccache, toolchain
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages.build_wheels import cachekey, compile_cache, wheelcache
 
 CCACHE = Path("/opt/tool/bin/ccache")

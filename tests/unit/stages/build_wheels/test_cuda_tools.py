@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config.load import Config
+from kestrel_release.config_loader.load import Config
 from kestrel_release.errors import PreflightError
 from kestrel_release.stages.build_wheels import cuda_tools
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters import pythons
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.build_wheels import precompile
 from kestrel_release.stages.build_wheels import wheelzip as _wheelzip

@@ -144,7 +144,7 @@ def test_repair_tool_by_platform_tag(tag: str, tool: str) -> None:
 
 
 def test_windows_repair_translates_the_exclude_list_to_delvewheel_no_dll(tmp_path: Path) -> None:
-    from kestrel_release.config.load import DEFAULT_EXCLUDES
+    from kestrel_release.config_loader.load import DEFAULT_EXCLUDES
 
     argv = platforms.repair_tool("windows").command(
         tmp_path / "k-0.1.0-cp312-cp312-win_amd64.whl",
@@ -228,7 +228,7 @@ def test_a_macos_platform_sets_the_deployment_target_and_archs_unless_the_user_d
 def test_for_build_sets_the_repair_target_and_keeps_the_users_env(tmp_path: Path) -> None:
     import dataclasses
 
-    from kestrel_release.config.load import BuildConfig, Config
+    from kestrel_release.config_loader.load import BuildConfig, Config
 
     cfg = Config(
         project_dir=tmp_path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages.publish import smoke, smoke_torch
 from tests import factories
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.artifacts import archname
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages import verify
 from tests.factories import make_verify_project, make_wheel
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify import leaks as verify_leaks
 from kestrel_release.stages.verify import needles

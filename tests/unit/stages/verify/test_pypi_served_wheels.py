@@ -7,7 +7,7 @@ import base64
 import dataclasses
 import os
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify.pypi import standalone_config
 from tests.factories import make_verify_project, make_wheel

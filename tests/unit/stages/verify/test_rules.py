@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.artifacts.wheel import read_wheel
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import UsageError, VerifyError
 from kestrel_release.output_dir import manifest
 from kestrel_release.stages import verify

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify import verdicts
 from tests.factories import make_verify_project, make_wheel

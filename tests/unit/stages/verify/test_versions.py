@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import VerifyError
 from kestrel_release.stages import verify
 from kestrel_release.stages.verify import versions

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import UsageError
 from kestrel_release.files import fsutil
 from kestrel_release.stages import version

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release.adapters.github.client import Asset
-from kestrel_release.config import load as config
+from kestrel_release.config_loader import load as config
 from kestrel_release.errors import PublishError, UsageError
 from kestrel_release.targets.github import release as stage
 from kestrel_release.targets.github.files import LocalFile, python_of, render_notes
