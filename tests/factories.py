@@ -290,7 +290,7 @@ def build_output(project: Path, version: str, commit: str, payload: str = "", ex
 
 
 def variant_name(torch: str, cuda: str) -> str:
-    """kernel-builder's build-variant name (kestrel_release/variants/model.py: Variant.name)."""
+    """kernel-builder's build-variant name (kestrel_release/config/variants.py: Variant.name)."""
     return f"torch{torch.replace('.', '')}-cxx11-cu{cuda.replace('.', '')}-x86_64-linux"
 
 

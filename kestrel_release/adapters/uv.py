@@ -9,7 +9,6 @@ Python package; PATH is the fallback.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shutil
 import threading
@@ -40,18 +39,6 @@ def _find_uv() -> Path:
         if found:
             return Path(found)
     raise PreflightError("uv not found", "install it: python -m pip install uv (or see https://docs.astral.sh/uv/)")
-
-
-def default_cache_usable() -> bool:
-    """Whether uv's own cache dir (UV_CACHE_DIR, else XDG_CACHE_HOME/uv, else ~/.cache/uv) can be made."""
-    base = os.environ.get("UV_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "uv"
-    )
-    try:
-        Path(base).mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return os.access(base, os.W_OK | os.X_OK)
 
 
 def version(uv: Path) -> str:

@@ -44,7 +44,7 @@ from kestrel_release.config.tables import (
     VerifyConfig,
     VersionFile,
 )
-from kestrel_release.variants.model import VariantsConfig
+from kestrel_release.config.variants import VariantsConfig
 
 # The names callers read from here (the defaults and the tables live in config_defaults and config_tables).
 __all__ = [
@@ -197,7 +197,7 @@ class Config:
     variants: VariantsConfig | None = field(
         default=None,
         metadata=table(
-            "The torch x CUDA matrix (variants/model.py): build a torch extension once per torch minor x CUDA "
+            "The torch x CUDA matrix (config/variants.py): build a torch extension once per torch minor x CUDA "
             'toolkit; without the table a project builds once per Python. `stable_abi = "2.10"` builds it once '
             "per CUDA major against the LibTorch stable ABI instead (TORCH_TARGET_VERSION of that torch; the "
             "wheels require torch>=2.10 and are named `torch-stable-abi210-cu130-<cpu>-<os>`; `torch` then "

@@ -1,349 +1,265 @@
-"""Reading [tool.kestrel-release.variants] (and KESTREL_RELEASE_VARIANTS_*) into a VariantsConfig.
+"""The torch x CUDA variant model ([tool.kestrel-release.variants]), pure: no I/O, no console.
 
-config_parse calls `parse` while it reads the table and `validate` once the whole Config exists (the
-CUDA toolkits of the matrix must compile the configured archs). Every problem is one line in the
-shared `errors` list, so a bad table ends in config.load's one error (exit 2).
+A torch C++/CUDA extension is bound to the torch minor it was built against (C++ ABI) and to its
+CUDA major, so one wheel per Python is not enough for torch users. A Variant is one such build, named
+as HF's kernel-builder names its build variants (`torch213-cxx11-cu130-x86_64-linux`); a
+VariantsConfig is the matrix a project releases. docs/gpu-generations.md keeps the facts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from kestrel_release import platforms as platform_registry
-from kestrel_release.facts import cuda_rules, pyversions
-from kestrel_release.variants.model import FORMATS, NAMINGS, Exclude, Variant, VariantError, VariantsConfig
+from kestrel_release import platforms
 
-WHERE = "[tool.kestrel-release.variants]"
-ENV_PREFIX = "KESTREL_RELEASE_VARIANTS_"
-KEYS = ("torch", "cuda", "default", "exclude", "naming", "format", "index", "python", "platforms", "stable_abi")
-# TORCH_TARGET_VERSION (torch/csrc/stable/version.h) and the versioned C shim start with torch 2.10.
-STABLE_ABI_FLOOR = (2, 10)
-_LISTS = ("torch", "cuda", "python", "platforms")
-_EXCLUDE_KEYS = ("torch", "cuda", "os", "arch")
+NAMINGS = ("local", "package-suffix")
+FORMATS = ("wheel", "pep825")
+PYTORCH_INDEX = "https://download.pytorch.org/whl/{cu}"
+# Which CUDA PyPI's torch of a minor is built with is read from PyPI itself, never written here:
+# adapters/pypi/torch_cuda.py.
 
-
-def env_names() -> dict[str, str]:
-    """Each variable that overrides a variants key -> its dotted key."""
-    return {f"{ENV_PREFIX}{k.upper()}": f"variants.{k}" for k in KEYS}
+_TORCH_RE = re.compile(r"(\d+)\.(\d+)")
+_CUDA_RE = re.compile(r"(\d+)\.(\d+)")
 
 
-def parse(
-    table: Any,
-    env: dict[str, str],
-    errors: list[str],
-    suggest: Callable[[str, Any], str],
-    parse_structured: Callable[[str], Any],
-) -> VariantsConfig | None:
-    """The table (None when absent) with the environment over it; None when neither gives one.
-
-    `suggest` and `parse_structured` are config_parse's (this module sits below it).
-    """
-    raw: dict[str, tuple[str, Any]] = {}  # key -> (where it came from, value)
-    if table is not None and not isinstance(table, dict):
-        errors.append(f"{WHERE}: expected a table")
-        table = {}
-    for key, value in (table or {}).items():
-        if key not in KEYS:
-            errors.append(f"{WHERE}.{key}: unknown key{suggest(key, KEYS)}")
-            continue
-        raw[key] = (f"{WHERE}.{key}", value)
-    for var, dotted in env_names().items():
-        if var in env:
-            text = env[var]
-            given: Any = text
-            if dotted.endswith(_LISTS):
-                given = parse_structured(text) if text.lstrip().startswith("[") else _split(text)
-            elif dotted.endswith(("default", "exclude", "index")):
-                given = parse_structured(text)
-            raw[dotted.split(".", 1)[1]] = (var, given)
-    if table is None and not raw:
-        return None
-    stable = _stable_abi(*raw.get("stable_abi", (f"{WHERE}.stable_abi", "")), errors)
-    if stable and "torch" not in raw:  # built against the target's own torch unless told otherwise
-        raw["torch"] = (f"{WHERE}.stable_abi", [stable])
-    if "torch" not in raw:
-        errors.append(f'{WHERE}: `torch` is missing (e.g. torch = ["2.12", "2.13"], cuda = ["12.6", "13.0"])')
-    n_errors = len(errors)
-    torch = _torch_list(*raw.get("torch", (f"{WHERE}.torch", [])), errors)
-    pairs: tuple[Exclude, ...] = ()
-    cuda: tuple[str, ...] = ()
-    if "cuda" in raw:
-        cuda = _cuda_list(*raw["cuda"], errors)
-    elif len(errors) == n_errors and torch:
-        cuda, pairs = _pypi_cuda(torch, errors)
-    naming = _choice(*raw.get("naming", (f"{WHERE}.naming", "local")), NAMINGS, errors, suggest)
-    fmt = _choice(*raw.get("format", (f"{WHERE}.format", "wheel")), FORMATS, errors, suggest)
-    exclude = _excludes(*raw.get("exclude", (f"{WHERE}.exclude", [])), torch, cuda, errors) + pairs
-    index = _index(*raw.get("index", (f"{WHERE}.index", {})), cuda, errors)
-    python = _strings(*raw.get("python", (f"{WHERE}.python", [])), errors)
-    for py in python:
-        if (why := pyversions.problem(py)) is not None:
-            errors.append(f"{raw['python'][0]}: {why}")
-    platforms = _strings(*raw.get("platforms", (f"{WHERE}.platforms", [])), errors)
-    where_plat = raw.get("platforms", (f"{WHERE}.platforms",))[0]
-    errors += [f"{where_plat}{p[len('platforms') :]}" for p in platform_registry.problems(platforms)]
-    if stable:
-        _stable_torch(raw["torch"][0], torch, stable, errors)
-        if fmt == "pep825":  # its labels name one torch version; a stable-ABI wheel serves a range
-            errors.append(
-                f"{WHERE}.format: 'pep825' labels each wheel with one torch minor; with stable_abi use 'wheel'"
-            )
-    cfg = VariantsConfig(torch, cuda, None, exclude, naming, fmt, index, python, platforms, stable)
-    if len(errors) > n_errors or not torch or not cuda:
-        return cfg
-    matrix = cfg.matrix()
-    if not matrix:
-        errors.append(f"{WHERE}.exclude: excludes every variant of torch x cuda; nothing is left to build")
-        return cfg
-    where_default, default_raw = raw.get("default", (f"{WHERE}.default", None))
-    default = _default(where_default, default_raw, cfg, errors)
-    cfg = VariantsConfig(torch, cuda, default, exclude, naming, fmt, index, python, platforms, stable)
-    if naming == "package-suffix" or stable:
-        _one_per_major(cfg, errors)
-    return cfg
+class VariantError(ValueError):
+    """A variant or a variants table that cannot be; the message is one line for the user."""
 
 
-def _stable_abi(where: str, value: Any, errors: list[str]) -> str:
-    """`stable_abi = "2.10"`: the torch minor a stable-ABI build targets ("" when not set)."""
-    if value in ("", None):
-        return ""
-    if not isinstance(value, str):  # TOML reads stable_abi = 2.10 as the float 2.1
-        errors.append(f'{where}: {value!r} is not a string; write the torch minor quoted: stable_abi = "2.10"')
-        return ""
-    text = value.strip()
-    if not re.fullmatch(r"\d+\.\d+", text):
-        errors.append(f'{where}: {value!r} is not a torch minor like "2.10" (the oldest torch the wheel loads on)')
-        return ""
-    if tuple(int(p) for p in text.split(".")) < STABLE_ABI_FLOOR:
-        errors.append(
-            f"{where}: torch {text} has no stable ABI to target (TORCH_TARGET_VERSION starts with torch 2.10); "
-            'use stable_abi = "2.10" or later'
-        )
-        return ""
-    return text
+def torch_minor(text: str) -> tuple[int, int]:
+    """'2.13' -> (2, 13); '2.13.1' and '2.13.0+cu130' are read as their minor."""
+    m = _TORCH_RE.match(text.strip())
+    if not m:
+        raise VariantError(f"'{text}' is not a torch version like 2.13")
+    return int(m.group(1)), int(m.group(2))
 
 
-def _stable_torch(where: str, torch: tuple[str, ...], stable: str, errors: list[str]) -> None:
-    """A stable-ABI build compiles once, against one torch no older than its target."""
-    if len(torch) > 1:
-        errors.append(
-            f"{where}: a stable-ABI build compiles against one torch ({', '.join(torch)} given); name one, "
-            f"at least {stable}, or leave torch out to build against {stable}"
-        )
-    elif torch and _minor(torch[0]) < _minor(stable):
-        errors.append(
-            f"{where}: torch {torch[0]} is older than stable_abi {stable}: the build's torch must have the "
-            f'target\'s headers; use torch = ["{stable}"] or later'
-        )
+def cuda_version(text: str) -> tuple[int, int]:
+    """'13.0' -> (13, 0); '13.0.88' and '130' (a cu tag's digits) are accepted."""
+    t = text.strip().lower().removeprefix("cu")
+    m = _CUDA_RE.match(t)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    if t.isdigit() and len(t) in (3, 4):  # "130", "126", "1210"
+        return int(t[:2]), int(t[2:])
+    raise VariantError(f"'{text}' is not a CUDA toolkit version like 12.6 or 13.0")
 
 
-def _pypi_cuda(torch: tuple[str, ...], errors: list[str]) -> tuple[tuple[str, ...], tuple[Exclude, ...]]:
-    """No `cuda`: each torch minor builds against the CUDA of its own PyPI wheels (read from PyPI's
-    metadata, cached: adapters/pypi/torch_cuda.py). (the CUDAs, the excludes that pair each torch with
-    its own alone)."""
-    from kestrel_release.adapters.pypi import torch_cuda
-    from kestrel_release.files import statedir
+@dataclass(frozen=True, order=True)
+class Variant:
+    torch: str  # torch minor, "2.13"
+    cuda: str  # CUDA toolkit, "13.0"
+    cxx11_abi: bool = True
+    os: str = "linux"  # "linux" | "windows" | "macos"
+    arch: str = "x86_64"
+    # The LibTorch stable ABI's target minor ("2.10"): built against `torch` with TORCH_TARGET_VERSION
+    # set to it, the wheel loads on every torch from it up; "" = bound to `torch`'s minor.
+    stable_abi: str = ""
 
-    known = torch_cuda.pypi_cuda(list(torch), statedir.cache_dir(), torch_cuda.root())
-    missing = [t for t in torch if t not in known]
-    if missing:
-        errors.append(
-            f"{WHERE}: `cuda` is not given and the CUDA of PyPI's torch {', '.join(missing)} could not be read "
-            f'from {torch_cuda.root()}: list the CUDAs to build (e.g. cuda = ["13.0"])'
-        )
-        return (), ()
-    cuda = tuple(sorted(set(known.values()), key=_minor))
-    return cuda, tuple(Exclude(torch=t, cuda=c) for t in torch for c in cuda if known[t] != c)
+    @property
+    def cu(self) -> str:
+        """PyTorch's tag of the CUDA build: 'cu130'."""
+        major, minor = cuda_version(self.cuda)
+        return f"cu{major}{minor}"
 
+    @property
+    def cuda_major(self) -> int:
+        return cuda_version(self.cuda)[0]
 
-def validate(cfg: Any, errors: list[str], at: Callable[[str], str]) -> None:
-    """Checks that need the whole Config: each variant's toolkit compiles every configured arch."""
-    v = cfg.variants
-    if v is None:
-        return
-    for toolkit in v.cuda:
-        problems = cuda_rules.pairs((toolkit,), cfg.cuda_arch)[1]
-        errors += [f"{at('variants.cuda')}: {p}" for p in problems if "which is not in cuda" not in p]
+    @property
+    def torch_tag(self) -> str:
+        major, minor = torch_minor(self.torch)
+        return f"torch{major}{minor}"
 
+    @property
+    def name(self) -> str:
+        """kernel-builder's build-variant name: torch213-cxx11-cu130-x86_64-linux (the ABI word on
+        Linux only, as kernel-builder writes Windows and macOS variants without it); a stable-ABI build
+        is `torch-stable-abi210-cu130-x86_64-linux` (kernel-builder's nix-builder/lib/variants/torch.nix,
+        kernels' TorchStableAbi: no C++ ABI word, the target minor instead of the torch minor)."""
+        if self.stable_abi:
+            major, minor = torch_minor(self.stable_abi)
+            return "-".join([f"torch-stable-abi{major}{minor}", self.cu, self.arch, platforms.variant_word(self.os)])
+        parts = [self.torch_tag]
+        os_ = platforms.REGISTRY.get(self.os)
+        if os_ is not None and os_.variant_abi:
+            parts.append("cxx11" if self.cxx11_abi else "cxx98")
+        parts += [self.cu, self.arch, platforms.variant_word(self.os)]
+        return "-".join(parts)
 
-def _split(text: str) -> list[str]:
-    return [p for p in re.split(r"[,;\s]+", text) if p]
+    @property
+    def requirement(self) -> str:
+        """The pin a variant wheel's METADATA carries: torch==2.13.*, or torch>=2.10 for a stable-ABI
+        build (it loads on every torch from its target up)."""
+        return f"torch>={self.stable_abi}" if self.stable_abi else f"torch=={self.torch}.*"
 
+    @property
+    def build_requirement(self) -> str:
+        """The torch its build env holds: torch==2.13.* (a stable-ABI build too: the headers of that torch,
+        held to the target's API by TORCH_TARGET_VERSION)."""
+        return f"torch=={self.torch}.*"
 
-def _strings(where: str, value: Any, errors: list[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = _split(value)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        errors.append(f"{where}: expected a list of strings, got {value!r}")
-        return ()
-    seen = [v.strip() for v in value]
-    dups = sorted({v for v in seen if seen.count(v) > 1})
-    if dups:
-        errors.append(f"{where}: {', '.join(dups)} listed twice")
-    return tuple(dict.fromkeys(seen))
+    @property
+    def target_version(self) -> str:
+        """TORCH_TARGET_VERSION of a stable-ABI build, as torch/csrc/stable/version.h reads it:
+        major << 56 | minor << 48 ('2.10' -> 0x020a000000000000); "" for a build bound to its torch."""
+        if not self.stable_abi:
+            return ""
+        major, minor = torch_minor(self.stable_abi)
+        return f"0x{(major << 56) | (minor << 48):016x}"
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "torch": self.torch,
+            "cuda": self.cuda,
+            "cu": self.cu,
+            "cxx11_abi": self.cxx11_abi,
+            "os": self.os,
+            "arch": self.arch,
+            **({"stable_abi": self.stable_abi} if self.stable_abi else {}),
+        }
 
-def _torch_list(where: str, value: Any, errors: list[str]) -> tuple[str, ...]:
-    out = []
-    for text in _strings(where, value, errors):
-        if not re.fullmatch(r"\d+\.\d+", text):
-            errors.append(f"{where}: '{text}' is not a torch minor like 2.13 (a variant pins torch==2.13.*)")
-            continue
-        out.append(text)
-    return tuple(out)
-
-
-def _cuda_name(text: str) -> str:
-    """'13' and '13.0.2' -> '13.0' (a variant is one toolkit minor); ArchError otherwise."""
-    return cuda_rules.toolkit_name(cuda_rules.parse_toolkit(text))
-
-
-def _cuda_list(where: str, value: Any, errors: list[str]) -> tuple[str, ...]:
-    out: list[str] = []
-    for text in _strings(where, value, errors):
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Variant:
+        """The inverse of to_json (extra keys such as `default` or `name` are ignored)."""
         try:
-            name = _cuda_name(text)
-        except cuda_rules.ArchError as exc:
-            errors.append(f"{where}: {exc}")
-            continue
-        if name in out:
-            errors.append(f"{where}: '{text}' is CUDA {name}, listed twice")
-            continue
-        out.append(name)
-    return tuple(out)
+            return cls(
+                torch=str(data["torch"]),
+                cuda=str(data["cuda"]),
+                cxx11_abi=bool(data.get("cxx11_abi", True)),
+                os=str(data.get("os", "linux")),
+                arch=str(data.get("arch", "x86_64")),
+                stable_abi=str(data.get("stable_abi") or ""),
+            )
+        except (KeyError, TypeError) as exc:
+            raise VariantError(f"not a variant record (needs torch and cuda): {data!r}") from exc
 
 
-def _choice(
-    where: str, value: Any, choices: tuple[str, ...], errors: list[str], suggest: Callable[[str, Any], str]
-) -> str:
-    if isinstance(value, str) and value in choices:
-        return value
-    errors.append(f"{where}: {value!r} is not one of {', '.join(choices)}{suggest(str(value), choices)}")
-    return choices[0]
+@dataclass(frozen=True)
+class Exclude:
+    """One `exclude` entry: a variant is left out when every key given matches ("" = any)."""
+
+    torch: str = ""
+    cuda: str = ""
+    os: str = ""
+    arch: str = ""
+
+    def matches(self, v: Variant) -> bool:
+        return all(
+            not want or want == have
+            for want, have in ((self.torch, v.torch), (self.cuda, v.cuda), (self.os, v.os), (self.arch, v.arch))
+        )
 
 
-def _excludes(
-    where: str, value: Any, torch: tuple[str, ...], cuda: tuple[str, ...], errors: list[str]
-) -> tuple[Exclude, ...]:
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list):
-        errors.append(f'{where}: expected a list of tables like [{{torch = "2.12", cuda = "12.6"}}], got {value!r}')
-        return ()
-    out = []
-    for i, item in enumerate(value):
-        at = f"{where}[{i}]"
-        if not isinstance(item, dict) or not item or not all(isinstance(v, str) for v in item.values()):
-            errors.append(f'{at}: expected a table of strings like {{torch = "2.12", cuda = "12.6"}}, got {item!r}')
-            continue
-        bad = sorted(set(item) - set(_EXCLUDE_KEYS))
-        if bad:
-            errors.append(f"{at}.{bad[0]}: unknown key (an exclude takes {', '.join(_EXCLUDE_KEYS)})")
-            continue
-        fields = dict(item)
-        if "cuda" in fields:
+@dataclass(frozen=True)
+class VariantsConfig:
+    torch: tuple[str, ...]
+    cuda: tuple[str, ...]
+    default: Variant | None = None
+    exclude: tuple[Exclude, ...] = ()
+    naming: str = "local"  # "local" (+cu130 versions) | "package-suffix" (<name>-cu13 projects)
+    format: str = "wheel"  # "wheel" | "pep825" (experimental)
+    index: dict[str, str] = field(default_factory=dict)  # cuda -> torch index URL (overrides PyTorch's)
+    python: tuple[str, ...] = ()  # () = the project's `python`
+    platforms: tuple[str, ...] = ()  # () = the project's `platforms`
+    stable_abi: str = ""  # the LibTorch stable ABI's target minor: one build per CUDA major, torch>=X.Y
+
+    @property
+    def pythons(self) -> tuple[str, ...]:
+        return self.python
+
+    def matrix(self, os: str = "linux", arch: str = "x86_64") -> list[Variant]:
+        """Every torch x cuda for one platform, minus the excludes, sorted."""
+        every = (Variant(t, c, os=os, arch=arch, stable_abi=self.stable_abi) for t in self.torch for c in self.cuda)
+        return sorted(v for v in every if not any(e.matches(v) for e in self.exclude))
+
+    def is_default(self, v: Variant) -> bool:
+        d = self.default
+        return d is not None and (d.torch, d.cuda, d.cxx11_abi) == (v.torch, v.cuda, v.cxx11_abi)
+
+    def index_url(self, cuda: str) -> str:
+        """Where the torch of this CUDA build is installed from: the configured index, else PyTorch's."""
+        return self.index.get(cuda) or PYTORCH_INDEX.format(cu=Variant("0.0", cuda).cu)
+
+    def select(self, selectors: tuple[str, ...], os: str = "linux", arch: str = "x86_64") -> list[Variant]:
+        """The variants of the matrix a selector names (VariantError for one that names none)."""
+        every = self.matrix(os, arch)
+        chosen: list[Variant] = []
+        for text in selectors:
+            hit = [v for v in every if matches_selector(v, text)]
+            if not hit:
+                names = ", ".join(v.name for v in every)
+                raise VariantError(f"--variant {text!r} names no variant of the matrix ({names})")
+            chosen += [v for v in hit if v not in chosen]
+        return sorted(chosen)
+
+    def wheel_version(self, version: str, v: Variant) -> str:
+        """The version a variant wheel carries: plain for the default (and under package-suffix),
+        else PyTorch's local-version style `<version>+cu130`; where two variants other than the default
+        share a CUDA, the torch minor joins it as flash-attention writes it (`+cu130torch2.14`), since
+        `+cu130` alone would give them one filename."""
+        if self.naming == "package-suffix" or self.is_default(v):
+            return version
+        return f"{version}+{self.local_tag(v)}"
+
+    def local_tag(self, v: Variant) -> str:
+        """`cu130`, or `cu130torch2.14` when another non-default variant of the matrix has the same CUDA."""
+        same = {
+            w.torch
+            for w in self.matrix(v.os, v.arch)
+            if w.cuda == v.cuda and w.cxx11_abi == v.cxx11_abi and not self.is_default(w)
+        }
+        return v.cu if same <= {v.torch} else f"{v.cu}torch{v.torch}"
+
+    def project_name(self, name: str, v: Variant) -> str:
+        """The project a variant wheel belongs to: the name, or `<name>-cu13` under package-suffix."""
+        return f"{name}-cu{v.cuda_major}" if self.naming == "package-suffix" else name
+
+
+def matches_selector(v: Variant, text: str) -> bool:
+    """A --variant selector: the full name, or words like `torch2.13`, `cu130`, `torch2.13-cu13.0`,
+    `2.13+cu130`; every word given must match."""
+    t = text.strip().lower()
+    if t == v.name:
+        return True
+    words = [w for w in re.split(r"[-+,/\s]+", t) if w]
+    if not words:
+        return False
+    for word in words:
+        if word in ("torch", "stable", "abi"):  # the words of torch-stable-abi210
+            ok = bool(v.stable_abi)
+        elif re.fullmatch(r"abi\d+", word):
+            ok = bool(v.stable_abi) and word[3:] == "".join(map(str, torch_minor(v.stable_abi)))
+        elif word.startswith("torch"):
+            body = word.removeprefix("torch")
+            ok = body in (v.torch, v.torch_tag.removeprefix("torch"))
+        elif word.startswith("cu"):
             try:
-                fields["cuda"] = _cuda_name(fields["cuda"])
-            except cuda_rules.ArchError as exc:
-                errors.append(f"{at}.cuda: {exc}")
-                continue
-        listed = {"torch": torch, "cuda": cuda, "os": platform_registry.systems()}
-        wrong = [k for k, options in listed.items() if k in fields and fields[k] not in options]
-        if wrong:
-            k = wrong[0]
-            errors.append(
-                f"{at}.{k}: '{item[k]}' is not in {k} ({', '.join(listed[k]) or 'empty'}): it excludes nothing"
-            )
-            continue
-        out.append(Exclude(**fields))
-    return tuple(out)
+                ok = cuda_version(word) == cuda_version(v.cuda)
+            except VariantError:
+                ok = False
+        elif word in ("cxx11", "cxx98"):
+            ok = (word == "cxx11") == v.cxx11_abi
+        elif word in (v.arch, v.os, platforms.variant_word(v.os)):
+            ok = True
+        else:
+            ok = word == v.torch
+        if not ok:
+            return False
+    return True
 
 
-def _index(where: str, value: Any, cuda: tuple[str, ...], errors: list[str]) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        errors.append(f'{where}: expected a table of CUDA -> index URL like {{"13.0" = "https://..."}}, got {value!r}')
-        return {}
-    out = {}
-    for key, url in value.items():
-        try:
-            name = _cuda_name(str(key))
-        except cuda_rules.ArchError as exc:
-            errors.append(f"{where}.{key}: {exc}")
-            continue
-        if name not in cuda:
-            errors.append(f"{where}.{key}: CUDA {name} is not in cuda ({', '.join(cuda) or 'empty'})")
-            continue
-        if not re.match(r"(https?|file)://\S+$", url):
-            errors.append(f"{where}.{key}: '{url}' is not an index URL (https://..., or file:// for a directory)")
-            continue
-        out[name] = url.rstrip("/")
-    return out
-
-
-def _default(where: str, value: Any, cfg: VariantsConfig, errors: list[str]) -> Variant | None:
-    """The variant PyPI gets: the one named, else the newest torch with the newest CUDA."""
-    matrix = cfg.matrix()
-    if value is None:
-        newest = Variant(max(cfg.torch, key=_minor), max(cfg.cuda, key=_minor), stable_abi=cfg.stable_abi)
-        if newest in matrix:
-            return newest
-        errors.append(
-            f"{where}: not set and the newest pair (torch {newest.torch}, CUDA {newest.cuda}) is excluded; "
-            f'name the one PyPI gets, e.g. default = {{torch = "{matrix[-1].torch}", cuda = "{matrix[-1].cuda}"}}'
-        )
-        return None
-    if isinstance(value, str):
-        try:
-            hit = cfg.select((value,))
-        except VariantError as exc:
-            errors.append(f"{where}: {str(exc).replace('--variant ', '')}")
-            return None
-        if len(hit) == 1:
-            return hit[0]
-        errors.append(f"{where}: {value!r} names {len(hit)} variants; name one (torch and cuda)")
-        return None
-    if not isinstance(value, dict) or set(value) != {"torch", "cuda"}:
-        errors.append(f'{where}: expected {{torch = "2.13", cuda = "13.0"}}, got {value!r}')
-        return None
+def same_cuda(a: str, b: str) -> bool:
+    """'13.0' and '13.0.88' (torch.version.cuda) are the same toolkit minor."""
     try:
-        chosen = Variant(str(value["torch"]), _cuda_name(str(value["cuda"])), stable_abi=cfg.stable_abi)
-    except cuda_rules.ArchError as exc:
-        errors.append(f"{where}.cuda: {exc}")
-        return None
-    if chosen not in matrix:
-        why = "excluded" if chosen.torch in cfg.torch and chosen.cuda in cfg.cuda else "not in torch x cuda"
-        errors.append(
-            f"{where}: torch {chosen.torch} with CUDA {chosen.cuda} is {why}; "
-            f"choose one of {', '.join(f'{v.torch}/{v.cuda}' for v in matrix)}"
-        )
-        return None
-    return chosen
+        return cuda_version(a) == cuda_version(b)
+    except VariantError:
+        return False
 
 
-def _one_per_major(cfg: VariantsConfig, errors: list[str]) -> None:
-    """package-suffix gives one project per CUDA major (`<name>-cu13`) with the plain version, so two
-    variants of one major would ship the same filename; a stable-ABI build is one per CUDA major too
-    (a binary of CUDA 13.0 loads with every 13.x runtime: a second 13.x build is the same wheel again)."""
-    by_major: dict[int, list[Variant]] = {}
-    for v in cfg.matrix():
-        by_major.setdefault(v.cuda_major, []).append(v)
-    for major, vs in sorted(by_major.items()):
-        if len(vs) > 1:
-            names = ", ".join(f"torch {v.torch}/CUDA {v.cuda}" for v in vs)
-            if cfg.stable_abi:
-                errors.append(
-                    f"{WHERE}.cuda: a stable-ABI build is one wheel per CUDA major, and {', '.join(v.cuda for v in vs)} "
-                    f"are all CUDA {major}; keep the oldest ({min((v.cuda for v in vs), key=_minor)}: it loads with "
-                    f"every CUDA {major}.x)"
-                )
-                continue
-            errors.append(
-                f"{WHERE}.naming: 'package-suffix' names one project per CUDA major, and {names} would all be "
-                f"<name>-cu{major} with one version (the same filenames); exclude all but one, or use naming = 'local'"
-            )
-
-
-def _minor(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
+def local_tag(version: str) -> str:
+    """The local part of a version ('+cu130' -> 'cu130'), '' when none."""
+    return version.partition("+")[2]

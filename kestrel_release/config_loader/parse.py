@@ -15,9 +15,9 @@ from typing import Any
 from kestrel_release import platforms, targets
 from kestrel_release.config import settings as config_settings
 from kestrel_release.config import values as config_values
-from kestrel_release.config import variants as config_variants
 from kestrel_release.config.model import Config, VersionFile
 from kestrel_release.config.values import PREFIX, env_word, parse_structured, suggest
+from kestrel_release.config_loader import variants as config_variants
 from kestrel_release.facts import pyversions
 from kestrel_release.project import version_pattern
 

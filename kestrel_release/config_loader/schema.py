@@ -14,10 +14,10 @@ from typing import Any
 
 from kestrel_release import targets
 from kestrel_release.config import settings as config_settings
-from kestrel_release.config import variants as config_variants
 from kestrel_release.config.model import MIB, Config, VersionFile
 from kestrel_release.config.settings import Setting
-from kestrel_release.variants.model import FORMATS, NAMINGS
+from kestrel_release.config.variants import FORMATS, NAMINGS
+from kestrel_release.config_loader import variants as config_variants
 
 SCHEMA_FILE, REFERENCE_FILE = "config-schema.json", "configuration.md"
 _SIZE = r"^ *[0-9.]+ *([KkMmGg][Ii]?)?[Bb] *$"  # "100MiB", "1.5 GB": config_values.parse_size's forms

@@ -92,11 +92,9 @@ def allow_temporary_cache() -> None:
         pass
     import atexit
 
-    from kestrel_release.adapters import uv
-
     temporary = record.temporary_cache = owned_dir("cache")
     atexit.register(shutil.rmtree, temporary, ignore_errors=True)
-    if not uv.default_cache_usable():
+    if not _uv_cache_usable():
         os.environ["UV_CACHE_DIR"] = str(temporary / "uv")  # inherited by every child (proc.child_env)
 
 
@@ -205,3 +203,15 @@ def collect_owned(folder: Path) -> list[Path]:
             shutil.rmtree(entry)
             removed.append(entry)
     return removed
+
+
+def _uv_cache_usable() -> bool:
+    """Whether uv's own cache dir (UV_CACHE_DIR, else XDG_CACHE_HOME/uv, else ~/.cache/uv) can be made."""
+    base = os.environ.get("UV_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "uv"
+    )
+    try:
+        Path(base).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(base, os.W_OK | os.X_OK)

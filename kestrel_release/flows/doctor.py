@@ -156,12 +156,11 @@ def _uv() -> Check:
 
 def _repair_tools() -> list[Check]:
     """This OS's repair tools (auditwheel+patchelf, delvewheel or delocate), as the repair interface names them."""
-    from kestrel_release import platforms
-    from kestrel_release.adapters import host
+    from kestrel_release.adapters import host, repair
 
     return [
         Check(t.name, "ok", t.found) if t.found else Check(t.name, "fail", t.problem, t.fix)
-        for t in platforms.repair_tool(host.current().system).checks()
+        for t in repair.for_system(host.current().system).checks()
     ]
 
 

@@ -2,7 +2,7 @@
 the one list of them (cibuildwheel's platforms/ is the model).
 
 Everything that depends on the OS a wheel is for asks here: config validation (`problems`),
-build's per-host plan (`buildable`, `for_system(...).build_env`), repair (`repair_tool`), ci
+build's per-host plan (`buildable`, `for_system(...).build_env`), repair (`for_system(...).repair`, the tool's name; adapters/repair.for_system runs it), ci
 init's runners (`runner_key`, `ci_runner`), verify's matrix and explain (`covers`), doctor.
 Adding a platform is one module and one line in REGISTRY. Pure, below the stages.
 """
@@ -18,7 +18,6 @@ from kestrel_release.platforms import linux, macos, windows
 from kestrel_release.platforms.base import OSPlatform, Platform
 
 if TYPE_CHECKING:
-    from kestrel_release.adapters.repair import RepairTool
     from kestrel_release.platforms.base import Host
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "parse",
     "problems",
     "pypi_accepts",
-    "repair_tool",
     "runner_key",
     "systems",
 ]
@@ -81,7 +79,7 @@ def for_sys_platform(sys_platform: str) -> OSPlatform:
 
 
 def variant_word(system: str) -> str:
-    """How kernel-builder names OS `system` in a variant's name (variants/model)."""
+    """How kernel-builder names OS `system` in a variant's name (config/variants)."""
     os_ = REGISTRY.get(system)
     return (os_.variant_word or os_.system) if os_ is not None else system
 
@@ -97,13 +95,6 @@ def for_tag(name: str) -> OSPlatform:
     if p is None:
         raise ValueError(f"no platform for the tag {name!r}")
     return REGISTRY[p.system]
-
-
-def repair_tool(system: str) -> RepairTool:
-    """The repair tool for wheels built on `system` (auditwheel, delvewheel, delocate)."""
-    from kestrel_release.adapters import repair
-
-    return repair.named(for_system(system).repair)
 
 
 def problems(names: tuple[str, ...]) -> list[str]:

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release.errors import BuildError, KestrelError
-from kestrel_release.process import proctree, reaper
-from kestrel_release.project import build_log
+from kestrel_release.process import build_log, proctree, reaper
 from kestrel_release.ui import console, redact
 
 

@@ -60,7 +60,7 @@ with open(out, "w") as fh:
 
 @dataclass(frozen=True)
 class TorchPin:
-    """The torch a variant's build env holds (variants/model.py): `torch==2.13.*` from PyPI or from `index`
+    """The torch a variant's build env holds (config/variants.py): `torch==2.13.*` from PyPI or from `index`
     (PyTorch's per-CUDA index), or, with `reuse`, the one the interpreter already has (the env sees the
     interpreter's site-packages then: an offline GPU host with torch installed)."""
 

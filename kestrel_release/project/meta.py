@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kestrel_release.adapters import backend_meta
 from kestrel_release.config.model import Config
 from kestrel_release.errors import KestrelError
 from kestrel_release.facts import pyversions
+from kestrel_release.project import backend_meta
 
 if TYPE_CHECKING:
     from kestrel_release.project.build_env import TorchPin

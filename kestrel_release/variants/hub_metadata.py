@@ -122,7 +122,7 @@ def metadata(
 
 def variant_name(row: Wheel, data: Manifest, configured: bool = False) -> tuple[str, bool, bool]:
     """(build variant name, is CUDA, derived) of one manifest wheel row."""
-    from kestrel_release.variants import model as variants
+    from kestrel_release.config import variants as variants
 
     if row.variant is not None:
         try:
@@ -140,7 +140,7 @@ def variant_name(row: Wheel, data: Manifest, configured: bool = False) -> tuple[
 
 def _derived(row: Wheel, data: Manifest) -> tuple[str, bool, bool]:
     """A project without variants: its one variant from the torch the build recorded and the wheel's tag."""
-    from kestrel_release.variants import model as variants
+    from kestrel_release.config import variants as variants
 
     torch = (row.toolchain or {}).get("torch") or (data.toolchain or {}).get("torch")
     if not isinstance(torch, dict) or not torch.get("version"):

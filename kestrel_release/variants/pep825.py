@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kestrel_release.variants.model import Variant
+from kestrel_release.config.variants import Variant
 
 DRAFT = "PEP 825 (Draft)"
 SCHEMA = "https://variants-schema.wheelnext.dev/peps/825/v0.1.0.json"

@@ -92,8 +92,8 @@ def label_wheel(src: Path, v_json: dict[str, Any], lab: str, dest: Path) -> Path
 
 def write(out_dir: Path, package: str | None) -> Pep825Result:
     """<out>/pep825/: a labelled wheel per variant wheel of the manifest, and the index's variants.json."""
+    from kestrel_release.config.variants import Variant, VariantError
     from kestrel_release.variants.hub_layout import built_wheels
-    from kestrel_release.variants.model import Variant, VariantError
 
     out_dir = Path(out_dir)
     data = manifest.load(out_dir, package)

@@ -1,6 +1,6 @@
 """Repair tools behind one small interface: auditwheel (linux.py), delvewheel (windows.py), delocate
 (macos.py). Which platform uses which is the platform's own choice (kestrel_release/platforms:
-`platforms.repair_tool(system)`); this package runs them.
+`platforms.for_system(system).repair`, a name); this package runs them: `for_system(system)`.
 
 A repair tool vendors the non-system libraries a wheel links into it and retags it; the
 exclude list (build.exclude, written as Linux sonames: libtorch*, libcudart*) names what must
@@ -16,7 +16,7 @@ from typing import Protocol
 from kestrel_release.adapters.repair import linux, macos, windows
 from kestrel_release.adapters.repair._check import ToolCheck
 
-__all__ = ["TOOLS", "RepairTool", "ToolCheck", "named"]
+__all__ = ["TOOLS", "RepairTool", "ToolCheck", "for_system", "named"]
 
 
 class RepairTool(Protocol):
@@ -48,3 +48,10 @@ def named(name: str) -> RepairTool:
         return TOOLS[name]
     except KeyError:
         raise ValueError(f"no repair tool {name!r}") from None
+
+
+def for_system(system: str) -> RepairTool:
+    """The repair tool for wheels built on `system` (auditwheel, delvewheel, delocate): the one its platform names."""
+    from kestrel_release import platforms
+
+    return named(platforms.for_system(system).repair)

@@ -253,9 +253,9 @@ def render(report: ExplainReport) -> None:
 
 def run_torch(cfg: Config, torch: str, gpu: str | None, platform: str | None) -> TorchAnswer:
     """`explain --torch X.Y`: the variant of the project's matrix a torch user installs (explain/torch.py)."""
+    from kestrel_release.config.variants import VariantError
     from kestrel_release.flows.explain import torch as torch_mod
     from kestrel_release.project import meta as project_meta
-    from kestrel_release.variants.model import VariantError
 
     cfg = project_meta.resolve(cfg)  # the answer names the project
     if cfg.variants is None:

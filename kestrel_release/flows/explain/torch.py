@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kestrel_release.config.variants import Variant, VariantError, VariantsConfig, cuda_version, torch_minor
 from kestrel_release.facts import cuda_rules
 from kestrel_release.records import documents
 from kestrel_release.records.explain_documents import TorchDocument
-from kestrel_release.variants.model import Variant, VariantError, VariantsConfig, cuda_version, torch_minor
 
 PYPI = "https://pypi.org/simple"
 NO_ROOT = "<static-index URL>"

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kestrel_release import platforms
 from kestrel_release._compat import tomllib
 from kestrel_release.adapters import (
     auditwheel,
@@ -100,7 +99,9 @@ def preflight(cfg: Config, *, gpu_check: bool) -> Plan:
         nvcc_version = _attempt(problems, toolchain.nvcc_version, nvcc) if nvcc else None
         if nvcc and nvcc_version and cfg.precompile and len(cfg.cuda_arch) > 1:  # several archs, one toolkit
             toolkits = {_short(nvcc_version): cuda_toolkit.Toolkit(nvcc_version, "nvcc", nvcc.parent.parent, nvcc)}
-    tool = platforms.repair_tool(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
+    from kestrel_release.adapters import repair
+
+    tool = repair.for_system(host.current().system)  # auditwheel, delvewheel or delocate: where it runs
     problems += tool.missing()
     if not cfg.build.container:  # the image's glibc is checked by build_container.preflight
         _check_glibc(cfg, problems)

@@ -23,6 +23,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kestrel_release.config.model import Config
+from kestrel_release.config.variants import (
+    Variant,
+    VariantError,
+    VariantsConfig,
+)
 from kestrel_release.errors import BuildError, ConfigError, PreflightError
 from kestrel_release.facts import pyversions
 from kestrel_release.files import fsutil
@@ -33,11 +38,6 @@ from kestrel_release.records import documents
 from kestrel_release.records.build_documents import OutcomeDocument, VariantsDocument
 from kestrel_release.stages.build_wheels import variant_torch
 from kestrel_release.ui import console
-from kestrel_release.variants.model import (
-    Variant,
-    VariantError,
-    VariantsConfig,
-)
 
 
 @dataclass

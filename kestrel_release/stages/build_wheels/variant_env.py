@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 
 from kestrel_release.config.model import Config
+from kestrel_release.config.variants import Variant, VariantsConfig
 from kestrel_release.errors import BuildError
 from kestrel_release.project.build_env import TorchPin
-from kestrel_release.variants.model import Variant, VariantsConfig
 
 
 def stable_abi_env(cfg: Config, v: Variant) -> dict[str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from kestrel_release.config.model import Config
+from kestrel_release.config.variants import Variant, VariantError, VariantsConfig, same_cuda, torch_minor
 from kestrel_release.project.build_env import TorchPin
-from kestrel_release.variants.model import Variant, VariantError, VariantsConfig, same_cuda, torch_minor
 
 
 def pin_source(pin: TorchPin, python: Path) -> str:

@@ -26,7 +26,7 @@ from kestrel_release.ui import console
 if TYPE_CHECKING:
     from kestrel_release.config.model import Config
 
-VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/variants/model.py)
+VARIANTS_DIR = "variants"  # <out>/variants/<variant.name>/: the variants contract (kestrel_release/config/variants.py)
 
 
 @dataclass
@@ -185,7 +185,7 @@ def flavour_of(wheel: Path) -> str:
     variant = row.variant if row else None
     if variant is None:
         return ""
-    from kestrel_release.variants.model import Variant, VariantError
+    from kestrel_release.config.variants import Variant, VariantError
 
     try:
         return Variant.from_json(variant).cu

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release import platforms
+from kestrel_release.adapters import repair
 from kestrel_release.errors import BuildError
 
 
 def test_linux_repair_is_the_real_auditwheel_with_the_exclude_list(tmp_path: Path) -> None:
-    tool = platforms.repair_tool("linux")
+    tool = repair.for_system("linux")
     assert tool.version() is not None and tool.missing() == []  # installed with the tool here
     argv = tool.command(tmp_path / "w.whl", tmp_path / "out", "manylinux_2_28_x86_64", ("libtorch*",))
     assert argv[:3] == [sys.executable, "-m", "auditwheel"]
@@ -67,7 +67,7 @@ def test_build_repairs_through_the_platform_tool_on_path(
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.log"))
     raw = tmp_path / wheel
     raw.write_bytes(b"PK\x05\x06" + b"\0" * 18)
-    tool = platforms.repair_tool(system)
+    tool = repair.for_system(system)
     assert tool.missing() == [] and tool.version() == "unknown"
     with _repair.Repairer(0, tool) as repairer:
         repairer.repair(

@@ -125,7 +125,7 @@ def test_a_pretend_version_in_the_environment_is_an_input(scm: Path, env: dict[s
 
 def test_an_in_tree_backend_is_an_input(tmp_path: Path) -> None:
     """PyYAML's build-system backend-path: its modules compute the metadata, so an edit is a new key."""
-    from kestrel_release.adapters import backend_meta_key
+    from kestrel_release.project import backend_meta_key
 
     (tmp_path / "packaging").mkdir()
     (tmp_path / "pyproject.toml").write_text(

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 from kestrel_release.adapters import pytorch_index
+from kestrel_release.config.variants import Variant, VariantsConfig
 from kestrel_release.project.build_env import TorchPin
 from kestrel_release.stages.build_wheels import variant_env
-from kestrel_release.variants.model import Variant, VariantsConfig
 from tests.integration.hostile_http import HostileServer
 
 PAGE = Path(__file__).resolve().parents[2] / "data" / "pytorch" / "torch-simple.html"

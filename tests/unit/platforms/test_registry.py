@@ -103,7 +103,7 @@ def test_registered_explain_and_verify_know_it(freebsd: None) -> None:
 
 
 def test_registered_it_is_a_variant_os_named_in_its_own_word(tmp_path: Path, freebsd: None) -> None:
-    from kestrel_release.variants.model import Variant
+    from kestrel_release.config.variants import Variant
 
     assert "freebsd" in platforms.systems()
     assert Variant(torch="2.13", cuda="13.0", os="freebsd").name == "torch213-cu130-x86_64-fbsd"  # no ABI word

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from kestrel_release.adapters.static_index import PageResult
+from kestrel_release.config.variants import Variant
 from kestrel_release.flows.doctor_report import Check, DoctorReport
 from kestrel_release.flows.explain.images import Choice, Image
 from kestrel_release.flows.explain.result import ExplainReport, GpuResult
@@ -31,7 +32,6 @@ from kestrel_release.stages.version.result import VersionResult
 from kestrel_release.targets.static_index.publish import StaticIndexResult
 from kestrel_release.ui import progress
 from kestrel_release.variants.hub_layout import HubLayout, HubVariant
-from kestrel_release.variants.model import Variant
 from kestrel_release.variants.pep825_wheel import Pep825Result
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "docs" / "reference" / "schemas"

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
+from kestrel_release.config.variants import Variant
 from kestrel_release.variants import pep825
-from kestrel_release.variants.model import Variant
 
 V130 = Variant("2.13", "13.0")
 V126 = Variant("2.12", "12.6")

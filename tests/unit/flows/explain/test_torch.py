@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kestrel_release.config.variants import Variant, VariantError, VariantsConfig
 from kestrel_release.flows.explain import torch as t
-from kestrel_release.variants.model import Variant, VariantError, VariantsConfig
 
 CFG = VariantsConfig(torch=("2.12", "2.13"), cuda=("12.6", "13.0"), default=Variant("2.13", "13.0"))
 ROOT = "https://example.org/whl"

@@ -15,9 +15,9 @@ def test_a_variant_folder_belongs_to_its_output() -> None:
 def test_a_variants_build_writes_the_layout_once_for_every_variant(tmp_path: Path, monkeypatch) -> None:
     """run_variants: each variant's `run` writes no layout; the whole output's is written after the last one."""
     from kestrel_release.config import model as config_model
+    from kestrel_release.config.variants import Variant, VariantsConfig
     from kestrel_release.stages import build_wheels as build
     from kestrel_release.stages.build_wheels import variant_build
-    from kestrel_release.variants.model import Variant, VariantsConfig
     from tests.factories import NAME, save_manifest, write_wheel
 
     out = tmp_path / "dist-all"

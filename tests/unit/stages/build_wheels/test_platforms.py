@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kestrel_release import platforms
+from kestrel_release.adapters import repair
 from kestrel_release.adapters.host import Host
 from kestrel_release.errors import BuildError, PreflightError, UsageError
 from kestrel_release.stages.build_wheels import platforms as bp
@@ -140,13 +141,13 @@ def test_a_pure_wheel_leaves_nothing_for_other_machines() -> None:
     ],
 )
 def test_repair_tool_by_platform_tag(tag: str, tool: str) -> None:
-    assert platforms.repair_tool(platforms.for_tag(tag).system).name == tool
+    assert repair.for_system(platforms.for_tag(tag).system).name == tool
 
 
 def test_windows_repair_translates_the_exclude_list_to_delvewheel_no_dll(tmp_path: Path) -> None:
     from kestrel_release.config_loader.load import DEFAULT_EXCLUDES
 
-    argv = platforms.repair_tool("windows").command(
+    argv = repair.for_system("windows").command(
         tmp_path / "k-0.1.0-cp312-cp312-win_amd64.whl",
         tmp_path / "o",
         "auto",
@@ -178,7 +179,7 @@ def test_windows_repair_translates_the_exclude_list_to_delvewheel_no_dll(tmp_pat
 
 
 def test_macos_repair_requires_the_tags_archs_and_excludes_torch_and_cuda(tmp_path: Path) -> None:
-    tool = platforms.repair_tool("macos")
+    tool = repair.for_system("macos")
     argv = tool.command(
         tmp_path / "k-0.1.0-cp312-cp312-macosx_14_0_arm64.whl",
         tmp_path / "o",
@@ -206,8 +207,8 @@ def test_macos_repair_requires_the_tags_archs_and_excludes_torch_and_cuda(tmp_pa
 
 def test_a_missing_platform_tool_is_a_preflight_problem(monkeypatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert platforms.repair_tool("windows").missing()[0].startswith("delvewheel not found")
-    assert platforms.repair_tool("macos").missing()[0].startswith("delocate-wheel not found")
+    assert repair.for_system("windows").missing()[0].startswith("delvewheel not found")
+    assert repair.for_system("macos").missing()[0].startswith("delocate-wheel not found")
 
 
 def test_a_macos_platform_sets_the_deployment_target_and_archs_unless_the_user_did() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kestrel_release.config.model import Config
+from kestrel_release.config.variants import Variant
 from kestrel_release.errors import BuildError
 from kestrel_release.stages.build_wheels import variant_env
-from kestrel_release.variants.model import Variant
 
 STABLE = Variant("2.13", "13.0", stable_abi="2.10")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kestrel_release.config.variants import Exclude, Variant
 from kestrel_release.config_loader import load as config
 from kestrel_release.errors import ConfigError
-from kestrel_release.variants.model import Exclude, Variant
 
 FULL = """\
 [tool.kestrel-release.variants]

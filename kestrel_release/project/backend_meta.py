@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kestrel_release.adapters import backend_meta_key, toolchain
+from kestrel_release.adapters import toolchain
 from kestrel_release.errors import BuildError
 from kestrel_release.files import fsutil
 from kestrel_release.process import proc
+from kestrel_release.project import backend_meta_key
 from kestrel_release.ui import console
 
 
@@ -144,8 +145,8 @@ def metadata(
 
 
 def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Path | None) -> Metadata:
-    from kestrel_release.adapters._backend_meta_child import FAILED, MARKER
     from kestrel_release.project import source_copy
+    from kestrel_release.project._backend_meta_child import FAILED, MARKER
 
     # The tool's bin dir first: the child's isolated env installs with the uv we ship. Before it, the
     # build Python's own bin (a build env's), as an activated env has it: meson-python runs `meson`
@@ -158,7 +159,7 @@ def _ask_backend(project: Path, isolated: bool, env: dict[str, str], python: Pat
         argv = [
             sys.executable,
             "-m",
-            "kestrel_release.adapters._backend_meta_child",
+            "kestrel_release.project._backend_meta_child",
             str(src),
             "1" if isolated else "0",
             *([str(python)] if python else []),

@@ -1,6 +1,6 @@
 """Child process: ask a project's PEP 517 backend for its wheel metadata (pypa/build).
 
-Run as `python -m kestrel_release.adapters._backend_meta_child SRCDIR ISOLATED [PYTHON]`.
+Run as `python -m kestrel_release.project._backend_meta_child SRCDIR ISOLATED [PYTHON]`.
 It runs the third-party backend (setup.py code), so it is a child with the scrubbed build
 environment, never the tool itself. The backend's own output goes to stdout/stderr (the
 parent keeps the last lines for an error); the answer is the last line, prefixed with

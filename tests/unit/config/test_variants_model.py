@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kestrel_release.variants.model import Exclude, Variant, VariantError, VariantsConfig
+from kestrel_release.config.variants import Exclude, Variant, VariantError, VariantsConfig
 
 
 def _cfg(**kw) -> VariantsConfig:
@@ -89,7 +89,7 @@ def test_a_stable_abi_variant_is_named_and_pinned_as_kernel_builder_does():
 
 
 def test_stable_abi_selectors():
-    from kestrel_release.variants.model import matches_selector
+    from kestrel_release.config.variants import matches_selector
 
     v = Variant("2.13", "13.0", stable_abi="2.10")
     for text in ("torch-stable-abi210-cu130-x86_64-linux", "torch-stable-abi210", "abi210", "stable-cu130", "cu13.0"):

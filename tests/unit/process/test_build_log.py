@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kestrel_release.project import build_log
+from kestrel_release.process import build_log
 
 # A torch CUDAExtension build with ninja: the cause sits between warnings, far above the traceback.
 TORCH_NINJA = """\

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kestrel_release.adapters import backend_meta_key as key
+from kestrel_release.project import backend_meta_key as key
 
 HEAD = "a" * 40
 BASE = {
