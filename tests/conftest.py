@@ -35,6 +35,19 @@ def copy_kernels(dest: Path) -> Path:
     return dest
 
 
+UNIT = Path(__file__).resolve().parent / "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, the default in pyproject.toml), the unit tests run beside
+    the rest: they start no process and no server (tests/unit/conftest.py), so nothing they do can meet
+    another test's. Every other test goes to ONE worker, in order, as without xdist: they build with every
+    core, share session fixtures (one real kernels/ build), caches and local servers."""
+    for item in items:
+        if not item.path.is_relative_to(UNIT):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
