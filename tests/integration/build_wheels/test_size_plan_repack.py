@@ -52,3 +52,50 @@ def test_without_the_toolkit_the_plan_says_it_estimated(monkeypatch, tmp_path: P
     monkeypatch.setattr(fatbinary, "find", lambda: None)
     (lever,) = [lv for lv in size_plan.plan(_wheels(tmp_path), _limits()).levers if lv.kind == "compress-size"]
     assert lever.basis == "estimated" and "no CUDA toolkit's fatbinary found" in lever.detail
+
+
+def _counting(monkeypatch) -> list[str]:
+    """Each fatbinary re-pack the plan runs, by the executable that ran it."""
+    calls: list[str] = []
+    real = fatbinary.compressed_size
+
+    def counted(exe: str, images: list[tuple[str, bytes]]) -> int:
+        calls.append(exe)
+        return real(exe, images)
+
+    monkeypatch.setattr(fatbinary, "compressed_size", counted)
+    return calls
+
+
+def test_a_second_plan_of_the_same_binaries_repacks_nothing_and_says_the_same(
+    exe: str, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    calls = _counting(monkeypatch)
+    wheels = _wheels(tmp_path / "w")
+    first = size_plan.plan(wheels, _limits())
+    # Two wheels with the same two cubins: two re-packs (the second wheel's members are the same bytes).
+    assert len(calls) == 2
+    again = size_plan.plan(wheels, _limits())
+    assert len(calls) == 2  # every answer from the cache
+    assert [vars(lv) for lv in again.levers] == [vars(lv) for lv in first.levers]
+    # A damaged entry is measured again (and right), never trusted.
+    for entry in (tmp_path / "cache" / "size-repack").rglob("*.json"):
+        entry.write_text('{"size": "lots"}')
+    third = size_plan.plan(wheels, _limits())
+    assert len(calls) == 4
+    assert [vars(lv) for lv in third.levers] == [vars(lv) for lv in first.levers]
+
+
+def test_another_fatbinary_is_never_served_the_answers_of_the_first(exe: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KESTREL_RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    calls = _counting(monkeypatch)
+    wheels = _wheels(tmp_path / "w")
+    size_plan.plan(wheels, _limits())
+    other = tmp_path / "bin" / "fatbinary"  # other bytes (a wrapper): another toolkit, as far as the cache knows
+    other.parent.mkdir()
+    other.write_text(f'#!/bin/sh\nexec "{exe}" "$@"\n')
+    other.chmod(0o755)
+    monkeypatch.setattr(fatbinary, "find", lambda: str(other))
+    size_plan.plan(wheels, _limits())
+    assert calls == [exe] * 2 + [str(other)] * 2
