@@ -8,7 +8,7 @@ this machine (history.py: the largest process of each Python's build, measured),
 The compile slots (`slots`: cores, and free memory / one compile) are shared out:
 - across Pythons: `pythons` builds at once (build.jobs overrides); with the compile cache one Python (the
   lead) builds alone first, so it gets every slot;
-- within a build: `jobs` compiles at once (MAX_JOBS for torch's cpp_extension and its ninja,
+- within a build: `jobs` compiles at once, up to twice its share of the cores while memory holds them all (MAX_JOBS for torch's cpp_extension and its ninja,
   CMAKE_BUILD_PARALLEL_LEVEL for CMake; build.compile_jobs overrides), each nvcc compiling `threads` of the
   configured archs at once (`--threads`: several archs of one file in parallel, each its own ptxas).
 What the user set in the environment or build.env (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, NVCC_THREADS,
@@ -106,7 +106,12 @@ def fitted(
     by_memory = available // per if available is not None else cores
     slots = max(1, min(cores, by_memory))
     at_once = jobs or max(1, min(pythons, slots))
-    each = max(1, slots // at_once)
+    # Each build may run up to twice its share of the cores, as far as memory holds them all (at_once x each
+    # <= by_memory): a build's compiles are not all ready at once (a serial link, setup.py's own work), and the
+    # last Python often builds alone; with only its share it left cores idle (chamferdist, 2 cores: the third
+    # non-lead Python compiled its two binding files one after the other, 231 s, one core idle). CPU is
+    # oversubscribed at most twice; memory never.
+    each = max(1, min(cores, by_memory // at_once, max(1, 2 * slots // at_once)))
     threads = min(archs, each) if cuda and archs > 1 else 1
     each_jobs = compile_jobs or max(1, each // threads)
     alone = lead and pythons > 1

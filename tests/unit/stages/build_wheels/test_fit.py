@@ -22,14 +22,30 @@ def test_a_first_build_counts_a_cuda_compile_at_two_gib() -> None:
 
 
 def test_cores_bound_when_memory_is_plenty_and_slots_are_shared_between_pythons() -> None:
+    # 4 builds at once, each up to twice its share (16 / 4): a build's compiles are not all ready at once.
     f = fit.fitted(cores=16, available=200 * GIB, measured=GIB // 4, cuda=False, archs=0, pythons=4)
-    assert (f.slots, f.pythons, f.jobs) == (16, 4, 4)
+    assert (f.slots, f.pythons, f.jobs) == (16, 4, 8)
+
+
+def test_a_python_building_alone_at_the_end_still_has_every_core() -> None:
+    # 2 cores, plenty of memory (the measured 1.8 GiB + 25%): after the lead, two builds at once of two
+    # compiles each, so the last Python, alone, compiles its two files at once.
+    f = fit.fitted(cores=2, available=22 * GIB, measured=int(1.8 * GIB), cuda=True, archs=1, pythons=4, lead=True)
+    assert (f.pythons, f.jobs, f.lead_jobs) == (2, 2, 2)
+    assert f.warning == ""
+
+
+def test_memory_still_bounds_every_compile_at_once() -> None:
+    # 2 cores, 4 GiB free, 2 GiB a compile: two compiles in all, one per build, never four.
+    f = fit.fitted(cores=2, available=4 * GIB, measured=None, cuda=True, archs=1, pythons=4)
+    assert (f.pythons, f.jobs) == (2, 1)
+    assert f.warning == ""
 
 
 def test_the_lead_python_gets_every_slot_while_it_builds_alone() -> None:
     f = fit.fitted(cores=16, available=200 * GIB, measured=GIB // 4, cuda=False, archs=0, pythons=4, lead=True)
     assert f.env({}, lead=True)["MAX_JOBS"] == "16"
-    assert f.env({}, lead=False)["MAX_JOBS"] == "4"
+    assert f.env({}, lead=False)["MAX_JOBS"] == "8"
 
 
 def test_several_archs_compile_in_parallel_within_nvcc() -> None:
