@@ -85,7 +85,7 @@ class Config:
         default="pyproject",
         metadata=not_a_key(
             'Where name/version come from: "pyproject" ([project]) or "backend" (PEP 517 metadata, for setup.py '
-            "projects and dynamic fields; adapters/backend_meta.py)."
+            "projects and dynamic fields; project/backend_meta.py)."
         ),
     )
     version_dynamic: bool = field(

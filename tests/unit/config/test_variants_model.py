@@ -1,4 +1,4 @@
-"""The variant model (variants/model.py): names as kernel-builder writes them, the matrix, selectors, versions."""
+"""The variant model (config/variants.py): names as kernel-builder writes them, the matrix, selectors, versions."""
 
 from __future__ import annotations
 
