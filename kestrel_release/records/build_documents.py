@@ -11,12 +11,21 @@ from kestrel_release.records.serde import doc
 
 
 @dataclass(frozen=True)
+class LeftDocument:
+    """One (platform, Python) pair this machine left for another."""
+
+    platform: str = field(metadata=doc("The platform (e.g. manylinux_2_28_aarch64)."))
+    python: str = field(metadata=doc("The Python (e.g. 3.12)."))
+    why: str = field(metadata=doc("Why this machine cannot build it."))
+
+
+@dataclass(frozen=True)
 class PlatformsDocument:
     """The configured platforms: the one built here, and the pairs left for other machines."""
 
     configured: list[str] = field(metadata=doc("The configured platforms (empty: this machine's only)."))
     built: str | None = field(metadata=doc("The platform built here (null: this machine's)."))
-    left_for_others: list[dict[str, Any]] = field(metadata=doc("{platform, python, why} left for others."))
+    left_for_others: list[LeftDocument] = field(metadata=doc("The pairs left for other machines."))
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,14 @@ class Pep825Document:
 
 
 @dataclass(frozen=True)
+class WheelSizeDocument:
+    """One wheel of the size plan."""
+
+    filename: str = field(metadata=doc("The wheel's file name."))
+    size: int = field(metadata=doc("Bytes."))
+
+
+@dataclass(frozen=True)
 class LimitDocument:
     """One size limit the release meets."""
 
@@ -106,7 +123,7 @@ class SizePlanDocument:
     fits: bool = field(metadata=doc("Within every limit."))
     total: int = field(metadata=doc("Bytes of all wheels."))
     largest: int = field(metadata=doc("Bytes of the largest wheel."))
-    wheels: list[dict[str, Any]] = field(metadata=doc("{filename, size}, largest first."))
+    wheels: list[WheelSizeDocument] = field(metadata=doc("The wheels, largest first."))
     limits: list[LimitDocument] = field(metadata=doc("The limits."))
     over: list[str] = field(metadata=doc("Each limit broken, one line each."))
     levers: list[LeverDocument] = field(metadata=doc("What would make them smaller."))
@@ -119,7 +136,7 @@ class BuildDocument:
     OMIT_NONE: ClassVar[bool] = True  # hub, pep825 and size_plan only when made
 
     platforms: PlatformsDocument = field(metadata=doc("What was built here, and left for others."))
-    left_for_others: list[dict[str, Any]] = field(metadata=doc("{platform, python, why} left for others."))
+    left_for_others: list[LeftDocument] = field(metadata=doc("The pairs left for other machines."))
     out_dir: str = field(metadata=doc("The output folder."))
     wheels: list[dict[str, Any]] = field(metadata=doc("The wheels, as the release manifest lists them."))
     precompile: PrecompileDocument = field(metadata=doc("The precompile step."))

@@ -66,7 +66,7 @@ class BuildResult:
         plats = self.platforms or build_platforms.PlatformPlan((), None)
         return BuildDocument(
             platforms=plats.document(),
-            left_for_others=plats.left,
+            left_for_others=plats.left_documents(),
             out_dir=str(self.out_dir),
             wheels=self.wheels,
             precompile=self.precompile.document(),

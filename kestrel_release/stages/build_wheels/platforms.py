@@ -20,7 +20,7 @@ from kestrel_release.errors import PreflightError, UsageError
 # Re-exported for build and its tests; the platforms themselves live in kestrel_release/platforms.
 from kestrel_release.platforms import EXAMPLES, Platform, buildable, covers, parse, problems  # noqa: F401
 from kestrel_release.records import documents
-from kestrel_release.records.build_documents import PlatformsDocument
+from kestrel_release.records.build_documents import LeftDocument, PlatformsDocument
 
 if TYPE_CHECKING:
     from kestrel_release.config.model import Config
@@ -35,8 +35,11 @@ class PlatformPlan:
     def left_pairs(self) -> list[tuple[str, str]]:
         return [(row["platform"], row["python"]) for row in self.left]
 
+    def left_documents(self) -> list[LeftDocument]:
+        return [LeftDocument(row["platform"], row["python"], row["why"]) for row in self.left]
+
     def document(self) -> PlatformsDocument:
-        return PlatformsDocument(list(self.configured), self.build, self.left)
+        return PlatformsDocument(list(self.configured), self.build, self.left_documents())
 
     def to_json(self) -> dict[str, Any]:  # the manifest's `platforms`
         return documents.to_json(self.document())

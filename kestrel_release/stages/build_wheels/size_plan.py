@@ -26,7 +26,7 @@ from typing import Any
 from kestrel_release.artifacts import cuda_binary
 from kestrel_release.artifacts.errors import CudaFormatError
 from kestrel_release.config.model import GithubTarget
-from kestrel_release.records.build_documents import LeverDocument, LimitDocument, SizePlanDocument
+from kestrel_release.records.build_documents import LeverDocument, LimitDocument, SizePlanDocument, WheelSizeDocument
 from kestrel_release.stages.verify import size_forecast
 from kestrel_release.stages.verify.dedupe import platform_of
 
@@ -96,7 +96,7 @@ class SizePlan:
             fits=self.fits,
             total=self.total,
             largest=self.largest,
-            wheels=self.wheels,
+            wheels=[WheelSizeDocument(w["filename"], w["size"]) for w in self.wheels],
             limits=[LimitDocument(lim.name, lim.limit, lim.scope) for lim in self.limits],
             over=self.over(),
             levers=[LeverDocument(**vars(lever)) for lever in self.levers],
