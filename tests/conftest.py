@@ -35,17 +35,19 @@ def copy_kernels(dest: Path) -> Path:
     return dest
 
 
-UNIT = Path(__file__).resolve().parent / "unit"
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under pytest-xdist (`-n 2 --dist loadgroup` in pyproject.toml) the unit tests run beside the rest: they
+    start no process and no server (tests/unit/conftest.py), so nothing they do can meet another test's. Every
+    other test is one work unit for ONE worker, in order, as without xdist: they build with every core and
+    share session fixtures (one real kernels/ build), caches and local servers. (A scheduler of our own:
+    xdist 3.8's xdist_group marks are lost under pytest 9, whose item.nodeid drops the group suffix.)"""
+    from xdist.scheduler import LoadScopeScheduling
 
+    class UnitTestsBesideTheRest(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith("tests/unit/") else "the rest, in order"
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, the default in pyproject.toml), the unit tests run beside
-    the rest: they start no process and no server (tests/unit/conftest.py), so nothing they do can meet
-    another test's. Every other test goes to ONE worker, in order, as without xdist: they build with every
-    core, share session fixtures (one real kernels/ build), caches and local servers."""
-    for item in items:
-        if not item.path.is_relative_to(UNIT):
-            item.add_marker(pytest.mark.xdist_group("serial"))
+    return UnitTestsBesideTheRest(config, log)  # type: ignore[arg-type]
 
 
 @pytest.hookimpl(hookwrapper=True)
