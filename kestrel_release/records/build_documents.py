@@ -14,7 +14,7 @@ from kestrel_release.records.serde import doc
 class LeftDocument:
     """One (platform, Python) pair this machine left for another."""
 
-    platform: str = field(metadata=doc("The platform (e.g. manylinux_2_28_aarch64)."))
+    platform: str = field(metadata=doc("The platform, as the configuration names it."))
     python: str = field(metadata=doc("The Python (e.g. 3.12)."))
     why: str = field(metadata=doc("Why this machine cannot build it."))
 
