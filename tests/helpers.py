@@ -49,7 +49,7 @@ def run_cli(
 ) -> CliResult:
     """Run `python -m kestrel_release ARGS` in a subprocess; never raises on exit code."""
     full_env = dict(os.environ)
-    full_env.setdefault("COLUMNS", "200")
+    full_env["COLUMNS"] = "200"  # one width everywhere (pytest-xdist sets 80 in its workers); `env` may change it
     full_env.pop("KESTREL_RELEASE_DEBUG", None)
     full_env.pop("PYTHONDONTWRITEBYTECODE", None)  # cache .pyc: each CLI run would recompile otherwise
     full_env["TWINE_NON_INTERACTIVE"] = "1"
@@ -82,7 +82,7 @@ def run_in_process(args: list[str], *, env: dict[str, str] | None = None, input:
 
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("COLUMNS", os.environ.get("COLUMNS", "200"))
+        patch.setenv("COLUMNS", "200")  # as run_cli: one width, whatever the worker inherited
         patch.delenv("KESTREL_RELEASE_DEBUG", raising=False)
         patch.setenv("TWINE_NON_INTERACTIVE", "1")
         patch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
