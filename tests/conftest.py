@@ -35,6 +35,7 @@ def copy_kernels(dest: Path) -> Path:
     return dest
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown (and unused) under `-p no:xdist`
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Under pytest-xdist (`-n 2 --dist loadgroup` in pyproject.toml) the unit tests run beside the rest: they
     start no process and no server (tests/unit/conftest.py), so nothing they do can meet another test's. Every
