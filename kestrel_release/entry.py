@@ -143,7 +143,22 @@ def _run_app(args: list[str], prog_name: str | None) -> int:
             return _bug(exc)
         return _fail(mapped.message, mapped.exit_code, mapped.kind, mapped.hint)
     except Exception as exc:  # a bug: say so, keep tokens out, traceback only on demand
+        if _interrupted(exc):
+            return _fail(_INTERRUPTED, EXIT_INTERRUPTED, "interrupted")
         return _bug(exc)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C that Python wrapped in another error: one landing while a class is made (a lazy import of a
+    dataclass) becomes "RuntimeError: Error calling __set_name__ ..." with the KeyboardInterrupt as its cause."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 _INTERRUPTED = "interrupted; nothing was left half-written"

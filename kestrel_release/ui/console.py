@@ -67,7 +67,10 @@ def _make_console() -> Console:
             return redact.mask(super()._render_buffer(buffer))
 
         def render_str(self, text: str, **kwargs: Any) -> RichText:  # every str printed or put in a table cell
-            return super().render_str(_safe_lines(text), **kwargs)
+            # Masked before the layout too: a table cell wraps, and a secret cut across two lines is in
+            # neither line whole, so the rendered buffer's mask above would miss it (a server's reason
+            # phrase echoing "Basic <base64>" in publish's table at 80 columns).
+            return super().render_str(_safe_lines(redact.mask(text)), **kwargs)
 
     # Not a terminal (a log, CI, a pipe): rich would wrap tables at 80 columns and draw live
     # progress as fragments; use COLUMNS or a wide default, and no live display (progress users

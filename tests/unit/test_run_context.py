@@ -75,3 +75,18 @@ def test_worker_pools_run_in_their_callers_context():
     with run_context.using(run_context.RunContext(verbose=True)), pools.threads(2) as pool:
         assert list(pool.map(lambda _: console.verbose(), range(2))) == [True, True]
     assert console.verbose() is False
+
+
+def test_a_ctrl_c_wrapped_by_python_is_an_interruption_not_a_bug() -> None:
+    """Python wraps an exception raised while a class is made ("Error calling __set_name__"): a Ctrl-C that
+    lands in a lazy import of a dataclass reaches the entry as a RuntimeError caused by KeyboardInterrupt."""
+    from kestrel_release import entry
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as inner:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance 'ok'") from inner
+    except RuntimeError as wrapped:
+        assert entry._interrupted(wrapped)
+    assert not entry._interrupted(RuntimeError("a bug"))

@@ -69,6 +69,7 @@ def smoke_test(
 # Only the target index may serve the install: neutralise uv's and pip's extra sources.
 _ISOLATED_ENV = {
     "UV_PYTHON_DOWNLOADS": "never",
+    "COLUMNS": "4096",  # uv wraps its errors at COLUMNS: smoke_explain matches them by phrase, unwrapped
     "UV_EXTRA_INDEX_URL": "",
     "UV_FIND_LINKS": "",
     "UV_INDEX": "",

@@ -141,7 +141,8 @@ def test_a_reason_phrase_echoing_the_authorization_header_prints_no_credential(p
     import base64
 
     srv.route("POST", "/legacy/", status=403, reason=lambda headers: "Forbidden: " + headers.get("Authorization", ""))
-    result, _ = publish(project, srv, env={"TWINE_USERNAME": "deploy"})
+    # 80 columns: the failure's table cell wraps, and the echoed credential with it
+    result, _ = publish(project, srv, env={"TWINE_USERNAME": "deploy", "COLUMNS": "80"})
     assert_one_line_error(result, 6, "rejected user 'deploy'", "Forbidden: Basic ****")
     assert srv.requests and srv.requests[-1][2]["Authorization"].startswith("Basic ")  # it really was echoed
     encoded = base64.b64encode(f"deploy:{PASSWORD}".encode()).decode()
