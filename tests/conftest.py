@@ -37,7 +37,7 @@ def copy_kernels(dest: Path) -> Path:
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown (and unused) under `-p no:xdist`
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Under pytest-xdist (`-n 2 --dist loadgroup` in pyproject.toml) the unit tests run beside the rest: they
+    """Under pytest-xdist (`pytest -n 2`) the unit tests run beside the rest: they
     start no process and no server (tests/unit/conftest.py), so nothing they do can meet another test's. Every
     other test is one work unit for ONE worker, in order, as without xdist: they build with every core and
     share session fixtures (one real kernels/ build), caches and local servers. (A scheduler of our own:
